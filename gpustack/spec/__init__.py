@@ -1,0 +1,1 @@
+"""The GpuStack spec: models, GPU catalogue, loading with positions, cross-field checks."""

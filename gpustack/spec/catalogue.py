@@ -1,0 +1,65 @@
+"""The GPU catalogue (``specs/gpus.yaml``): facts per GPU SKU that render and lint rely on."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from ruamel.yaml import YAML
+
+from gpustack.resources import data_dir
+
+
+class GpuModel(BaseModel):
+    """Facts about one GPU SKU. Also the shape of a custom entry in a spec (``gpu.custom``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    product: str = Field(description="GFD's nvidia.com/gpu.product label, e.g. NVIDIA-L4.")
+    pciVendor: str = Field("10de", pattern=r"^[0-9a-f]{4}$", description="PCI vendor id (NVIDIA: 10de).")
+    pciDevice: str = Field(pattern=r"^[0-9a-f]{4}$", description="PCI device id, e.g. 27b8 for the L4.")
+    pciClass: Literal["0300", "0302"] = Field(
+        description="PCI class: 0300 (VGA, GeForce) or 0302 (3D controller, datacenter GPUs)."
+    )
+    architecture: str = Field(description="GFD's nvidia.com/gpu.family, e.g. ada-lovelace.")
+    computeCapability: str = Field(pattern=r"^\d+\.\d+$", description="CUDA compute capability.")
+    memoryMiB: int = Field(gt=0, description="Memory as nvidia-smi reports it, in MiB.")
+    powerLimitW: int = Field(gt=0, description="Default board power limit in watts.")
+    migProfiles: tuple[str, ...] = Field((), description="MIG profiles; empty when the GPU cannot do MIG.")
+    dcgmProfiling: bool = Field(description="Whether DCGM_FI_PROF_* profiling metrics are available.")
+    ecc: bool = Field(description="Whether the memory has ECC.")
+    segment: Literal["datacenter", "geforce"] = Field(description="datacenter or geforce.")
+    aliases: tuple[str, ...] = Field((), description="Other names accepted for this SKU.")
+
+    @property
+    def mig_capable(self) -> bool:
+        return bool(self.migProfiles)
+
+
+class Catalogue:
+    """GPU SKUs by name, looked up case-insensitively (aliases included)."""
+
+    def __init__(self, entries: dict[str, GpuModel]) -> None:
+        self.entries = entries
+        self._index: dict[str, str] = {}
+        for key, model in entries.items():
+            for name in (key, *model.aliases):
+                self._index[name.lower()] = key
+
+    def names(self) -> list[str]:
+        return list(self.entries)
+
+    def resolve(self, name: str) -> tuple[str, GpuModel] | None:
+        """Return ``(catalogue key, model)`` for a SKU name or alias, ``None`` when unknown."""
+        key = self._index.get(name.lower())
+        return (key, self.entries[key]) if key else None
+
+    def by_pci_device(self, device_id: str) -> list[tuple[str, GpuModel]]:
+        return [(k, m) for k, m in self.entries.items() if m.pciDevice == device_id.lower()]
+
+
+@cache
+def load_catalogue() -> Catalogue:
+    raw = YAML(typ="safe").load((data_dir("specs") / "gpus.yaml").read_text(encoding="utf-8"))
+    return Catalogue({key: GpuModel.model_validate(value) for key, value in raw["gpus"].items()})

@@ -1,0 +1,112 @@
+"""Load a spec file: YAML with positions → ``GpuStack``, every error as ``file:line:col: path: message``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from ruamel.yaml.comments import CommentedMap
+
+from gpustack.errors import GpustackError, Problem, SpecError
+from gpustack.spec.models import GpuStack
+from gpustack.yamlio import load_positioned, position
+
+Loc = Sequence[str | int]
+
+
+@dataclass(frozen=True)
+class LoadedSpec:
+    """A validated spec with the parsed YAML kept for locating later (cross-field) errors."""
+
+    stack: GpuStack
+    file: str
+    source: Any
+
+    def problem(self, loc: Loc, message: str) -> Problem:
+        return locate(self.source, self.file, loc, message)
+
+
+def format_loc(loc: Loc) -> str:
+    """``("spec", "nodePools", 0, "gpu")`` → ``spec.nodePools[0].gpu``."""
+    text = ""
+    for step in loc:
+        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
+    return text
+
+
+def _source_loc(source: Any, loc: Loc) -> tuple[list[str | int], tuple[int, int] | None]:
+    """The steps of ``loc`` that exist in the YAML (pydantic adds union tags that do not)."""
+    steps: list[str | int] = []
+    node = source
+    for index, step in enumerate(loc):
+        is_map = isinstance(node, dict)
+        if is_map and isinstance(step, str) and step in node:
+            node = node[step]
+        elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+            node = node[step]
+        elif is_map and index + 1 < len(loc):
+            continue  # a discriminated-union tag such as "timeSlicing": not in the document
+        else:
+            steps.append(step)  # a missing key: report it at its parent
+            break
+        steps.append(step)
+    return steps, position(source, [s for s in steps])
+
+
+def locate(source: Any, file: str, loc: Loc, message: str) -> Problem:
+    steps, where = _source_loc(source, loc)
+    line, column = where if where else (None, None)
+    return Problem(message, file, line, column, format_loc(steps))
+
+
+def _message(error: dict[str, Any]) -> str:
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        return "unknown key (not part of the GpuStack schema; see `gpustack schema`)"
+    if kind == "missing":
+        return "required key is missing"
+    message: str = error["msg"]
+    return message.removeprefix("Value error, ")
+
+
+def read_source(path: str) -> tuple[str, Any]:
+    """Read and parse a spec file; ``-`` reads standard input."""
+    import sys
+
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(Problem(f"cannot read the spec: {exc.strerror or exc}", path)) from None
+    try:
+        source = load_positioned(text, path)
+    except GpustackError as exc:
+        raise SpecError(exc.problems) from None
+    if not isinstance(source, CommentedMap):
+        raise SpecError(
+            Problem("a spec is a YAML mapping with apiVersion: gpustack.io/v1alpha1, kind: GpuStack", path, 1, 1)
+        )
+    return path, source
+
+
+def load_spec(path: str) -> LoadedSpec:
+    """Parse, validate against the models, resolve GPU models and run the cross-field checks."""
+    from gpustack.spec.checks import check
+
+    file, source = read_source(path)
+    try:
+        stack = GpuStack.model_validate(source)
+    except ValidationError as exc:
+        problems = [locate(source, file, e["loc"], _message(e)) for e in exc.errors()]
+        raise SpecError(sorted(set(problems), key=_order)) from None
+    loaded = LoadedSpec(stack, file, source)
+    problems = [loaded.problem(loc, message) for loc, message in check(stack)]
+    if problems:
+        raise SpecError(problems)
+    return loaded
+
+
+def _order(problem: Problem) -> tuple[int, int, str]:
+    return (problem.line or 0, problem.column or 0, problem.message)

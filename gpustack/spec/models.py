@@ -1,0 +1,413 @@
+"""Pydantic models of the spec file (``apiVersion: gpustack.io/v1alpha1, kind: GpuStack``).
+
+Every default is explicit here and appears in the generated JSON Schema
+(``specs/gpustack.schema.json``). Unknown keys are errors. Version fields are strings: an
+unquoted ``1.30`` is the number 1.3 in YAML, so numbers are refused with "quote it".
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from gpustack.spec.catalogue import GpuModel
+
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+K8S_MINOR = r"^1\.[0-9]{2}$"
+DURATION = r"^([0-9]+(ms|s|m|h))+$"
+
+
+def _version_string(value: Any) -> Any:
+    """Refuse numbers where a version string is expected (YAML turns 1.30 into 1.3)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        written = _as_written(value)
+        raise ValueError(
+            f'must be a string: quote it, "{written}" (unquoted, YAML reads the number {value})'
+        )
+    return value
+
+
+def _as_written(number: int | float) -> str:
+    """The number as the YAML file spelled it (ruamel keeps 1.30 apart from 1.3)."""
+    from gpustack.yamlio import dump
+
+    return dump({"v": number}).split(":", 1)[1].strip()
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Versioned(Strict):
+    """Mixin for sections with a ``version`` string."""
+
+    @field_validator("version", mode="before", check_fields=False)
+    @classmethod
+    def _quote_version(cls, value: Any) -> Any:
+        return _version_string(value)
+
+
+# --- metadata and cluster -------------------------------------------------------------------
+
+
+class Metadata(Strict):
+    name: str = Field(
+        pattern=DNS_LABEL,
+        description="Stack name (DNS-1123 label); render writes to output/<name> by default.",
+    )
+    description: str | None = Field(None, description="Free text, copied into the stack README.")
+
+
+class Cluster(Strict):
+    distribution: Literal["k3s", "kubeadm"] = Field(
+        description="k3s (embedded containerd, RuntimeClass nvidia registered by K3s) or kubeadm."
+    )
+    kubernetesVersion: str = Field(
+        "1.36",
+        pattern=K8S_MINOR,
+        description='Kubernetes minor version as a string, e.g. "1.36". Selects feature-gate '
+        "defaults and the schema rendered objects are validated against.",
+    )
+    featureGates: dict[str, bool] = Field(
+        default_factory=dict,
+        description="Extra feature gates. Gates the rest of the spec needs are added automatically.",
+    )
+    nvidiaDefaultRuntime: bool = Field(
+        False,
+        description="Make nvidia the default containerd runtime (K3s default-runtime: nvidia; "
+        "kubeadm: nvidia-ctk runtime configure --set-as-default). Off: pods use runtimeClassName.",
+    )
+    k3sVersion: str | None = Field(
+        None,
+        description="K3s release, e.g. v1.36.4+k3s1 (only for distribution k3s; documentation).",
+    )
+
+    @field_validator("kubernetesVersion", "k3sVersion", mode="before")
+    @classmethod
+    def _quote(cls, value: Any) -> Any:
+        return _version_string(value)
+
+    @property
+    def minor(self) -> int:
+        return int(self.kubernetesVersion.split(".")[1])
+
+
+# --- node pools -----------------------------------------------------------------------------
+
+
+class Gpu(Strict):
+    model: str = Field(description="GPU SKU from the catalogue (specs/gpus.yaml), e.g. L4, H100-80GB-SXM.")
+    count: int = Field(1, ge=1, le=16, description="GPUs per node.")
+    custom: GpuModel | None = Field(
+        None, description="Facts for a GPU that is not in the catalogue; `model` then names it."
+    )
+
+
+class Taint(Strict):
+    key: str
+    value: str | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+
+class Driver(Versioned):
+    source: Literal["host", "operator"] = Field(
+        "host",
+        description="host: installed on the node (apt + DKMS, mounted at /); operator: the GPU "
+        "Operator's driver container (mounted at /run/nvidia/driver).",
+    )
+    version: str | None = Field(None, description='Driver branch or version, e.g. "595" or "595.84".')
+
+
+class Toolkit(Strict):
+    mode: Literal["auto", "legacy", "cdi"] = Field(
+        "auto",
+        description="NVIDIA Container Toolkit mode: auto (CDI when specs exist, else legacy), "
+        "legacy (OCI hook) or cdi.",
+    )
+
+
+class NodePool(Strict):
+    name: str = Field(pattern=DNS_LABEL, description="Pool name (DNS-1123 label).")
+    count: int = Field(1, ge=1, description="Number of nodes in the pool.")
+    gpu: Gpu
+    labels: dict[str, str] = Field(default_factory=dict, description="Labels the pool's nodes carry.")
+    taints: list[Taint] = Field(default_factory=list, description="Taints the pool's nodes carry.")
+    driver: Driver = Field(default_factory=Driver)
+    toolkit: Toolkit = Field(default_factory=Toolkit)
+
+
+# --- device plugin, operator, NFD ----------------------------------------------------------
+
+
+class NoSharing(Strict):
+    strategy: Literal["none"] = "none"
+
+
+class TimeSlicing(Strict):
+    strategy: Literal["timeSlicing"]
+    replicas: int = Field(ge=2, description="Pods that may share one GPU.")
+    renameByDefault: bool = Field(False, description="Advertise nvidia.com/gpu.shared instead of nvidia.com/gpu.")
+    failRequestsGreaterThanOne: bool = Field(
+        True, description="Reject pods asking for more than one shared GPU (they get no more compute)."
+    )
+
+
+class Mps(Strict):
+    strategy: Literal["mps"]
+    replicas: int = Field(ge=2, description="MPS clients per GPU (memory and compute split evenly).")
+    renameByDefault: bool = False
+
+
+Sharing = Annotated[NoSharing | TimeSlicing | Mps, Field(discriminator="strategy")]
+
+
+class Gfd(Strict):
+    enabled: bool = Field(True, description="Deploy GPU Feature Discovery (nvidia.com/gpu.* node labels).")
+    sleepInterval: str = Field("60s", pattern=DURATION, description="Label refresh interval.")
+
+
+class DevicePlugin(Versioned):
+    enabled: bool = Field(True, description="Deploy NVIDIA's device plugin (advertises nvidia.com/gpu).")
+    version: str = Field("0.20.0", description="nvidia-device-plugin chart version.")
+    gfd: Gfd = Field(default_factory=Gfd)
+    sharing: Sharing = Field(default_factory=NoSharing, description="GPU sharing: none, timeSlicing or mps.")
+    migStrategy: Literal["none", "single", "mixed"] = Field("none", description="How MIG devices are advertised.")
+
+
+class GpuOperator(Versioned):
+    enabled: bool = Field(
+        False,
+        description="Deploy the GPU Operator; it then owns driver (for operator pools), toolkit, "
+        "device plugin, GFD and DCGM exporter.",
+    )
+    version: str = Field("v26.7.0", description="gpu-operator chart version.")
+
+
+class Nfd(Versioned):
+    enabled: bool = Field(True, description="Deploy Node Feature Discovery.")
+    version: str = Field("0.19.0", description="node-feature-discovery chart version.")
+    sleepInterval: str = Field(
+        "60s",
+        pattern=DURATION,
+        description="Worker relabel interval. Hundreds of nodes relabelling often load etcd "
+        "(seed 000 step 7): raise it on large clusters.",
+    )
+
+
+# --- monitoring -----------------------------------------------------------------------------
+
+
+class DcgmExporter(Versioned):
+    enabled: bool = True
+    version: str = Field("4.8.2", description="dcgm-exporter chart version.")
+    profiling: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="DCGM_FI_PROF_* profiling fields: auto = on for datacenter GPUs, off for GeForce.",
+    )
+    podAttribution: bool = Field(True, description="Label metrics with the pod using the GPU (kubelet pod-resources).")
+
+
+class Alerts(Strict):
+    enabled: bool = True
+    temperatureCelsius: int = Field(85, description="GPUHighTemperature threshold (seed 001 §7).")
+    temperatureFor: str = Field("2m", pattern=DURATION)
+    memoryUsedRatio: float = Field(0.9, gt=0, le=1, description="GPUMemoryNearFull threshold.")
+    memoryFor: str = Field("5m", pattern=DURATION)
+    idleUtilPercent: int = Field(5, ge=0, le=100, description="GPUIdleButAllocated: utilisation below this...")
+    idleMemoryMiB: int = Field(1024, ge=0, description="...while more than this much memory is held.")
+    idleFor: str = Field("15m", pattern=DURATION)
+    underfilledUtilPercent: int = Field(
+        90, ge=0, le=100, description="GPUBusyButUnderfilled: GPU_UTIL above this..."
+    )
+    underfilledEngineActive: float = Field(
+        0.5, ge=0, le=1, description="...while DCGM_FI_PROF_GR_ENGINE_ACTIVE is below this."
+    )
+    underfilledFor: str = Field("30m", pattern=DURATION)
+    criticalXids: list[int] = Field(
+        default_factory=lambda: [31, 43, 79, 92],
+        description="XID codes that must always alert (seed 000 step 8).",
+    )
+
+
+class Grafana(Strict):
+    dashboards: list[int] = Field(
+        default_factory=lambda: [12239, 23382], description="grafana.com dashboard ids to provision."
+    )
+    anonymousAdmin: bool = Field(
+        False, description="Lab only: anonymous Admin access (the seed's setting). Never in production."
+    )
+
+
+class Monitoring(Versioned):
+    enabled: bool = True
+    release: str = Field(
+        "kube-prometheus-stack",
+        pattern=DNS_LABEL,
+        description="kube-prometheus-stack release name; rules are labelled release=<release>.",
+    )
+    namespace: str = Field("monitoring", pattern=DNS_LABEL)
+    version: str = Field("88.5.3", description="kube-prometheus-stack chart version.")
+    dcgmExporter: DcgmExporter = Field(default_factory=DcgmExporter)
+    grafana: Grafana = Field(default_factory=Grafana)
+    alerts: Alerts = Field(default_factory=Alerts)
+
+
+# --- sharing (HAMi) and DRA ----------------------------------------------------------------
+
+
+class Hami(Versioned):
+    enabled: bool = False
+    version: str = Field("2.10.0", description="hami chart version.")
+    pools: list[str] | None = Field(
+        None, description="Node pools HAMi serves; default all. The NVIDIA device plugin must not serve them."
+    )
+    splitCount: int = Field(10, ge=1, description="vGPUs per physical GPU (devicePlugin.deviceSplitCount).")
+    memoryScaling: float = Field(1.0, gt=0, description="devicePlugin.deviceMemoryScaling (>1 oversubscribes).")
+    coreScaling: float = Field(1.0, gt=0, description="devicePlugin.deviceCoreScaling.")
+    schedulerImageTag: str | None = Field(
+        None,
+        description="kube-scheduler image tag for HAMi's scheduler; default: the chart derives "
+        "it from the cluster version (chart >= 2.7 key scheduler.kubeScheduler.image.tag).",
+    )
+
+    @field_validator("schedulerImageTag", mode="before")
+    @classmethod
+    def _quote_tag(cls, value: Any) -> Any:
+        return _version_string(value)
+
+
+class SharingSection(Strict):
+    hami: Hami = Field(default_factory=Hami)
+
+
+class Capacity(Strict):
+    cores: int | None = Field(None, ge=1, le=100, description="Percent of the GPU's cores.")
+    memory: str | None = Field(None, pattern=r"^[0-9]+(Ki|Mi|Gi|Ti)?$", description="Memory, e.g. 4Gi.")
+
+
+class ClaimTemplate(Strict):
+    name: str = Field(pattern=DNS_LABEL)
+    namespace: str = Field("default", pattern=DNS_LABEL)
+    deviceClassName: str | None = Field(None, description="Default: the driver's own DeviceClass.")
+    count: int = Field(1, ge=1)
+    selectors: list[str] = Field(default_factory=list, description="CEL expressions on the device.")
+    capacity: Capacity | None = Field(None, description="Consumable capacity (needs DRAConsumableCapacity).")
+
+
+class DeviceClassSpec(Strict):
+    name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+    selectors: list[str] = Field(description="CEL expressions on the device.")
+
+
+class Dra(Versioned):
+    enabled: bool = False
+    driver: Literal["hami", "nvidia"] = Field("hami", description="DRA driver: HAMi (hami-core) or NVIDIA.")
+    version: str | None = Field(None, description="Driver chart version (default per driver).")
+    deviceClasses: list[DeviceClassSpec] = Field(
+        default_factory=list, description="Extra DeviceClasses; the driver chart creates its own."
+    )
+    claimTemplates: list[ClaimTemplate] = Field(default_factory=list)
+
+
+# --- GitOps and workloads ------------------------------------------------------------------
+
+
+class ArgoCd(Strict):
+    enabled: bool = False
+    repoURL: str | None = Field(None, description="Git repository holding the rendered output.")
+    path: str | None = Field(None, description="Path of the rendered stack in that repository.")
+    targetRevision: str = "HEAD"
+    project: str = "default"
+    namespace: str = Field("argocd", pattern=DNS_LABEL)
+
+    @model_validator(mode="after")
+    def _needs_repo(self) -> ArgoCd:
+        if self.enabled and not self.repoURL:
+            raise ValueError("argocd.enabled needs repoURL (the Git repository of the rendered output)")
+        return self
+
+
+class Gitops(Strict):
+    k3sHelmCharts: bool | None = Field(
+        None, description="Emit helm.cattle.io/v1 HelmCharts for K3s auto-deploy; default on for k3s."
+    )
+    argocd: ArgoCd = Field(default_factory=ArgoCd)
+
+
+class SmokeTest(Strict):
+    type: Literal["smokeTest"]
+    name: str = Field("gpu-smoke-test", pattern=DNS_LABEL)
+    namespace: str = Field("default", pattern=DNS_LABEL)
+    image: str = "nvcr.io/nvidia/cuda:13.0.1-base-ubuntu24.04"
+
+
+class Nbody(Strict):
+    type: Literal["nbody"]
+    name: str = Field("nbody-benchmark", pattern=DNS_LABEL)
+    namespace: str = Field("default", pattern=DNS_LABEL)
+    image: str = "nvcr.io/nvidia/k8s/cuda-sample:nbody"
+    bodies: int = Field(3000000, ge=1024, description="-numbodies (seed 001 §7 used 3,000,000 on an L4).")
+
+
+class S3Source(Strict):
+    uri: str = Field(pattern=r"^s3://[^/]+/.+$", description="s3://bucket/path of the model.")
+    endpoint: str = Field(description="S3 endpoint, e.g. http://minio.vllm.svc.cluster.local:9000.")
+    credentialsSecret: str = Field(
+        pattern=DNS_LABEL, description="Secret with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY."
+    )
+
+
+class GpuShare(Strict):
+    memoryMiB: int = Field(ge=1, description="HAMi nvidia.com/gpumem.")
+    cores: int | None = Field(None, ge=1, le=100, description="HAMi nvidia.com/gpucores (percent).")
+
+
+class Vllm(Strict):
+    type: Literal["vllm"]
+    name: str = Field(pattern=DNS_LABEL)
+    namespace: str = Field("default", pattern=DNS_LABEL)
+    image: str = "vllm/vllm-openai:v0.11.0"
+    pool: str | None = Field(None, description="Node pool to run on (default: the first).")
+    model: S3Source
+    servedModelName: str | None = None
+    replicas: int = Field(1, ge=0)
+    gpus: int = Field(1, ge=1)
+    share: GpuShare | None = Field(None, description="HAMi share of one GPU (needs sharing.hami).")
+    modelMemoryMiB: int | None = Field(
+        None, description="Weights plus KV cache wanted; sets --gpu-memory-utilization against the share."
+    )
+    maxModelLen: int | None = Field(None, ge=1)
+
+
+Workload = Annotated[SmokeTest | Nbody | Vllm, Field(discriminator="type")]
+
+
+# --- the document ---------------------------------------------------------------------------
+
+
+class StackSpec(Strict):
+    cluster: Cluster
+    nodePools: list[NodePool] = Field(min_length=1)
+    devicePlugin: DevicePlugin = Field(default_factory=DevicePlugin)
+    gpuOperator: GpuOperator = Field(default_factory=GpuOperator)
+    nfd: Nfd = Field(default_factory=Nfd)
+    monitoring: Monitoring = Field(default_factory=Monitoring)
+    sharing: SharingSection = Field(default_factory=SharingSection)
+    dra: Dra = Field(default_factory=Dra)
+    gitops: Gitops = Field(default_factory=Gitops)
+    workloads: list[Workload] = Field(default_factory=list)
+
+
+class GpuStack(Strict):
+    """A GPU stack: the cluster, its GPU node pools and the layers to deploy on them."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"$id": "https://gpustack.io/schemas/gpustack.schema.json"},
+    )
+
+    apiVersion: Literal["gpustack.io/v1alpha1"]
+    kind: Literal["GpuStack"]
+    metadata: Metadata
+    spec: StackSpec
