@@ -1,0 +1,1 @@
+"""The linter: load manifests, find pod specs, run rules, apply policy, report."""

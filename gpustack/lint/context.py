@@ -1,0 +1,36 @@
+"""What rules see besides the object they check: the whole set and the cluster it lands on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpustack.lint.model import PodSpec, Resource
+
+# Distributions whose default containerd runtime is not nvidia (pods need runtimeClassName).
+RUNTIME_CLASS_DISTRIBUTIONS = frozenset({"k3s", "rke2", "k0s", "kubeadm"})
+DISTRIBUTIONS = ("k3s", "rke2", "k0s", "kubeadm", "gke", "eks", "aks", "openshift", "generic")
+
+
+@dataclass(frozen=True)
+class RuleOptions:
+    """Tunables from `.gpustack.yaml` that rules read."""
+
+    critical_xids: tuple[int, ...] = (31, 43, 79, 92)  # seed 000 step 8
+
+
+@dataclass(frozen=True)
+class LintContext:
+    """The input set and cluster context.
+
+    ``resources`` is exactly what was passed (set-level rules see only that); ``pod_specs``
+    are extracted once for all rules. ``cluster`` holds facts from a spec (``--spec``) or is
+    None; ``distribution`` comes from the spec, ``--distribution`` or config.
+    """
+
+    resources: tuple[Resource, ...]
+    pod_specs: tuple[PodSpec, ...]
+    distribution: str | None = None
+    options: RuleOptions = field(default_factory=RuleOptions)
+    cluster: Any | None = None
+    partial: bool = False

@@ -1,0 +1,185 @@
+"""The linter's values: severities, object identity, resources with positions, hits and findings.
+
+All frozen. A rule yields ``Hit``s (what and where inside an object); the engine turns each
+into a ``Finding`` (adds severity from the catalogue/config, file:line:col, fix hint).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any
+
+Path = tuple[str | int, ...]
+
+
+class Severity(IntEnum):
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        return cls[text.upper()]
+
+
+@dataclass(frozen=True)
+class ObjectRef:
+    """Identity of a Kubernetes object; any part may be unknown."""
+
+    api_version: str | None = None
+    kind: str | None = None
+    namespace: str | None = None
+    name: str | None = None
+
+    def __str__(self) -> str:
+        name = f"{self.namespace}/{self.name}" if self.namespace else (self.name or "<unnamed>")
+        return f"{self.kind or 'object'} {name}"
+
+    def as_json(self) -> dict[str, str]:
+        pairs = (
+            ("apiVersion", self.api_version),
+            ("kind", self.kind),
+            ("namespace", self.namespace),
+            ("name", self.name),
+        )
+        return {key: value for key, value in pairs if value}
+
+
+Locator = Callable[[Path], tuple[int, int]]
+
+
+@dataclass(frozen=True, eq=False)
+class Resource:
+    """One Kubernetes object from the input.
+
+    ``data`` is plain Python data (dict/list/str/int/float/bool/None) read with Kubernetes'
+    YAML semantics. ``locate(path)`` gives the 1-based (line, column) of the key or item at
+    ``path`` inside this object (the nearest existing ancestor when the path does not exist,
+    e.g. for a missing field); it may be computed lazily.
+    """
+
+    file: str
+    data: Mapping[str, Any]
+    locator: Locator = field(repr=False)
+    document: int = 0
+    source_comment: str | None = None  # the `# Source:` of `helm template` output, if any
+
+    @property
+    def ref(self) -> ObjectRef:
+        metadata = self.data.get("metadata")
+        metadata = metadata if isinstance(metadata, Mapping) else {}
+        return ObjectRef(
+            _text(self.data.get("apiVersion")),
+            _text(self.data.get("kind")),
+            _text(metadata.get("namespace")),
+            _text(metadata.get("name")),
+        )
+
+    @property
+    def kind(self) -> str | None:
+        return _text(self.data.get("kind"))
+
+    def locate(self, path: Path) -> tuple[int, int]:
+        return self.locator(path)
+
+    def get(self, path: Path, default: Any = None) -> Any:
+        """The value at ``path`` inside the object, or ``default``."""
+        node: Any = self.data
+        for step in path:
+            if isinstance(step, int) and isinstance(node, list) and 0 <= step < len(node):
+                node = node[step]
+            elif isinstance(step, str) and isinstance(node, Mapping) and step in node:
+                node = node[step]
+            else:
+                return default
+        return node
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+@dataclass(frozen=True)
+class Container:
+    """A container of a pod spec: regular, init or ephemeral."""
+
+    data: Mapping[str, Any]
+    path: Path  # path inside the resource
+    group: str  # "containers" | "initContainers" | "ephemeralContainers"
+
+    @property
+    def name(self) -> str:
+        return str(self.data.get("name") or "<unnamed>")
+
+    @property
+    def image(self) -> str:
+        image = self.data.get("image")
+        return image if isinstance(image, str) else ""
+
+
+@dataclass(frozen=True)
+class PodSpec:
+    """A pod spec found anywhere in a resource (a Pod, a template, a CRD's replica spec)."""
+
+    resource: Resource
+    path: Path  # path of the pod spec mapping inside the resource
+    spec: Mapping[str, Any]
+    template_metadata: Mapping[str, Any]  # metadata of the pod template (labels, annotations), or {}
+    gpu_consumer: bool  # DESIGN §10: requests GPUs, a GPU claim, or sees GPUs via the env
+    system_component: bool  # a GPU system component (device plugin, DCGM exporter, …)
+
+    def containers(self, *, include_init: bool = True) -> Iterator[Container]:
+        groups = ("containers", "initContainers", "ephemeralContainers") if include_init else ("containers",)
+        for group in groups:
+            items = self.spec.get(group)
+            if not isinstance(items, list):
+                continue
+            for index, item in enumerate(items):
+                if isinstance(item, Mapping):
+                    yield Container(item, (*self.path, group, index), group)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """What a rule reports: the object, where inside it, and the message.
+
+    ``severity`` overrides the catalogue default when the rule knows better (context);
+    ``fix`` overrides the catalogue's remediation with a specific hint.
+    """
+
+    resource: Resource
+    path: Path
+    message: str
+    severity: Severity | None = None
+    fix: str | None = None
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """A reported problem, sortable by file, line, column, rule."""
+
+    file: str
+    line: int
+    column: int
+    rule: str
+    name: str = field(compare=False)
+    severity: Severity = field(compare=False)
+    message: str = field(compare=False)
+    object: ObjectRef | None = field(compare=False, default=None)
+    path: Path = field(compare=False, default=())
+    fix: str | None = field(compare=False, default=None)
+    fixable: bool = field(compare=False, default=False)
+
+
+@dataclass(frozen=True)
+class InputError:
+    """A file (or document) that could not be read or parsed; the run goes on without it."""
+
+    file: str
+    message: str
+    line: int | None = None
