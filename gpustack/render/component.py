@@ -1,0 +1,81 @@
+"""The contract between the render pipeline and its component modules.
+
+Each component module (runtime, device_plugin, nfd, gpu_operator, monitoring, hami, dra,
+workloads, …) exposes ``build(chart: cdk8s.Chart, ctx: RenderContext) -> Contribution``:
+Kubernetes objects go into ``chart`` (one cdk8s Chart per component, via ``add_object``),
+everything else (Helm releases, feature gates, README notes, extra files) comes back in the
+``Contribution``. The pipeline (``gpustack.render.app``) orders the charts, synthesises them
+and writes the tree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpustack.spec.models import GpuStack
+
+# The control-plane and node components that read feature gates.
+GATE_COMPONENTS = ("apiserver", "controller-manager", "scheduler", "kubelet")
+
+
+@dataclass(frozen=True)
+class RenderContext:
+    """The validated spec (cross-field checks passed) plus where it came from."""
+
+    stack: GpuStack
+    spec_file: str
+
+
+@dataclass(frozen=True)
+class HelmRelease:
+    """One upstream chart to install, with gpustack's values for it.
+
+    Written as ``helm/<name>.values.yaml`` and delivered as a K3s HelmChart and/or an Argo CD
+    Application. ``wave`` orders delivery (lower first: CRDs and runtime before consumers).
+    """
+
+    name: str
+    chart: str
+    repo: str
+    version: str
+    namespace: str
+    values: Mapping[str, Any]
+    wave: int = 0
+
+
+@dataclass
+class Contribution:
+    releases: list[HelmRelease] = field(default_factory=list)
+    # component (one of GATE_COMPONENTS) → gate → wanted value; only gates that differ
+    # from the version's default (DESIGN §10 "Feature gates").
+    feature_gates: dict[str, dict[str, bool]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # Markdown bullets for the stack README
+    files: dict[str, str] = field(default_factory=dict)  # extra files: relative path → text
+
+
+def add_object(chart: Any, obj: Mapping[str, Any]) -> Any:
+    """Add a plain-dict Kubernetes object to a cdk8s chart with a stable, explicit id."""
+    import cdk8s
+
+    metadata = dict(obj.get("metadata", {}))
+    api_object = cdk8s.ApiObject(
+        chart,
+        f"{obj['kind']}-{metadata.get('namespace', '')}-{metadata['name']}",
+        api_version=obj["apiVersion"],
+        kind=obj["kind"],
+        metadata=cdk8s.ApiObjectMetadata(**_metadata_kwargs(metadata)),
+    )
+    for key, value in obj.items():
+        if key not in ("apiVersion", "kind", "metadata"):
+            api_object.add_json_patch(cdk8s.JsonPatch.add(f"/{key}", value))
+    return api_object
+
+
+def _metadata_kwargs(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    names = {"name": "name", "namespace": "namespace", "labels": "labels", "annotations": "annotations"}
+    unknown = set(metadata) - set(names)
+    if unknown:
+        raise ValueError(f"unsupported metadata fields: {sorted(unknown)}")
+    return {names[key]: value for key, value in metadata.items()}
