@@ -1,0 +1,267 @@
+"""PromQL in PrometheusRules, read with a real parser (promql-parser).
+
+``promql_parser`` is imported on first use only, so linting a set without PrometheusRules
+never loads it. Expressions that do not parse (Helm templates left in, typos) yield nothing:
+the rules that use this module judge only what Prometheus itself would accept.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from gpustack.lint.model import Path, Resource
+
+RULE_GROUP_KIND = "PrometheusRule"
+
+# Functions and aggregations whose output samples are input samples, so a comparison after
+# them still compares the metric's own value (``max_over_time(X[5m]) == 79`` is about code 79).
+_VALUE_KEEPING_CALLS = frozenset(
+    {"last_over_time", "max_over_time", "min_over_time", "label_replace", "label_join", "sort", "sort_desc"}
+)
+_VALUE_KEEPING_AGGREGATIONS = frozenset({"max", "min", "topk", "bottomk"})
+
+_COMPARISONS: dict[str, Callable[[float, float], bool]] = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    ">": operator.gt,
+    "<": operator.lt,
+    ">=": operator.ge,
+    "<=": operator.le,
+}
+_MIRRORED = {"==": "==", "!=": "!=", ">": "<", "<": ">", ">=": "<=", "<=": ">="}
+
+
+@dataclass(frozen=True)
+class RuleExpr:
+    """One alerting or recording rule of a PrometheusRule, with its path in the object."""
+
+    path: Path  # ("spec", "groups", g, "rules", r)
+    alert: str | None
+    record: str | None
+    expr: str
+
+    @property
+    def expr_path(self) -> Path:
+        return (*self.path, "expr")
+
+    @property
+    def label(self) -> str:
+        """How a message names the rule: ``alert GPUIdleButAllocated``."""
+        return f"alert {self.alert}" if self.alert else f"record {self.record or '<unnamed>'}"
+
+
+def rule_expressions(resource: Resource) -> Iterator[RuleExpr]:
+    """Every rule with an ``expr`` in ``spec.groups[].rules[]`` (the CRD allows int or string)."""
+    groups = resource.get(("spec", "groups"))
+    if not isinstance(groups, list):
+        return
+    for g, group in enumerate(groups):
+        rules = group.get("rules") if isinstance(group, dict) else None
+        if not isinstance(rules, list):
+            continue
+        for r, rule in enumerate(rules):
+            if not isinstance(rule, dict) or isinstance(rule.get("expr"), bool):
+                continue
+            expr = rule.get("expr")
+            if isinstance(expr, (str, int, float)) and str(expr).strip():
+                yield RuleExpr(
+                    ("spec", "groups", g, "rules", r),
+                    _text(rule.get("alert")),
+                    _text(rule.get("record")),
+                    str(expr),
+                )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+@lru_cache(maxsize=1024)
+def parse(expr: str) -> Any | None:
+    """The AST of ``expr`` (a ``promql_parser.Expr``), or None when it is not valid PromQL."""
+    import promql_parser
+
+    try:
+        return promql_parser.parse(expr)
+    except ValueError:
+        return None
+
+
+def metric_names(node: Any) -> frozenset[str]:
+    """Names of the series an expression selects (``foo{}`` or ``{__name__="foo"}``)."""
+    import promql_parser
+
+    names: set[str] = set()
+
+    def visit(child: Any) -> None:
+        if isinstance(child, promql_parser.VectorSelector):
+            names.update(_selector_names(child))
+
+    promql_parser.walk(node, visit)
+    return frozenset(names)
+
+
+def _selector_names(selector: Any) -> set[str]:
+    import promql_parser
+
+    if selector.name:
+        return {selector.name}
+    return {
+        matcher.value
+        for matcher in selector.matchers.matchers
+        if matcher.name == "__name__" and matcher.op == promql_parser.MatchOp.Equal
+    }
+
+
+@dataclass(frozen=True)
+class Join:
+    """A binary operation between two vectors with explicit ``on(...)`` / ``ignoring(...)``."""
+
+    operator: str
+    on: bool  # on(...) when True, ignoring(...) when False
+    labels: tuple[str, ...]
+    metrics: frozenset[str]  # series selected by either operand
+
+    def __str__(self) -> str:
+        return f"{self.operator} {'on' if self.on else 'ignoring'}({', '.join(self.labels)})"
+
+
+def joins(node: Any) -> Iterator[Join]:
+    """Every vector matching with an explicit label list in ``node``, outermost first."""
+    import promql_parser
+
+    found: list[Join] = []
+
+    def visit(child: Any) -> None:
+        if not isinstance(child, promql_parser.BinaryExpr) or child.modifier is None:
+            return
+        matching = child.modifier.matching
+        if matching is None:
+            return
+        found.append(
+            Join(
+                str(child.op),
+                matching.type == promql_parser.LabelModifierType.Include,
+                tuple(matching.labels),
+                metric_names(child.lhs) | metric_names(child.rhs),
+            )
+        )
+
+    promql_parser.walk(node, visit)
+    yield from found
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a metric carries the value asked about: its sample value, or one of its labels.
+
+    ``DCGM_FI_DEV_XID_ERRORS`` holds the last XID code as its value (a gauge);
+    ``DCGM_EXP_XID_ERRORS_COUNT`` counts XIDs with the code in label ``xid``.
+    """
+
+    metric: str
+    label: str | None = None
+
+
+def value_coverage(node: Any, source: Source, candidates: Iterable[int]) -> frozenset[int] | None:
+    """Which of ``candidates`` make ``node`` return series when ``source`` reports that value.
+
+    None when ``node`` does not read ``source.metric`` at all. A term that reads the metric
+    without comparing its value (``changes(X[5m]) > 0``, a bare ``X``) covers every value.
+    ``and`` intersects, ``or`` unites, ``unless`` subtracts; other arithmetic covers everything.
+    """
+    return _Coverage(source, frozenset(candidates)).of(node)[0]
+
+
+@dataclass(frozen=True)
+class _Coverage:
+    source: Source
+    every: frozenset[int]
+
+    def of(self, node: Any) -> tuple[frozenset[int] | None, bool]:
+        """(covered values or None, whether the samples still are the metric's value)."""
+        import promql_parser as pp
+
+        if isinstance(node, pp.VectorSelector):
+            return self._selector(node)
+        if isinstance(node, pp.MatrixSelector):
+            return self._selector(node.vector_selector)
+        if isinstance(node, (pp.ParenExpr, pp.SubqueryExpr)):
+            return self.of(node.expr)
+        if isinstance(node, pp.UnaryExpr):
+            return self.of(node.expr)[0], False
+        if isinstance(node, pp.Call):
+            parts = [self.of(arg) for arg in node.args if isinstance(arg, pp.Expr)]
+            covered = _union(part[0] for part in parts)
+            keeps = node.func.name in _VALUE_KEEPING_CALLS and any(part[1] for part in parts)
+            return covered, keeps
+        if isinstance(node, pp.AggregateExpr):
+            covered, keeps = self.of(node.expr)
+            return covered, keeps and str(node.op) in _VALUE_KEEPING_AGGREGATIONS
+        if isinstance(node, pp.BinaryExpr):
+            return self._binary(node)
+        return None, False  # number and string literals
+
+    def _selector(self, selector: Any) -> tuple[frozenset[int] | None, bool]:
+        if self.source.metric not in _selector_names(selector):
+            return None, False
+        if self.source.label is None:
+            return self.every, True
+        label = self.source.label
+        matchers = [m for m in selector.matchers.matchers if m.name == label]
+        return frozenset(v for v in self.every if all(_matches(m, str(v)) for m in matchers)), False
+
+    def _binary(self, node: Any) -> tuple[frozenset[int] | None, bool]:
+        op = str(node.op)
+        lhs, lhs_keeps = self.of(node.lhs)
+        rhs, rhs_keeps = self.of(node.rhs)
+        if op == "and":
+            if lhs is None or rhs is None:
+                return lhs if rhs is None else rhs, lhs_keeps
+            return lhs & rhs, lhs_keeps
+        if op == "or":
+            return _union((lhs, rhs)), False
+        if op == "unless":
+            return (lhs - rhs if lhs is not None and rhs is not None else lhs), lhs_keeps
+        returns_bool = node.modifier is not None and node.modifier.return_bool
+        if op in _COMPARISONS and not returns_bool:
+            threshold_rhs, threshold_lhs = _number(node.rhs), _number(node.lhs)
+            if lhs is not None and lhs_keeps and threshold_rhs is not None:
+                return frozenset(v for v in lhs if _COMPARISONS[op](v, threshold_rhs)), True
+            if rhs is not None and rhs_keeps and threshold_lhs is not None:
+                return frozenset(v for v in rhs if _COMPARISONS[_MIRRORED[op]](v, threshold_lhs)), True
+            return _union((lhs, rhs)), lhs_keeps if rhs is None else False
+        covered = _union((lhs, rhs))
+        return (self.every if covered is not None else None), False
+
+
+def _union(parts: Iterable[frozenset[int] | None]) -> frozenset[int] | None:
+    present = [part for part in parts if part is not None]
+    return frozenset().union(*present) if present else None
+
+
+def _number(node: Any) -> float | None:
+    import promql_parser as pp
+
+    while isinstance(node, pp.ParenExpr):
+        node = node.expr
+    return node.val if isinstance(node, pp.NumberLiteral) else None
+
+
+def _matches(matcher: Any, value: str) -> bool:
+    import promql_parser as pp
+
+    if matcher.op == pp.MatchOp.Equal:
+        return value == matcher.value
+    if matcher.op == pp.MatchOp.NotEqual:
+        return value != matcher.value
+    try:
+        found = re.fullmatch(matcher.value, value) is not None
+    except re.error:
+        return True
+    return found if matcher.op == pp.MatchOp.Re else not found

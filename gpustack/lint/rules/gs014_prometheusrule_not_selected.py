@@ -1,0 +1,116 @@
+"""GS014: a PrometheusRule, ServiceMonitor or PodMonitor that no Prometheus selects.
+
+kube-prometheus-stack renders each selector of its Prometheus as
+``matchLabels: {release: <release>}`` while ``*SelectorNilUsesHelmValues`` is true (the
+default, reference §8): an object without that label is silently ignored (seed 001 §7; the
+dcgm-exporter chart's ServiceMonitor has no ``release`` label, DESIGN §10).
+
+What the set says wins over that default: a Prometheus object's own selectors, else the
+values of kube-prometheus-stack releases declared in the set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from gpustack.lint import sets
+from gpustack.lint.context import LintContext
+from gpustack.lint.model import Hit, Resource
+from gpustack.lint.registry import Rule
+
+MONITORING_GROUP = "monitoring.coreos.com/"
+CHART = "kube-prometheus-stack"
+# Kind → prefix of the Prometheus fields that select it.
+SELECTED_KINDS = {"PrometheusRule": "rule", "ServiceMonitor": "serviceMonitor", "PodMonitor": "podMonitor"}
+
+Selects = Callable[[Resource], bool]
+
+
+def _monitoring(resource: Resource) -> bool:
+    return (resource.ref.api_version or "").startswith(MONITORING_GROUP)
+
+
+def _prometheus_selects(prometheus: Resource, prefix: str, namespaces: Mapping[str, Mapping[str, Any]]) -> Selects:
+    spec = prometheus.get(("spec",), {})
+    selector = spec.get(f"{prefix}Selector") if isinstance(spec, Mapping) else None
+    namespace_selector = spec.get(f"{prefix}NamespaceSelector") if isinstance(spec, Mapping) else None
+
+    def selects(resource: Resource) -> bool:
+        # prometheus-operator: a null selector selects nothing; a null namespace selector
+        # means the Prometheus's own namespace only.
+        if not isinstance(selector, Mapping) or not sets.selector_matches(selector, sets.labels_of(resource)):
+            return False
+        namespace = resource.ref.namespace
+        if not isinstance(namespace_selector, Mapping):
+            own = prometheus.ref.namespace
+            return namespace is None or own is None or namespace == own
+        # Namespace labels are known only for Namespace objects in the set.
+        if namespace not in namespaces:
+            return True
+        return sets.selector_matches(namespace_selector, namespaces[namespace])
+
+    return selects
+
+
+def _release_selects(release: sets.HelmChartRelease, prefix: str) -> tuple[Selects, str]:
+    """What a kube-prometheus-stack release's Prometheus selects, and how to say it."""
+    spec = sets.get_value(release.values, "prometheus", "prometheusSpec", default={})
+    spec = spec if isinstance(spec, Mapping) else {}
+    selector = spec.get(f"{prefix}Selector")
+    if isinstance(selector, Mapping) and selector:
+        return (lambda r: sets.selector_matches(selector, sets.labels_of(r))), f"`{prefix}Selector` of {release.resource.ref}"
+    if spec.get(f"{prefix}SelectorNilUsesHelmValues", True) is False:
+        return (lambda r: True), ""
+    return _release_label(release.release), f"kube-prometheus-stack release {release.release or ''}".rstrip()
+
+
+def _release_label(release: str | None) -> Selects:
+    def selects(resource: Resource) -> bool:
+        value = sets.labels_of(resource).get("release")
+        return value is not None and (release is None or str(value) == release)
+
+    return selects
+
+
+def check(ctx: LintContext) -> Iterator[Hit]:
+    targets = [r for r in ctx.resources if r.kind in SELECTED_KINDS and _monitoring(r)]
+    if not targets:
+        return
+    prometheuses = [r for r in ctx.resources if r.kind == "Prometheus" and _monitoring(r)]
+    releases = [
+        release
+        for resource in ctx.resources
+        for release in sets.helm_releases(resource)
+        if release.chart == CHART and sets.get_value(release.values, "prometheus", "enabled") is not False
+    ]
+    namespaces = {r.ref.name: sets.labels_of(r) for r in ctx.resources if r.kind == "Namespace" and r.ref.name}
+    for resource in targets:
+        prefix = SELECTED_KINDS[resource.kind or ""]
+        if prometheuses:
+            if any(_prometheus_selects(p, prefix, namespaces)(resource) for p in prometheuses):
+                continue
+            names = ", ".join(str(p.ref) for p in prometheuses)
+            message = f"no Prometheus in the set selects {resource.ref} by `{prefix}Selector` ({names})"
+        elif releases:
+            verdicts = [_release_selects(release, prefix) for release in releases]
+            if any(selects(resource) for selects, _ in verdicts):
+                continue
+            message = f"{resource.ref} is not selected by {', '.join(why for _, why in verdicts)}"
+        else:
+            if _release_label(None)(resource):
+                continue
+            message = (
+                f"{resource.ref} has no `release` label: kube-prometheus-stack's default "
+                f"`{prefix}Selector` (matchLabels release: <release>) never loads it"
+            )
+        yield Hit(
+            resource,
+            ("metadata", "labels"),
+            message,
+            fix=f"Label it `release: <kube-prometheus-stack release>`, or set "
+            f"`prometheus.prometheusSpec.{prefix}SelectorNilUsesHelmValues: false` in the chart's values.",
+        )
+
+
+RULE = Rule("GS014", "set", check)
