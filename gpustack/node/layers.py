@@ -1,0 +1,59 @@
+"""The layers ``gpustack doctor`` walks, in the order a GPU comes up on a node (seed 001 §2–§5)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from gpustack.node import (
+    cdi,
+    containerd,
+    deviceplugin,
+    devices,
+    driver,
+    modules,
+    nvml,
+    pci,
+    secureboot,
+    toolkit,
+)
+from gpustack.node.result import LayerResult, Status, not_applicable
+from gpustack.node.root import NodeRoot, Unreadable
+
+
+
+class Layer(Protocol):
+    """What each layer module provides."""
+
+    LAYER: str
+
+    def check(self, root: NodeRoot) -> LayerResult: ...
+
+
+LAYERS: tuple[Layer, ...] = (
+    pci,
+    secureboot,
+    modules,
+    driver,
+    devices,
+    nvml,
+    toolkit,
+    cdi,
+    containerd,
+    deviceplugin,
+)
+
+
+def run(root: NodeRoot) -> tuple[LayerResult, ...]:
+    return tuple(_guarded(layer, root) for layer in LAYERS)
+
+
+def _guarded(layer: Layer, root: NodeRoot) -> LayerResult:
+    """A layer this user may not read is not checked, rather than reported broken."""
+    try:
+        return layer.check(root)
+    except Unreadable as exc:
+        return not_applicable(layer.LAYER, str(exc))
+
+
+def healthy(results: tuple[LayerResult, ...]) -> bool:
+    return all(r.status is not Status.PROBLEM for r in results)

@@ -1,0 +1,28 @@
+"""Loaded kernel modules (``/proc/modules``, what ``lsmod`` prints) and the nouveau layer."""
+
+from __future__ import annotations
+
+from gpustack.node.result import LayerResult, ok, problem
+from gpustack.node.root import NodeRoot
+
+LAYER = "nouveau"
+
+
+def loaded(root: NodeRoot) -> frozenset[str]:
+    text = root.read_text("/proc/modules") or ""
+    return frozenset(line.split(maxsplit=1)[0] for line in text.splitlines() if line.strip())
+
+
+def check(root: NodeRoot) -> LayerResult:
+    if "nouveau" in loaded(root):
+        # A stock Ubuntu cloud image boots with nouveau bound to the GPU (seed 001 §2); the
+        # nvidia driver package blacklists it, but only a reboot after installing unloads it.
+        return problem(
+            LAYER,
+            "the open-source nouveau driver is loaded and holds the GPU",
+            fix="install the NVIDIA driver package (it blacklists nouveau) and reboot; or add "
+            "`blacklist nouveau` and `options nouveau modeset=0` to /etc/modprobe.d/, "
+            "run `update-initramfs -u` and reboot",
+            seed="seed 001 §2",
+        )
+    return ok(LAYER, "nouveau is not loaded")

@@ -1,0 +1,37 @@
+"""What one layer check says: ok, problem (with what to do and where the seeds show it) or n/a."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Status(StrEnum):
+    OK = "ok"
+    PROBLEM = "problem"
+    NA = "n/a"
+
+
+@dataclass(frozen=True)
+class LayerResult:
+    layer: str
+    status: Status
+    detail: str
+    fix: str | None = None
+    seed: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.status is Status.PROBLEM and not (self.fix and self.seed):
+            raise ValueError(f"{self.layer}: a problem needs a fix and the seed step it comes from")
+
+
+def ok(layer: str, detail: str) -> LayerResult:
+    return LayerResult(layer, Status.OK, detail)
+
+
+def not_applicable(layer: str, detail: str) -> LayerResult:
+    return LayerResult(layer, Status.NA, detail)
+
+
+def problem(layer: str, detail: str, *, fix: str, seed: str) -> LayerResult:
+    return LayerResult(layer, Status.PROBLEM, detail, fix, seed)
