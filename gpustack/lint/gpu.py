@@ -1,0 +1,387 @@
+"""GPU facts the rules share: who consumes GPUs, which pods are GPU system components.
+
+A *GPU consumer* (DESIGN §10) is a pod spec that
+- requests ``nvidia.com/gpu`` (or ``.shared``), ``nvidia.com/mig-*``, ``nvidia.com/gpumem*``
+  or ``nvidia.com/gpucores`` with a value > 0 (``nvidia.com/gpu: 0`` is no GPU pod);
+- has a resource claim (template) that resolves to a GPU DeviceClass, or cannot be resolved;
+- or sets ``NVIDIA_VISIBLE_DEVICES`` to something other than ``void``, ``none`` or empty.
+
+A *GPU system component* is recognised by image repository from
+``data/system-components.yaml``, or by the GPU Operator's image placeholders; never by name.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from gpustack.lint.model import Container, Path, PodSpec, Resource
+
+# --- resource names and quantities -------------------------------------------------------
+
+NVIDIA_PREFIX = "nvidia.com/"
+HAMI_MEMORY = ("nvidia.com/gpumem", "nvidia.com/gpumem-percentage")
+HAMI_CORES = "nvidia.com/gpucores"
+
+_GPU_RESOURCE = re.compile(r"^nvidia\.com/(gpu|gpu\.shared|mig-.+|gpumem.*|gpucores)$")
+
+
+def is_gpu_resource(name: str) -> bool:
+    """An extended resource that hands out (part of) a GPU (DESIGN §10)."""
+    return bool(_GPU_RESOURCE.match(name))
+
+
+def is_shared_gpu_resource(name: str) -> bool:
+    """A share of a GPU: HAMi memory/cores, or a time-sliced/MPS ``*.shared`` resource."""
+    return name in HAMI_MEMORY or name == HAMI_CORES or (is_gpu_resource(name) and name.endswith(".shared"))
+
+
+_QUANTITY = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$")
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "k": 10**3,
+            "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
+
+
+def parse_quantity(value: Any) -> Fraction | None:
+    """A Kubernetes quantity (``1``, ``"500m"``, ``"4Gi"``, ``1.5``) exactly, or None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        return Fraction(str(value))
+    match = _QUANTITY.match(str(value).strip())
+    if not match:
+        return None
+    number, suffix = Fraction(match.group(1)), match.group(2)
+    if not suffix:
+        return number
+    if suffix in _BINARY:
+        return number * _BINARY[suffix]
+    if suffix in _DECIMAL:
+        return number * _DECIMAL[suffix]
+    return number * Fraction(10) ** int(suffix[1:])
+
+
+@dataclass(frozen=True)
+class ResourceAmount:
+    """One ``resources.requests``/``limits`` entry of a container."""
+
+    section: str  # "requests" | "limits"
+    name: str
+    raw: Any
+    quantity: Fraction | None
+    path: Path
+
+
+def resource_amounts(container: Container) -> Iterator[ResourceAmount]:
+    resources_ = container.data.get("resources")
+    if not isinstance(resources_, Mapping):
+        return
+    for section in ("requests", "limits"):
+        entries = resources_.get(section)
+        if not isinstance(entries, Mapping):
+            continue
+        for name, raw in entries.items():
+            path = (*container.path, "resources", section, name)
+            yield ResourceAmount(section, str(name), raw, parse_quantity(raw), path)
+
+
+def gpu_amounts(container: Container) -> dict[str, Fraction]:
+    """GPU resources the container gets, > 0 only (limits win; requests alone count)."""
+    found: dict[str, Fraction] = {}
+    for amount in resource_amounts(container):
+        if is_gpu_resource(amount.name) and amount.quantity is not None:
+            if amount.section == "limits" or amount.name not in found:
+                found[amount.name] = amount.quantity
+    return {name: value for name, value in found.items() if value > 0}
+
+
+# --- NVIDIA_VISIBLE_DEVICES ----------------------------------------------------------------
+
+VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
+_HIDDEN = frozenset({"void", "none", ""})  # nvidia-container-toolkit: no GPU injected
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    name: str
+    value: str | None  # the literal value; None when it comes from valueFrom or is absent
+    path: Path  # path of the env list item
+    from_source: bool  # set through valueFrom
+
+    @property
+    def value_path(self) -> Path:
+        return (*self.path, "value")
+
+
+def env_vars(container: Container) -> Iterator[EnvVar]:
+    env = container.data.get("env")
+    if not isinstance(env, list):
+        return
+    for index, item in enumerate(env):
+        if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
+            continue
+        value = item.get("value")
+        literal = None if value is None else value if isinstance(value, str) else _scalar_text(value)
+        yield EnvVar(item["name"], literal, (*container.path, "env", index), "valueFrom" in item)
+
+
+def _scalar_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def visible_devices(container: Container) -> EnvVar | None:
+    """The container's NVIDIA_VISIBLE_DEVICES when it exposes GPUs (not void/none/empty)."""
+    for var in env_vars(container):
+        if var.name == VISIBLE_DEVICES and var.value is not None and var.value.strip() not in _HIDDEN:
+            return var
+    return None
+
+
+# --- DRA claims ------------------------------------------------------------------------------
+
+# DeviceClasses of the GPU DRA drivers (reference §6): the charts create them, so a set
+# rarely holds them. The IMEX channel classes of NVIDIA's driver hand out no GPU.
+GPU_DEVICE_CLASSES = frozenset(
+    {"gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com", "hami-core-gpu.project-hami.io"}
+)
+NON_GPU_DEVICE_CLASSES = frozenset(
+    {"compute-domain-daemon.nvidia.com", "compute-domain-default-channel.nvidia.com"}
+)
+GPU_DRA_DRIVERS = ("gpu.nvidia.com", "hami-core-gpu.project-hami.io")
+
+
+@dataclass(frozen=True)
+class ClaimIndex:
+    """ResourceClaims, ResourceClaimTemplates and DeviceClasses of the input set."""
+
+    claims: Mapping[tuple[str | None, str], frozenset[str | None]]  # (ns, name) -> device classes
+    templates: Mapping[tuple[str | None, str], frozenset[str | None]]
+    classes: Mapping[str, bool]  # DeviceClass name -> hands out GPUs
+
+    @classmethod
+    def from_resources(cls, resources: Iterable[Resource]) -> ClaimIndex:
+        claims: dict[tuple[str | None, str], frozenset[str | None]] = {}
+        templates: dict[tuple[str | None, str], frozenset[str | None]] = {}
+        classes: dict[str, bool] = {}
+        for resource in resources:
+            ref = resource.ref
+            if not ref.name or not (ref.api_version or "").startswith("resource.k8s.io/"):
+                continue
+            if ref.kind == "ResourceClaim":
+                claims[(ref.namespace, ref.name)] = _device_classes(resource.get(("spec",)))
+            elif ref.kind == "ResourceClaimTemplate":
+                templates[(ref.namespace, ref.name)] = _device_classes(resource.get(("spec", "spec")))
+            elif ref.kind == "DeviceClass":
+                classes[ref.name] = _is_gpu_device_class(ref.name, resource.get(("spec",)))
+        return cls(claims, templates, classes)
+
+    def claim_is_gpu(self, namespace: str | None, entry: Any) -> bool:
+        """Whether a pod's ``resourceClaims`` entry hands out a GPU, or cannot be resolved."""
+        if not isinstance(entry, Mapping):
+            return True
+        source = entry.get("source") if isinstance(entry.get("source"), Mapping) else entry
+        for key, table in (("resourceClaimName", self.claims), ("resourceClaimTemplateName", self.templates)):
+            name = source.get(key)
+            if isinstance(name, str):
+                found = _lookup(table, namespace, name)
+                return found is None or any(self._class_is_gpu(c) for c in found)
+        return True
+
+    def _class_is_gpu(self, name: str | None) -> bool:
+        if name is None or name in GPU_DEVICE_CLASSES:
+            return True
+        if name in NON_GPU_DEVICE_CLASSES:
+            return False
+        return self.classes.get(name, True)  # unknown class: cannot be resolved
+
+
+def _lookup(
+    table: Mapping[tuple[str | None, str], frozenset[str | None]], namespace: str | None, name: str
+) -> frozenset[str | None] | None:
+    if (namespace, name) in table:
+        return table[(namespace, name)]
+    # One side without a namespace (a bare manifest applied with -n): match by name.
+    for (other_ns, other_name), found in table.items():
+        if other_name == name and (namespace is None or other_ns is None):
+            return found
+    return None
+
+
+def _device_classes(claim_spec: Any) -> frozenset[str | None]:
+    """Device class names a claim spec asks for; None stands for a request without one."""
+    devices = claim_spec.get("devices") if isinstance(claim_spec, Mapping) else None
+    requests = devices.get("requests") if isinstance(devices, Mapping) else None
+    if not isinstance(requests, list) or not requests:
+        return frozenset({None})
+    names: set[str | None] = set()
+    for request in requests:
+        if not isinstance(request, Mapping):
+            continue
+        exactly = request.get("exactly")
+        alternatives = request.get("firstAvailable")
+        if isinstance(exactly, Mapping):  # resource.k8s.io/v1
+            names.add(_text(exactly.get("deviceClassName")))
+        elif isinstance(alternatives, list):
+            names.update(_text(a.get("deviceClassName")) for a in alternatives if isinstance(a, Mapping))
+        else:  # v1beta1 and earlier
+            names.add(_text(request.get("deviceClassName")))
+    return frozenset(names or {None})
+
+
+def _is_gpu_device_class(name: str, spec: Any) -> bool:
+    if name in GPU_DEVICE_CLASSES:
+        return True
+    spec = spec if isinstance(spec, Mapping) else {}
+    extended = spec.get("extendedResourceName")
+    if isinstance(extended, str) and is_gpu_resource(extended):
+        return True
+    text = repr(spec.get("selectors"))
+    return any(f"'{driver}'" in text or f'"{driver}"' in text for driver in GPU_DRA_DRIVERS)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+# --- consumers -------------------------------------------------------------------------------
+
+
+def is_gpu_consumer(pod: PodSpec, claims: ClaimIndex | None = None) -> bool:
+    """DESIGN §10: GPU resources > 0, a GPU (or unresolvable) claim, or visible devices.
+
+    Without ``claims`` (the input set's claims and classes) every claim counts as unresolved.
+    """
+    if any(gpu_amounts(c) or visible_devices(c) for c in pod.containers()):
+        return True
+    pod_claims = pod.spec.get("resourceClaims")
+    if isinstance(pod_claims, list) and pod_claims:
+        index = claims or ClaimIndex({}, {}, {})
+        return any(index.claim_is_gpu(pod.resource.ref.namespace, entry) for entry in pod_claims)
+    return False
+
+
+def uses_gpu(container: Container) -> bool:
+    """Whether this container itself gets GPUs: resources, a claim, or visible devices."""
+    resources_ = container.data.get("resources")
+    has_claim = isinstance(resources_, Mapping) and bool(resources_.get("claims"))
+    return bool(gpu_amounts(container)) or has_claim or visible_devices(container) is not None
+
+
+def is_gpu_workload(pod: PodSpec) -> bool:
+    """Workload rules apply to GPU consumers that are not GPU system components."""
+    return pod.gpu_consumer and not pod.system_component
+
+
+# --- system components -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SystemComponent:
+    """A kind of GPU system component and what its upstream manifests need."""
+
+    name: str
+    summary: str
+    images: tuple[str, ...]
+    runtime_class: bool
+    host_paths: tuple[str, ...]
+    read_only_host_paths: tuple[str, ...]
+
+    def allows_host_path(self, path: str, *, read_only: bool) -> bool:
+        path = normalise_host_path(path)
+        if any(path == allowed or path.startswith(allowed.rstrip("/") + "/") for allowed in self.host_paths):
+            return True
+        return read_only and path in self.read_only_host_paths
+
+
+@dataclass(frozen=True)
+class _Catalogue:
+    components: tuple[SystemComponent, ...]
+    placeholders: frozenset[str]
+    placeholder_component: str
+
+
+@cache
+def _catalogue() -> _Catalogue:
+    from ruamel.yaml import YAML  # the loader imports it anyway; kept out of module import
+
+    text = resources.files("gpustack.lint").joinpath("data/system-components.yaml").read_text("utf-8")
+    data = YAML(typ="safe").load(text)
+    components = tuple(
+        SystemComponent(
+            name=item["name"],
+            summary=" ".join(str(item.get("summary", "")).split()),
+            images=tuple(item["images"]),
+            runtime_class=bool(item.get("runtimeClass", False)),
+            host_paths=tuple(normalise_host_path(p) for p in item.get("hostPaths", ())),
+            read_only_host_paths=tuple(normalise_host_path(p) for p in item.get("readOnlyHostPaths", ())),
+        )
+        for item in data["components"]
+    )
+    placeholders = data["placeholders"]
+    return _Catalogue(components, frozenset(placeholders["images"]), placeholders["component"])
+
+
+def system_components() -> tuple[SystemComponent, ...]:
+    return _catalogue().components
+
+
+def image_repository(image: str) -> str:
+    """``nvcr.io/nvidia/k8s-device-plugin:v0.20.0@sha256:…`` -> ``nvcr.io/nvidia/k8s-device-plugin``."""
+    name = image.strip().split("@", 1)[0]
+    last_slash = name.rfind("/")
+    colon = name.rfind(":")
+    if colon > last_slash:
+        name = name[:colon]
+    for prefix in ("docker.io/library/", "docker.io/", "index.docker.io/", "registry.hub.docker.com/"):
+        if name.startswith(prefix):
+            return name[len(prefix):]
+    return name
+
+
+def image_tag(image: str) -> str | None:
+    """The tag of an image reference, or None when it has none."""
+    name = image.strip().split("@", 1)[0]
+    colon = name.rfind(":")
+    return name[colon + 1:] if colon > name.rfind("/") else None
+
+
+def is_placeholder_image(image: str) -> bool:
+    return image.strip() in _catalogue().placeholders
+
+
+@cache
+def component_for_image(image: str) -> SystemComponent | None:
+    catalogue = _catalogue()
+    if image.strip() in catalogue.placeholders:
+        return next(c for c in catalogue.components if c.name == catalogue.placeholder_component)
+    repository = image_repository(image)
+    for component in catalogue.components:
+        if any(fnmatch.fnmatchcase(repository, pattern) for pattern in component.images):
+            return component
+    return None
+
+
+def pod_components(pod: PodSpec) -> tuple[SystemComponent, ...]:
+    """The system components whose images run in a pod spec, in catalogue order."""
+    found = {c for container in pod.containers() if (c := component_for_image(container.image))}
+    return tuple(c for c in system_components() if c in found)
+
+
+def normalise_host_path(path: str) -> str:
+    """``/var/run/cdi/`` -> ``/run/cdi`` (/var/run is a link to /run on every distribution)."""
+    path = posixpath.normpath("/" + path.strip())
+    path = "/" + path.lstrip("/")  # normpath keeps a leading "//"
+    if path == "/var/run" or path.startswith("/var/run/"):
+        path = path[len("/var"):]
+    return path
