@@ -12,6 +12,7 @@ import sys
 import typer
 
 from gpustack import __version__
+from gpustack.commands import render as render_command
 from gpustack.commands import spec_commands
 from gpustack.errors import GpustackError
 
@@ -38,6 +39,7 @@ def _root(
     """gpustack: render GPU stacks, lint GPU manifests."""
 
 
+app.command("render")(render_command.render)
 app.command("validate")(spec_commands.validate)
 app.command("schema")(spec_commands.schema)
 

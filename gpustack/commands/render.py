@@ -1,0 +1,68 @@
+"""``gpustack render``: compile a spec into cluster config, manifests, Helm values and a README."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gpustack.errors import GpustackError
+
+STDOUT = "-"
+
+
+def render(
+    spec: Annotated[str, typer.Argument(help="The GpuStack spec file (- for standard input).", metavar="SPEC")],
+    output: Annotated[
+        str | None,
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="DIR",
+            help="Output folder (default: output/<metadata.name>). '-' prints every Kubernetes object "
+            "as one YAML stream to stdout, e.g. for an Argo CD config management plugin.",
+        ),
+    ] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Write nothing; exit 1 and print a unified diff when DIR is not what the spec renders to.",
+        ),
+    ] = False,
+) -> None:
+    """Render a GPU stack: cluster/, manifests/, helm/<release>.values.yaml and README.md.
+
+    The same spec always renders to byte-identical files.
+
+    The folder is replaced atomically: a failed render leaves the previous output untouched.
+
+    Exit codes: 0 ok (or up to date with --check), 1 drift found by --check, 2 bad spec or usage.
+
+    Example: gpustack render examples/k3s-l4.yaml --check
+    """
+    from gpustack.render import app, write
+    from gpustack.render.component import RenderContext
+    from gpustack.spec.load import load_spec
+
+    if check and output == STDOUT:
+        raise GpustackError("--check compares a folder: it cannot be combined with -o -")
+    loaded = load_spec(spec)
+    rendered = app.render(RenderContext(stack=loaded.stack, spec_file=loaded.file))
+    if output == STDOUT:
+        sys.stdout.write(app.stream(rendered))
+        return
+    target = Path(output) if output else Path("output") / loaded.stack.metadata.name
+    files = app.tree(rendered)
+    if check:
+        diff = write.diff_tree(files, target)
+        if diff:
+            sys.stdout.write(diff)
+            typer.echo(f"{target}: stale, re-run `gpustack render {spec}`", err=True)
+            raise typer.Exit(1)
+        typer.echo(f"{target}: up to date", err=True)
+        return
+    write.write_tree(files, target)
+    typer.echo(f"{target}: {len(files)} files", err=True)

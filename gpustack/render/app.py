@@ -1,0 +1,191 @@
+"""The render pipeline: spec → RenderContext → one cdk8s Chart per component → file tree.
+
+1. ``COMPONENTS`` (the single list, in apply order): each module's ``build(chart, ctx)`` adds
+   Kubernetes objects to its own Chart and returns a ``Contribution``.
+2. ``merge``: all Contributions become one ``Rendered`` (releases by name, feature gates per
+   component with the user's gates, notes per component, extra files). This is the one place
+   where contributions meet.
+3. ``DELIVERY``: steps that turn the merged Helm releases into delivery objects (K3s HelmCharts,
+   Argo CD Applications), written under their own paths and printed by ``-o -``.
+4. Every Kubernetes object is validated for the spec's Kubernetes version; ``tree`` lays out
+   the files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from types import ModuleType
+from typing import Any
+
+from gpustack.errors import GpustackError
+from gpustack.render import cluster, device_plugin, gpu_operator, jsii_env, k8s_validate, nfd, readme, runtime
+from gpustack.render.component import Contribution, HelmRelease, RenderContext, add_object
+from gpustack.yamlio import dump, dump_all
+
+COMPONENTS: tuple[ModuleType, ...] = (runtime, nfd, device_plugin, gpu_operator)
+
+Objects = list[dict[str, Any]]
+# (context, merged releases sorted by wave) → {path relative to the stack folder: objects}
+DeliveryStep = Callable[[RenderContext, Sequence[HelmRelease]], Mapping[str, Objects]]
+DELIVERY: tuple[DeliveryStep, ...] = ()
+
+NAMESPACES = "namespaces"
+BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """Everything a stack renders to, before it is laid out as files."""
+
+    ctx: RenderContext
+    manifests: dict[str, Objects]  # manifests/<name>.yaml → objects; namespaces first, then COMPONENTS order
+    releases: tuple[HelmRelease, ...]  # by (wave, name)
+    feature_gates: cluster.Gates  # per component, the user's gates included
+    notes: dict[str, list[str]]  # component → README bullets
+    files: dict[str, str]  # files contributed as text
+    delivery: dict[str, Objects]  # delivery objects by path
+
+    def objects(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(path, object) of every Kubernetes object, manifests then delivery."""
+        for name, objects in self.manifests.items():
+            yield from ((f"manifests/{name}.yaml", obj) for obj in objects)
+        for path, objects in self.delivery.items():
+            yield from ((path, obj) for obj in objects)
+
+
+def component_name(module: ModuleType) -> str:
+    return module.__name__.rsplit(".", 1)[-1].replace("_", "-")
+
+
+def render(ctx: RenderContext) -> Rendered:
+    jsii_env.prepare()
+    import cdk8s
+
+    app = cdk8s.App()
+    charts, contributions = {}, {}
+    for module in COMPONENTS:
+        name = component_name(module)
+        charts[name] = cdk8s.Chart(app, name, disable_resource_name_hashes=True)
+        contributions[name] = module.build(charts[name], ctx)
+    synthesised = {name: chart.to_json() for name, chart in charts.items()}
+    rendered = merge(ctx, contributions, synthesised)
+    namespaces = cdk8s.Chart(app, NAMESPACES, disable_resource_name_hashes=True)
+    for obj in namespace_objects(rendered):
+        add_object(namespaces, obj)
+    manifests = {NAMESPACES: namespaces.to_json(), **rendered.manifests}
+    rendered = replace(rendered, manifests={name: objs for name, objs in manifests.items() if objs})
+    k8s_validate.validate_all(rendered.objects(), minor=ctx.stack.spec.cluster.minor)
+    return rendered
+
+
+def merge(ctx: RenderContext, contributions: Mapping[str, Contribution], manifests: Mapping[str, Objects]) -> Rendered:
+    """Merge the components' contributions; the delivery steps then see the merged releases."""
+    releases = merge_releases(r for c in contributions.values() for r in c.releases)
+    files: dict[str, str] = {}
+    for contribution in contributions.values():
+        for path, text in contribution.files.items():
+            if path in files:
+                raise GpustackError(f"internal: two components write {path}")
+            files[path] = text
+    delivery: dict[str, Objects] = {}
+    for step in DELIVERY:
+        delivery.update({path: list(objects) for path, objects in step(ctx, releases).items()})
+    return Rendered(
+        ctx=ctx,
+        manifests=dict(manifests),
+        releases=releases,
+        feature_gates=cluster.merge_gates(
+            (c.feature_gates for c in contributions.values()), ctx.stack.spec.cluster.featureGates
+        ),
+        notes={name: list(c.notes) for name, c in contributions.items() if c.notes},
+        files=files,
+        delivery=delivery,
+    )
+
+
+def merge_releases(releases: Iterator[HelmRelease]) -> tuple[HelmRelease, ...]:
+    """One release per name: a component may add values to another's release (same chart)."""
+    merged: dict[str, HelmRelease] = {}
+    for release in releases:
+        first = merged.get(release.name)
+        if first is None:
+            merged[release.name] = release
+            continue
+        if (first.chart, first.repo, first.version, first.namespace) != (
+            release.chart, release.repo, release.version, release.namespace
+        ):
+            raise GpustackError(f"internal: two different charts for release {release.name}")
+        values = _merge_values(first.values, release.values, release.name)
+        merged[release.name] = replace(first, values=values, wave=min(first.wave, release.wave))
+    return tuple(sorted(merged.values(), key=lambda r: (r.wave, r.name)))
+
+
+def _merge_values(a: Mapping[str, Any], b: Mapping[str, Any], where: str) -> dict[str, Any]:
+    result = dict(a)
+    for key, value in b.items():
+        if isinstance(result.get(key), Mapping) and isinstance(value, Mapping):
+            result[key] = _merge_values(result[key], value, f"{where}.{key}")
+        elif key in result and result[key] != value:
+            raise GpustackError(f"internal: conflicting Helm values at {where}.{key}")
+        else:
+            result[key] = value
+    return result
+
+
+def namespace_objects(rendered: Rendered) -> Objects:
+    """Namespaces the releases and namespaced objects live in (the built-in ones exist)."""
+    # Release namespaces hold GPU node agents (NFD worker, device plugin, operator operands) that
+    # use host paths: Pod Security admission must allow them (GPU Operator install guide).
+    privileged = {r.namespace for r in rendered.releases}
+    used = privileged | {
+        obj["metadata"]["namespace"]
+        for objects in rendered.manifests.values()
+        for obj in objects
+        if obj["metadata"].get("namespace")
+    }
+    result = []
+    for name in sorted(used - BUILTIN_NAMESPACES):
+        metadata: dict[str, Any] = {"name": name}
+        if name in privileged:
+            metadata["labels"] = {"pod-security.kubernetes.io/enforce": "privileged"}
+        result.append({"apiVersion": "v1", "kind": "Namespace", "metadata": metadata})
+    return result
+
+
+def values_file(release: HelmRelease) -> str:
+    header = (
+        f"# Helm values for chart {release.chart} {release.version} ({release.repo}),\n"
+        f"# release {release.name} in namespace {release.namespace}:\n"
+        f"#   helm upgrade --install {release.name} {release.chart} --repo {release.repo} "
+        f"--version {release.version} --namespace {release.namespace} -f {release.name}.values.yaml\n"
+    )
+    return header + dump(release.values)
+
+
+def tree(rendered: Rendered) -> dict[str, str]:
+    """The output folder as {relative path: text}, sorted by path."""
+    files: dict[str, str] = dict(cluster.config_files(rendered.ctx.stack, rendered.feature_gates))
+    for name, objects in rendered.manifests.items():
+        files[f"manifests/{name}.yaml"] = dump_all(objects)
+    kustomization = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": [f"{name}.yaml" for name in rendered.manifests],
+    }
+    files["manifests/kustomization.yaml"] = dump(kustomization)
+    for release in rendered.releases:
+        files[f"helm/{release.name}.values.yaml"] = values_file(release)
+    for path, objects in rendered.delivery.items():
+        files[path] = dump_all(objects)
+    for path, text in rendered.files.items():
+        if path in files:
+            raise GpustackError(f"internal: a contributed file overwrites {path}")
+        files[path] = text
+    files[readme.PATH] = readme.render(rendered, sorted(files))
+    return dict(sorted(files.items()))
+
+
+def stream(rendered: Rendered) -> str:
+    """Every Kubernetes object as one YAML stream (``render -o -``, an Argo CD plugin's output)."""
+    return dump_all(obj for _, obj in rendered.objects())

@@ -1,0 +1,101 @@
+"""NVIDIA's device plugin with GPU Feature Discovery, as Helm values (upstream-facts §1).
+
+Only when the GPU Operator is off: with the operator on, it runs the device plugin and GFD
+itself (gpu_operator.py) and a second plugin would advertise the same GPUs twice.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpustack.render import nfd
+from gpustack.render.component import Contribution, HelmRelease, RenderContext
+from gpustack.spec.models import DevicePlugin
+from gpustack.yamlio import dump
+
+RELEASE = "nvidia-device-plugin"
+NAMESPACE = "kube-system"  # seed 001 §9: helm ... -n kube-system
+REPO = "https://nvidia.github.io/k8s-device-plugin"
+RUNTIME_CLASS = "nvidia"
+SHARED_RESOURCE = "nvidia.com/gpu"
+CONFIG_NAME = "default"
+
+# The chart's own tolerations (values.yaml); pool taints are added to these.
+CHART_TOLERATIONS = (
+    {"key": "CriticalAddonsOnly", "operator": "Exists"},
+    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+)
+
+
+def sharing_config(plugin: DevicePlugin) -> str | None:
+    """The plugin's config file (``version: v1``) for time-slicing or MPS; ``None`` without sharing.
+
+    Format per upstream-facts §1 (api/config/v1): ``sharing.timeSlicing`` or ``sharing.mps``
+    with replicated ``nvidia.com/gpu``. The MIG strategy stays a chart value (a flag).
+    """
+    sharing = plugin.sharing
+    if sharing.strategy == "none":
+        return None
+    resources = [{"name": SHARED_RESOURCE, "replicas": sharing.replicas}]
+    if sharing.strategy == "timeSlicing":
+        body = {
+            "renameByDefault": sharing.renameByDefault,
+            "failRequestsGreaterThanOne": sharing.failRequestsGreaterThanOne,
+            "resources": resources,
+        }
+    else:
+        body = {"renameByDefault": sharing.renameByDefault, "resources": resources}
+    return dump({"version": "v1", "sharing": {sharing.strategy: body}})
+
+
+def values(ctx: RenderContext) -> dict[str, Any]:
+    stack = ctx.stack
+    plugin = stack.spec.devicePlugin
+    gfd = plugin.gfd
+    result: dict[str, Any] = {
+        # No privileged mode, no /dev mounts: the nvidia runtime injects the devices (seed 000 step 5,
+        # seed 001 §5: --set runtimeClassName=nvidia).
+        "runtimeClassName": RUNTIME_CLASS,
+        "migStrategy": plugin.migStrategy,
+        "affinity": nfd.gpu_node_affinity(),
+        # gpustack deploys NFD as its own release (nfd.py): the chart's bundled one would be a second.
+        "nfd": {"enabled": False},
+        "gfd": {"enabled": gfd.enabled},
+    }
+    if gfd.enabled:
+        # noTimestamp: no nvidia.com/gfd.timestamp label rewritten every interval, one etcd
+        # write per node less per interval (seed 000 step 7).
+        result["gfd"].update(sleepInterval=gfd.sleepInterval, noTimestamp=True)
+    tolerations = nfd.gpu_tolerations(stack, chart_defaults=CHART_TOLERATIONS)
+    if tolerations:
+        result["tolerations"] = tolerations
+    config = sharing_config(plugin)
+    if config is not None:
+        result["config"] = {"map": {CONFIG_NAME: config}, "default": CONFIG_NAME}
+    return result
+
+
+def build(chart: Any, ctx: RenderContext) -> Contribution:
+    spec = ctx.stack.spec
+    if not spec.devicePlugin.enabled or spec.gpuOperator.enabled:
+        return Contribution()
+    release = HelmRelease(
+        name=RELEASE,
+        chart="nvidia-device-plugin",
+        repo=REPO,
+        version=spec.devicePlugin.version,
+        namespace=NAMESPACE,
+        values=values(ctx),
+        wave=1,
+    )
+    notes = []
+    if spec.devicePlugin.sharing.strategy != "none":
+        sharing = spec.devicePlugin.sharing
+        name = f"{SHARED_RESOURCE}.shared" if sharing.renameByDefault else SHARED_RESOURCE
+        isolation = (
+            "time-slicing gives no memory isolation: one pod can take the whole GPU memory"
+            if sharing.strategy == "timeSlicing"
+            else "MPS splits memory and compute evenly; it is experimental upstream and not for MIG devices"
+        )
+        notes.append(f"GPU sharing: each GPU is advertised as {sharing.replicas} × `{name}`; {isolation}.")
+    return Contribution(releases=[release], notes=notes)

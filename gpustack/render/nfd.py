@@ -1,0 +1,87 @@
+"""Node Feature Discovery, and how GPU DaemonSets find the nodes it labels.
+
+gpustack deploys one standalone NFD (never a second one bundled by the device-plugin or
+GPU Operator chart) and configures it so that every NVIDIA GPU node gets the same label,
+whatever its PCI class: ``feature.node.kubernetes.io/pci-10de.present``. Stock NFD names PCI
+labels ``<class>_<vendor>``, so a GeForce card (class 0300) and a datacenter card (class 0302)
+get different labels and selectors copied from one silently miss the other (seed 001 §9,
+upstream-facts §0 and §10).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from gpustack.render.component import Contribution, HelmRelease, RenderContext
+from gpustack.spec.models import GpuStack
+
+RELEASE = "node-feature-discovery"
+NAMESPACE = "node-feature-discovery"  # seed 001 §9: helm ... -n node-feature-discovery
+REPO = "https://kubernetes-sigs.github.io/node-feature-discovery/charts"
+
+# With deviceLabelFields [vendor] NFD labels every NVIDIA PCI device of the whitelisted
+# classes pci-10de.present, the label NVIDIA's own charts select on (upstream-facts §1).
+GPU_LABEL = "feature.node.kubernetes.io/pci-10de.present"
+# The manual override NVIDIA's charts accept on nodes NFD does not label (upstream-facts §1).
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+# 0300: VGA controller (GeForce), 0302: 3D controller (datacenter GPUs) (seed 001 §2, §9).
+GPU_PCI_CLASSES = ("0300", "0302")
+
+
+def gpu_node_affinity() -> dict[str, Any]:
+    """Required node affinity of GPU DaemonSets: NFD's vendor label, or the manual override."""
+    terms = [
+        {"matchExpressions": [{"key": key, "operator": "In", "values": ["true"]}]}
+        for key in (GPU_LABEL, GPU_PRESENT_LABEL)
+    ]
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
+
+
+def gpu_tolerations(stack: GpuStack, *, chart_defaults: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]] | None:
+    """Tolerations for the node pools' taints, added to a chart's defaults.
+
+    ``None`` when the defaults already tolerate every taint (the chart's list stays in force).
+    """
+    tolerations = [dict(t) for t in chart_defaults]
+    for pool in stack.spec.nodePools:
+        for taint in pool.taints:
+            if not any(_tolerates(t, taint.key, taint.effect) for t in tolerations):
+                tolerations.append({"key": taint.key, "operator": "Exists", "effect": taint.effect})
+    return tolerations if len(tolerations) > len(chart_defaults) else None
+
+
+def _tolerates(toleration: Mapping[str, Any], key: str, effect: str) -> bool:
+    return toleration.get("key") == key and toleration.get("effect") in (None, effect)
+
+
+def build(chart: Any, ctx: RenderContext) -> Contribution:
+    nfd = ctx.stack.spec.nfd
+    if not nfd.enabled:
+        return Contribution(
+            notes=[
+                "NFD is not deployed by this stack: the cluster's own NFD must run with "
+                f"`deviceLabelFields: [vendor]` so that GPU nodes carry `{GPU_LABEL}=true`, "
+                f"or label each GPU node by hand: `kubectl label node <node> {GPU_PRESENT_LABEL}=true`."
+            ]
+        )
+    worker: dict[str, Any] = {
+        "config": {
+            # Large clusters: every relabel is an etcd write; raise it (seed 000 step 7).
+            "core": {"sleepInterval": nfd.sleepInterval},
+            "sources": {"pci": {"deviceClassWhitelist": list(GPU_PCI_CLASSES), "deviceLabelFields": ["vendor"]}},
+        },
+    }
+    tolerations = gpu_tolerations(ctx.stack, chart_defaults=[])
+    if tolerations:
+        worker["tolerations"] = tolerations
+    values = {
+        # GFD publishes nvidia.com/* labels through NFD; nfd-master drops namespaces it is not
+        # told about (NVIDIA's charts set the same, upstream-facts §1).
+        "master": {"config": {"extraLabelNs": ["nvidia.com"]}},
+        "worker": worker,
+    }
+    release = HelmRelease(
+        name=RELEASE, chart="node-feature-discovery", repo=REPO, version=nfd.version, namespace=NAMESPACE, values=values
+    )
+    return Contribution(releases=[release])
