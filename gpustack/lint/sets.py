@@ -13,12 +13,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from gpustack.lint.gpu import image_repository
 from gpustack.lint.model import Path, PodSpec, Resource
 
 
 @dataclass(frozen=True)
 class HelmChartRelease:
-    """A chart release declared in the set; ``path`` is where its values are written."""
+    """A chart release declared in the set; ``path`` is its chart reference."""
 
     resource: Resource
     path: Path
@@ -36,7 +37,7 @@ def helm_releases(resource: Resource) -> Iterator[HelmChartRelease]:
     name = resource.ref.name
     if resource.kind == "HelmChart" and api_group == "helm.cattle.io":
         values = coalesce(_yaml_mapping(spec.get("valuesContent")), _dotted(spec.get("set")))
-        yield HelmChartRelease(resource, ("spec", "valuesContent"), _chart_name(spec.get("chart")), name, values)
+        yield HelmChartRelease(resource, ("spec", "chart"), _chart_name(spec.get("chart")), name, values)
     elif resource.kind == "Application" and api_group == "argoproj.io":
         sources: list[tuple[Path, Any]] = [(("spec", "source"), spec.get("source"))]
         if isinstance(spec.get("sources"), list):
@@ -51,14 +52,15 @@ def helm_releases(resource: Resource) -> Iterator[HelmChartRelease]:
                 _dotted({p.get("name"): p.get("value") for p in params if isinstance(p, Mapping)}),
             )
             release = _text(helm.get("releaseName")) or name
-            yield HelmChartRelease(resource, (*path, "helm"), _chart_name(source["chart"]), release, values)
+            yield HelmChartRelease(resource, (*path, "chart"), _chart_name(source["chart"]), release, values)
     elif resource.kind == "HelmRelease" and api_group == "helm.toolkit.fluxcd.io":
         chart = spec.get("chart")
         chart_spec = chart.get("spec") if isinstance(chart, Mapping) else None
         chart_name = chart_spec.get("chart") if isinstance(chart_spec, Mapping) else None
         target = _text(spec.get("targetNamespace"))
         release = _text(spec.get("releaseName")) or (f"{target}-{name}" if target and name else name)
-        yield HelmChartRelease(resource, ("spec", "values"), _chart_name(chart_name), release, _mapping(spec.get("values")))
+        path = ("spec", "chart", "spec", "chart")
+        yield HelmChartRelease(resource, path, _chart_name(chart_name), release, _mapping(spec.get("values")))
 
 
 def _chart_name(chart: Any) -> str:
@@ -72,17 +74,13 @@ def _chart_name(chart: Any) -> str:
 
 
 def _yaml_mapping(text: Any) -> Mapping[str, Any]:
+    """Values written as a YAML string, read as Helm reads them (sigs.k8s.io/yaml, like manifests)."""
     if not isinstance(text, str) or not text.strip():
         return {}
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
+    from gpustack.lint.load import load_text
 
-    yaml = YAML(typ="safe", pure=True)
-    yaml.version = (1, 1)  # Helm reads values with YAML 1.1 semantics (sigs.k8s.io/yaml)
-    try:
-        return _mapping(yaml.load(text))
-    except (YAMLError, ValueError):
-        return {}
+    documents = load_text("<values>", text).resources
+    return documents[0].data if documents else {}
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -167,13 +165,13 @@ def label_text(value: Any) -> str:
 
 Vendor = Literal["hami", "nvidia"]
 
-# Image repositories (registry defaulted to docker.io) of the two plugins that both advertise
-# nvidia.com/gpu (reference §1, §7). The same images also run GFD, the MPS daemon and HAMi's
-# scheduler, so the container's command decides.
+# Image repositories of the two plugins that both advertise nvidia.com/gpu (reference §1,
+# §7). The same images also run GFD, the MPS daemon and HAMi's scheduler, so the container's
+# command decides.
 _PLUGIN_IMAGES: dict[str, Vendor] = {
     "nvcr.io/nvidia/k8s-device-plugin": "nvidia",
-    "docker.io/nvidia/k8s-device-plugin": "nvidia",
-    "docker.io/projecthami/hami": "hami",
+    "nvidia/k8s-device-plugin": "nvidia",
+    "projecthami/hami": "hami",
 }
 _PLUGIN_COMMAND = "nvidia-device-plugin"
 # Chart name → which plugin it deploys when ``devicePlugin.enabled`` is not false.
@@ -186,26 +184,13 @@ class DevicePlugin:
 
     vendor: Vendor
     resource: Resource
-    path: Path  # the container's image, the ClusterPolicy's devicePlugin, or the release's values
+    path: Path  # the container's image, the ClusterPolicy's devicePlugin, or the release's chart
     pod: PodSpec | None = None
     release: HelmChartRelease | None = None
 
     def __str__(self) -> str:
         name = "HAMi's device plugin" if self.vendor == "hami" else "NVIDIA's device plugin"
         return f"{name} ({self.resource.ref})"
-
-
-def image_repository(image: str) -> str:
-    """``nvcr.io/nvidia/k8s-device-plugin:v0.20.0`` → ``nvcr.io/nvidia/k8s-device-plugin``;
-    Docker Hub names get their implicit ``docker.io/``."""
-    name = image.split("@", 1)[0]
-    last = name.rsplit("/", 1)[-1]
-    if ":" in last:
-        name = name[: len(name) - len(last)] + last.split(":", 1)[0]
-    first = name.split("/", 1)[0]
-    if "/" not in name or ("." not in first and ":" not in first and first != "localhost"):
-        name = f"docker.io/{name}"
-    return name.removeprefix("index.")
 
 
 def device_plugins(resource: Resource, pods: Iterable[PodSpec]) -> Iterator[DevicePlugin]:

@@ -25,7 +25,9 @@ FIX = (
 
 
 def _selects_gpu_on(selector: object) -> bool:
-    return isinstance(selector, dict) and LABEL in selector and sets.label_text(selector[LABEL]) == VALUE
+    # An unquoted `gpu: on` reads as the boolean true (YAML 1.1), still meant as gpu=on.
+    value = selector.get(LABEL) if isinstance(selector, dict) else None
+    return value is True or value == VALUE
 
 
 def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:

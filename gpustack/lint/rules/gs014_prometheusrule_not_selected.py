@@ -59,10 +59,22 @@ def _release_selects(release: sets.HelmChartRelease, prefix: str) -> tuple[Selec
     spec = spec if isinstance(spec, Mapping) else {}
     selector = spec.get(f"{prefix}Selector")
     if isinstance(selector, Mapping) and selector:
-        return (lambda r: sets.selector_matches(selector, sets.labels_of(r))), f"`{prefix}Selector` of {release.resource.ref}"
+        where = f"the `{prefix}Selector` in the values of {release.resource.ref}"
+        return (lambda r: sets.selector_matches(selector, sets.labels_of(r))), where
     if spec.get(f"{prefix}SelectorNilUsesHelmValues", True) is False:
         return (lambda r: True), ""
-    return _release_label(release.release), f"kube-prometheus-stack release {release.release or ''}".rstrip()
+    name = release.release or "<release>"
+    return _release_label(release.release), f"{release.resource.ref}, whose `{prefix}Selector` is `release: {name}`"
+
+
+def _releases(resource: Resource) -> Iterator[sets.HelmChartRelease]:
+    """kube-prometheus-stack releases declared by ``resource``, or its values file linted with
+    the manifests (a document without kind holding ``prometheus.prometheusSpec``)."""
+    if resource.kind is None and isinstance(resource.get(("prometheus", "prometheusSpec")), Mapping):
+        yield sets.HelmChartRelease(resource, ("prometheus",), CHART, None, resource.data)
+    for release in sets.helm_releases(resource):
+        if release.chart == CHART:
+            yield release
 
 
 def _release_label(release: str | None) -> Selects:
@@ -81,8 +93,8 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     releases = [
         release
         for resource in ctx.resources
-        for release in sets.helm_releases(resource)
-        if release.chart == CHART and sets.get_value(release.values, "prometheus", "enabled") is not False
+        for release in _releases(resource)
+        if sets.get_value(release.values, "prometheus", "enabled") is not False
     ]
     namespaces = {r.ref.name: sets.labels_of(r) for r in ctx.resources if r.kind == "Namespace" and r.ref.name}
     for resource in targets:
