@@ -1,0 +1,124 @@
+"""``gpustack discover``: turn what a node has into the ``spec:`` input for its node pool.
+
+The GPU is matched to the catalogue by its PCI device id (what lspci and NFD see, seed 001
+§2); NVML, when it can be asked, adds what the card reports about itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, get_args
+
+from gpustack.errors import GpustackError
+from gpustack.node import distribution, driver, nvml, pci, toolkit
+from gpustack.node.distribution import Distribution
+from gpustack.node.root import NodeRoot
+from gpustack.spec.catalogue import GpuModel, load_catalogue
+from gpustack.spec.models import Toolkit
+from gpustack.yamlio import dump
+
+SPEC_TOOLKIT_MODES: tuple[str, ...] = get_args(Toolkit.model_fields["mode"].annotation)
+
+
+@dataclass(frozen=True)
+class Discovery:
+    key: str  # catalogue key
+    model: GpuModel
+    gpus: tuple[pci.PciDevice, ...]
+    driver_version: str | None
+    driver_source: str
+    toolkit_mode: str
+    distribution: Distribution
+    nvml: nvml.NvmlReport | None
+
+
+def discover(root: NodeRoot) -> Discovery:
+    """Raises ``GpustackError`` when there is no GPU, several models, or one the catalogue lacks."""
+    gpus = pci.nvidia_gpus(root)
+    if not gpus:
+        raise GpustackError(
+            f"no NVIDIA GPU on the PCI bus under {root.base}: nothing to discover (`gpustack doctor` shows why)"
+        )
+    by_device = Counter(g.device for g in gpus)
+    if len(by_device) > 1:
+        found = ", ".join(f"{n} × 10de:{device}" for device, n in by_device.items())
+        raise GpustackError(f"GPUs of several models on one node ({found}): a node pool holds one model")
+    report = _nvml(root)
+    device = gpus[0].device
+    matches = load_catalogue().by_pci_device(device)
+    if not matches:
+        described = f" ({report.gpus[0]})" if report and report.gpus else ""
+        raise GpustackError(
+            f"GPU 10de:{device}{described} is not in the GPU catalogue (specs/gpus.yaml): "
+            "add it there, or describe it in the spec with gpu.custom"
+        )
+    key, model = matches[0]
+    facts = driver.read(root)
+    return Discovery(
+        key=key,
+        model=model,
+        gpus=gpus,
+        driver_version=facts.installed_version,
+        driver_source=driver.source(root),
+        toolkit_mode=toolkit.read(root).mode,
+        distribution=distribution.detect(root),
+        nvml=report,
+    )
+
+
+def _nvml(root: NodeRoot) -> nvml.NvmlReport | None:
+    if not root.is_live:
+        return None
+    try:
+        return nvml.read()
+    except nvml.NvmlUnavailable:
+        return None
+
+
+def snippet(found: Discovery) -> str:
+    """YAML for under ``spec:``: the cluster's distribution and one node pool, with a header."""
+    return "".join(f"# {line}\n" for line in _header(found)) + dump(_spec(found))
+
+
+def _spec(found: Discovery) -> dict[str, Any]:
+    pool: dict[str, Any] = {
+        "name": re.sub(r"[^a-z0-9-]", "-", found.key.lower()),
+        "gpu": {"model": found.key, "count": len(found.gpus)},
+        "driver": {"source": found.driver_source},
+    }
+    if found.driver_version:
+        pool["driver"]["version"] = found.driver_version
+    spec: dict[str, Any] = {
+        "cluster": {"distribution": "k3s" if found.distribution.name == "k3s" else "kubeadm"},
+        "nodePools": [pool],
+    }
+    if found.driver_source == "operator":
+        spec["gpuOperator"] = {"enabled": True}  # the operator then owns the toolkit too
+    elif found.toolkit_mode in SPEC_TOOLKIT_MODES:
+        pool["toolkit"] = {"mode": found.toolkit_mode}
+    return spec
+
+
+def _header(found: Discovery) -> list[str]:
+    first = found.gpus[0]
+    model = found.model
+    mig = f"MIG-capable ({', '.join(model.migProfiles)})" if model.mig_capable else "no MIG"
+    lines = [
+        f"gpustack discover: {len(found.gpus)} × {model.product} [{first.ids}] class {first.pci_class}, "
+        f"{model.memoryMiB} MiB, compute {model.computeCapability}, {mig}",
+    ]
+    if found.nvml:
+        lines += [f"NVML: driver {found.nvml.driver_version}; {gpu}" for gpu in found.nvml.gpus[:1]]
+    lines.append(_distribution_line(found.distribution))
+    if found.driver_source != "operator" and found.toolkit_mode not in SPEC_TOOLKIT_MODES:
+        lines.append(f"toolkit mode {found.toolkit_mode} has no spec equivalent: set toolkit.mode by hand")
+    lines.append("Paste under `spec:` of a GpuStack spec; `gpustack schema` describes every field.")
+    return lines
+
+
+def _distribution_line(found: Distribution) -> str:
+    if found.evidence is None:
+        return "distribution: neither K3s nor kubeadm found; kubeadm stands for any other"
+    return f"distribution: {found.name} (found {found.evidence})"
