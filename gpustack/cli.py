@@ -14,6 +14,7 @@ import typer
 from gpustack import __version__
 from gpustack.commands import render as render_command
 from gpustack.commands import spec_commands
+from gpustack.commands import node as node_commands
 from gpustack.errors import GpustackError
 
 app = typer.Typer(
@@ -42,6 +43,8 @@ def _root(
 app.command("render")(render_command.render)
 app.command("validate")(spec_commands.validate)
 app.command("schema")(spec_commands.schema)
+app.command("doctor")(node_commands.doctor)
+app.command("discover")(node_commands.discover)
 
 
 def main(argv: list[str] | None = None) -> None:
