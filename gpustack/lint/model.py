@@ -183,3 +183,4 @@ class InputError:
     file: str
     message: str
     line: int | None = None
+    column: int | None = None
