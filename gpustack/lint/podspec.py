@@ -195,3 +195,11 @@ def host_path_volumes(pod: PodSpec) -> Iterator[HostPathVolume]:
         yield HostPathVolume(
             name, host["path"], (*pod.path, "volumes", index, "hostPath", "path"), name not in writable
         )
+
+
+def subject(pod: PodSpec, container: Container | None = None) -> str:
+    """How a message names what it is about: ``Deployment serving/vllm, container vllm``."""
+    if container is None:
+        return str(pod.resource.ref)
+    kind = {"initContainers": "init container", "ephemeralContainers": "ephemeral container"}
+    return f"{pod.resource.ref}, {kind.get(container.group, 'container')} {container.name}"

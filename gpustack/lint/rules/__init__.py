@@ -6,21 +6,49 @@ A test proves this dict and ``policies/GS*.yaml`` describe the same rules.
 from __future__ import annotations
 
 from gpustack.lint.registry import Rule
+from gpustack.lint.rules import gs001_pci_0300_selector
+from gpustack.lint.rules import gs002_privileged_gpu_pod
+from gpustack.lint.rules import gs003_gpu_hostpath_mount
+from gpustack.lint.rules import gs004_missing_runtime_class
+from gpustack.lint.rules import gs005_rolling_update_on_packed_gpu
+from gpustack.lint.rules import gs006_gpu_request_limit_mismatch
+from gpustack.lint.rules import gs007_visible_devices_env
+from gpustack.lint.rules import gs008_gpu_memory_utilization_virtual_vram
 from gpustack.lint.rules import gs009_duplicate_gpu_device_plugins
 from gpustack.lint.rules import gs010_hami_node_label
 from gpustack.lint.rules import gs012_orphan_resource_claim
 from gpustack.lint.rules import gs014_prometheusrule_not_selected
 from gpustack.lint.rules import gs015_xid_alert_coverage
 from gpustack.lint.rules import gs017_gpu_vector_match_without_node
+from gpustack.lint.rules import gs018_profiler_vs_dcgm
+from gpustack.lint.rules import gs019_instance_type_selector_on_k3s
+from gpustack.lint.rules import gs020_s3_streamer_metadata
+from gpustack.lint.rules import gs022_unpinned_gpu_component
+from gpustack.lint.rules import gs023_gpu_container_hardening
+from gpustack.lint.rules import gs025_plaintext_credentials
 
 RULES: dict[str, Rule] = {
     rule.id: rule
     for rule in (
+        gs001_pci_0300_selector.RULE,
+        gs002_privileged_gpu_pod.RULE,
+        gs003_gpu_hostpath_mount.RULE,
+        gs004_missing_runtime_class.RULE,
+        gs005_rolling_update_on_packed_gpu.RULE,
+        gs006_gpu_request_limit_mismatch.RULE,
+        gs007_visible_devices_env.RULE,
+        gs008_gpu_memory_utilization_virtual_vram.RULE,
         gs009_duplicate_gpu_device_plugins.RULE,
         gs010_hami_node_label.RULE,
         gs012_orphan_resource_claim.RULE,
         gs014_prometheusrule_not_selected.RULE,
         gs015_xid_alert_coverage.RULE,
         gs017_gpu_vector_match_without_node.RULE,
+        gs018_profiler_vs_dcgm.RULE,
+        gs019_instance_type_selector_on_k3s.RULE,
+        gs020_s3_streamer_metadata.RULE,
+        gs022_unpinned_gpu_component.RULE,
+        gs023_gpu_container_hardening.RULE,
+        gs025_plaintext_credentials.RULE,
     )
 }

@@ -1,0 +1,59 @@
+"""GS001: selecting GPU nodes by NFD's PCI class 0300 (VGA).
+
+NFD names PCI labels ``pci-<class>_<vendor>.present``. GeForce cards are VGA controllers
+(0300), datacenter GPUs (L4, A100, H100) are 3D controllers (0302): a selector copied from a
+desktop never matches them, and EC2's virtual VGA device (vendor 1d0f) makes a bare
+``pci-0300.present`` true on every instance (seed 001 §9, reference §10).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpustack.lint.context import LintContext
+from gpustack.lint.model import Hit, PodSpec, Severity
+from gpustack.lint.podspec import LabelTest, node_label_tests, subject
+from gpustack.lint.registry import Rule
+
+NFD = "feature.node.kubernetes.io/"
+VGA_GPU_LABELS = frozenset({f"{NFD}pci-0300_10de.present", f"{NFD}pci-0300.present"})
+# A required term on one of these, OR'd with the 0300 term, also admits datacenter GPUs.
+_DATACENTER_PREFIXES = (f"{NFD}pci-0302", f"{NFD}pci-10de.", "nvidia.com/gpu.")
+FIX = (
+    "Select GPU nodes by a label every NVIDIA GPU gets: node affinity with two "
+    "nodeSelectorTerms, `feature.node.kubernetes.io/pci-0300_10de.present` OR "
+    "`feature.node.kubernetes.io/pci-0302_10de.present`, or `feature.node.kubernetes.io/"
+    "pci-10de.present` when NFD runs with `deviceLabelFields: [vendor]` (as gpustack's and "
+    "NVIDIA's charts configure it); `nvidia.com/gpu.product` (GFD) selects a model."
+)
+
+
+def _is_vga_test(test: LabelTest) -> bool:
+    if not test.required or test.key not in VGA_GPU_LABELS:
+        return False
+    return test.operator == "Exists" or (test.operator == "In" and "true" in test.values)
+
+
+def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
+    tests = list(node_label_tests(pod))
+    datacenter_terms = {
+        t.term for t in tests if t.term is not None and t.selects and t.key.startswith(_DATACENTER_PREFIXES)
+    }
+    for test in filter(_is_vga_test, tests):
+        if test.term is not None and datacenter_terms - {test.term}:
+            continue  # OR'd with a nodeSelectorTerm that datacenter GPUs satisfy
+        if test.key.endswith("pci-0300.present"):
+            why = "any VGA device matches it, EC2's virtual VGA (vendor 1d0f) included"
+        else:
+            why = "datacenter GPUs (L4, A100, H100) are PCI class 0302 and never carry it"
+        yield Hit(
+            pod.resource,
+            test.path,
+            f"{subject(pod)} selects GPU nodes by {test.key}: {why}",
+            # Without a spec the GPUs of the cluster are unknown (DESIGN §10).
+            severity=Severity.WARNING if ctx.cluster is None else None,
+            fix=FIX,
+        )
+
+
+RULE = Rule("GS001", "pod", check)

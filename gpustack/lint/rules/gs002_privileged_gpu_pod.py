@@ -1,0 +1,51 @@
+"""GS002: a GPU workload that runs privileged or may gain privileges.
+
+The nvidia runtime (``runtimeClassName: nvidia``) injects exactly the allocated devices and
+driver files into a container that has dropped every capability: the NVIDIA device plugin
+itself runs that way (seed 000 step 5, seed 001 §5). ``privileged: true`` instead hands the
+container every device node of the host, all GPUs included, and the host's kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from gpustack.lint.context import LintContext
+from gpustack.lint.gpu import is_gpu_workload
+from gpustack.lint.model import Container, Hit, Path, PodSpec
+from gpustack.lint.podspec import subject
+from gpustack.lint.registry import Rule
+
+ADMIN_CAPABILITIES = frozenset({"SYS_ADMIN", "CAP_SYS_ADMIN", "ALL"})
+FIX = (
+    "Remove `privileged`, `allowPrivilegeEscalation: true` and added capabilities; request GPUs "
+    "through resources (or a claim) and set `runtimeClassName: nvidia` where the nvidia runtime "
+    "is not the default."
+)
+
+
+def _escalations(container: Container) -> Iterator[tuple[Path, str]]:
+    context = container.data.get("securityContext")
+    if not isinstance(context, Mapping):
+        return
+    path = (*container.path, "securityContext")
+    if context.get("privileged") is True:
+        yield (*path, "privileged"), "runs privileged (every host device, all GPUs)"
+    if context.get("allowPrivilegeEscalation") is True:
+        yield (*path, "allowPrivilegeEscalation"), "allows privilege escalation"
+    capabilities = context.get("capabilities")
+    added = capabilities.get("add") if isinstance(capabilities, Mapping) else None
+    for index, capability in enumerate(added if isinstance(added, list) else ()):
+        if str(capability).upper() in ADMIN_CAPABILITIES:
+            yield (*path, "capabilities", "add", index), f"adds capability {capability}"
+
+
+def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
+    if not is_gpu_workload(pod):
+        return
+    for container in pod.containers():
+        for path, what in _escalations(container):
+            yield Hit(pod.resource, path, f"{subject(pod, container)} of a GPU pod {what}", fix=FIX)
+
+
+RULE = Rule("GS002", "pod", check)

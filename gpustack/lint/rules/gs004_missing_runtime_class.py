@@ -1,0 +1,89 @@
+"""GS004: a GPU pod without ``runtimeClassName`` where nvidia is not the default runtime.
+
+K3s (and RKE2, k0s) registers the ``nvidia`` RuntimeClass but keeps runc as containerd's
+default; kubeadm clusters keep it unless ``nvidia-ctk runtime configure --set-as-default`` ran.
+A pod that gets GPUs from the device plugin (or HAMi) without ``runtimeClassName: nvidia`` then
+starts without the devices and driver files (seed 000 step 5, seed 001 §5–§6). The device
+plugin, GFD and DCGM Exporter read GPUs through NVML and need it too (seed 001 §5, §7).
+
+DRA claims are exempt: DRA drivers hand devices over through CDI, which containerd applies
+under any runtime. GKE, EKS and AKS make the nvidia runtime (or their own driver mounts) the
+default; GKE has no ``nvidia`` RuntimeClass at all, so adding one gets pods rejected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpustack.lint.context import RUNTIME_CLASS_DISTRIBUTIONS, LintContext
+from gpustack.lint.gpu import gpu_amounts, is_gpu_workload, pod_components, visible_devices
+from gpustack.lint.model import Hit, PodSpec, Severity
+from gpustack.lint.podspec import node_label_tests, subject
+from gpustack.lint.registry import Rule
+
+MANAGED = frozenset({"gke", "eks", "aks"})
+GKE_ACCELERATOR = "cloud.google.com/gke-accelerator"
+FIX = "Add `runtimeClassName: nvidia` to the pod spec."
+
+
+def _distribution(pod: PodSpec, ctx: LintContext) -> str | None:
+    """The context's distribution; a pod that selects GKE accelerators runs on GKE."""
+    if any(test.key == GKE_ACCELERATOR and test.selects for test in node_label_tests(pod)):
+        return "gke"
+    return ctx.distribution
+
+
+def _nvidia_is_default(ctx: LintContext) -> bool:
+    """The spec says nvidia is containerd's default runtime (``cluster.nvidiaDefaultRuntime``)."""
+    cluster = getattr(ctx.cluster, "cluster", None)
+    return bool(getattr(cluster, "nvidiaDefaultRuntime", False))
+
+
+def _severity(distribution: str | None, ctx: LintContext) -> Severity | None:
+    """None: no finding. Error where runc is the default, info without any context."""
+    if distribution in MANAGED or _nvidia_is_default(ctx):
+        return None
+    if distribution in RUNTIME_CLASS_DISTRIBUTIONS:
+        return Severity.ERROR
+    return Severity.INFO if distribution is None else Severity.WARNING
+
+
+def _why(pod: PodSpec) -> str | None:
+    """What makes the pod need the nvidia runtime, or None."""
+    if is_gpu_workload(pod):
+        for container in pod.containers():
+            if amounts := gpu_amounts(container):
+                return f"gets {', '.join(sorted(amounts))} from the device plugin"
+            if visible_devices(container):
+                return "asks for GPUs through NVIDIA_VISIBLE_DEVICES"
+        return None  # GPUs through DRA claims only
+    if pod.system_component and pod.resource.kind == "DaemonSet":
+        needing = [c.name for c in pod_components(pod) if c.runtime_class]
+        if needing:
+            return f"runs a {needing[0]}, which reads GPUs through NVML"
+    return None
+
+
+def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
+    runtime_class = pod.spec.get("runtimeClassName")
+    if isinstance(runtime_class, str) and runtime_class.strip():
+        return
+    why = _why(pod)
+    if why is None:
+        return
+    distribution = _distribution(pod, ctx)
+    severity = _severity(distribution, ctx)
+    if severity is None:
+        return
+    where = f"on {distribution}" if distribution else "where nvidia is not the default runtime (K3s, RKE2, k0s, kubeadm)"
+    yield Hit(
+        pod.resource,
+        pod.path,
+        f"{subject(pod)} {why} but sets no runtimeClassName: {where} its containers start "
+        "without GPU devices or driver",
+        severity=severity,
+        fix=FIX,
+    )
+
+
+RULE = Rule("GS004", "pod", check)

@@ -1,0 +1,51 @@
+"""GS006: ``nvidia.com/*`` extended resources with requests ≠ limits or non-integer counts.
+
+Extended resources cannot be overcommitted: the API server requires a limit, requests equal
+to it, and whole numbers (seed 000 step 4: with limits alone, requests follow). A manifest
+that breaks this is rejected at apply time, often deep inside a Helm release or an operator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpustack.lint.context import LintContext
+from gpustack.lint.gpu import NVIDIA_PREFIX, ResourceAmount, is_gpu_workload, resource_amounts
+from gpustack.lint.model import Container, Hit, PodSpec
+from gpustack.lint.podspec import subject
+from gpustack.lint.registry import Rule
+
+FIX = "Set the GPU resource under `limits` only, as a whole number (requests default to limits)."
+
+
+def _problems(container: Container) -> Iterator[tuple[ResourceAmount, str]]:
+    amounts = [a for a in resource_amounts(container) if a.name.startswith(NVIDIA_PREFIX)]
+    limits = {a.name: a for a in amounts if a.section == "limits"}
+    for amount in amounts:
+        if amount.quantity is None:
+            yield amount, f"{amount.section} {amount.name}: {amount.raw!r} is not a quantity"
+        elif amount.quantity.denominator != 1:
+            yield amount, f"{amount.section} {amount.name}: {amount.raw} is not a whole number"
+        elif amount.section == "requests":
+            limit = limits.get(amount.name)
+            if limit is None:
+                yield amount, f"requests {amount.name} without a limit"
+            elif limit.quantity is not None and limit.quantity != amount.quantity:
+                yield amount, f"requests {amount.name} {amount.raw} but limits it to {limit.raw}"
+
+
+def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
+    if not is_gpu_workload(pod):
+        return
+    for container in pod.containers():
+        for amount, what in _problems(container):
+            yield Hit(
+                pod.resource,
+                amount.path,
+                f"{subject(pod, container)} {what}: extended resources need equal, whole "
+                "requests and limits and the API server rejects the pod",
+                fix=FIX,
+            )
+
+
+RULE = Rule("GS006", "pod", check)

@@ -1,0 +1,54 @@
+"""GS023: a GPU container that keeps its capabilities and may escalate privileges.
+
+The nvidia runtime needs neither: NVIDIA's own device plugin runs with
+``allowPrivilegeEscalation: false`` and ``capabilities.drop: [ALL]`` and still reads every GPU
+through NVML (seed 001 §5). A GPU container runs vendor libraries and large model code;
+dropping what it does not need is cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from gpustack.lint.context import LintContext
+from gpustack.lint.gpu import is_gpu_workload, uses_gpu
+from gpustack.lint.model import Container, Hit, PodSpec
+from gpustack.lint.podspec import subject
+from gpustack.lint.registry import Rule
+
+FIX = "Set `securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}` on the container."
+
+
+def missing_hardening(container: Container) -> list[str]:
+    context = container.data.get("securityContext")
+    context = context if isinstance(context, Mapping) else {}
+    capabilities = context.get("capabilities")
+    dropped = capabilities.get("drop") if isinstance(capabilities, Mapping) else None
+    missing = []
+    if context.get("allowPrivilegeEscalation") is not False:
+        missing.append("allowPrivilegeEscalation: false")
+    if not isinstance(dropped, list) or "ALL" not in {str(c).upper() for c in dropped}:
+        missing.append("capabilities.drop: [ALL]")
+    return missing
+
+
+def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
+    if not is_gpu_workload(pod):
+        return
+    for container in pod.containers():
+        if not uses_gpu(container):
+            continue
+        missing = missing_hardening(container)
+        if not missing:
+            continue
+        context = container.data.get("securityContext")
+        path = (*container.path, "securityContext") if isinstance(context, Mapping) else container.path
+        yield Hit(
+            pod.resource,
+            path,
+            f"{subject(pod, container)} uses GPUs without {' and '.join(missing)}",
+            fix=FIX,
+        )
+
+
+RULE = Rule("GS023", "pod", check)

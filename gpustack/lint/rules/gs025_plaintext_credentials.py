@@ -1,0 +1,59 @@
+"""GS025: object-store and model-hub credentials written into a manifest.
+
+A model server that streams from MinIO/S3 or pulls from Hugging Face needs keys (seed 001 §10);
+as literal env values they land in Git, in ``kubectl get -o yaml`` and in every rendered Helm
+release. Secrets keep them out (DESIGN §9: credentials from a Secret). Values that reference
+other variables (``$(VAR)``) hold no secret and are skipped; the message never repeats a value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from gpustack.lint.context import LintContext
+from gpustack.lint.gpu import env_vars
+from gpustack.lint.model import Hit, PodSpec
+from gpustack.lint.podspec import subject
+from gpustack.lint.registry import Rule
+
+CREDENTIAL_NAMES = frozenset(
+    {
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "MINIO_ACCESS_KEY",
+        "MINIO_SECRET_KEY",
+        "MINIO_ROOT_USER",
+        "MINIO_ROOT_PASSWORD",
+        "S3_ACCESS_KEY",
+        "S3_ACCESS_KEY_ID",
+        "S3_SECRET_KEY",
+        "S3_SECRET_ACCESS_KEY",
+        "HF_TOKEN",
+        "HUGGING_FACE_HUB_TOKEN",
+        "HUGGINGFACE_HUB_TOKEN",
+        "HUGGINGFACEHUB_API_TOKEN",
+        "HUGGINGFACE_TOKEN",
+        "NGC_API_KEY",
+    }
+)
+_REFERENCE = re.compile(r"^\$\([A-Za-z_][A-Za-z0-9_]*\)$")
+FIX = "Move the value into a Secret and use `valueFrom.secretKeyRef` (or `envFrom.secretRef`)."
+
+
+def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
+    for container in pod.containers():
+        for var in env_vars(container):
+            value = (var.value or "").strip()
+            if var.name.upper() not in CREDENTIAL_NAMES or not value or _REFERENCE.match(value):
+                continue
+            yield Hit(
+                pod.resource,
+                var.value_path,
+                f"{subject(pod, container)} sets {var.name} as a literal value instead of a Secret reference",
+                fix=FIX,
+            )
+
+
+RULE = Rule("GS025", "pod", check)
