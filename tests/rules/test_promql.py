@@ -26,7 +26,8 @@ def test_rule_expressions_yield_alerts_and_records_with_paths() -> None:
         "kind": "PrometheusRule",
         "spec": {
             "groups": [
-                {"name": "a", "rules": [{"alert": "Hot", "expr": "DCGM_FI_DEV_GPU_TEMP > 85"}, {"record": "r", "expr": 1}]},
+                {"name": "a", "rules": [{"alert": "Hot", "expr": "DCGM_FI_DEV_GPU_TEMP > 85"}]},
+                {"name": "r", "rules": [{"record": "r", "expr": 1}]},
                 {"name": "b", "rules": [{"alert": "NoExpr"}, "not a rule", {"alert": "Bool", "expr": True}]},
                 {"name": "c"},
             ]
@@ -35,7 +36,7 @@ def test_rule_expressions_yield_alerts_and_records_with_paths() -> None:
     rules = list(promql.rule_expressions(Resource("f.yaml", data, lambda path: (1, 1))))
     assert [(r.label, r.expr, r.expr_path) for r in rules] == [
         ("alert Hot", "DCGM_FI_DEV_GPU_TEMP > 85", ("spec", "groups", 0, "rules", 0, "expr")),
-        ("record r", "1", ("spec", "groups", 0, "rules", 1, "expr")),
+        ("record r", "1", ("spec", "groups", 1, "rules", 0, "expr")),
     ]
 
 

@@ -6,7 +6,9 @@ default, reference §8): an object without that label is silently ignored (seed 
 dcgm-exporter chart's ServiceMonitor has no ``release`` label, DESIGN §10).
 
 What the set says wins over that default: a Prometheus object's own selectors, else the
-values of kube-prometheus-stack releases declared in the set.
+values of kube-prometheus-stack releases declared in the set; the chart's defaults apply
+only when the set says neither (and not on OpenShift, whose monitoring stack selects rules by
+namespace label).
 """
 
 from __future__ import annotations
@@ -110,7 +112,8 @@ def check(ctx: LintContext) -> Iterator[Hit]:
                 continue
             message = f"{resource.ref} is not selected by {', '.join(why for _, why in verdicts)}"
         else:
-            if _release_label(None)(resource):
+            # OpenShift's own monitoring selects by namespace label, not kube-prometheus-stack's.
+            if ctx.distribution == "openshift" or _release_label(None)(resource):
                 continue
             message = (
                 f"{resource.ref} has no `release` label: kube-prometheus-stack's default "
