@@ -1,0 +1,82 @@
+"""`gpustack render` through the CLI: exit codes, --check, -o -."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from render_helpers import EXAMPLES, REPO
+from ruamel.yaml import YAML
+
+from gpustack.cli import main
+
+EXAMPLE = REPO / "examples" / "k3s-l4.yaml"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exit_info:
+        main(list(argv))
+    out, err = capsys.readouterr()
+    return exit_info.value.code or 0, out, err
+
+
+@pytest.fixture
+def rendered_dir(tmp_path, examples):
+    """A copy of the committed output of the K3s example."""
+    target = tmp_path / "k3s-l4"
+    shutil.copytree(REPO / "output" / "k3s-l4", target)
+    return target
+
+
+def test_check_passes_on_fresh_output(capsys, rendered_dir):
+    code, out, err = run(capsys, "render", str(EXAMPLE), "-o", str(rendered_dir), "--check")
+    assert (code, out) == (0, "")
+    assert "up to date" in err
+
+
+def test_check_fails_with_a_diff_on_drift(capsys, rendered_dir):
+    values = rendered_dir / "helm" / "nvidia-device-plugin.values.yaml"
+    values.write_text(values.read_text().replace("runtimeClassName: nvidia", "runtimeClassName: runc"))
+    (rendered_dir / "extra.yaml").write_text("x: 1\n")
+    before = values.read_text()
+    code, out, err = run(capsys, "render", str(EXAMPLE), "-o", str(rendered_dir), "--check")
+    assert code == 1
+    assert "-runtimeClassName: runc\n+runtimeClassName: nvidia\n" in out
+    assert f"--- a/{rendered_dir.as_posix()}/extra.yaml\n+++ /dev/null" in out
+    assert "stale" in err
+    assert values.read_text() == before  # --check writes nothing
+
+
+def test_render_writes_then_reports_fresh(capsys, tmp_path):
+    target = tmp_path / "out"
+    assert run(capsys, "render", str(EXAMPLE), "-o", str(target))[0] == 0
+    assert (target / "README.md").is_file()
+    assert run(capsys, "render", str(EXAMPLE), "-o", str(target), "--check")[0] == 0
+
+
+def test_default_folder_is_output_slash_name(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "render", str(EXAMPLE))[0] == 0
+    assert (tmp_path / "output" / "k3s-l4" / "cluster" / "config.yaml").is_file()
+
+
+def test_stdout_stream_holds_every_object(capsys, examples):
+    code, out, _ = run(capsys, "render", str(EXAMPLES[-1]), "-o", "-")
+    assert code == 0
+    documents = [d for d in YAML(typ="safe").load_all(out) if d is not None]
+    rendered, _ = examples[EXAMPLES[-1].stem]
+    assert documents == [obj for _, obj in rendered.objects()]
+    assert all({"apiVersion", "kind", "metadata"} <= set(d) for d in documents)
+
+
+def test_check_with_stdout_is_a_usage_error(capsys):
+    code, _, err = run(capsys, "render", str(EXAMPLE), "-o", "-", "--check")
+    assert code == 2
+    assert "--check" in err and "Traceback" not in err
+
+
+def test_help_explains_the_command(capsys):
+    code, out, _ = run(capsys, "render", "--help")
+    assert code == 0
+    for words in ("SPEC", "--output", "--check", "output/<metadata.name>", "Exit codes"):
+        assert words in out

@@ -1,0 +1,79 @@
+"""Cluster configuration: K3s config.yaml vs kubeadm ClusterConfiguration + KubeletConfiguration."""
+
+from __future__ import annotations
+
+import pytest
+from ruamel.yaml import YAML
+
+from gpustack.errors import GpustackError
+from gpustack.render import cluster, runtime
+
+SAFE = YAML(typ="safe")
+GATES = {"DRAPartitionableDevices": True, "DRADeviceTaints": True}
+
+
+def test_k3s_gates_as_arg_lists_and_default_runtime(render_spec):
+    rendered, files = render_spec(cluster={"kubernetesVersion": "1.35", "featureGates": GATES, "nvidiaDefaultRuntime": True})
+    assert "cluster/kubeadm-config.yaml" not in files
+    config = SAFE.load(files["cluster/config.yaml"])
+    flag = "feature-gates=DRADeviceTaints=true,DRAPartitionableDevices=true"
+    assert config == {
+        "kube-apiserver-arg": [flag],
+        "kube-controller-manager-arg": [flag],
+        "kube-scheduler-arg": [flag],
+        "kubelet-arg": [flag],
+        "default-runtime": "nvidia",
+    }
+
+
+def test_k3s_without_gates_is_an_empty_mapping(render_spec):
+    _, files = render_spec()
+    assert SAFE.load(files["cluster/config.yaml"]) == {}
+    assert files["cluster/config.yaml"].startswith("# K3s configuration of stack test")
+
+
+def test_kubeadm_v1beta4_extra_args_and_kubelet_gates(render_spec):
+    rendered, files = render_spec(cluster={"distribution": "kubeadm", "kubernetesVersion": "1.35", "featureGates": GATES})
+    assert "cluster/config.yaml" not in files
+    cluster_config, kubelet = SAFE.load_all(files["cluster/kubeadm-config.yaml"])
+    value = "DRADeviceTaints=true,DRAPartitionableDevices=true"
+    assert cluster_config["apiVersion"] == "kubeadm.k8s.io/v1beta4"
+    assert cluster_config["kind"] == "ClusterConfiguration"
+    for section in ("apiServer", "controllerManager", "scheduler"):
+        assert cluster_config[section] == {"extraArgs": [{"name": "feature-gates", "value": value}]}
+    assert kubelet == {
+        "apiVersion": "kubelet.config.k8s.io/v1beta1",
+        "kind": "KubeletConfiguration",
+        "featureGates": {"DRADeviceTaints": True, "DRAPartitionableDevices": True},
+    }
+
+
+def test_kubeadm_default_runtime_goes_to_nvidia_ctk(render_spec):
+    rendered, files = render_spec(cluster={"distribution": "kubeadm", "nvidiaDefaultRuntime": True})
+    note = next(n for n in rendered.notes["runtime"] if "nvidia-ctk runtime configure" in n)
+    assert "--runtime=containerd --set-as-default" in note
+    # Without the GPU Operator nobody else creates the RuntimeClass: gpustack does.
+    assert SAFE.load(files["manifests/runtime.yaml"]) == runtime.runtime_class()
+    assert "runtime.yaml" in SAFE.load(files["manifests/kustomization.yaml"])["resources"]
+
+
+def test_k3s_registers_its_own_runtime_class(render_spec):
+    rendered, files = render_spec()
+    assert "manifests/runtime.yaml" not in files
+    assert any("apply no RuntimeClass of your own" in n and "config-v3.toml.tmpl" in n for n in rendered.notes["runtime"])
+
+
+def test_component_gates_only_where_needed_and_user_gates_everywhere():
+    gates = cluster.merge_gates([{"kubelet": {"A": True}}, {"apiserver": {"A": True}}], {"U": False})
+    assert gates == {
+        "apiserver": {"A": True, "U": False},
+        "controller-manager": {"U": False},
+        "scheduler": {"U": False},
+        "kubelet": {"A": True, "U": False},
+    }
+    assert cluster.gate_flag(gates["kubelet"]) == "A=true,U=false"
+
+
+def test_components_disagreeing_on_a_gate_is_an_error():
+    with pytest.raises(GpustackError, match="disagree"):
+        cluster.merge_gates([{"kubelet": {"A": True}}, {"kubelet": {"A": False}}], {})

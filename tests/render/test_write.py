@@ -1,0 +1,73 @@
+"""Atomic writes: the old output survives a failure, nothing lands outside the folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpustack.errors import GpustackError
+from gpustack.render import readme, write
+
+OLD = {"README.md": f"{readme.MARKER} old -->\n", "helm/a.values.yaml": "a: 1\n", "stale.yaml": "x: 1\n"}
+NEW = {"README.md": f"{readme.MARKER} new -->\n", "helm/a.values.yaml": "a: 2\n", "manifests/b.yaml": "b: 1\n"}
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_replaces_the_whole_tree(tmp_path):
+    target = tmp_path / "out" / "stack"
+    write.write_tree(OLD, target)
+    write.write_tree(NEW, target)
+    assert snapshot(target) == {k: v.encode() for k, v in NEW.items()}
+    assert sorted(p.name for p in target.parent.iterdir()) == ["stack"]
+
+
+def test_failure_leaves_old_output_untouched_and_no_leftovers(tmp_path, monkeypatch):
+    target = tmp_path / "stack"
+    write.write_tree(OLD, target)
+    before = snapshot(target)
+    real_write = Path.write_text
+    calls = []
+
+    def failing(self, *args, **kwargs):
+        calls.append(self)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        return real_write(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", failing)
+    with pytest.raises(GpustackError, match="No space left"):
+        write.write_tree(NEW, target)
+    assert snapshot(target) == before
+    assert [p.name for p in tmp_path.iterdir()] == ["stack"]
+
+
+@pytest.mark.parametrize("path", ["../escape.yaml", "/etc/passwd", "a/../../b", "a//b", "./a", "", "a\\..\\b"])
+def test_paths_outside_the_folder_are_refused(tmp_path, path):
+    with pytest.raises(GpustackError, match="refusing to write"):
+        write.write_tree({"README.md": "x\n", path: "x\n"}, tmp_path / "stack")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_that_is_not_gpustack_output_is_never_replaced(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine\n")
+    with pytest.raises(GpustackError, match="holds no gpustack output"):
+        write.write_tree(NEW, tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+
+
+def test_an_empty_folder_is_filled(tmp_path):
+    write.write_tree(NEW, tmp_path)
+    assert snapshot(tmp_path) == {k: v.encode() for k, v in NEW.items()}
+
+
+def test_diff_tree(tmp_path):
+    write.write_tree(OLD, tmp_path / "s")
+    diff = write.diff_tree(NEW, tmp_path / "s")
+    assert f"--- a/{(tmp_path / 's').as_posix()}/stale.yaml" in diff
+    assert "+++ /dev/null" in diff and "--- /dev/null" in diff
+    assert "-a: 1\n+a: 2\n" in diff
+    assert write.diff_tree(OLD, tmp_path / "s") == ""
