@@ -1,7 +1,7 @@
 """GS015: DCGM alerting without (complete) XID alerts.
 
 XIDs are the driver's error reports; seed 000 step 8 names 31, 43, 79, 92 as the ones to
-page on (configurable as ``xidCritical``). A set of PrometheusRules that alerts on DCGM
+page on (``options.critical_xids``, configurable in ``.gpustack.yaml``). A set of PrometheusRules that alerts on DCGM
 metrics but never on an XID misses a GPU fallen off the bus (79) entirely.
 """
 
