@@ -1,8 +1,9 @@
 """GS015: DCGM alerting without (complete) XID alerts.
 
 XIDs are the driver's error reports; seed 000 step 8 names 31, 43, 79, 92 as the ones to
-page on (``options.critical_xids``, configurable in ``.gpustack.yaml``). A set of PrometheusRules that alerts on DCGM
-metrics but never on an XID misses a GPU fallen off the bus (79) entirely.
+page on (``options.critical_xids``, configurable in ``.gpustack.yaml``). A set of
+PrometheusRules that alerts on DCGM metrics but never on an XID misses a GPU fallen off the
+bus (79) entirely.
 """
 
 from __future__ import annotations
