@@ -1,0 +1,279 @@
+"""Benchmark ``gpustack lint`` and ``gpustack render`` as whole processes, beside checkov.
+
+    python benchmarks/run.py                  # the full run: median of 5 runs per figure
+    python benchmarks/run.py --checkov PATH   # compare with a checkov that is not on PATH
+    python benchmarks/run.py --quick          # smoke run: smaller corpora, one run each
+
+Each figure is the wall time of a fresh process (start-up and imports included, as in a
+pre-commit hook), measured from fork to exit; peak memory is the child's maximum resident
+set size. Lint runs over the seeded corpus of ``corpus.py`` (generated once into
+``benchmarks/.corpus/``); render runs cold, into a new output folder each time, on every
+``examples/*.yaml`` and on the 50-pool spec of ``specs.py``.
+
+Prints a Markdown table with the targets of issue 6 beside the figures. Targets are
+reported, never asserted; the exit status is 1 only when a measured command itself failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from pathlib import Path
+
+from corpus import CACHE, corpus_dir
+from specs import spec_file
+
+REPO = Path(__file__).resolve().parents[1]
+MB = 1_000_000
+
+
+@dataclass(frozen=True)
+class Corpus:
+    docs: int
+    files: int
+
+    def __str__(self) -> str:
+        return f"{self.docs:,} docs / {self.files:,} files"
+
+
+# (small, large, one file): the large corpus has 5× the documents, for the scaling ratio.
+FULL = (Corpus(2_000, 200), Corpus(10_000, 1_000), Corpus(5, 1))
+QUICK = (Corpus(200, 20), Corpus(1_000, 100), Corpus(5, 1))
+
+# Exit status 1 means findings, for gpustack and checkov alike.
+FOUND_OR_CLEAN = (0, 1)
+# --skip-download: no calls to the Prisma Cloud API (guideline links only), which fail offline.
+CHECKOV_FLAGS = ("--framework", "kubernetes", "--quiet", "--compact", "--skip-download")
+
+
+@dataclass(frozen=True)
+class Sample:
+    seconds: float  # median wall time of the runs
+    peak_rss: int  # bytes, the highest of the runs
+
+
+class CommandFailed(Exception):
+    def __init__(self, command: list[str], status: int, stderr: str) -> None:
+        super().__init__(f"`{' '.join(command)}` exited {status}: {stderr.strip()[-800:]}")
+
+
+def run_once(command: list[str], ok: Collection[int], env: dict[str, str] | None) -> tuple[float, int]:
+    """Wall seconds and peak RSS (bytes) of one run; ``os.wait4`` gives this child's own rusage."""
+    with tempfile.TemporaryFile() as stderr:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, env=env)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - start
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if process.returncode not in ok:
+            stderr.seek(0)
+            raise CommandFailed(command, process.returncode, stderr.read().decode(errors="replace"))
+    return seconds, usage.ru_maxrss * 1024  # Linux reports KiB
+
+
+def measure(
+    label: str,
+    command: Callable[[int], list[str]],
+    runs: int,
+    ok: Collection[int] = (0,),
+    env: dict[str, str] | None = None,
+) -> Sample:
+    """Median of ``runs`` runs of ``command(run_index)``, reporting progress on stderr."""
+    times: list[float] = []
+    peak = 0
+    for run in range(runs):
+        seconds, rss = run_once(command(run), ok, env)
+        times.append(seconds)
+        peak = max(peak, rss)
+        print(f"  {label}: {seconds:.3f} s ({run + 1}/{runs})", file=sys.stderr)
+    return Sample(statistics.median(times), peak)
+
+
+@dataclass(frozen=True)
+class Row:
+    measure: str
+    result: str
+    target: str = "—"
+    met: bool | None = None
+
+    def markdown(self) -> str:
+        met = {None: "", True: "yes", False: "**no**"}[self.met]
+        return f"| {self.measure} | {self.result} | {self.target} | {met} |"
+
+
+class Bench:
+    """Collects rows; a failing command becomes a row that says so, and the run goes on."""
+
+    def __init__(self, runs: int) -> None:
+        self.runs = runs
+        self.rows: list[Row] = []
+        self.failures: list[str] = []
+
+    def sample(
+        self,
+        label: str,
+        command: Callable[[int], list[str]],
+        ok: Collection[int] = (0,),
+        env: dict[str, str] | None = None,
+    ) -> Sample | None:
+        try:
+            return measure(label, command, self.runs, ok, env)
+        except (CommandFailed, OSError) as exc:
+            self.failures.append(f"{label}: {exc}")
+            self.rows.append(Row(label, "failed (see below)"))
+            return None
+
+    def add(self, measure: str, result: str, target: str = "—", met: bool | None = None) -> None:
+        self.rows.append(Row(measure, result, target, met))
+
+
+def seconds(value: float) -> str:
+    return f"{value:.3g} s"
+
+
+def throughput(docs: int, sample: Sample) -> str:
+    return f"{seconds(sample.seconds)} · {docs / sample.seconds:,.0f} docs/s"
+
+
+def lint(gpustack: str, path: Path) -> Callable[[int], list[str]]:
+    return lambda _: [gpustack, "lint", str(path)]
+
+
+def lint_rows(bench: Bench, gpustack: str, corpora: tuple[Corpus, Corpus, Corpus], cache: Path) -> Sample | None:
+    """Lint figures; returns the small corpus's sample for the comparison with checkov."""
+    small, large, one = corpora
+    small_folder = corpus_dir(small.docs, small.files, cache=cache)
+    large_folder = corpus_dir(large.docs, large.files, cache=cache)
+    one_file = next(corpus_dir(one.docs, one.files, cache=cache).rglob("*.yaml"))
+
+    small_run = bench.sample(f"Lint {small}", lint(gpustack, small_folder), FOUND_OR_CLEAN)
+    if small_run:
+        bench.add(f"Lint {small} ({megabytes(small_folder)})", throughput(small.docs, small_run))
+    large_run = bench.sample(f"Lint {large}", lint(gpustack, large_folder), FOUND_OR_CLEAN)
+    if large_run:
+        bench.add(
+            f"Lint {large} ({megabytes(large_folder)})",
+            throughput(large.docs, large_run),
+            "≤ 2.0 s",
+            large_run.seconds <= 2.0,
+        )
+        peak = large_run.peak_rss
+        bench.add(f"Peak RSS, lint {large}", f"{peak / MB:.0f} MB", "≤ 300 MB", peak <= 300 * MB)
+    if small_run and large_run:
+        ratio = large_run.seconds / small_run.seconds
+        bench.add(f"Scaling: time {large.docs:,} / {small.docs:,} docs", f"{ratio:.2f}", "≤ 5.5", ratio <= 5.5)
+    label = f"Lint one small file ({one.docs} docs)"
+    one_run = bench.sample(label, lint(gpustack, one_file), FOUND_OR_CLEAN)
+    if one_run:
+        bench.add(label, seconds(one_run.seconds), "≤ 0.30 s", one_run.seconds <= 0.30)
+    return small_run
+
+
+def megabytes(folder: Path) -> str:
+    size = sum(path.stat().st_size for path in folder.rglob("*.yaml"))
+    return f"{size / MB:.1f} MB"
+
+
+def checkov_rows(bench: Bench, checkov: str | None, corpus: Corpus, ours: Sample | None, cache: Path) -> None:
+    label = f"checkov {corpus}"
+    if checkov is None:
+        bench.add(label, "not installed (pass --checkov PATH)")
+        return
+    folder = corpus_dir(corpus.docs, corpus.files, cache=cache)
+    # checkov skips any path under a folder whose name starts with "." (our cache is
+    # benchmarks/.corpus) unless told not to: without this it lints nothing, fast.
+    env = os.environ | {"CKV_IGNORE_HIDDEN_DIRECTORIES": "false"}
+    theirs = bench.sample(label, lambda _: [checkov, "-d", str(folder), *CHECKOV_FLAGS], FOUND_OR_CLEAN, env)
+    if theirs is None:
+        return
+    bench.add(label, throughput(corpus.docs, theirs))
+    if ours:
+        speedup = theirs.seconds / ours.seconds
+        bench.add(f"Speed-up over checkov, {corpus}", f"{speedup:.1f}×", "≥ 50×", speedup >= 50)
+
+
+def render(gpustack: str, spec: Path, scratch: Path) -> Callable[[int], list[str]]:
+    """Each run renders into a folder of its own: cold, nothing left by the run before."""
+    return lambda run: [gpustack, "render", str(spec), "-o", str(scratch / f"{spec.stem}-{run}")]
+
+
+def render_rows(bench: Bench, gpustack: str, cache: Path) -> None:
+    examples = sorted((REPO / "examples").glob("*.yaml"))
+    generated = spec_file(50, cache)
+    with tempfile.TemporaryDirectory() as scratch:
+        for spec in [*examples, generated]:
+            label = f"Render {spec.relative_to(REPO) if spec in examples else 'generated spec, 50 node pools'} (cold)"
+            sample = bench.sample(label, render(gpustack, spec, Path(scratch)))
+            if sample and spec in examples:
+                bench.add(label, seconds(sample.seconds), "≤ 3 s", sample.seconds <= 3)
+            elif sample:
+                bench.add(label, seconds(sample.seconds))
+
+
+def version(command: list[str]) -> str:
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    except OSError:
+        return "?"
+    return done.stdout.strip().split()[-1] if done.stdout.strip() else "?"
+
+
+def default_gpustack() -> str | None:
+    """The ``gpustack`` beside this interpreter (a venv's), else the one on PATH."""
+    beside = Path(sys.executable).parent / "gpustack"
+    return str(beside) if beside.exists() else shutil.which("gpustack")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smaller corpora and one run each (a smoke test)")
+    parser.add_argument("--runs", type=int, help="runs per figure; the median is reported (default 5, quick 1)")
+    parser.add_argument("--checkov", help="checkov executable (default: checkov on PATH, if any)")
+    parser.add_argument("--gpustack", default=default_gpustack(), help="gpustack executable")
+    parser.add_argument("--cache", type=Path, default=CACHE, help=f"corpus folder (default {CACHE})")
+    parser.add_argument("--no-render", action="store_true", help="lint figures only")
+    args = parser.parse_args(argv)
+    if args.gpustack is None:
+        parser.error("no gpustack executable found: install the package or pass --gpustack")
+    args.runs = args.runs or (1 if args.quick else 5)
+    args.checkov = args.checkov or shutil.which("checkov")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    corpora = QUICK if args.quick else FULL
+    bench = Bench(args.runs)
+    ours = lint_rows(bench, args.gpustack, corpora, args.cache)
+    checkov_rows(bench, args.checkov, corpora[0], ours, args.cache)
+    if not args.no_render:
+        render_rows(bench, args.gpustack, args.cache)
+
+    tools = f"gpustack {version([args.gpustack, '--version'])}"
+    if args.checkov:
+        tools += f", checkov {version([args.checkov, '--version'])}"
+    command = shlex.join(["python", "benchmarks/run.py", *(sys.argv[1:] if argv is None else argv)])
+    print(
+        f"`{command}`: "
+        f"{platform.system()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; {tools}; "
+        f"median of {args.runs} run{'s' if args.runs > 1 else ''}, wall time of the whole process.\n"
+    )
+    print("| Measure | Result | Target | Met |\n|---|---|---|---|")
+    print("\n".join(row.markdown() for row in bench.rows))
+    for failure in bench.failures:
+        print(f"\nFailed: {failure}")
+    return 1 if bench.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

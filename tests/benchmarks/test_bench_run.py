@@ -1,0 +1,37 @@
+"""``benchmarks/run.py --quick`` end to end on a tiny corpus: every figure is printed.
+
+A smoke test of the script, not of speed: no timing is asserted.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+RUN = Path(__file__).resolve().parents[2] / "benchmarks" / "run.py"
+
+
+def test_quick_run_prints_every_figure(tmp_path: Path) -> None:
+    # PATH without the user's own folders: a checkov found there would add seconds.
+    env = os.environ | {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.defpath])}
+    done = subprocess.run(
+        [sys.executable, str(RUN), "--quick", "--cache", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    for measure in (
+        "| Lint 200 docs / 20 files",
+        "| Lint 1,000 docs / 100 files",
+        "| Peak RSS, lint 1,000 docs",
+        "| Scaling: time 1,000 / 200 docs",
+        "| Lint one small file (5 docs) |",
+        "| checkov 200 docs / 20 files |",
+        "| Render examples/k3s-l4.yaml (cold) |",
+        "| Render generated spec, 50 node pools (cold) |",
+    ):
+        assert measure in done.stdout, measure
