@@ -103,7 +103,7 @@ def diff_tree(files: Mapping[str, str], folder: Path) -> str:
         old, new = current.get(path), files.get(path)
         if old == new:
             continue
-        label = f"{folder.as_posix()}/{path}"
+        label = f"{folder.as_posix()}/{path}".lstrip("/")
         if old is None and path in current:
             chunks.append(f"Binary or unreadable file {label} differs\n")
             continue

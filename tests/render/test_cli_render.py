@@ -42,7 +42,7 @@ def test_check_fails_with_a_diff_on_drift(capsys, rendered_dir):
     code, out, err = run(capsys, "render", str(EXAMPLE), "-o", str(rendered_dir), "--check")
     assert code == 1
     assert "-runtimeClassName: runc\n+runtimeClassName: nvidia\n" in out
-    assert f"--- a/{rendered_dir.as_posix()}/extra.yaml\n+++ /dev/null" in out
+    assert f"--- a{rendered_dir.as_posix()}/extra.yaml\n+++ /dev/null" in out
     assert "stale" in err
     assert values.read_text() == before  # --check writes nothing
 

@@ -67,7 +67,7 @@ def test_an_empty_folder_is_filled(tmp_path):
 def test_diff_tree(tmp_path):
     write.write_tree(OLD, tmp_path / "s")
     diff = write.diff_tree(NEW, tmp_path / "s")
-    assert f"--- a/{(tmp_path / 's').as_posix()}/stale.yaml" in diff
+    assert f"--- a{(tmp_path / 's').as_posix()}/stale.yaml" in diff
     assert "+++ /dev/null" in diff and "--- /dev/null" in diff
     assert "-a: 1\n+a: 2\n" in diff
     assert write.diff_tree(OLD, tmp_path / "s") == ""

@@ -1,0 +1,92 @@
+"""Each cross-field check fires, naming the path and line of the field to change.
+
+Each case is a small spec; the line the error must point at ends with ``# <-``.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from ruamel.yaml import YAML
+
+from gpustack.errors import SpecError
+from gpustack.spec import checks
+from gpustack.spec.load import load_spec
+from gpustack.spec.models import GpuStack
+
+HEADER = "apiVersion: gpustack.io/v1alpha1\nkind: GpuStack\nmetadata:\n  name: t\nspec:\n"
+K3S = "cluster:\n  distribution: k3s\n  kubernetesVersion: \"1.36\"\n"
+L4_POOL = "nodePools:\n  - name: a\n    gpu:\n      model: L4\n"
+
+# (check function, spec body below `spec:`, reported path, message fragment)
+CASES = [
+    ("check_gpu_models", K3S + "nodePools:\n  - name: a\n    gpu:\n      model: L5  # <-\n",
+     "spec.nodePools[0].gpu.model", "unknown GPU model 'L5'; known: L4"),
+    ("check_unique_pools", K3S + L4_POOL + "  - name: a  # <-\n    gpu:\n      model: T4\n",
+     "spec.nodePools[1].name", "defined twice"),
+    ("check_driver_source", K3S + L4_POOL + "    driver:\n      source: operator  # <-\n",
+     "spec.nodePools[0].driver.source", "spec.gpuOperator.enabled is false"),
+    ("check_driver_source", K3S + L4_POOL + "    driver:\n      source: operator\n    toolkit:\n      mode: legacy  # <-\n"
+     "gpuOperator:\n  enabled: true\n", "spec.nodePools[0].toolkit.mode", "legacy"),
+    ("check_mig", K3S + L4_POOL + "devicePlugin:\n  migStrategy: single  # <-\n",
+     "spec.devicePlugin.migStrategy", "cannot do MIG"),
+    ("check_mig", K3S + "nodePools:\n  - name: a\n    gpu:\n      model: H100\n"
+     "devicePlugin:\n  migStrategy: single\n  sharing:\n    strategy: mps  # <-\n    replicas: 2\n",
+     "spec.devicePlugin.sharing.strategy", "MPS"),
+    ("check_profiling", K3S + "nodePools:\n  - name: a\n    gpu:\n      model: RTX-4090\n"
+     "monitoring:\n  dcgmExporter:\n    profiling: \"on\"  # <-\n", "spec.monitoring.dcgmExporter.profiling", "GeForce"),
+    ("check_hami", K3S + L4_POOL + "devicePlugin:\n  enabled: true  # <-\nsharing:\n  hami:\n    enabled: true\n",
+     "spec.devicePlugin.enabled", "nvidia.com/gpu"),
+    ("check_hami", K3S + L4_POOL + "devicePlugin:\n  enabled: false\nsharing:\n  hami:\n    enabled: true\n"
+     "    pools: [a, b]  # <-\n", "spec.sharing.hami.pools[1]", "no node pool named 'b'"),
+    ("check_dra", "cluster:\n  distribution: k3s\n  kubernetesVersion: \"1.33\"  # <-\n" + L4_POOL
+     + "devicePlugin:\n  enabled: false\ndra:\n  enabled: true\n", "spec.cluster.kubernetesVersion", "1.34"),
+    ("check_dra", K3S + L4_POOL + "dra:\n  enabled: false  # <-\n  claimTemplates:\n    - name: x\n",
+     "spec.dra.enabled", "dra.enabled is false"),
+    ("check_dra", K3S + L4_POOL + "devicePlugin:\n  enabled: false\ndra:\n  enabled: true\n  driver: nvidia\n"
+     "  claimTemplates:\n    - name: x\n      capacity:  # <-\n        cores: 30\n",
+     "spec.dra.claimTemplates[0].capacity", "no consumable"),
+    ("check_feature_gates", "cluster:\n  distribution: k3s\n  kubernetesVersion: \"1.35\"\n  featureGates:\n"
+     "    DynamicResourceAllocation: false  # <-\n" + L4_POOL,
+     "spec.cluster.featureGates.DynamicResourceAllocation", "locked"),
+    ("check_workloads", K3S + L4_POOL + "workloads:\n  - type: vllm\n    name: v\n    pool: b  # <-\n"
+     "    model:\n      uri: s3://m/x\n      endpoint: http://minio:9000\n      credentialsSecret: s3\n",
+     "spec.workloads[0].pool", "no node pool named 'b'"),
+    ("check_workloads", K3S + L4_POOL + "workloads:\n  - type: vllm\n    name: v\n"
+     "    model:\n      uri: s3://m/x\n      endpoint: http://minio:9000\n      credentialsSecret: s3\n"
+     "    share:  # <-\n      memoryMiB: 8000\n", "spec.workloads[0].share", "sharing.hami.enabled"),
+]
+
+
+def spec_text(body: str) -> str:
+    return HEADER + textwrap.indent(body, "  ")
+
+
+@pytest.mark.parametrize(("rule", "body", "path", "fragment"), CASES, ids=[f"{c[0]}-{c[2]}" for c in CASES])
+def test_check_fires_with_path_and_line(tmp_path, rule, body, path, fragment):
+    text = spec_text(body)
+    line = next(i for i, row in enumerate(text.splitlines(), start=1) if row.endswith("# <-"))
+    file = tmp_path / "spec.yaml"
+    file.write_text(text, encoding="utf-8")
+    # The rule itself reports it ...
+    findings = getattr(checks, rule)(GpuStack.model_validate(YAML(typ="safe").load(text)))
+    assert any(fragment in message for _, message in findings)
+    # ... and loading locates it.
+    with pytest.raises(SpecError) as error:
+        load_spec(str(file))
+    problems = [p for p in error.value.problems if p.path == path]
+    assert problems, f"no problem at {path}: {[str(p) for p in error.value.problems]}"
+    assert problems[0].file == str(file) and problems[0].line == line and problems[0].column
+    assert fragment in problems[0].message
+
+
+def test_every_check_has_a_case():
+    covered = {case[0] for case in CASES}
+    assert {rule.__name__ for rule in checks.CHECKS} | {"check_gpu_models"} <= covered
+
+
+def test_a_valid_spec_passes_every_check(tmp_path):
+    file = tmp_path / "spec.yaml"
+    file.write_text(spec_text(K3S + L4_POOL), encoding="utf-8")
+    assert load_spec(str(file)).stack.spec.nodePools[0].gpu.model == "L4"
