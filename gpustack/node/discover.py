@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any, Literal, get_args
 
 from gpustack.errors import GpustackError
 from gpustack.node import distribution, driver, nvml, pci, toolkit
@@ -28,7 +28,7 @@ class Discovery:
     model: GpuModel
     gpus: tuple[pci.PciDevice, ...]
     driver_version: str | None
-    driver_source: str
+    driver_source: Literal["host", "operator"]
     toolkit_mode: str
     distribution: Distribution
     nvml: nvml.NvmlReport | None
@@ -109,8 +109,8 @@ def _header(found: Discovery) -> list[str]:
         f"gpustack discover: {len(found.gpus)} × {model.product} [{first.ids}] class {first.pci_class}, "
         f"{model.memoryMiB} MiB, compute {model.computeCapability}, {mig}",
     ]
-    if found.nvml:
-        lines += [f"NVML: driver {found.nvml.driver_version}; {gpu}" for gpu in found.nvml.gpus[:1]]
+    if found.nvml and found.nvml.gpus:
+        lines.append(f"NVML: driver {found.nvml.driver_version}; {found.nvml.gpus[0]}")
     lines.append(_distribution_line(found.distribution))
     if found.driver_source != "operator" and found.toolkit_mode not in SPEC_TOOLKIT_MODES:
         lines.append(f"toolkit mode {found.toolkit_mode} has no spec equivalent: set toolkit.mode by hand")

@@ -66,7 +66,7 @@ def _dkms_builds(root: NodeRoot) -> tuple[tuple[str, str], ...]:
             continue  # kernel-<kver>-<arch> links and original_module
         for kernel_dir in root.entries(version_dir):
             kernel = kernel_dir.rsplit("/", 1)[1]
-            if kernel not in ("source", "build") and root.path(kernel_dir).is_dir():
+            if kernel not in ("source", "build") and root.is_dir(kernel_dir):
                 builds.append((version, kernel))
     return tuple(builds)
 

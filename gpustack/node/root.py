@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,15 @@ class Unreadable(Exception):
 
 class Malformed(Exception):
     """A config file exists but does not parse; the message names the file and the reason."""
+
+
+@contextmanager
+def _readable(path: Path) -> Iterator[None]:
+    """pathlib's exists() and is_dir() raise PermissionError below a folder this user cannot enter."""
+    try:
+        yield
+    except PermissionError:
+        raise Unreadable(path) from None
 
 
 @dataclass(frozen=True)
@@ -46,17 +58,24 @@ class NodeRoot:
         return self.base / absolute.lstrip("/")
 
     def exists(self, absolute: str) -> bool:
-        return self.path(absolute).exists()
+        path = self.path(absolute)
+        with _readable(path):
+            return path.exists()
+
+    def is_dir(self, absolute: str) -> bool:
+        path = self.path(absolute)
+        with _readable(path):
+            return path.is_dir()
+
+    def is_file(self, absolute: str) -> bool:
+        path = self.path(absolute)
+        with _readable(path):
+            return path.is_file()
 
     def read_text(self, absolute: str) -> str | None:
         """The file's text, ``None`` when it is absent."""
-        path = self.path(absolute)
-        try:
-            return path.read_text(encoding="utf-8", errors="replace")
-        except PermissionError:
-            raise Unreadable(path) from None
-        except OSError:
-            return None
+        data = self.read_bytes(absolute)
+        return None if data is None else data.decode("utf-8", errors="replace")
 
     def read_bytes(self, absolute: str) -> bytes | None:
         path = self.path(absolute)
@@ -65,7 +84,7 @@ class NodeRoot:
         except PermissionError:
             raise Unreadable(path) from None
         except OSError:
-            return None
+            return None  # absent, a folder, or a sysfs attribute that refuses reads
 
     def read_toml(self, absolute: str) -> dict[str, Any] | None:
         """Parsed TOML, ``None`` when absent; ``Malformed`` names the file and the syntax error."""
@@ -79,11 +98,9 @@ class NodeRoot:
 
     def entries(self, absolute: str, pattern: str = "*") -> list[str]:
         """Absolute node paths of the entries of a folder matching ``pattern``, sorted."""
+        if not self.is_dir(absolute):
+            return []
         folder = self.path(absolute)
-        try:
-            if not folder.is_dir():
-                return []
-            matches = sorted(folder.glob(pattern))
-        except PermissionError:
-            raise Unreadable(folder) from None
-        return ["/" + str(match.relative_to(self.base)) for match in matches]
+        if not os.access(folder, os.R_OK | os.X_OK):
+            raise Unreadable(folder)  # glob would quietly find nothing
+        return ["/" + str(match.relative_to(self.base)) for match in sorted(folder.glob(pattern))]

@@ -37,7 +37,7 @@ def search_path() -> tuple[str, ...]:
 
 def which(root: NodeRoot, program: str) -> str | None:
     """The first ``program`` on the search path under ``root``."""
-    return next((f"{d}/{program}" for d in search_path() if root.path(f"{d}/{program}").is_file()), None)
+    return next((f"{d}/{program}" for d in search_path() if root.is_file(f"{d}/{program}")), None)
 
 
 def read(root: NodeRoot) -> ToolkitFacts:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -32,15 +34,30 @@ def test_node_paths_stay_under_the_root(tree: NodeTree) -> None:
     assert tree.root.entries("/nowhere") == []
 
 
-def test_permission_denied_is_unreadable(tree: NodeTree, monkeypatch: pytest.MonkeyPatch) -> None:
+def denied(*_: object, **__: object) -> None:
+    raise PermissionError
+
+
+@pytest.mark.parametrize(
+    ("target", "name", "replacement", "read"),
+    [
+        (Path, "read_bytes", denied, lambda root: root.read_text("/proc/modules")),
+        (Path, "exists", denied, lambda root: root.exists("/var/lib/kubelet/device-plugins")),
+        (os, "access", lambda *_: False, lambda root: root.entries("/proc")),  # glob alone finds nothing
+    ],
+)
+def test_permission_denied_is_unreadable(
+    tree: NodeTree,
+    monkeypatch: pytest.MonkeyPatch,
+    target: object,
+    name: str,
+    replacement: Callable[..., object],
+    read: Callable[[NodeRoot], object],
+) -> None:
     tree.file("/proc/modules", "nvidia 1 0\n")
-
-    def denied(*_: object, **__: object) -> str:
-        raise PermissionError
-
-    monkeypatch.setattr(Path, "read_text", denied)
-    with pytest.raises(Unreadable, match="run as root"):
-        tree.root.read_text("/proc/modules")
+    monkeypatch.setattr(target, name, replacement)
+    with pytest.raises(Unreadable, match="run as root to check this layer"):
+        read(tree.root)
 
 
 def test_an_unreadable_layer_is_not_checked_rather_than_broken(
