@@ -13,6 +13,7 @@ import typer
 
 from gpustack import __version__
 from gpustack.commands import render as render_command
+from gpustack.commands import lint as lint_commands
 from gpustack.commands import spec_commands
 from gpustack.commands import node as node_commands
 from gpustack.errors import GpustackError
@@ -42,6 +43,9 @@ def _root(
 
 app.command("render")(render_command.render)
 app.command("validate")(spec_commands.validate)
+app.command("lint")(lint_commands.lint)
+app.command("rules")(lint_commands.rules)
+app.command("explain")(lint_commands.explain)
 app.command("schema")(spec_commands.schema)
 app.command("doctor")(node_commands.doctor)
 app.command("discover")(node_commands.discover)

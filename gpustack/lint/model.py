@@ -184,3 +184,13 @@ class InputError:
     message: str
     line: int | None = None
     column: int | None = None
+
+
+@dataclass(frozen=True)
+class Note:
+    """What the user should know that is neither a finding nor an input error: a skipped
+    rule, an expired suppression, input without any Kubernetes object."""
+
+    message: str
+    file: str | None = None
+    line: int | None = None

@@ -1,0 +1,130 @@
+"""``gpustack lint``, ``gpustack rules`` and ``gpustack explain``.
+
+Imports stay inside the functions: a pre-commit run pays only for the linter (no cdk8s, no
+Node, no pydantic, no jsonschema).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from gpustack.errors import GpustackError
+
+Format = Literal["text", "json", "sarif", "github"]
+Level = Literal["error", "warning", "info"]
+Distribution = Literal["k3s", "rke2", "k0s", "kubeadm", "gke", "eks", "aks", "openshift", "generic"]
+
+
+def lint(
+    paths: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Files and folders (searched recursively for *.yaml, *.yml, *.json); - reads standard "
+            "input, e.g. piped `helm template`. Default: the current folder.",
+            metavar="PATH...",
+            show_default=False,
+        ),
+    ] = None,
+    output_format: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = "text",
+    fail_on: Annotated[
+        Level | None,
+        typer.Option(
+            "--fail-on", help="Exit 1 on findings of this severity or above (config failOn; default warning).",
+            show_default=False,
+        ),
+    ] = None,
+    distribution: Annotated[
+        Distribution | None,
+        typer.Option(
+            "--distribution",
+            help="The cluster's Kubernetes distribution, context for rules such as GS004 (config distribution).",
+            show_default=False,
+        ),
+    ] = None,
+    config_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--config", metavar="FILE", help="Settings file (default: .gpustack.yaml here or in a folder above).",
+            show_default=False,
+        ),
+    ] = None,
+    no_suppressions: Annotated[
+        bool, typer.Option("--no-suppressions", help="Audit: ignore gpustack.io/ignore annotations and comments.")
+    ] = False,
+    show_suppressed: Annotated[bool, typer.Option("--show-suppressed", help="List suppressed findings too.")] = False,
+    fail_if_no_objects: Annotated[
+        bool,
+        typer.Option("--fail-if-no-objects", help="Exit 2 when the input holds no Kubernetes object (a failed pipe)."),
+    ] = False,
+    partial: Annotated[
+        bool,
+        typer.Option(
+            "--partial", help="The input is not the whole set: skip set-level rules (GS009, GS012, …) with a note."
+        ),
+    ] = False,
+) -> None:
+    """Lint Kubernetes manifests for GPU pitfalls.
+
+    Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it, or an unreadable
+    file; 2 usage, a bad config, or nothing readable at all.
+
+    Suppress a finding with the annotation gpustack.io/ignore: "GS004: reason; until 2027-03-31"
+    on the object or pod template, or a comment # gpustack:ignore GS004 on or above its line.
+    """
+    from dataclasses import replace
+
+    from gpustack.lint.catalogue import load_catalogue
+    from gpustack.lint.config import find_config, load_config
+    from gpustack.lint.engine import lint as run_lint
+    from gpustack.lint.load import load_paths
+    from gpustack.lint.model import Severity
+    from gpustack.lint.report import ReportOptions, reporter
+
+    catalogue = load_catalogue()
+    config = load_config(config_file or find_config(Path.cwd()), known_rules=catalogue)
+    config = replace(
+        config,
+        distribution=distribution or config.distribution,
+        fail_on=Severity.parse(fail_on) if fail_on else config.fail_on,
+        suppressions=config.suppressions and not no_suppressions,
+    )
+    loaded = load_paths(paths or ["."], excluded=config.excluded)
+    report = run_lint(loaded, config, partial=partial, catalogue=catalogue)
+    color = output_format == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    options = ReportOptions(color=color, show_suppressed=show_suppressed)
+    sys.stdout.write(reporter(output_format).render(report, options))
+    raise typer.Exit(report.exit_code(config.fail_on, fail_if_no_objects=fail_if_no_objects))
+
+
+def rules(
+    output_format: Annotated[
+        Literal["table", "markdown"],
+        typer.Option("--format", "-f", help="table, or markdown: the page docs/rules.md is generated as."),
+    ] = "table",
+) -> None:
+    """List the rule catalogue: id, name, default severity, scope, autofix, summary."""
+    from gpustack.lint.catalogue import load_catalogue
+    from gpustack.lint.docs import catalogue_markdown, catalogue_table
+
+    catalogue = load_catalogue()
+    render = catalogue_markdown if output_format == "markdown" else catalogue_table
+    sys.stdout.write(render(catalogue))
+
+
+def explain(
+    rule: Annotated[str, typer.Argument(help="A rule id, e.g. GS005.", metavar="RULE")],
+) -> None:
+    """Explain one rule: why it matters, how to fix it, examples that fire and stay quiet."""
+    from gpustack.lint.catalogue import load_catalogue
+    from gpustack.lint.docs import rule_markdown
+
+    catalogue = load_catalogue()
+    info = catalogue.get(rule.upper())
+    if info is None:
+        raise GpustackError(f"unknown rule {rule!r}; `gpustack rules` lists them")
+    sys.stdout.write(rule_markdown(info, level=1))

@@ -1,0 +1,180 @@
+"""``.gpustack.yaml``: the linter's settings for a repository.
+
+Found from the working directory upward (the first one wins) or named with ``--config``.
+Every key is optional::
+
+    rules:                 # per rule: off (disable), on, or a severity that replaces the default
+      GS023: off
+      GS004: warning
+    failOn: warning        # error | warning | info: the lowest severity that fails the run
+    exclude:               # paths relative to this file; * matches across folders
+      - charts/*/templates
+    distribution: k3s      # context when --distribution is not given
+    xidCritical: [31, 43, 79, 92]
+    suppressions: true     # false audits: annotations and comments suppress nothing
+    spec: gpustack.yaml    # the stack's spec, as context (relative to this file)
+
+Unknown keys and unknown rule ids are errors, located ``file:line:col``, so that a typo
+never silently turns a rule back on.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any
+
+from gpustack.errors import GpustackError, Problem
+from gpustack.lint.context import DISTRIBUTIONS, RuleOptions
+from gpustack.lint.load import load_bytes
+from gpustack.lint.model import Resource, Severity
+
+FILENAME = ".gpustack.yaml"
+SEVERITIES = tuple(str(severity) for severity in sorted(Severity, reverse=True))  # error, warning, info
+
+
+class ConfigError(GpustackError):
+    """The config file cannot be read or holds a wrong setting."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """Effective settings: defaults, then the config file, then command-line options."""
+
+    path: Path | None = None  # the config file, when one was read
+    disabled: frozenset[str] = frozenset()
+    severities: Mapping[str, Severity] = field(default_factory=dict)
+    fail_on: Severity = Severity.WARNING
+    exclude: tuple[str, ...] = ()
+    distribution: str | None = None
+    options: RuleOptions = field(default_factory=RuleOptions)
+    suppressions: bool = True
+    spec: Path | None = None
+
+    def excluded(self, path: str) -> bool:
+        """Whether ``path`` (or a folder above it) matches an ``exclude`` pattern."""
+        if not self.exclude or self.path is None:
+            return False
+        relative = os.path.relpath(os.path.abspath(path), self.path.parent).replace(os.sep, "/")
+        if relative.startswith("../"):
+            return False
+        parts = relative.split("/")
+        candidates = ["/".join(parts[: index + 1]) for index in range(len(parts))]
+        return any(fnmatchcase(candidate, pattern.strip("/")) for pattern in self.exclude for candidate in candidates)
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest ``.gpustack.yaml`` in ``start`` or a folder above it."""
+    for folder in (start, *start.parents):
+        candidate = folder / FILENAME
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(path: Path | None, *, known_rules: Collection[str]) -> Config:
+    """Read ``path`` (no file: the defaults); ``known_rules`` are the ids ``rules:`` may name."""
+    if path is None:
+        return Config()
+    try:
+        loaded = load_bytes(str(path), path.read_bytes())
+    except OSError as exc:
+        raise ConfigError(Problem(f"cannot read the config: {exc.strerror}", str(path))) from None
+    if loaded.errors:
+        raise ConfigError([Problem(e.message, e.file, e.line, e.column) for e in loaded.errors])
+    if not loaded.resources:
+        return Config(path=path)
+    if len(loaded.resources) > 1:
+        raise ConfigError(Problem("the config holds more than one document", str(path)))
+    return _Reader(path, loaded.resources[0], known_rules).config()
+
+
+class _Reader:
+    """Checks and converts the config mapping; collects every problem before raising."""
+
+    def __init__(self, path: Path, resource: Resource, known_rules: Collection[str]) -> None:
+        self.path = path
+        self.resource = resource
+        self.known_rules = known_rules
+        self.problems: list[Problem] = []
+
+    def config(self) -> Config:
+        data = self.resource.data
+        readers: dict[str, Callable[[Any], dict[str, Any]]] = {
+            "rules": self.rules,
+            "failOn": lambda value: {"fail_on": self.severity(value, ("failOn",))},
+            "exclude": self.exclude,
+            "distribution": self.distribution,
+            "xidCritical": self.xids,
+            "suppressions": self.suppressions,
+            "spec": self.spec,
+        }
+        settings: dict[str, Any] = {}
+        for key, value in data.items():
+            if key not in readers:
+                self.problem((key,), f"unknown setting (known: {', '.join(readers)})")
+                continue
+            settings.update(readers[key](value))
+        if self.problems:
+            raise ConfigError(self.problems)
+        return Config(path=self.path, **settings)
+
+    def problem(self, path: tuple[str | int, ...], message: str) -> None:
+        line, column = self.resource.locate(path)
+        self.problems.append(Problem(message, str(self.path), line, column, ".".join(map(str, path))))
+
+    def rules(self, value: Any) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            self.problem(("rules",), "expected a mapping of rule ids to off, on or a severity")
+            return {}
+        disabled: set[str] = set()
+        severities: dict[str, Severity] = {}
+        for rule, setting in value.items():
+            if rule not in self.known_rules:
+                self.problem(("rules", rule), f"unknown rule {rule!r} (`gpustack rules` lists them)")
+            elif setting is False:
+                disabled.add(rule)
+            elif setting is not True:
+                severity = self.severity(setting, ("rules", rule), also="off, on, ")
+                if severity is not None:
+                    severities[rule] = severity
+        return {"disabled": frozenset(disabled), "severities": severities}
+
+    def severity(self, value: Any, path: tuple[str | int, ...], also: str = "") -> Severity | None:
+        if isinstance(value, str) and value in SEVERITIES:
+            return Severity.parse(value)
+        self.problem(path, f"expected one of {also}{', '.join(SEVERITIES)}, not {value!r}")
+        return None
+
+    def exclude(self, value: Any) -> dict[str, Any]:
+        if isinstance(value, list) and all(isinstance(item, str) and item for item in value):
+            return {"exclude": tuple(value)}
+        self.problem(("exclude",), "expected a list of path patterns")
+        return {}
+
+    def distribution(self, value: Any) -> dict[str, Any]:
+        if value in DISTRIBUTIONS:
+            return {"distribution": value}
+        self.problem(("distribution",), f"expected one of {', '.join(DISTRIBUTIONS)}, not {value!r}")
+        return {}
+
+    def xids(self, value: Any) -> dict[str, Any]:
+        if isinstance(value, list) and all(type(item) is int and item > 0 for item in value):
+            return {"options": RuleOptions(critical_xids=tuple(value))}
+        self.problem(("xidCritical",), "expected a list of XID codes (positive integers)")
+        return {}
+
+    def suppressions(self, value: Any) -> dict[str, Any]:
+        if isinstance(value, bool):
+            return {"suppressions": value}
+        self.problem(("suppressions",), "expected true or false")
+        return {}
+
+    def spec(self, value: Any) -> dict[str, Any]:
+        if isinstance(value, str) and value:
+            return {"spec": self.path.parent / value}
+        self.problem(("spec",), "expected the path of a spec file")
+        return {}

@@ -1,0 +1,83 @@
+"""The catalogue as text: the ``gpustack rules`` table, ``gpustack explain``, and
+``docs/rules.md`` (generated with ``gpustack rules --format markdown > docs/rules.md``; a test
+fails when the committed page is stale)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from gpustack.lint.catalogue import Example, RuleInfo
+
+DOCS_PATH = "docs/rules.md"
+
+
+def catalogue_table(catalogue: Mapping[str, RuleInfo]) -> str:
+    """Aligned columns for a terminal."""
+    rows = [("ID", "NAME", "SEVERITY", "SCOPE", "AUTOFIX", "SUMMARY")]
+    rows += [
+        (info.id, info.name, str(info.severity), info.scope, _yes(info.fixable), info.summary)
+        for info in catalogue.values()
+    ]
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]) - 1)]
+    return "".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1] + "\n" for row in rows
+    )
+
+
+def catalogue_markdown(catalogue: Mapping[str, RuleInfo]) -> str:
+    """The whole catalogue as one Markdown page: an index table, then a section per rule."""
+    lines = [
+        "# gpustack lint rules",
+        "",
+        f"<!-- Generated from policies/ by `gpustack rules --format markdown > {DOCS_PATH}`; do not edit. -->",
+        "",
+        "Severity is the default: context (`--distribution`, a spec) and `.gpustack.yaml` may change it.",
+        "`gpustack explain GSNNN` prints one rule in a terminal.",
+        "",
+        "| Rule | Severity | Scope | Autofix | Summary |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| [{info.id} {info.name}](#{anchor(info)}) | {info.severity} | {info.scope} | {_yes(info.fixable)} "
+        f"| {_cell(info.summary)} |"
+        for info in catalogue.values()
+    ]
+    page = "\n".join(lines) + "\n"
+    return page + "".join("\n" + rule_markdown(info, level=2) for info in catalogue.values())
+
+
+def anchor(info: RuleInfo) -> str:
+    """The rule's section anchor in docs/rules.md (GitHub's heading slug)."""
+    return f"{info.id} {info.name}".lower().replace(" ", "-")
+
+
+def rule_markdown(info: RuleInfo, *, level: int) -> str:
+    """One rule: heading, facts, rationale, remediation, references, examples."""
+    heading = "#" * level
+    sub = "#" * (level + 1)
+    parts = [
+        f"{heading} {info.id} {info.name}",
+        f"**Severity** {info.severity} · **Scope** {info.scope} · **Autofix** {_yes(info.fixable)} · "
+        f"**Security** {_yes(info.security)}",
+        info.summary,
+        f"{sub} Why\n\n{info.rationale}",
+        f"{sub} Fix\n\n{info.remediation}",
+    ]
+    if info.references:
+        parts.append(f"{sub} References\n\n" + "\n".join(f"- <{url}>" for url in info.references))
+    parts.append(f"{sub} Fires on\n\n" + "\n\n".join(_example(example) for example in info.fires))
+    parts.append(f"{sub} Stays quiet on\n\n" + "\n\n".join(_example(example) for example in info.clean))
+    return "\n\n".join(parts) + "\n"
+
+
+def _example(example: Example) -> str:
+    context = f" (`--distribution {example.distribution}`)" if example.distribution else ""
+    return f"{example.description.strip()}{context}\n\n```yaml\n{example.manifest.rstrip()}\n```"
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")

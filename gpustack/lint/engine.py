@@ -1,0 +1,164 @@
+"""The engine: run every enabled rule over what it declares, then apply policy in one place.
+
+Rules never search: pod rules get each pod spec, object rules each object of their kinds,
+set rules the whole set once (skipped with a note on ``--partial`` input, which is not the
+whole set). A Hit becomes a Finding here: severity is the catalogue's default, replaced by
+the rule's own when it knows the context better (``Hit.severity``), replaced by the user's
+config above all; the position comes from ``Resource.locate``; the fix hint is the hit's or
+the catalogue's remediation. Suppressions are applied by ``suppress.apply`` and nowhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from gpustack.errors import GpustackError
+from gpustack.lint import suppress
+from gpustack.lint.catalogue import RuleInfo
+from gpustack.lint.config import Config
+from gpustack.lint.context import LintContext
+from gpustack.lint.load import LoadResult
+from gpustack.lint.model import Finding, Hit, InputError, Note, PodSpec, Resource, Severity
+from gpustack.lint.registry import Rule
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything a run found, ready for a reporter."""
+
+    findings: tuple[Finding, ...]
+    suppressed: tuple[suppress.Suppressed, ...]
+    errors: tuple[InputError, ...]
+    notes: tuple[Note, ...]
+    files: int
+    objects: int
+    catalogue: Mapping[str, RuleInfo]
+
+    def exit_code(self, fail_on: Severity, *, fail_if_no_objects: bool = False) -> int:
+        """0 clean; 1 findings at or above ``fail_on``, or an unreadable file; 2 nothing readable."""
+        if (self.files == 0 and self.errors) or (fail_if_no_objects and self.objects == 0):
+            return 2
+        if self.errors or any(finding.severity >= fail_on for finding in self.findings):
+            return 1
+        return 0
+
+
+def lint(
+    loaded: LoadResult,
+    config: Config = Config(),
+    *,
+    partial: bool = False,
+    today: date | None = None,
+    rules: Mapping[str, Rule] | None = None,
+    catalogue: Mapping[str, RuleInfo] | None = None,
+) -> Report:
+    """Lint what was loaded. ``rules`` and ``catalogue`` default to the shipped ones."""
+    if rules is None:
+        from gpustack.lint.rules import RULES as rules
+    if catalogue is None:
+        from gpustack.lint.catalogue import load_catalogue
+
+        catalogue = load_catalogue()
+    missing = sorted(set(rules) - set(catalogue))
+    if missing:
+        raise GpustackError(f"rules without a policy in the catalogue: {', '.join(missing)}")
+    enabled = [rules[rule_id] for rule_id in sorted(rules) if rule_id not in config.disabled]
+    notes: list[Note] = []
+    errors = list(loaded.errors)
+    ctx = LintContext(
+        resources=loaded.resources,
+        pod_specs=_pod_specs(loaded.resources, errors),
+        distribution=config.distribution,
+        options=config.options,
+        partial=partial,
+    )
+    if partial and any(rule.scope == "set" for rule in enabled):
+        skipped = ", ".join(rule.id for rule in enabled if rule.scope == "set")
+        notes.append(Note(f"{skipped} skipped: --partial input is not the whole set these rules need"))
+    hits = [(rule, hit) for rule in enabled for hit in _run(rule, ctx, errors)]
+    # Positions are parsed lazily per file: locate file by file, document by document.
+    hits.sort(key=lambda pair: (pair[1].resource.file, pair[1].resource.document))
+    results = [(hit, _finding(rule, hit, catalogue[rule.id], config)) for rule, hit in hits]
+    outcome = suppress.apply(
+        results,
+        resources=ctx.resources,
+        pod_specs=ctx.pod_specs,
+        texts=loaded.texts,
+        known_rules=catalogue,
+        today=today or date.today(),
+        audit=not config.suppressions,
+    )
+    objects = sum(1 for resource in loaded.resources if resource.ref.api_version and resource.kind)
+    if objects == 0:
+        notes.append(Note(_nothing_to_lint(loaded)))
+    return Report(
+        findings=tuple(sorted(outcome.findings)),
+        suppressed=tuple(sorted(outcome.suppressed, key=lambda item: item.finding)),
+        errors=tuple(errors),
+        notes=tuple(notes) + outcome.notes,
+        files=loaded.files,
+        objects=objects,
+        catalogue=catalogue,
+    )
+
+
+def _nothing_to_lint(loaded: LoadResult) -> str:
+    if loaded.files == 0:
+        return "no YAML or JSON files to lint" + (" could be read" if loaded.errors else "")
+    return f"no Kubernetes objects (documents with apiVersion and kind) in the {loaded.files} file(s) read"
+
+
+def _pod_specs(resources: tuple[Resource, ...], errors: list[InputError]) -> tuple[PodSpec, ...]:
+    from gpustack.lint.podspec import extract_all
+
+    try:
+        return extract_all(resources)
+    except Exception as exc:  # a bug must cost the pod rules, not the run
+        errors.append(InputError("<input>", f"internal error: finding pod specs failed: {exc!r}"))
+        return ()
+
+
+def _run(rule: Rule, ctx: LintContext, errors: list[InputError]) -> Iterable[Hit]:
+    targets: Iterable[Any]
+    if rule.scope == "pod":
+        targets = (pod for pod in ctx.pod_specs if rule.applies_to(pod.resource.kind))
+    elif rule.scope == "object":
+        targets = (resource for resource in ctx.resources if rule.applies_to(resource.kind))
+    elif ctx.partial:
+        return []
+    else:
+        return _checked(rule, (ctx,), "<input>", errors)
+    return [hit for target in targets for hit in _checked(rule, (target, ctx), _file_of(target), errors)]
+
+
+def _checked(rule: Rule, args: tuple[Any, ...], file: str, errors: list[InputError]) -> list[Hit]:
+    """The rule's hits on one target; a rule that raises loses that target, never the run."""
+    try:
+        return list(rule.check(*args))
+    except Exception as exc:
+        errors.append(InputError(file, f"internal error: {rule.id} failed ({exc!r}); please report it"))
+        return []
+
+
+def _file_of(target: PodSpec | Resource) -> str:
+    return target.resource.file if isinstance(target, PodSpec) else target.file
+
+
+def _finding(rule: Rule, hit: Hit, info: RuleInfo, config: Config) -> Finding:
+    line, column = hit.resource.locate(hit.path)
+    return Finding(
+        file=hit.resource.file,
+        line=line,
+        column=column,
+        rule=rule.id,
+        name=info.name,
+        severity=config.severities.get(rule.id) or hit.severity or info.severity,
+        message=hit.message,
+        object=hit.resource.ref,
+        path=hit.path,
+        fix=hit.fix or info.remediation,
+        fixable=info.fixable,
+    )

@@ -1,0 +1,62 @@
+"""Reporters: one module per output format, each a ``render`` function, chosen by name.
+
+Modules are imported only when their format is asked for, so ``--format text`` never pays
+for SARIF. A new format is one module and one line in ``FORMATS``; no rule changes.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Protocol
+
+from gpustack.lint.engine import Report
+
+FORMATS: dict[str, str] = {
+    "text": "gpustack.lint.report.text",
+    "json": "gpustack.lint.report.json",
+    "sarif": "gpustack.lint.report.sarif",
+    "github": "gpustack.lint.report.github",
+}
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    color: bool = False  # ANSI colour (text; only when printing to a terminal)
+    show_suppressed: bool = False  # list suppressed findings too
+
+
+class Reporter(Protocol):
+    def render(self, report: Report, options: ReportOptions) -> str: ...
+
+
+def reporter(name: str) -> Reporter:
+    """The reporter module of format ``name`` (one of ``FORMATS``)."""
+    module: Reporter = importlib.import_module(FORMATS[name])  # type: ignore[assignment]
+    return module
+
+
+def summary(report: Report) -> str:
+    """One line: what was read, what was found, what was hidden, what could not be read."""
+    counts = {str(severity): 0 for severity in sorted({f.severity for f in report.findings}, reverse=True)}
+    for finding in report.findings:
+        counts[str(finding.severity)] += 1
+    found = (
+        f"{plural(len(report.findings), 'finding')} ({', '.join(_severity_count(n, s) for s, n in counts.items())})"
+        if report.findings
+        else "no findings"
+    )
+    parts = [found]
+    if report.suppressed:
+        parts.append(f"{len(report.suppressed)} suppressed")
+    if report.errors:
+        parts.append(f"{plural(len(report.errors), 'input error')}")
+    return f"{plural(report.files, 'file')}, {plural(report.objects, 'object')}: {', '.join(parts)}"
+
+
+def _severity_count(count: int, severity: str) -> str:
+    return f"{count} info" if severity == "info" else plural(count, severity)
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

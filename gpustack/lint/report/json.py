@@ -1,0 +1,60 @@
+"""JSON for scripts: one object in the shape of the CLI contract (DESIGN §8).
+
+``findings``, ``errors`` and ``summary`` are exactly the contract's; ``notes`` and
+``summary.suppressed`` are always present, ``suppressed`` only with ``--show-suppressed``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gpustack.lint.engine import Report
+from gpustack.lint.model import Finding
+from gpustack.lint.report import ReportOptions
+from gpustack.lint.suppress import Suppressed
+
+
+def render(report: Report, options: ReportOptions) -> str:
+    document: dict[str, Any] = {
+        "findings": [finding_json(finding) for finding in report.findings],
+        "errors": [{"file": e.file, "line": e.line, "message": e.message} for e in report.errors],
+        "notes": [{"file": n.file, "line": n.line, "message": n.message} for n in report.notes],
+        "summary": {
+            "files": report.files,
+            "objects": report.objects,
+            "findings": len(report.findings),
+            "errors": len(report.errors),
+            "suppressed": len(report.suppressed),
+        },
+    }
+    if options.show_suppressed:
+        document["suppressed"] = [_suppressed_json(item) for item in report.suppressed]
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def finding_json(finding: Finding) -> dict[str, Any]:
+    return {
+        "rule": finding.rule,
+        "name": finding.name,
+        "severity": str(finding.severity),
+        "file": finding.file,
+        "line": finding.line,
+        "column": finding.column,
+        "object": finding.object.as_json() if finding.object else {},
+        "message": finding.message,
+        "fix": finding.fix,
+        "fixable": finding.fixable,
+    }
+
+
+def _suppressed_json(item: Suppressed) -> dict[str, Any]:
+    suppression = item.suppression
+    return {
+        **finding_json(item.finding),
+        "suppression": {
+            "source": suppression.source,
+            "reason": suppression.reason,
+            "until": suppression.until.isoformat() if suppression.until else None,
+        },
+    }

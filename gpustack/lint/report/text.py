@@ -1,0 +1,70 @@
+"""Text for people: grouped per file, ``file:line:col: severity RULE name: message``, a fix
+hint below, notes and a one-line summary at the end. Colour only when asked (a terminal)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import groupby
+
+from gpustack.lint.engine import Report
+from gpustack.lint.model import Finding, InputError, Severity
+from gpustack.lint.report import ReportOptions, summary
+from gpustack.lint.suppress import Suppressed
+
+Painter = Callable[[str, str], str]  # (ANSI SGR code, text) -> text
+_COLOURS = {Severity.ERROR: "1;31", Severity.WARNING: "1;33", Severity.INFO: "1;36"}
+
+
+def render(report: Report, options: ReportOptions) -> str:
+    paint = _paint if options.color else _plain
+    entries: list[tuple[str, int, str]] = [(f.file, 1, _finding(f, paint)) for f in report.findings]
+    entries += [(e.file, 0, _error(e, paint)) for e in report.errors]
+    entries.sort(key=lambda entry: (entry[0], entry[1]))  # stable: findings stay in their order
+    blocks = ["".join(entry[2] for entry in group) for _, group in groupby(entries, key=lambda e: e[0])]
+    if options.show_suppressed and report.suppressed:
+        blocks.append(paint("1", "suppressed:") + "\n" + "".join(_suppressed(item, paint) for item in report.suppressed))
+    tail = [f"{paint('1', 'note:')} {_where(note.file, note.line)}{note.message}\n" for note in report.notes]
+    tail.append(summary(report) + "\n")
+    return "\n".join(blocks + ["".join(tail)])
+
+
+def _head(finding: Finding, paint: Painter) -> str:
+    return (
+        f"{paint('1', f'{finding.file}:{finding.line}:{finding.column}:')} "
+        f"{paint(_COLOURS[finding.severity], str(finding.severity))} "
+        f"{paint('1', finding.rule)} {finding.name}: {_indent(finding.message)}\n"
+    )
+
+
+def _finding(finding: Finding, paint: Painter) -> str:
+    return _head(finding, paint) + (f"    {paint('2', 'fix:')} {_indent(finding.fix)}\n" if finding.fix else "")
+
+
+def _error(error: InputError, paint: Painter) -> str:
+    where = ":".join(str(part) for part in (error.file, error.line, error.column) if part is not None)
+    return f"{paint('1', where + ':')} {paint(_COLOURS[Severity.ERROR], 'error')}: {_indent(error.message)}\n"
+
+
+def _suppressed(item: Suppressed, paint: Painter) -> str:
+    suppression = item.suppression
+    until = suppression.until and f"until {suppression.until.isoformat()}"
+    why = "; ".join(part for part in (suppression.reason, until) if part)
+    return _head(item.finding, paint) + f"    {paint('2', 'suppressed by ' + suppression.source)}" + (
+        f": {why}\n" if why else "\n"
+    )
+
+
+def _where(file: str | None, line: int | None) -> str:
+    return f"{file}:{line}: " if file and line else f"{file}: " if file else ""
+
+
+def _indent(text: str) -> str:
+    return text.strip().replace("\n", "\n    ")
+
+
+def _paint(code: str, text: str) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m"
+
+
+def _plain(code: str, text: str) -> str:
+    return text
