@@ -156,17 +156,14 @@ def lint_rows(bench: Bench, gpustack: str, corpora: tuple[Corpus, Corpus, Corpus
     large_folder = corpus_dir(large.docs, large.files, cache=cache)
     one_file = next(corpus_dir(one.docs, one.files, cache=cache).rglob("*.yaml"))
 
-    small_run = bench.sample(f"Lint {small}", lint(gpustack, small_folder), FOUND_OR_CLEAN)
+    small_label = f"Lint {small} ({megabytes(small_folder)})"
+    small_run = bench.sample(small_label, lint(gpustack, small_folder), FOUND_OR_CLEAN)
     if small_run:
-        bench.add(f"Lint {small} ({megabytes(small_folder)})", throughput(small.docs, small_run))
-    large_run = bench.sample(f"Lint {large}", lint(gpustack, large_folder), FOUND_OR_CLEAN)
+        bench.add(small_label, throughput(small.docs, small_run))
+    large_label = f"Lint {large} ({megabytes(large_folder)})"
+    large_run = bench.sample(large_label, lint(gpustack, large_folder), FOUND_OR_CLEAN)
     if large_run:
-        bench.add(
-            f"Lint {large} ({megabytes(large_folder)})",
-            throughput(large.docs, large_run),
-            "≤ 2.0 s",
-            large_run.seconds <= 2.0,
-        )
+        bench.add(large_label, throughput(large.docs, large_run), "≤ 2.0 s", large_run.seconds <= 2.0)
         peak = large_run.peak_rss
         bench.add(f"Peak RSS, lint {large}", f"{peak / MB:.0f} MB", "≤ 300 MB", peak <= 300 * MB)
     if small_run and large_run:
