@@ -20,7 +20,6 @@ from gpustack.node.result import LayerResult, Status, not_applicable
 from gpustack.node.root import NodeRoot, Unreadable
 
 
-
 class Layer(Protocol):
     """What each layer module provides."""
 

@@ -42,7 +42,7 @@ class NvmlUnavailable(Exception):
 
 def read() -> NvmlReport:
     try:
-        import pynvml
+        import pynvml  # type: ignore[import-untyped]  # nvidia-ml-py ships no type hints
     except ImportError:
         raise NvmlUnavailable("nvidia-ml-py is not installed (pip install nvidia-ml-py)") from None
     try:

@@ -18,7 +18,7 @@ def enabled(root: NodeRoot) -> bool | None:
     if not root.exists(EFI):
         return None
     value = root.read_bytes(f"{EFIVARS}/{SECURE_BOOT_VAR}")
-    return bool(value) and value[-1] == 1
+    return value is not None and value[-1:] == b"\x01"
 
 
 def check(root: NodeRoot) -> LayerResult:

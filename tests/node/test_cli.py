@@ -24,7 +24,7 @@ def test_doctor_healthy_node_exits_0(geforce_pc: NodeTree, capsys: pytest.Captur
     assert code == 0
     assert len(lines) == 11  # one per layer, then the verdict
     assert lines[0] == "ok       pci            1 NVIDIA GPU: 0000:01:00.0 [10de:2705] class 0300"
-    assert lines[5].startswith(f"n/a      nvml           NVML asks the running driver: skipped with --root {geforce_pc.base}")
+    assert lines[5] == f"n/a      nvml           NVML asks the running driver: skipped with --root {geforce_pc.root.base}"
     assert lines[-1] == "every applicable layer is ok"
 
 

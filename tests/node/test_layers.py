@@ -157,7 +157,8 @@ def test_toolkit_config_that_does_not_parse(tree: NodeTree) -> None:
 
 
 def test_cdi_json_spec_in_etc(tree: NodeTree) -> None:
-    tree.loaded_driver().file("/etc/cdi/nvidia.json", '{"cdiVersion": "0.5.0", "kind": "nvidia.com/gpu", "devices": [{"name": "all"}]}')
+    spec = '{"cdiVersion": "0.5.0", "kind": "nvidia.com/gpu", "devices": [{"name": "all"}]}'
+    tree.loaded_driver().file("/etc/cdi/nvidia.json", spec)
     assert cdi.check(tree.root).detail == "nvidia.com/gpu in /etc/cdi/nvidia.json: 1 devices"
 
 
@@ -228,7 +229,8 @@ def test_containerd_stock_without_nvidia(tree: NodeTree) -> None:
 
 
 def test_containerd_k3s_without_nvidia(k3s_without_nvidia: NodeTree) -> None:
-    assert_result(containerd.check(k3s_without_nvidia.root), Status.PROBLEM, "no nvidia runtime", "systemctl restart k3s")
+    result = containerd.check(k3s_without_nvidia.root)
+    assert_result(result, Status.PROBLEM, "no nvidia runtime", "systemctl restart k3s")
 
 
 def test_containerd_k3s_before_its_first_start(tree: NodeTree) -> None:

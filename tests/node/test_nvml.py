@@ -7,7 +7,7 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
-import pynvml
+import pynvml  # type: ignore[import-untyped]
 import pytest
 
 from gpustack.node import nvml
