@@ -15,11 +15,13 @@ HOST_POOL = {"name": "l4", "gpu": {"model": "L4"}, "labels": {"pool": "l4"}}
 def test_operator_replaces_the_standalone_device_plugin(examples):
     rendered, files = examples["kubeadm-gpu-operator"]
     names = {r.name for r in rendered.releases}
-    assert names == {"gpu-operator", "node-feature-discovery"}
+    assert {"gpu-operator", "node-feature-discovery"} <= names
+    assert "nvidia-device-plugin" not in names
     values = release(rendered, "gpu-operator")
     assert values["nfd"] == {"enabled": False}  # gpustack's NFD release is the only one
     assert values["driver"] == {"enabled": True}
     assert values["devicePlugin"] == {"enabled": True}
+    assert values["toolkit"]["enabled"] is True
     assert values["mig"] == {"strategy": "none"}
     assert "RuntimeClass" not in files["manifests/kustomization.yaml"] + "".join(
         text for path, text in files.items() if path.startswith("manifests/")
