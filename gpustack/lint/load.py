@@ -107,7 +107,7 @@ def _expand(path: str, excluded: Callable[[str], bool]) -> tuple[list[str], list
             file = os.path.join(folder, name)
             if name.endswith(SUFFIXES) and not excluded(file):
                 found.append(file)
-    return found, errors
+    return sorted(found), errors
 
 
 def load_file(path: str) -> LoadResult:
