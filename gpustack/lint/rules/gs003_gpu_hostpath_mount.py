@@ -77,13 +77,13 @@ def _offending(pod: PodSpec) -> Iterator[tuple[HostPathVolume, str, str]]:
                 mode = "read-only" if volume.read_only else "read-write"
                 yield (
                     volume,
-                    f"{mode}, more than a {names} needs",
+                    f"{mode}: more than a {names} needs",
                     f"Mount only what a {names} needs: {', '.join(allowed)}.",
                 )
         elif is_gpu_workload(pod) and exposes_gpus(path):
-            yield volume, "in a GPU pod", FIX
+            yield volume, "into a GPU pod: the nvidia runtime injects the allocated devices and driver", FIX
         elif gpu_specific(path):  # the mount itself makes it a GPU pod
-            yield volume, "(GPU device nodes or driver files)", FIX
+            yield volume, "holding GPU devices or driver files, outside the scheduler's allocation", FIX
 
 
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
@@ -91,7 +91,7 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
         yield Hit(
             pod.resource,
             volume.path,
-            f"{subject(pod)} mounts host path {volume.host_path} (volume {volume.name}) {why}",
+            f"{subject(pod)} mounts host path {volume.host_path} (volume {volume.name}), {why}",
             fix=fix,
         )
 

@@ -60,7 +60,7 @@ def _why(pod: PodSpec) -> str | None:
     if pod.system_component and pod.resource.kind == "DaemonSet":
         needing = [c.name for c in pod_components(pod) if c.runtime_class]
         if needing:
-            return f"runs a {needing[0]}, which reads GPUs through NVML"
+            return f"runs the {needing[0]}, which reads GPUs through NVML"
     return None
 
 
@@ -79,7 +79,7 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     yield Hit(
         pod.resource,
         pod.path,
-        f"{subject(pod)} {why} but sets no runtimeClassName: {where} its containers start "
+        f"{subject(pod)} sets no runtimeClassName but {why}: {where} its containers start "
         "without GPU devices or driver",
         severity=severity,
         fix=FIX,
