@@ -19,16 +19,32 @@ from types import ModuleType
 from typing import Any
 
 from gpustack.errors import GpustackError
-from gpustack.render import cluster, device_plugin, gpu_operator, jsii_env, k8s_validate, nfd, readme, runtime
+from gpustack.render import (
+    cluster,
+    device_plugin,
+    dra,
+    gitops,
+    gpu_operator,
+    hami,
+    jsii_env,
+    k8s_validate,
+    monitoring,
+    nfd,
+    readme,
+    runtime,
+    workloads,
+)
 from gpustack.render.component import Contribution, HelmRelease, RenderContext, add_object
 from gpustack.yamlio import dump, dump_all
 
-COMPONENTS: tuple[ModuleType, ...] = (runtime, nfd, device_plugin, gpu_operator)
+COMPONENTS: tuple[ModuleType, ...] = (
+    runtime, nfd, device_plugin, gpu_operator, hami, dra, monitoring, workloads, gitops
+)
 
 Objects = list[dict[str, Any]]
 # (context, merged releases sorted by wave) → {path relative to the stack folder: objects}
 DeliveryStep = Callable[[RenderContext, Sequence[HelmRelease]], Mapping[str, Objects]]
-DELIVERY: tuple[DeliveryStep, ...] = ()
+DELIVERY: tuple[DeliveryStep, ...] = (gitops.k3s_helm_charts, gitops.argocd_applications)
 
 NAMESPACES = "namespaces"
 BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
@@ -157,8 +173,7 @@ def values_file(release: HelmRelease) -> str:
     header = (
         f"# Helm values for chart {release.chart} {release.version} ({release.repo}),\n"
         f"# release {release.name} in namespace {release.namespace}:\n"
-        f"#   helm upgrade --install {release.name} {release.chart} --repo {release.repo} "
-        f"--version {release.version} --namespace {release.namespace} -f {release.name}.values.yaml\n"
+        f"#   {release.helm_command(f'{release.name}.values.yaml')}\n"
     )
     return header + dump(release.values)
 

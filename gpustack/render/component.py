@@ -43,6 +43,23 @@ class HelmRelease:
     namespace: str
     values: Mapping[str, Any]
     wave: int = 0
+    # A chart kept in a Git repository rather than published to a Helm repository: ``repo`` is
+    # then the Git URL, ``version`` the revision and ``path`` the chart's folder in it.
+    path: str | None = None
+
+    def helm_command(self, values_file: str) -> str:
+        """The ``helm`` command line that installs this release with ``values_file``."""
+        if self.path is None:
+            return (
+                f"helm upgrade --install {self.name} {self.chart} --repo {self.repo} "
+                f"--version {self.version} -n {self.namespace} -f {values_file}"
+            )
+        checkout = f"{self.chart}-src"
+        return (
+            f"git clone --depth 1 --branch {self.version} {self.repo} {checkout} && "
+            f"helm upgrade --install {self.name} {checkout}/{self.path} -n {self.namespace} "
+            f"--create-namespace -f {values_file}"
+        )
 
 
 @dataclass

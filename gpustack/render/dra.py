@@ -29,21 +29,23 @@ class DraDriver:
     name: str  # the driver name, also the DeviceClass its chart creates
     release: str
     chart: str
-    repo: str  # a Helm repository, or a Git repository ending in .git (chart = path in it)
+    repo: str
     version: str
     namespace: str
+    path: str | None = None  # the chart's folder when repo is a Git repository
 
 
 DRIVERS = {
-    # Not published to a Helm repository: installed from the chart in its Git repository. Pin
-    # dra.version to a tag or commit; "main" follows upstream.
+    # Not published to a Helm repository: installed from the chart in its Git repository
+    # (its README: helm install ./chart/hami-dra-driver). "main" follows upstream.
     "hami": DraDriver(
         name="hami-core-gpu.project-hami.io",
         release="hami-dra-driver",
-        chart="chart/hami-dra-driver",
+        chart="hami-dra-driver",
         repo="https://github.com/Project-HAMi/k8s-dra-driver.git",
         version="main",
         namespace="hami-dra-driver",  # the chart refuses the default namespace
+        path="chart/hami-dra-driver",
     ),
     "nvidia": DraDriver(
         name="gpu.nvidia.com",
@@ -149,6 +151,7 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         namespace=dra_driver.namespace,
         values=values(stack),
         wave=WAVE,
+        path=dra_driver.path,
     )
     gates = featuregates.component_gates(
         minor=stack.spec.cluster.minor, user_gates=stack.spec.cluster.featureGates, features=features(stack)
@@ -173,12 +176,12 @@ def _notes(stack: GpuStack, dra_driver: DraDriver, gates: dict[str, dict[str, bo
         "follows upstream, whose default is `/` for host-installed drivers; seed 001 §12 bind-mounted `/` onto "
         "/run/nvidia/driver instead, which is not needed here.",
     ]
-    if dra_driver.repo.endswith(".git"):
+    if dra_driver.path:
         notes.append(
-            f"The `{dra_driver.release}` chart is not in a Helm repository: Argo CD installs it from "
-            f"{dra_driver.repo} (path `{dra_driver.chart}`); without Argo CD, clone it and run `helm install "
-            f"{dra_driver.release} ./{dra_driver.chart} -n {dra_driver.namespace} --create-namespace "
-            f"-f helm/{dra_driver.release}.values.yaml`."
+            f"The `{dra_driver.chart}` chart is not published to a Helm repository: Argo CD installs it from "
+            f"{dra_driver.repo} (folder `{dra_driver.path}`), K3s' helm-controller cannot, so on K3s without "
+            "Argo CD install it with the Helm command of the apply order. "
+            "Pin `dra.version` to a tag or commit of that repository."
         )
     version = stack.spec.cluster.kubernetesVersion
     if gates:

@@ -10,9 +10,8 @@ Two delivery steps for the pipeline (``app.DELIVERY``), each given the merged re
 
 ``build`` adds the README notes and, for Argo CD, the config management plugin snippet.
 
-A release whose repo ends in ``.git`` is a chart inside a Git repository (``chart`` is its
-path there, ``version`` the revision): Argo CD installs it from Git; K3s' helm-controller
-cannot, so it is left to the README's commands.
+A release whose chart lives in a Git repository (``HelmRelease.path``) is installed by Argo CD
+from Git; K3s' helm-controller cannot, so on K3s it is left to the README's Helm command.
 """
 
 from __future__ import annotations
@@ -46,7 +45,7 @@ def k3s_enabled(stack: GpuStack) -> bool:
 def k3s_helm_charts(ctx: RenderContext, releases: Sequence[HelmRelease]) -> Mapping[str, Objects]:
     if not k3s_enabled(ctx.stack):
         return {}
-    return {f"k3s/{r.name}.yaml": [helm_chart(r)] for r in releases if not _from_git(r)}
+    return {f"k3s/{r.name}.yaml": [helm_chart(r)] for r in releases if r.path is None}
 
 
 def helm_chart(release: HelmRelease) -> dict[str, Any]:
@@ -79,7 +78,10 @@ def argocd_applications(ctx: RenderContext, releases: Sequence[HelmRelease]) -> 
 
 def release_application(stack: GpuStack, release: HelmRelease) -> dict[str, Any]:
     source: dict[str, Any] = {"repoURL": release.repo, "targetRevision": release.version}
-    source["path" if _from_git(release) else "chart"] = release.chart
+    if release.path is None:
+        source["chart"] = release.chart
+    else:
+        source["path"] = release.path
     source["helm"] = {"releaseName": release.name, "valuesObject": dict(release.values)}
     return _application(
         stack,
@@ -198,6 +200,3 @@ def _application(
         },
     }
 
-
-def _from_git(release: HelmRelease) -> bool:
-    return release.repo.endswith(".git")

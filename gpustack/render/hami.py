@@ -17,6 +17,7 @@ RELEASE = "hami"
 NAMESPACE = "kube-system"  # seed 001 §11: helm ... hami-charts/hami -n kube-system
 REPO = "https://project-hami.github.io/HAMi"
 WAVE = 1  # with the other device plugins, after NFD
+CHART_NODE_LABEL = "gpu"  # the chart's devicePlugin.nvidiaNodeSelector: {gpu: "on"} (upstream-facts §7)
 
 
 def values(stack: GpuStack) -> dict[str, Any]:
@@ -28,7 +29,7 @@ def values(stack: GpuStack) -> dict[str, Any]:
         # The chart's README assumes nvidia is containerd's default runtime; K3s registers it as
         # RuntimeClass nvidia only (seed 001 §5), which K3s and the runtime module create.
         "runtimeClassName": runtime.RUNTIME_CLASS,
-        "nvidiaNodeSelector": node_selector(stack),
+        "nvidiaNodeSelector": _node_selector_values(stack),
     }
     tolerations = nfd.gpu_tolerations(stack, chart_defaults=())
     if tolerations:
@@ -45,6 +46,11 @@ def node_selector(stack: GpuStack) -> dict[str, str]:
     """NFD's GPU label (never the chart's ``gpu: "on"``, which nobody sets: seed 001 §11), plus
     the labels that single out HAMi's pools when it serves only some of them."""
     return {nfd.GPU_LABEL: "true", **hami_pool_labels(stack)}
+
+
+def _node_selector_values(stack: GpuStack) -> dict[str, str | None]:
+    # Helm merges maps with the chart's defaults: null removes its gpu: "on".
+    return {CHART_NODE_LABEL: None, **node_selector(stack)}
 
 
 def build(chart: Any, ctx: RenderContext) -> Contribution:

@@ -3,8 +3,8 @@
 Uses kubernetes-validate's strict schemas (unknown fields are errors). A naive
 ``kubernetes_validate.validate`` call re-reads and re-compiles the schema each time (~11 ms per
 object), so compiled validators are cached per (apiVersion, kind, schema version). Kinds that
-kubernetes-validate does not know (CRDs: HelmChart, Application, PrometheusRule, …) are skipped
-here; their own schemas are checked elsewhere.
+kubernetes-validate does not know (CRDs: HelmChart, Application, PrometheusRule) are checked
+against gpustack's own CRD schemas (``crd_schemas``); other unknown kinds are skipped.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from functools import cache
 from typing import Any
 
 from gpustack.errors import GpustackError, Problem
+from gpustack.render import crd_schemas
 
 
 def schema_version(minor: int) -> str:
@@ -55,10 +56,14 @@ def _validator(api_version: str, kind: str, version: str) -> Any | None:
 
 def problems(obj: Mapping[str, Any], *, minor: int, where: str) -> list[Problem]:
     """Schema violations of one object (empty when valid or when its kind is not built in)."""
+    name = "/".join(p for p in (obj["metadata"].get("namespace"), obj["metadata"]["name"]) if p)
     validator = _validator(obj["apiVersion"], obj["kind"], schema_version(minor))
     if validator is None:
-        return []
-    name = "/".join(p for p in (obj["metadata"].get("namespace"), obj["metadata"]["name"]) if p)
+        # Custom resources gpustack emits: its own schemas (gpustack.render.crd_schemas).
+        return [
+            Problem(f"{obj['kind']} {name}: {message}", where, path=path or None)
+            for path, message in crd_schemas.problems(obj)
+        ]
     return [
         Problem(f"{obj['kind']} {name}: {error.message}", where, path=".".join(str(p) for p in error.absolute_path) or None)
         for error in sorted(validator.iter_errors(dict(obj)), key=lambda e: list(map(str, e.absolute_path)))

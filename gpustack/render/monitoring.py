@@ -5,15 +5,16 @@ ServiceMonitor carry ``release: <monitoring.release>``, which kube-prometheus-st
 selectors pick up (upstream-facts §8). gpustack does not flip ``ruleSelectorNilUsesHelmValues``
 as seed 001 §7 did: the label keeps foreign rules out and works with the chart's defaults.
 
-With the GPU Operator, the operator deploys DCGM Exporter; its module asks this one for the
-values (``operator_dcgm_values``) so that both paths export the same metrics the same way.
+With the GPU Operator, the operator deploys DCGM Exporter: this module adds its
+``dcgmExporter`` values (``operator_dcgm_values``) to the gpu-operator release, which the
+pipeline merges, so that both paths export the same metrics the same way.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from gpustack.render import alerts, nfd, runtime
+from gpustack.render import alerts, gpu_operator, nfd, runtime
 from gpustack.render.component import Contribution, HelmRelease, RenderContext, add_object
 from gpustack.spec.checks import gpu_model
 from gpustack.spec.models import GpuStack, NodePool
@@ -96,7 +97,20 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         )
     ]
     exporter = monitoring.dcgmExporter
-    if exporter.enabled and not stack.spec.gpuOperator.enabled:
+    if stack.spec.gpuOperator.enabled:
+        # Values added to gpu_operator's release (the pipeline merges releases of one name).
+        releases.append(
+            HelmRelease(
+                name=gpu_operator.RELEASE,
+                chart="gpu-operator",
+                repo=gpu_operator.REPO,
+                version=stack.spec.gpuOperator.version,
+                namespace=gpu_operator.NAMESPACE,
+                values={"dcgmExporter": operator_dcgm_values(stack)},
+                wave=EXPORTER_WAVE,
+            )
+        )
+    elif exporter.enabled:
         releases.append(
             HelmRelease(
                 name="dcgm-exporter",
@@ -156,13 +170,8 @@ def dcgm_exporter_values(stack: GpuStack) -> dict[str, Any]:
 
 
 def operator_dcgm_values(stack: GpuStack) -> dict[str, Any]:
-    """The ``dcgmExporter`` values of the gpu-operator chart (v26.7.0 keys, upstream-facts §2).
-
-    For the gpu_operator module; empty when monitoring is off (upstream defaults apply).
-    """
+    """The ``dcgmExporter`` values of the gpu-operator chart (v26.7.0 keys, upstream-facts §2)."""
     monitoring = stack.spec.monitoring
-    if not monitoring.enabled:
-        return {}
     if not monitoring.dcgmExporter.enabled:
         return {"enabled": False}
     return {

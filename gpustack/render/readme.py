@@ -24,7 +24,7 @@ DEVICE_CHARTS = {
     "nvidia-device-plugin": "Helm: nvidia-device-plugin",
     "hami": "Helm: hami",
     "hami-dra-driver": "Helm: hami-dra-driver (DRA)",
-    "dra-driver-nvidia-gpu": "Helm: dra-driver-nvidia-gpu (DRA)",
+    "nvidia-dra-driver-gpu": "Helm: nvidia-dra-driver-gpu (DRA)",
 }
 MONITORING_CHARTS = {
     "dcgm-exporter": "Helm: dcgm-exporter",
@@ -114,10 +114,7 @@ def _apply_steps(rendered: Rendered) -> list[str]:
 
 
 def _helm_command(release: HelmRelease) -> str:
-    return (
-        f"`{release.name}`: `helm upgrade --install {release.name} {release.chart} --repo {release.repo} "
-        f"--version {release.version} -n {release.namespace} -f helm/{release.name}.values.yaml`"
-    )
+    return f"`{release.name}`: `{release.helm_command(f'helm/{release.name}.values.yaml')}`"
 
 
 def _layers(rendered: Rendered) -> dict[str, tuple[str, list[str]]]:

@@ -205,7 +205,12 @@ class DcgmExporter(Versioned):
         "auto",
         description="DCGM_FI_PROF_* profiling fields: auto = on for datacenter GPUs, off for GeForce.",
     )
-    podAttribution: bool = Field(True, description="Label metrics with the pod using the GPU (kubelet pod-resources).")
+    podAttribution: bool = Field(
+        True,
+        description="Also copy the labels of the pod using a GPU onto its metrics "
+        "(kubernetes.enablePodLabels, allowlisted to app labels). The pod, namespace and "
+        "container labels come from the kubelet pod-resources API either way.",
+    )
 
 
 class Alerts(Strict):
@@ -230,9 +235,21 @@ class Alerts(Strict):
     )
 
 
+class GrafanaDashboard(Strict):
+    gnetId: int = Field(ge=1, description="grafana.com dashboard id.")
+    revision: int = Field(
+        1, ge=1, description="Dashboard revision to download (the Grafana chart's default is 1)."
+    )
+
+
 class Grafana(Strict):
-    dashboards: list[int] = Field(
-        default_factory=lambda: [12239, 23382], description="grafana.com dashboard ids to provision."
+    dashboards: list[GrafanaDashboard] = Field(
+        default_factory=lambda: [
+            GrafanaDashboard(gnetId=12239, revision=2),  # NVIDIA DCGM Exporter, per GPU (seed 001 §7)
+            GrafanaDashboard(gnetId=23382, revision=1),  # DCGM for Kubernetes, per pod (seed 001 §7)
+        ],
+        description="grafana.com dashboards provisioned through grafana.dashboardProviders "
+        "(seed 001 §7: 12239 per GPU, 23382 per pod with its allocation table).",
     )
     anonymousAdmin: bool = Field(
         False, description="Lab only: anonymous Admin access (the seed's setting). Never in production."
@@ -285,19 +302,30 @@ class Capacity(Strict):
     cores: int | None = Field(None, ge=1, le=100, description="Percent of the GPU's cores.")
     memory: str | None = Field(None, pattern=r"^[0-9]+(Ki|Mi|Gi|Ti)?$", description="Memory, e.g. 4Gi.")
 
+    @model_validator(mode="after")
+    def _not_empty(self) -> Capacity:
+        if self.cores is None and self.memory is None:
+            raise ValueError("capacity needs cores, memory or both")
+        return self
+
 
 class ClaimTemplate(Strict):
-    name: str = Field(pattern=DNS_LABEL)
-    namespace: str = Field("default", pattern=DNS_LABEL)
+    name: str = Field(pattern=DNS_LABEL, description="ResourceClaimTemplate name; pods reference it.")
+    namespace: str = Field("default", pattern=DNS_LABEL, description="Namespace of the template and its pods.")
     deviceClassName: str | None = Field(None, description="Default: the driver's own DeviceClass.")
-    count: int = Field(1, ge=1)
+    count: int = Field(1, ge=1, description="Devices per claim (allocationMode ExactCount).")
     selectors: list[str] = Field(default_factory=list, description="CEL expressions on the device.")
     capacity: Capacity | None = Field(None, description="Consumable capacity (needs DRAConsumableCapacity).")
 
 
 class DeviceClassSpec(Strict):
-    name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
-    selectors: list[str] = Field(description="CEL expressions on the device.")
+    name: str = Field(
+        pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
+        description="DeviceClass name, not one the driver chart creates (e.g. l4.gpustack.io).",
+    )
+    selectors: list[str] = Field(
+        description="CEL expressions on the device, ANDed with `device.driver == <driver>`."
+    )
 
 
 class Dra(Versioned):
@@ -307,19 +335,25 @@ class Dra(Versioned):
     deviceClasses: list[DeviceClassSpec] = Field(
         default_factory=list, description="Extra DeviceClasses; the driver chart creates its own."
     )
-    claimTemplates: list[ClaimTemplate] = Field(default_factory=list)
+    claimTemplates: list[ClaimTemplate] = Field(
+        default_factory=list, description="ResourceClaimTemplates with one request named gpu."
+    )
 
 
 # --- GitOps and workloads ------------------------------------------------------------------
 
 
 class ArgoCd(Strict):
-    enabled: bool = False
+    enabled: bool = Field(
+        False, description="Emit an Argo CD app-of-apps under argocd/ (one Application per Helm release)."
+    )
     repoURL: str | None = Field(None, description="Git repository holding the rendered output.")
-    path: str | None = Field(None, description="Path of the rendered stack in that repository.")
-    targetRevision: str = "HEAD"
-    project: str = "default"
-    namespace: str = Field("argocd", pattern=DNS_LABEL)
+    path: str | None = Field(
+        None, description="Path of the rendered stack in that repository; default output/<metadata.name>."
+    )
+    targetRevision: str = Field("HEAD", description="Git revision Argo CD syncs the rendered output from.")
+    project: str = Field("default", description="Argo CD project of the Applications.")
+    namespace: str = Field("argocd", pattern=DNS_LABEL, description="Namespace Argo CD watches for Applications.")
 
     @model_validator(mode="after")
     def _needs_repo(self) -> ArgoCd:

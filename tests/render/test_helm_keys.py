@@ -10,6 +10,7 @@ plugin's ``nfd``); DOCUMENTED lists the keys documented elsewhere.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +78,8 @@ def load(path: Path) -> Any:
     return YAML(typ="safe").load(path.read_text(encoding="utf-8"))
 
 
-def chart_defaults(chart: str) -> tuple[dict[str, Any], set[str]]:
+@cache
+def chart_defaults(chart: str) -> tuple[dict[str, Any], frozenset[str]]:
     """The chart's default values, with its subcharts' sections, and the always-valid key paths."""
     defaults = dict(load(chart_file(chart, "values")))
     allowed = set(DOCUMENTED.get(chart, ()))
@@ -88,7 +90,7 @@ def chart_defaults(chart: str) -> tuple[dict[str, Any], set[str]]:
         section = dependency.get("alias", dependency["name"])
         if dependency["name"] in CHARTS:
             defaults[section] = overlay(load(chart_file(dependency["name"], "values")), defaults.get(section))
-    return defaults, allowed
+    return defaults, frozenset(allowed)
 
 
 def overlay(subchart: Any, parent: Any) -> Any:
@@ -100,7 +102,7 @@ def overlay(subchart: Any, parent: Any) -> Any:
     return subchart if subchart is None or parent is None else parent
 
 
-def unknown_keys(values: Mapping[str, Any], defaults: Any, allowed: set[str], prefix: str = "") -> Iterator[str]:
+def unknown_keys(values: Mapping[str, Any], defaults: Any, allowed: frozenset[str] | set[str], prefix: str = "") -> Iterator[str]:
     for key, value in values.items():
         path = f"{prefix}{key}"
         if path in allowed:
