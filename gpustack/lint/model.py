@@ -37,7 +37,8 @@ class ObjectRef:
     name: str | None = None
 
     def __str__(self) -> str:
-        name = f"{self.namespace}/{self.name}" if self.namespace else (self.name or "<unnamed>")
+        name = self.name or "<unnamed>"
+        name = f"{self.namespace}/{name}" if self.namespace else name
         return f"{self.kind or 'object'} {name}"
 
     def as_json(self) -> dict[str, str]:

@@ -1,62 +1,10 @@
-"""Test rules and a test catalogue, so that engine, policy and reporter tests do not depend
-on what the shipped rules find. Ids GS9xx are never shipped."""
+"""Fixtures of the linter tests."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from datetime import date
-from textwrap import dedent
-
 import pytest
 
-from gpustack.lint.catalogue import Example, RuleInfo
-from gpustack.lint.config import Config
-from gpustack.lint.context import LintContext
-from gpustack.lint.engine import Report, lint
-from gpustack.lint.load import LoadResult, load_text
-from gpustack.lint.model import Hit, PodSpec, Resource, Severity
-from gpustack.lint.registry import Rule
-
-TODAY = date(2026, 6, 1)
-
-
-def latest_image(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
-    for container in pod.containers():
-        if container.image.endswith(":latest"):
-            yield Hit(pod.resource, (*container.path, "image"), f"{pod.resource.ref}: {container.name} runs :latest")
-
-
-def unnamed(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
-    if resource.ref.name is None:
-        yield Hit(resource, ("metadata",), f"{resource.ref} has no name", severity=Severity.ERROR, fix="Name it.")
-
-
-def two_services(ctx: LintContext) -> Iterator[Hit]:
-    services = [resource for resource in ctx.resources if resource.kind == "Service"]
-    for service in services[1:]:
-        yield Hit(service, ("kind",), f"{service.ref}: more than one Service in the set")
-
-
-TEST_RULES: Mapping[str, Rule] = {
-    "GS900": Rule("GS900", "pod", latest_image),
-    "GS901": Rule("GS901", "object", unnamed, frozenset({"ConfigMap", "Secret"})),
-    "GS902": Rule("GS902", "set", two_services),
-}
-TEST_CATALOGUE: Mapping[str, RuleInfo] = {
-    "GS900": RuleInfo(
-        "GS900", "latest-image", Severity.WARNING, "pod", "Images on :latest.", "Unpinned.", "Pin the image.",
-        fires=(Example("latest", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: 'x:latest'}]\n"),),
-        clean=(Example("pinned", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: 'x:1'}]\n"),),
-    ),
-    "GS901": RuleInfo("GS901", "unnamed-config", Severity.WARNING, "object", "No name.", "Why.", "Name it."),
-    "GS902": RuleInfo("GS902", "two-services", Severity.INFO, "set", "Two Services.", "Why.", "Merge them.", security=True),
-}
-
-
-def run(*files: tuple[str, str], config: Config = Config(), partial: bool = False) -> Report:
-    """Lint in-memory files ``(name, text)`` with the test rules."""
-    loaded = LoadResult.merge(load_text(name, dedent(text)) for name, text in files)
-    return lint(loaded, config, partial=partial, today=TODAY, rules=TEST_RULES, catalogue=TEST_CATALOGUE)
+from lint_support import TEST_CATALOGUE, TEST_RULES, FixedDate
 
 
 @pytest.fixture
@@ -64,10 +12,4 @@ def test_rules(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make the CLI use the test rules and catalogue."""
     monkeypatch.setattr("gpustack.lint.rules.RULES", TEST_RULES)
     monkeypatch.setattr("gpustack.lint.catalogue.load_catalogue", lambda: TEST_CATALOGUE)
-    monkeypatch.setattr("gpustack.lint.engine.date", _FixedDate)
-
-
-class _FixedDate(date):
-    @classmethod
-    def today(cls) -> date:
-        return TODAY
+    monkeypatch.setattr("gpustack.lint.engine.date", FixedDate)
