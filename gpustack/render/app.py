@@ -112,7 +112,9 @@ def merge(ctx: RenderContext, contributions: Mapping[str, Contribution], manifes
         manifests=dict(manifests),
         releases=releases,
         feature_gates=cluster.merge_gates(
-            (c.feature_gates for c in contributions.values()), ctx.stack.spec.cluster.featureGates
+            (c.feature_gates for c in contributions.values()),
+            ctx.stack.spec.cluster.featureGates,
+            minor=ctx.stack.spec.cluster.minor,
         ),
         notes={name: list(c.notes) for name, c in contributions.items() if c.notes},
         files=files,

@@ -27,20 +27,27 @@ K3S_ARGS = {
 KUBEADM_SECTIONS = {"apiserver": "apiServer", "controller-manager": "controllerManager", "scheduler": "scheduler"}
 
 
-def merge_gates(contributed: Iterable[Mapping[str, Mapping[str, bool]]], user: Mapping[str, bool]) -> Gates:
-    """Gates per component: what components need, then the user's gates on all four components.
+def merge_gates(
+    contributed: Iterable[Mapping[str, Mapping[str, bool]]], user: Mapping[str, bool], *, minor: int
+) -> Gates:
+    """Gates per component: what components need, then the user's ``cluster.featureGates``.
 
-    Two components wanting opposite values of one gate is a bug in gpustack; the user's explicit
-    value wins over any component's (conflicts a spec can cause are refused by spec checks).
+    User gates follow the same rule as the components' (DESIGN §10, ``featuregates``): a known
+    gate only where its value differs from the version's default and only on the components
+    that read it; an unknown gate on all four. Two components wanting opposite values of one
+    gate is a bug in gpustack; the user's explicit value wins over any component's (conflicts a
+    spec can cause are refused by spec checks).
     """
+    from gpustack.spec.featuregates import component_gates
+
     gates: Gates = {component: {} for component in GATE_COMPONENTS}
     for contribution in contributed:
         for component, wanted in contribution.items():
             for gate, value in wanted.items():
                 if gates[component].setdefault(gate, value) != value:
                     raise GpustackError(f"internal: components disagree on feature gate {gate} for {component}")
-    for component in GATE_COMPONENTS:
-        gates[component].update(user)
+    for component, wanted in component_gates(minor=minor, user_gates=user, features=()).items():
+        gates[component].update(wanted)
     return {component: dict(sorted(wanted.items())) for component, wanted in gates.items()}
 
 

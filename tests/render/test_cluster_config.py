@@ -9,19 +9,22 @@ from gpustack.errors import GpustackError
 from gpustack.render import cluster, runtime
 
 SAFE = YAML(typ="safe")
-GATES = {"DRAPartitionableDevices": True, "DRADeviceTaints": True}
+# DRADeviceTaints (alpha, off in 1.35) is read by apiserver, controller-manager and scheduler;
+# a gate gpustack does not know goes to every component.
+GATES = {"DRADeviceTaints": True, "ExampleGate": True}
+CONTROL_PLANE = "DRADeviceTaints=true,ExampleGate=true"
 
 
 def test_k3s_gates_as_arg_lists_and_default_runtime(render_spec):
     rendered, files = render_spec(cluster={"kubernetesVersion": "1.35", "featureGates": GATES, "nvidiaDefaultRuntime": True})
     assert "cluster/kubeadm-config.yaml" not in files
     config = SAFE.load(files["cluster/config.yaml"])
-    flag = "feature-gates=DRADeviceTaints=true,DRAPartitionableDevices=true"
+    flag = f"feature-gates={CONTROL_PLANE}"
     assert config == {
         "kube-apiserver-arg": [flag],
         "kube-controller-manager-arg": [flag],
         "kube-scheduler-arg": [flag],
-        "kubelet-arg": [flag],
+        "kubelet-arg": ["feature-gates=ExampleGate=true"],
         "default-runtime": "nvidia",
     }
 
@@ -36,7 +39,7 @@ def test_kubeadm_v1beta4_extra_args_and_kubelet_gates(render_spec):
     rendered, files = render_spec(cluster={"distribution": "kubeadm", "kubernetesVersion": "1.35", "featureGates": GATES})
     assert "cluster/config.yaml" not in files
     cluster_config, kubelet = SAFE.load_all(files["cluster/kubeadm-config.yaml"])
-    value = "DRADeviceTaints=true,DRAPartitionableDevices=true"
+    value = CONTROL_PLANE
     assert cluster_config["apiVersion"] == "kubeadm.k8s.io/v1beta4"
     assert cluster_config["kind"] == "ClusterConfiguration"
     for section in ("apiServer", "controllerManager", "scheduler"):
@@ -44,7 +47,7 @@ def test_kubeadm_v1beta4_extra_args_and_kubelet_gates(render_spec):
     assert kubelet == {
         "apiVersion": "kubelet.config.k8s.io/v1beta1",
         "kind": "KubeletConfiguration",
-        "featureGates": {"DRADeviceTaints": True, "DRAPartitionableDevices": True},
+        "featureGates": {"ExampleGate": True},
     }
 
 
@@ -63,8 +66,8 @@ def test_k3s_registers_its_own_runtime_class(render_spec):
     assert any("apply no RuntimeClass of your own" in n and "config-v3.toml.tmpl" in n for n in rendered.notes["runtime"])
 
 
-def test_component_gates_only_where_needed_and_user_gates_everywhere():
-    gates = cluster.merge_gates([{"kubelet": {"A": True}}, {"apiserver": {"A": True}}], {"U": False})
+def test_component_gates_only_where_needed_and_unknown_user_gates_everywhere():
+    gates = cluster.merge_gates([{"kubelet": {"A": True}}, {"apiserver": {"A": True}}], {"U": False}, minor=36)
     assert gates == {
         "apiserver": {"A": True, "U": False},
         "controller-manager": {"U": False},
@@ -74,6 +77,15 @@ def test_component_gates_only_where_needed_and_user_gates_everywhere():
     assert cluster.gate_flag(gates["kubelet"]) == "A=true,U=false"
 
 
+def test_known_user_gates_only_where_read_and_not_at_their_default():
+    user = {"DRAConsumableCapacity": True, "DRAPartitionableDevices": True}
+    assert cluster.merge_gates([], user, minor=36) == {c: {} for c in cluster.K3S_ARGS}  # both on by default
+    gates = cluster.merge_gates([], user, minor=35)
+    assert gates["kubelet"] == {"DRAConsumableCapacity": True}
+    assert gates["controller-manager"] == {}
+    assert gates["apiserver"] == gates["scheduler"] == user
+
+
 def test_components_disagreeing_on_a_gate_is_an_error():
     with pytest.raises(GpustackError, match="disagree"):
-        cluster.merge_gates([{"kubelet": {"A": True}}, {"kubelet": {"A": False}}], {})
+        cluster.merge_gates([{"kubelet": {"A": True}}, {"kubelet": {"A": False}}], {}, minor=36)
