@@ -96,12 +96,31 @@ def resource_amounts(container: Container) -> Iterator[ResourceAmount]:
 
 def gpu_amounts(container: Container) -> dict[str, Fraction]:
     """GPU resources the container gets, > 0 only (limits win; requests alone count)."""
-    found: dict[str, Fraction] = {}
+    return {name: value for name, value in gpu_requests(container).items() if value is not None}
+
+
+def gpu_requests(container: Container) -> dict[str, Fraction | None]:
+    """GPU resources the container asks for: amounts > 0, and None for a template placeholder.
+
+    An unrendered ``${GPUS}`` or ``{{ .Values.gpus }}`` still asks for GPUs; zero does not.
+    """
+    found: dict[str, Fraction | None] = {}
     for amount in resource_amounts(container):
-        if is_gpu_resource(amount.name) and amount.quantity is not None:
-            if amount.section == "limits" or amount.name not in found:
-                found[amount.name] = amount.quantity
-    return {name: value for name, value in found.items() if value > 0}
+        if not is_gpu_resource(amount.name):
+            continue
+        if amount.quantity is None and not is_template_placeholder(amount.raw):
+            continue
+        if amount.section == "limits" or amount.name not in found:
+            found[amount.name] = amount.quantity
+    return {name: value for name, value in found.items() if value is None or value > 0}
+
+
+_PLACEHOLDER = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\}|<[^<>]+>")
+
+
+def is_template_placeholder(value: Any) -> bool:
+    """``${VAR}``, ``$VAR``, ``{{ … }}``, ``<your-token>``: filled in before the manifest is applied."""
+    return isinstance(value, str) and bool(_PLACEHOLDER.search(value))
 
 
 # --- NVIDIA_VISIBLE_DEVICES ----------------------------------------------------------------
@@ -151,12 +170,16 @@ def visible_devices(container: Container) -> EnvVar | None:
 # --- DRA claims ------------------------------------------------------------------------------
 
 # DeviceClasses of the GPU DRA drivers (reference §6): the charts create them, so a set
-# rarely holds them. The IMEX channel classes of NVIDIA's driver hand out no GPU.
+# rarely holds them. The IMEX channel classes of NVIDIA's driver and GKE's NICs are no GPUs.
 GPU_DEVICE_CLASSES = frozenset(
     {"gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com", "hami-core-gpu.project-hami.io"}
 )
 NON_GPU_DEVICE_CLASSES = frozenset(
-    {"compute-domain-daemon.nvidia.com", "compute-domain-default-channel.nvidia.com"}
+    {
+        "compute-domain-daemon.nvidia.com",
+        "compute-domain-default-channel.nvidia.com",
+        "netdev.google.com",  # GKE's network devices (DRANET)
+    }
 )
 GPU_DRA_DRIVERS = ("gpu.nvidia.com", "hami-core-gpu.project-hami.io")
 
@@ -262,7 +285,7 @@ def is_gpu_consumer(pod: PodSpec, claims: ClaimIndex | None = None) -> bool:
 
     Without ``claims`` (the input set's claims and classes) every claim counts as unresolved.
     """
-    if any(gpu_amounts(c) or visible_devices(c) for c in pod.containers()):
+    if any(gpu_requests(c) or visible_devices(c) for c in pod.containers()):
         return True
     pod_claims = pod.spec.get("resourceClaims")
     if isinstance(pod_claims, list) and pod_claims:
@@ -275,7 +298,7 @@ def uses_gpu(container: Container) -> bool:
     """Whether this container itself gets GPUs: resources, a claim, or visible devices."""
     resources_ = container.data.get("resources")
     has_claim = isinstance(resources_, Mapping) and bool(resources_.get("claims"))
-    return bool(gpu_amounts(container)) or has_claim or visible_devices(container) is not None
+    return bool(gpu_requests(container)) or has_claim or visible_devices(container) is not None
 
 
 def is_gpu_workload(pod: PodSpec) -> bool:

@@ -18,7 +18,9 @@ from gpustack.lint.model import Hit, PodSpec
 from gpustack.lint.podspec import HostPathVolume, host_path_volumes, subject
 from gpustack.lint.registry import Rule
 
-# Host paths that hold GPU device nodes or driver files (normalised: /var/run is /run).
+# Host paths that hold GPU device nodes or driver files (normalised: /var/run is /run). GKE's
+# driver folder /home/kubernetes/bin/nvidia is not among them: GKE has no nvidia runtime, and
+# its documented GPUDirect sidecars mount the driver's libraries (no device nodes) from there.
 GPU_HOST_PATHS = (
     "/dev/nvidia*",
     "/dev/dri",
@@ -30,7 +32,6 @@ GPU_HOST_PATHS = (
     "/usr/lib64/libnvidia*",
     "/usr/lib64/libcuda*",
     "/usr/local/nvidia",
-    "/home/kubernetes/bin/nvidia",  # GKE's driver
     "/run/nvidia",  # GPU Operator driver root, MPS, validations
     "/proc/driver/nvidia",
 )

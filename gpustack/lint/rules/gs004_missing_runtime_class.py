@@ -7,7 +7,8 @@ starts without the devices and driver files (seed 000 step 5, seed 001 §5–§6
 plugin, GFD and DCGM Exporter read GPUs through NVML and need it too (seed 001 §5, §7).
 
 DRA claims are exempt: DRA drivers hand devices over through CDI, which containerd applies
-under any runtime. GKE, EKS and AKS make the nvidia runtime (or their own driver mounts) the
+under any runtime (a system DaemonSet with an admin claim, such as DCGM Exporter in DRA mode,
+too). GKE, EKS and AKS make the nvidia runtime (or their own driver mounts) the
 default; GKE has no ``nvidia`` RuntimeClass at all, so adding one gets pods rejected.
 """
 
@@ -16,20 +17,31 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import RUNTIME_CLASS_DISTRIBUTIONS, LintContext
-from gpustack.lint.gpu import gpu_amounts, is_gpu_workload, pod_components, visible_devices
+from gpustack.lint.gpu import gpu_requests, is_gpu_workload, pod_components, visible_devices
 from gpustack.lint.model import Hit, PodSpec, Severity
 from gpustack.lint.podspec import node_label_tests, subject
 from gpustack.lint.registry import Rule
 
 MANAGED = frozenset({"gke", "eks", "aks"})
-GKE_ACCELERATOR = "cloud.google.com/gke-accelerator"
+# Node labels only a managed cloud sets: a pod that selects one runs there (DESIGN §10 names
+# cloud.google.com/gke-accelerator; the others follow the same reasoning).
+MANAGED_LABEL_PREFIXES = (
+    ("cloud.google.com/gke-", "gke"),
+    ("cloud.google.com/compute-class", "gke"),
+    ("eks.amazonaws.com/", "eks"),
+    ("karpenter.k8s.aws/", "eks"),
+    ("sagemaker.amazonaws.com/", "eks"),
+    ("kubernetes.azure.com/", "aks"),
+)
 FIX = "Add `runtimeClassName: nvidia` to the pod spec."
 
 
 def _distribution(pod: PodSpec, ctx: LintContext) -> str | None:
-    """The context's distribution; a pod that selects GKE accelerators runs on GKE."""
-    if any(test.key == GKE_ACCELERATOR and test.selects for test in node_label_tests(pod)):
-        return "gke"
+    """The context's distribution, or the managed cloud whose node labels the pod selects."""
+    for test in node_label_tests(pod):
+        for prefix, cloud in MANAGED_LABEL_PREFIXES:
+            if test.required and test.selects and test.key.startswith(prefix):
+                return cloud
     return ctx.distribution
 
 
@@ -52,12 +64,12 @@ def _why(pod: PodSpec) -> str | None:
     """What makes the pod need the nvidia runtime, or None."""
     if is_gpu_workload(pod):
         for container in pod.containers():
-            if amounts := gpu_amounts(container):
-                return f"gets {', '.join(sorted(amounts))} from the device plugin"
+            if requests := gpu_requests(container):
+                return f"gets {', '.join(sorted(requests))} from the device plugin"
             if visible_devices(container):
                 return "asks for GPUs through NVIDIA_VISIBLE_DEVICES"
         return None  # GPUs through DRA claims only
-    if pod.system_component and pod.resource.kind == "DaemonSet":
+    if pod.system_component and pod.resource.kind == "DaemonSet" and not pod.spec.get("resourceClaims"):
         needing = [c.name for c in pod_components(pod) if c.runtime_class]
         if needing:
             return f"runs the {needing[0]}, which reads GPUs through NVML"

@@ -10,7 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.gpu import NVIDIA_PREFIX, ResourceAmount, is_gpu_workload, resource_amounts
+from gpustack.lint.gpu import (
+    NVIDIA_PREFIX,
+    ResourceAmount,
+    is_gpu_workload,
+    is_template_placeholder,
+    resource_amounts,
+)
 from gpustack.lint.model import Container, Hit, PodSpec
 from gpustack.lint.podspec import subject
 from gpustack.lint.registry import Rule
@@ -22,6 +28,8 @@ def _problems(container: Container) -> Iterator[tuple[ResourceAmount, str]]:
     amounts = [a for a in resource_amounts(container) if a.name.startswith(NVIDIA_PREFIX)]
     limits = {a.name: a for a in amounts if a.section == "limits"}
     for amount in amounts:
+        if is_template_placeholder(amount.raw):
+            continue  # an unrendered template: the value is not known yet
         if amount.quantity is None:
             yield amount, f"{amount.section} {amount.name}: {amount.raw!r} is not a quantity"
         elif amount.quantity.denominator != 1:

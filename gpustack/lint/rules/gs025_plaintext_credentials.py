@@ -3,7 +3,9 @@
 A model server that streams from MinIO/S3 or pulls from Hugging Face needs keys (seed 001 §10);
 as literal env values they land in Git, in ``kubectl get -o yaml`` and in every rendered Helm
 release. Secrets keep them out (DESIGN §9: credentials from a Secret). Values that reference
-other variables (``$(VAR)``) hold no secret and are skipped; the message never repeats a value.
+other variables (``$(VAR)``) hold no secret and are skipped; placeholders filled in before
+``kubectl apply`` (``${HF_TOKEN}``) still put the secret into the pod spec. Messages never
+repeat a value.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import re
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.gpu import env_vars
+from gpustack.lint.gpu import env_vars, is_template_placeholder
 from gpustack.lint.model import Hit, PodSpec
 from gpustack.lint.podspec import subject
 from gpustack.lint.registry import Rule
@@ -48,10 +50,14 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
             value = (var.value or "").strip()
             if var.name.upper() not in CREDENTIAL_NAMES or not value or _REFERENCE.match(value):
                 continue
+            if is_template_placeholder(value):
+                how = "from a placeholder filled in before apply, which leaves it in the pod spec in plain text"
+            else:
+                how = "as a literal value"
             yield Hit(
                 pod.resource,
                 var.value_path,
-                f"{subject(pod, container)} sets {var.name} as a literal value instead of a Secret reference",
+                f"{subject(pod, container)} sets {var.name} {how} instead of from a Secret",
                 fix=FIX,
             )
 
