@@ -26,7 +26,7 @@ def lint(
         typer.Argument(
             help="Files and folders (searched recursively for *.yaml, *.yml, *.json); - reads standard "
             "input, e.g. piped `helm template`. Default: the current folder.",
-            metavar="PATH...",
+            metavar="PATH",
             show_default=False,
         ),
     ] = None,
@@ -68,13 +68,12 @@ def lint(
         ),
     ] = False,
 ) -> None:
+    # The help keeps the docstring's line breaks: one line per paragraph.
     """Lint Kubernetes manifests for GPU pitfalls.
 
-    Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it, or an unreadable
-    file; 2 usage, a bad config, or nothing readable at all.
+    Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it, or an unreadable file; 2 usage, a bad config, or nothing readable at all.
 
-    Suppress a finding with the annotation gpustack.io/ignore: "GS004: reason; until 2027-03-31"
-    on the object or pod template, or a comment # gpustack:ignore GS004 on or above its line.
+    Suppress a finding with the annotation gpustack.io/ignore: "GS004: reason; until 2027-03-31" on the object or pod template, or a comment # gpustack:ignore GS004 on or above its line.
     """
     from dataclasses import replace
 

@@ -7,8 +7,9 @@ Every key is optional::
       GS023: off
       GS004: warning
     failOn: warning        # error | warning | info: the lowest severity that fails the run
-    exclude:               # paths relative to this file; * matches across folders
+    exclude:               # as in .gitignore: a name anywhere, or a path from this file's folder
       - charts/*/templates
+      - vendor
     distribution: k3s      # context when --distribution is not given
     xidCritical: [31, 43, 79, 92]
     suppressions: true     # false audits: annotations and comments suppress nothing
@@ -55,15 +56,22 @@ class Config:
     spec: Path | None = None
 
     def excluded(self, path: str) -> bool:
-        """Whether ``path`` (or a folder above it) matches an ``exclude`` pattern."""
+        """Whether ``path`` or a folder above it matches an ``exclude`` pattern (as in
+        .gitignore: a pattern without ``/`` matches a file or folder name at any depth, one
+        with ``/`` the path relative to the config's folder; ``*`` matches across folders)."""
         if not self.exclude or self.path is None:
             return False
         relative = os.path.relpath(os.path.abspath(path), self.path.parent).replace(os.sep, "/")
         if relative.startswith("../"):
             return False
         parts = relative.split("/")
-        candidates = ["/".join(parts[: index + 1]) for index in range(len(parts))]
-        return any(fnmatchcase(candidate, pattern.strip("/")) for pattern in self.exclude for candidate in candidates)
+        prefixes = ["/".join(parts[: index + 1]) for index in range(len(parts))]
+        for pattern in self.exclude:
+            pattern = pattern.strip("/")
+            candidates = prefixes if "/" in pattern else parts
+            if any(fnmatchcase(candidate, pattern) for candidate in candidates):
+                return True
+        return False
 
 
 def find_config(start: Path) -> Path | None:

@@ -104,7 +104,7 @@ def _expand(path: str, excluded: Callable[[str], bool]) -> tuple[list[str], list
             if not name.startswith(".") and not excluded(os.path.join(folder, name))
         )
         for name in sorted(names):
-            file = os.path.join(folder, name)
+            file = os.path.normpath(os.path.join(folder, name))  # "./a.yaml" -> "a.yaml"
             if name.endswith(SUFFIXES) and not excluded(file):
                 found.append(file)
     return sorted(found), errors

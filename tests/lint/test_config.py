@@ -107,5 +107,6 @@ def test_excludes_match_paths_and_folders_relative_to_the_config(tmp_path: Path,
     assert config.excluded("vendor/x.yaml")
     assert not config.excluded("charts/gpu/values.yaml")
     assert not config.excluded("vendored/x.yaml")  # exact, never a prefix
-    assert not config.excluded("src/vendor/x.yaml")  # relative to the config's folder
+    assert config.excluded("src/vendor/x.yaml")  # a name matches at any depth
+    assert not config.excluded("src/charts/gpu/templates/x.yaml")  # a path is relative to the config
     assert not Config().excluded("anything.yaml")
