@@ -1,0 +1,85 @@
+"""The rule catalogue: code (``gpustack.lint.rules.RULES``) and data (``policies/``) describe
+the same rules, every policy is well formed, every example behaves as declared through the
+real engine, and docs/rules.md is what the catalogue generates."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpustack.lint.catalogue import Example, load_catalogue, policy_problems
+from gpustack.lint.config import Config
+from gpustack.lint.docs import DOCS_PATH, catalogue_markdown
+from gpustack.lint.engine import Report, lint
+from gpustack.lint.load import load_text
+from gpustack.lint.rules import RULES
+from gpustack.resources import data_dir
+
+CATALOGUE = load_catalogue()
+POLICIES = sorted(data_dir("policies").glob("GS*.yaml"))
+
+
+def test_code_and_catalogue_describe_the_same_rules() -> None:
+    assert sorted(RULES) == sorted(CATALOGUE)
+    for rule_id, rule in RULES.items():
+        info = CATALOGUE[rule_id]
+        assert rule.id == rule_id
+        assert rule.scope == info.scope, rule_id
+        module = rule.check.__module__.rsplit(".", 1)[-1]
+        assert module == f"gs{rule_id[2:]}_{info.name.replace('-', '_')}", rule_id
+
+
+@pytest.mark.parametrize("path", POLICIES, ids=lambda path: path.stem)
+def test_policy_is_well_formed(path: Path) -> None:
+    assert policy_problems(path) == []
+    info = CATALOGUE[path.stem]
+    assert info.remediation.endswith(".")
+    assert re.search(r"seed|DESIGN|§", info.rationale), "the rationale cites its source"
+
+
+def examples() -> list[object]:
+    return [
+        pytest.param(rule_id, fires, index, example, id=f"{rule_id}-{'fires' if fires else 'clean'}-{index}")
+        for rule_id, info in CATALOGUE.items()
+        for fires, group in ((True, info.fires), (False, info.clean))
+        for index, example in enumerate(group)
+    ]
+
+
+def _lint_example(rule_id: str, fires: bool, index: int, example: Example) -> Report:
+    name = f"policies/{rule_id}.yaml#{'fires' if fires else 'clean'}[{index}]"
+    return lint(load_text(name, example.manifest), Config(distribution=example.distribution))
+
+
+@pytest.mark.parametrize(("rule_id", "fires", "index", "example"), examples())
+def test_example_behaves_as_declared(rule_id: str, fires: bool, index: int, example: Example) -> None:
+    report = _lint_example(rule_id, fires, index, example)
+    assert report.errors == ()
+    rules = [finding.rule for finding in report.findings]
+    assert (rule_id in rules) is fires, f"{example.description}: {rules}"
+
+
+def test_docs_are_fresh(repo: Path) -> None:
+    expected = catalogue_markdown(CATALOGUE)
+    actual = (repo / DOCS_PATH).read_text(encoding="utf-8") if (repo / DOCS_PATH).exists() else ""
+    assert actual == expected, f"{DOCS_PATH} is stale: gpustack rules --format markdown > {DOCS_PATH}"
+
+
+def test_lint_does_not_import_the_renderer(tmp_path: Path) -> None:
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: x}]}\n")
+    probe = (
+        "import sys\n"
+        "from gpustack.cli import main\n"
+        "try:\n"
+        f"    main(['lint', {str(manifest)!r}])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted(m for m in ('cdk8s', 'jsii', 'constructs') if m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines()[-1] == "[]"
