@@ -1,0 +1,126 @@
+"""GitOps delivery: K3s HelmCharts and the Argo CD app-of-apps, validated against the CRDs."""
+
+from __future__ import annotations
+
+import pytest
+from crd_support import assert_valid, custom_resources
+from ruamel.yaml import YAML
+
+from gpustack.render import crd_schemas, gitops
+from gpustack.render.component import HelmRelease
+
+ARGOCD = {"argocd": {"enabled": True, "repoURL": "https://git.example.com/stacks.git", "targetRevision": "main",
+                     "project": "gpu"}}
+
+
+def delivery(rendered, prefix):
+    return {path: objs for path, objs in rendered.delivery.items() if path.startswith(prefix)}
+
+
+def test_every_custom_resource_validates(examples, render_spec):
+    results = [*examples.values(), render_spec(gitops=ARGOCD)]
+    kinds = set()
+    for rendered, _ in results:
+        for _, obj in custom_resources(rendered.objects()):
+            assert_valid(obj)
+            kinds.add(obj["kind"])
+    assert kinds == {"PrometheusRule", "HelmChart", "Application"}
+
+
+def test_k3s_gets_one_helm_chart_per_release(render_spec):
+    rendered, tree = render_spec()
+    charts = delivery(rendered, "k3s/")
+    assert set(charts) == {f"k3s/{r.name}.yaml" for r in rendered.releases}
+    for r in rendered.releases:
+        [chart] = charts[f"k3s/{r.name}.yaml"]
+        assert chart["metadata"] == {"name": r.name, "namespace": "kube-system"}
+        spec = chart["spec"]
+        assert (spec["chart"], spec["repo"], spec["version"], spec["targetNamespace"]) == (
+            r.chart, r.repo, r.version, r.namespace
+        )
+        assert spec["createNamespace"] is True
+        assert YAML(typ="safe").load(spec["valuesContent"]) == YAML(typ="safe").load(
+            tree[f"helm/{r.name}.values.yaml"]
+        )
+
+
+@pytest.mark.parametrize(
+    ("distribution", "setting", "expected"),
+    [("k3s", None, True), ("kubeadm", None, False), ("k3s", False, False), ("kubeadm", True, True)],
+)
+def test_k3s_helm_charts_default_to_the_distribution(render_spec, distribution, setting, expected):
+    rendered, _ = render_spec(cluster={"distribution": distribution}, gitops={"k3sHelmCharts": setting})
+    assert bool(delivery(rendered, "k3s/")) is expected
+
+
+def test_charts_kept_in_git_are_left_out_of_k3s(render_spec):
+    rendered, _ = render_spec()
+    from_git = HelmRelease(name="from-git", chart="c", repo="https://git.example.com/c.git", version="main",
+                           namespace="n", values={}, path="chart/c")
+    from_repo = rendered.releases[0]
+    assert list(gitops.k3s_helm_charts(rendered.ctx, [from_git, from_repo])) == [f"k3s/{from_repo.name}.yaml"]
+
+
+def test_argocd_app_of_apps(render_spec):
+    rendered, tree = render_spec(gitops=ARGOCD)
+    apps = delivery(rendered, "argocd/")
+    [root] = apps.pop("argocd/root.yaml")
+    assert root["spec"]["source"] == {"repoURL": "https://git.example.com/stacks.git", "targetRevision": "main",
+                                      "path": "output/test/argocd/apps"}
+    assert "finalizers" not in root["metadata"] and root["spec"]["project"] == "gpu"
+    [manifests] = apps.pop("argocd/apps/manifests.yaml")
+    assert manifests["spec"]["source"]["path"] == "output/test/manifests"
+    assert set(apps) == {f"argocd/apps/{r.name}.yaml" for r in rendered.releases}
+    waves = []
+    for r in rendered.releases:
+        [app] = apps[f"argocd/apps/{r.name}.yaml"]
+        assert app["metadata"]["name"] == f"test-{r.name}"
+        assert app["metadata"]["namespace"] == "argocd"
+        assert app["metadata"]["annotations"] == {gitops.SYNC_WAVE: str(r.wave)}
+        source = app["spec"]["source"]
+        assert (source["repoURL"], source["chart"], source["targetRevision"]) == (r.repo, r.chart, r.version)
+        assert source["helm"] == {"releaseName": r.name, "valuesObject": dict(r.values)}
+        assert app["spec"]["destination"]["namespace"] == r.namespace
+        assert "CreateNamespace=true" in app["spec"]["syncPolicy"]["syncOptions"]
+        waves.append(r.wave)
+    # CRD-bearing and node-labelling charts first, the device plugins and exporter after them.
+    assert min(waves) == 0 and max(waves) == 1
+    assert int(manifests["metadata"]["annotations"][gitops.SYNC_WAVE]) == max(waves) + 1
+    plugin = YAML(typ="safe").load(tree[gitops.PLUGIN_PATH])
+    assert plugin["kind"] == "ConfigManagementPlugin"
+    assert "gpustack render" in plugin["spec"]["generate"]["args"][0]
+    assert plugin["spec"]["generate"]["args"][0].endswith("-o -")
+    assert gitops.PLUGIN_PATH in tree["README.md"] and "config management plugin" in tree["README.md"]
+
+
+def test_git_charts_become_git_sources(examples):
+    rendered, _ = examples["dra-hami"]
+    [app] = rendered.delivery["argocd/apps/hami-dra-driver.yaml"]
+    source = app["spec"]["source"]
+    assert source["repoURL"] == "https://github.com/Project-HAMi/k8s-dra-driver.git"
+    assert source["path"] == "chart/hami-dra-driver" and "chart" not in source
+
+
+def test_no_argocd_no_applications_and_no_plugin(render_spec):
+    rendered, tree = render_spec()
+    assert not delivery(rendered, "argocd/")
+    assert gitops.PLUGIN_PATH not in tree
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {"apiVersion": "helm.cattle.io/v1", "kind": "HelmChart", "metadata": {"name": "x", "namespace": "kube-system"},
+         "spec": {"repo": "https://charts.example.com"}},
+        {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": {"name": "x", "namespace": "argocd"},
+         "spec": {"project": "default", "destination": {"server": "https://kubernetes.default.svc"},
+                  "source": {"repoURL": "https://g.example.com/r.git", "chart": "c", "path": "p"}}},
+        {"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule", "metadata": {"name": "x", "namespace": "m"},
+         "spec": {"groups": [{"name": "g", "rules": [{"alert": "A", "record": "b", "expr": "up"}]}]}},
+        {"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule", "metadata": {"name": "x", "namespace": "m"},
+         "spec": {"groups": [{"name": "g", "rules": [{"alert": "A", "expr": "up", "for": "5 minutes"}]}]}},
+    ],
+    ids=["helmchart-without-chart", "application-chart-and-path", "rule-alert-and-record", "rule-bad-duration"],
+)
+def test_own_schemas_refuse_what_the_api_would(obj):
+    assert crd_schemas.problems(obj)

@@ -1,0 +1,99 @@
+"""HAMi chart values (2.10.0 keys) and the refusal of HAMi next to NVIDIA's device plugin."""
+
+from __future__ import annotations
+
+import pytest
+from render_helpers import REPO, release, spec_document
+
+from gpustack.cli import main
+from gpustack.render import hami, nfd
+from gpustack.yamlio import dump
+
+HAMI = {"devicePlugin": {"enabled": False}, "sharing": {"hami": {"enabled": True}}}
+TWO_POOLS = [
+    {"name": "shared", "gpu": {"model": "L4"}, "labels": {"gpu-sharing": "hami"}},
+    {"name": "whole", "gpu": {"model": "L4"}, "labels": {"gpu-sharing": "none"}},
+]
+
+
+def run(capsys, *argv: str) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as exit_info:
+        main(list(argv))
+    return exit_info.value.code or 0, capsys.readouterr().err
+
+
+def test_values_follow_the_spec(render_spec):
+    rendered, _ = render_spec(
+        devicePlugin={"enabled": False},
+        sharing={"hami": {"enabled": True, "splitCount": 4, "memoryScaling": 1.5, "coreScaling": 2}},
+    )
+    plugin = release(rendered, "hami")["devicePlugin"]
+    assert (plugin["deviceSplitCount"], plugin["deviceMemoryScaling"], plugin["deviceCoreScaling"]) == (4, 1.5, 2)
+    assert plugin["runtimeClassName"] == "nvidia"
+
+
+def test_node_selector_uses_nfd_and_removes_the_charts_gpu_on(render_spec):
+    selector = release(render_spec(**HAMI)[0], "hami")["devicePlugin"]["nvidiaNodeSelector"]
+    assert selector == {"gpu": None, nfd.GPU_LABEL: "true"}
+    # Helm deletes a default key set to null: the merged selector is NFD's label alone.
+    assert "gpu:\n" in dump(selector)
+
+
+def test_scheduler_tag_uses_the_2_7_key_only_when_set(render_spec):
+    assert "scheduler" not in release(render_spec(**HAMI)[0], "hami")
+    values = release(render_spec(devicePlugin={"enabled": False},
+                                 sharing={"hami": {"enabled": True, "schedulerImageTag": "v1.36.4"}})[0], "hami")
+    assert values["scheduler"] == {"kubeScheduler": {"image": {"tag": "v1.36.4"}}}
+    assert "imageTag" not in str(values)
+
+
+def test_pool_taints_are_tolerated(render_spec):
+    pools = [{"name": "gpu", "gpu": {"model": "L4"}, "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]}]
+    plugin = release(render_spec(nodePools=pools, **HAMI)[0], "hami")["devicePlugin"]
+    assert plugin["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+
+
+def test_a_subset_of_pools_is_selected_by_their_labels(render_spec):
+    rendered, _ = render_spec(nodePools=TWO_POOLS, sharing={"hami": {"enabled": True, "pools": ["shared"]}})
+    selector = release(rendered, "hami")["devicePlugin"]["nvidiaNodeSelector"]
+    assert selector == {"gpu": None, nfd.GPU_LABEL: "true", "gpu-sharing": "hami"}
+    assert hami.node_selector(rendered.ctx.stack) == {nfd.GPU_LABEL: "true", "gpu-sharing": "hami"}
+
+
+def write_spec(tmp_path, **spec):
+    path = tmp_path / "spec.yaml"
+    path.write_text(dump(spec_document(**spec)), encoding="utf-8")
+    return str(path)
+
+
+def test_a_subset_without_a_distinguishing_label_is_refused(tmp_path, capsys):
+    pools = [{"name": "shared", "gpu": {"model": "L4"}}, {"name": "whole", "gpu": {"model": "L4"}}]
+    spec = write_spec(tmp_path, nodePools=pools, sharing={"hami": {"enabled": True, "pools": ["shared"]}})
+    code, err = run(capsys, "validate", spec)
+    assert code == 2
+    assert "spec.sharing.hami.pools" in err and "common entry in nodePools[].labels" in err
+
+
+@pytest.mark.parametrize("command", ["validate", "render"])
+def test_hami_with_the_nvidia_device_plugin_exits_2(tmp_path, capsys, command):
+    spec = write_spec(tmp_path, sharing={"hami": {"enabled": True}})
+    code, err = run(capsys, command, spec, *(["-o", str(tmp_path / "out")] if command == "render" else []))
+    assert code == 2
+    assert "spec.devicePlugin.enabled" in err and "nvidia.com/gpu" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_hami_with_the_gpu_operator_needs_its_device_plugin_off(render_spec, tmp_path, capsys):
+    operator = {"gpuOperator": {"enabled": True},
+                "nodePools": [{"name": "a", "gpu": {"model": "L4"}, "driver": {"source": "operator"}}]}
+    assert run(capsys, "validate", write_spec(tmp_path, sharing={"hami": {"enabled": True}}, **operator))[0] == 2
+    rendered, _ = render_spec(**HAMI, **operator)
+    assert release(rendered, "gpu-operator")["devicePlugin"]["enabled"] is False
+    assert release(rendered, "hami")
+
+
+def test_the_example_renders_the_seed_setup(examples):
+    rendered, tree = examples["hami-vllm"]
+    assert "nvidia-device-plugin" not in {r.name for r in rendered.releases}
+    assert release(rendered, "hami")["devicePlugin"]["deviceSplitCount"] == 10
+    assert (REPO / "output" / "hami-vllm" / "helm" / "hami.values.yaml").read_text() == tree["helm/hami.values.yaml"]

@@ -1,0 +1,237 @@
+"""kube-prometheus-stack and DCGM Exporter values, the collectors CSV and gpustack's alert rules."""
+
+from __future__ import annotations
+
+import promql_parser
+import pytest
+from crd_support import assert_valid
+from render_helpers import release
+
+from gpustack.render import alerts, monitoring
+from gpustack.spec.models import Alerts
+
+GEFORCE_POOL = [{"name": "desk", "gpu": {"model": "RTX-4090"}}]
+MIXED_POOLS = [{"name": "dc", "gpu": {"model": "L4"}}, {"name": "desk", "gpu": {"model": "RTX-4090"}}]
+PROFILING_ROWS = ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE")
+
+
+def rules_of(rendered):
+    [rule] = [obj for _, obj in rendered.objects() if obj["kind"] == "PrometheusRule"]
+    return rule, {r["alert"]: r for group in rule["spec"]["groups"] for r in group["rules"]}
+
+
+def csv_rows(csv: str) -> list[str]:
+    return [line.split(",")[0] for line in csv.splitlines() if line and not line.startswith("#")]
+
+
+def joins(expr) -> list[list[str]]:
+    """The on(...) label lists of every binary operation in a parsed expression."""
+    found = []
+    if isinstance(expr, promql_parser.BinaryExpr):
+        matching = expr.modifier.matching if expr.modifier else None
+        if matching is not None:
+            found.append(list(matching.labels))
+        found += joins(expr.lhs) + joins(expr.rhs)
+    elif isinstance(expr, promql_parser.ParenExpr):
+        found += joins(expr.expr)
+    return found
+
+
+# --- rules ---------------------------------------------------------------------------------
+
+
+def test_every_expression_is_valid_promql(examples, render_spec):
+    results = [*examples.values(), render_spec(nodePools=MIXED_POOLS)]
+    for rendered, _ in results:
+        if rendered.ctx.stack.spec.monitoring.alerts.enabled:
+            for rule in rules_of(rendered)[1].values():
+                promql_parser.parse(rule["expr"])
+
+
+def test_joins_match_node_and_gpu_never_gpu_alone(render_spec):
+    rendered, _ = render_spec()
+    _, rules = rules_of(rendered)
+    for name in ("GPUIdleButAllocated", "GPUBusyButUnderfilled"):
+        [labels] = joins(promql_parser.parse(rules[name]["expr"]))
+        assert labels == ["Hostname", "gpu"]
+    for rule in rules.values():
+        assert all(labels != ["gpu"] for labels in joins(promql_parser.parse(rule["expr"])))
+
+
+def test_thresholds_come_from_the_spec(render_spec):
+    custom = {"temperatureCelsius": 80, "memoryUsedRatio": 0.8, "idleUtilPercent": 3, "idleMemoryMiB": 2048,
+              "idleFor": "30m", "underfilledUtilPercent": 95, "underfilledEngineActive": 0.3}
+    rendered, _ = render_spec(monitoring={"alerts": custom})
+    _, rules = rules_of(rendered)
+    assert rules["GPUHighTemperature"]["expr"] == "DCGM_FI_DEV_GPU_TEMP > 80"
+    assert rules["GPUMemoryNearFull"]["expr"].endswith("> 0.8")
+    assert rules["GPUIdleButAllocated"]["expr"] == (
+        "DCGM_FI_DEV_GPU_UTIL < 3 and on(Hostname, gpu) DCGM_FI_DEV_FB_USED > 2048"
+    )
+    assert rules["GPUIdleButAllocated"]["for"] == "30m"
+    assert rules["GPUBusyButUnderfilled"]["expr"] == (
+        "DCGM_FI_DEV_GPU_UTIL > 95 and on(Hostname, gpu) DCGM_FI_PROF_GR_ENGINE_ACTIVE < 0.3"
+    )
+
+
+def test_seed_defaults():
+    rules = {r["alert"]: r for r in alerts.health_rules(Alerts(), profiling=False)}
+    assert rules["GPUHighTemperature"]["expr"] == "DCGM_FI_DEV_GPU_TEMP > 85"
+    assert rules["GPUHighTemperature"]["for"] == "2m"
+    assert rules["GPUMemoryNearFull"]["for"] == "5m"
+    assert rules["GPUIdleButAllocated"]["for"] == "15m"
+    assert "GPUBusyButUnderfilled" not in rules
+
+
+def xid_codes(expr: str) -> set[int]:
+    """Codes compared with ``==`` in an XID rule, after checking its shape with the parser."""
+    parsed = promql_parser.parse(expr)
+    assert str(parsed.op) == "and"
+    assert isinstance(parsed.rhs, promql_parser.BinaryExpr)
+    assert isinstance(parsed.rhs.lhs, promql_parser.Call) and parsed.rhs.lhs.func.name == "changes"
+    codes, todo = set(), [parsed.lhs]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, promql_parser.ParenExpr):
+            todo.append(node.expr)
+        elif isinstance(node, promql_parser.BinaryExpr) and str(node.op) == "or":
+            todo += [node.lhs, node.rhs]
+        else:
+            assert isinstance(node, promql_parser.BinaryExpr) and str(node.op) == "=="
+            assert node.lhs.name == alerts.XID_METRIC
+            codes.add(int(node.rhs.val))
+    return codes
+
+
+def test_xid_alerts_cover_the_critical_list_tiered_by_the_catalogue():
+    rules = alerts.xid_rules([31, 43, 79, 92, 13])
+    severity = {code: rule["labels"]["severity"] for rule in rules for code in xid_codes(rule["expr"])}
+    assert {31, 43, 79, 92, 13} <= set(severity)
+    assert severity[79] == severity[48] == severity[74] == severity[119] == "critical"
+    assert severity[31] == severity[43] == severity[92] == severity[94] == "warning"
+    assert 63 not in severity  # IGNORE bucket, not listed
+    assert {r["alert"] for r in rules if 13 in xid_codes(r["expr"])} == {"GPUXidListed"}
+
+
+def test_xid_alerts_fire_on_a_change_of_the_gauge_and_resolve():
+    for rule in alerts.xid_rules([31, 43, 79, 92]):
+        expr = rule["expr"]
+        assert f"changes({alerts.XID_METRIC}[5m]) > 0" in expr
+        assert "> 0" not in expr.replace(f"changes({alerts.XID_METRIC}[5m]) > 0", "")
+        assert expr.startswith("(")  # the code comparison first: $value is the XID code
+        assert "for" not in rule
+
+
+def test_busy_but_underfilled_only_with_profiling(render_spec):
+    assert "GPUBusyButUnderfilled" in rules_of(render_spec(nodePools=MIXED_POOLS)[0])[1]
+    assert "GPUBusyButUnderfilled" not in rules_of(render_spec(nodePools=GEFORCE_POOL)[0])[1]
+    off = render_spec(monitoring={"dcgmExporter": {"profiling": "off"}})[0]
+    assert "GPUBusyButUnderfilled" not in rules_of(off)[1]
+
+
+def test_rule_is_selected_by_the_release_label_and_validates(render_spec):
+    rendered, _ = render_spec(monitoring={"release": "prom"})
+    rule, _ = rules_of(rendered)
+    assert rule["metadata"]["labels"] == {"release": "prom"}
+    assert rule["metadata"]["namespace"] == "monitoring"
+    assert_valid(rule)
+    names = [group["name"] for group in rule["spec"]["groups"]]
+    assert len(names) == len(set(names))
+    values = release(rendered, "prom")
+    assert "ruleSelectorNilUsesHelmValues" not in str(values)
+    assert release(rendered, "dcgm-exporter")["serviceMonitor"] == {
+        "enabled": True,
+        "additionalLabels": {"release": "prom"},
+    }
+
+
+def test_alerts_off_renders_no_rule(render_spec):
+    rendered, _ = render_spec(monitoring={"alerts": {"enabled": False}})
+    assert not [obj for _, obj in rendered.objects() if obj["kind"] == "PrometheusRule"]
+
+
+def test_monitoring_off_renders_nothing(render_spec):
+    rendered, _ = render_spec(monitoring={"enabled": False})
+    assert not {"kube-prometheus-stack", "dcgm-exporter"} & {r.name for r in rendered.releases}
+    assert "monitoring" not in rendered.manifests
+
+
+# --- collectors CSV -------------------------------------------------------------------------
+
+
+def test_datacenter_pool_collects_profiling_fields(render_spec):
+    csv = release(render_spec()[0], "dcgm-exporter")["customMetrics"]
+    assert set(PROFILING_ROWS) <= set(csv_rows(csv))
+    assert "# Collected for pools gpu (L4)." in csv
+
+
+def test_geforce_pool_leaves_them_out_with_the_reason(render_spec):
+    csv = release(render_spec(nodePools=GEFORCE_POOL)[0], "dcgm-exporter")["customMetrics"]
+    assert not [row for row in csv_rows(csv) if row.startswith("DCGM_FI_PROF_")]
+    assert "GeForce" in csv
+    assert "DCGM_FI_DEV_XID_ERRORS" in csv_rows(csv)
+
+
+def test_mixed_pools_share_one_csv_that_explains_the_skip(render_spec):
+    csv = release(render_spec(nodePools=MIXED_POOLS)[0], "dcgm-exporter")["customMetrics"]
+    assert set(PROFILING_ROWS) <= set(csv_rows(csv))
+    assert "dc (L4)" in csv and "desk (RTX-4090)" in csv and "skips" in csv
+
+
+def test_profiling_off_leaves_them_out(render_spec):
+    csv = release(render_spec(monitoring={"dcgmExporter": {"profiling": "off"}})[0], "dcgm-exporter")["customMetrics"]
+    assert not [row for row in csv_rows(csv) if row.startswith("DCGM_FI_PROF_")]
+    assert "profiling is off" in csv
+
+
+def test_every_csv_row_is_field_type_help(render_spec):
+    csv = release(render_spec()[0], "dcgm-exporter")["customMetrics"]
+    for line in csv.splitlines():
+        if line and not line.startswith("#"):
+            field, kind, help_text = (part.strip() for part in line.split(",", 2))
+            assert field.startswith("DCGM_FI_") and kind in ("gauge", "counter", "label") and help_text
+
+
+# --- chart values ---------------------------------------------------------------------------
+
+
+def test_exporter_values(render_spec):
+    values = release(render_spec(nodePools=[{"name": "gpu", "gpu": {"model": "L4"},
+                                             "taints": [{"key": "gpu", "effect": "NoSchedule"}]}])[0], "dcgm-exporter")
+    assert values["runtimeClassName"] == "nvidia"
+    assert values["kubernetes"]["enablePodLabels"] is True
+    assert values["kubernetes"]["podLabelAllowlistRegex"]
+    assert {"key": "gpu", "operator": "Exists", "effect": "NoSchedule"} in values["tolerations"]
+    assert monitoring.EXPORTER_TOLERATIONS[0] in values["tolerations"]
+    assert "kubernetesDRA" not in values
+
+
+def test_dashboards_through_the_grafana_providers(render_spec):
+    grafana = release(render_spec()[0], "kube-prometheus-stack")["grafana"]
+    [provider] = grafana["dashboardProviders"]["dashboardproviders.yaml"]["providers"]
+    dashboards = grafana["dashboards"][provider["name"]]
+    assert provider["options"]["path"].endswith(f"/{provider['name']}")
+    assert {d["gnetId"] for d in dashboards.values()} == {12239, 23382}
+    assert all(d["datasource"] == "Prometheus" and d["revision"] >= 1 for d in dashboards.values())
+    assert "grafana.ini" not in grafana
+
+
+def test_anonymous_admin_only_when_asked(render_spec):
+    grafana = release(render_spec(monitoring={"grafana": {"anonymousAdmin": True}})[0], "kube-prometheus-stack")["grafana"]
+    assert grafana["grafana.ini"] == {"auth.anonymous": {"enabled": True, "org_role": "Admin"}}
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_gpu_operator_runs_the_exporter_with_the_same_csv(render_spec, enabled):
+    rendered, _ = render_spec(
+        gpuOperator={"enabled": True},
+        monitoring={"dcgmExporter": {"enabled": enabled}},
+        nodePools=[{"name": "a", "gpu": {"model": "H100"}, "driver": {"source": "operator"}}],
+    )
+    assert "dcgm-exporter" not in {r.name for r in rendered.releases}
+    exporter = release(rendered, "gpu-operator")["dcgmExporter"]
+    assert exporter["enabled"] is enabled
+    if enabled:
+        assert exporter["serviceMonitor"]["additionalLabels"] == {"release": "kube-prometheus-stack"}
+        assert exporter["config"]["create"] is True
+        assert exporter["config"]["data"] == monitoring.collectors_csv(rendered.ctx.stack)

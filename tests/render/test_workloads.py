@@ -1,0 +1,142 @@
+"""Workloads: smoke test, nbody, vLLM from S3 with HAMi shares; hardened everywhere."""
+
+from __future__ import annotations
+
+import pytest
+from render_helpers import spec_document
+
+from gpustack.cli import main
+from gpustack.render import workloads
+from gpustack.spec.models import GpuStack
+from gpustack.yamlio import dump
+
+MODEL = {"uri": "s3://models/m", "endpoint": "http://minio:9000", "credentialsSecret": "s3"}
+HAMI = {"devicePlugin": {"enabled": False}, "sharing": {"hami": {"enabled": True}}}
+ALL = [{"type": "smokeTest"}, {"type": "nbody"}, {"type": "vllm", "name": "llm", "model": MODEL}]
+
+
+def by_kind(rendered, kind):
+    return {obj["metadata"]["name"]: obj for _, obj in rendered.objects() if obj["kind"] == kind}
+
+
+def pod_spec(obj):
+    return obj["spec"] if obj["kind"] == "Pod" else obj["spec"]["template"]["spec"]
+
+
+def env(container):
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in container["env"]}
+
+
+def stack(**spec) -> GpuStack:
+    return GpuStack.model_validate(spec_document(**spec))
+
+
+def test_the_example_runs_two_servers_on_one_shared_l4(examples):
+    rendered, _ = examples["hami-vllm"]
+    deployments = by_kind(rendered, "Deployment")
+    assert set(deployments) == {"qwen-a", "qwen-b"}
+    assert set(by_kind(rendered, "Service")) == {"qwen-a", "qwen-b"}
+    for name, deployment in deployments.items():
+        assert deployment["spec"]["strategy"] == {"type": "Recreate"}
+        spec = pod_spec(deployment)
+        assert spec["runtimeClassName"] == "nvidia"
+        [container] = spec["containers"]
+        assert container["resources"]["limits"] == {"nvidia.com/gpu": 1, "nvidia.com/gpumem": 8000, "nvidia.com/gpucores": 40}
+        assert container["args"][:4] == [
+            "s3://models/Qwen2.5-1.5B-Instruct",
+            "--load-format=runai_streamer",
+            f"--served-model-name={name}",
+            "--gpu-memory-utilization=0.8",
+        ]
+        variables = env(container)
+        assert variables["AWS_ENDPOINT_URL"] == "http://minio.vllm.svc.cluster.local:9000"
+        assert variables["AWS_EC2_METADATA_DISABLED"] == "true"
+        for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+            assert variables[key] == {"secretKeyRef": {"name": "minio-credentials", "key": key}}
+
+
+@pytest.mark.parametrize(
+    ("share", "model_mib", "expected"),
+    [
+        ({"memoryMiB": 8000}, 6400, 0.8),
+        ({"memoryMiB": 8000}, 6001, 0.76),  # rounded up: the model must fit
+        ({"memoryMiB": 8000}, 7600, 0.95),
+        ({"memoryMiB": 8000}, None, 0.9),
+        (None, 11517, 0.5),  # a whole L4: 23034 MiB
+        (None, None, 0.9),
+    ],
+)
+def test_gpu_memory_utilization_is_relative_to_what_the_container_sees(share, model_mib, expected):
+    vllm = {"type": "vllm", "name": "v", "model": MODEL, "share": share, "modelMemoryMiB": model_mib}
+    spec = stack(workloads=[vllm], **(HAMI if share else {}))
+    assert workloads.gpu_memory_utilization(spec, spec.spec.workloads[0]) == expected
+
+
+def test_a_model_larger_than_the_share_is_refused(tmp_path, capsys):
+    vllm = {"type": "vllm", "name": "v", "model": MODEL, "share": {"memoryMiB": 8000}, "modelMemoryMiB": 7700}
+    path = tmp_path / "spec.yaml"
+    path.write_text(dump(spec_document(workloads=[vllm], **HAMI)), encoding="utf-8")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["validate", str(path)])
+    assert exit_info.value.code == 2
+    assert "spec.workloads[0].modelMemoryMiB" in capsys.readouterr().err
+
+
+def test_every_container_is_hardened(render_spec):
+    rendered, _ = render_spec(workloads=ALL)
+    objects = [*by_kind(rendered, "Pod").values(), *by_kind(rendered, "Job").values(), *by_kind(rendered, "Deployment").values()]
+    assert len(objects) == 3
+    for obj in objects:
+        spec = pod_spec(obj)
+        assert spec["runtimeClassName"] == "nvidia"
+        assert spec["securityContext"] == {"seccompProfile": {"type": "RuntimeDefault"}}
+        for container in spec["containers"]:
+            context = container["securityContext"]
+            assert context["allowPrivilegeEscalation"] is False
+            assert context["capabilities"] == {"drop": ["ALL"]}
+            assert context.get("privileged") is not True
+            assert container["resources"]["limits"]["nvidia.com/gpu"] >= 1
+
+
+def test_smoke_test_and_nbody_follow_the_seed(render_spec):
+    rendered, _ = render_spec(workloads=ALL)
+    [smoke] = by_kind(rendered, "Pod").values()
+    assert smoke["spec"]["containers"][0]["command"] == ["nvidia-smi"]
+    assert smoke["spec"]["restartPolicy"] == "Never"
+    [job] = by_kind(rendered, "Job").values()
+    assert job["spec"]["template"]["spec"]["containers"][0]["args"] == [
+        "nbody", "-gpu", "-benchmark", "-numbodies=3000000"
+    ]
+
+
+def test_default_runtime_drops_the_runtime_class(render_spec):
+    rendered, _ = render_spec(cluster={"nvidiaDefaultRuntime": True}, workloads=ALL)
+    for kind in ("Pod", "Job", "Deployment"):
+        for obj in by_kind(rendered, kind).values():
+            assert "runtimeClassName" not in pod_spec(obj)
+
+
+def test_whole_gpus_roll_when_a_spare_gpu_exists(render_spec):
+    pools = [{"name": "big", "count": 2, "gpu": {"model": "L4", "count": 2}}]
+    rendered, _ = render_spec(nodePools=pools, workloads=[{"type": "vllm", "name": "v", "model": MODEL, "replicas": 3}])
+    assert "strategy" not in by_kind(rendered, "Deployment")["v"]["spec"]
+    rendered, _ = render_spec(nodePools=pools, workloads=[{"type": "vllm", "name": "v", "model": MODEL, "replicas": 4}])
+    assert by_kind(rendered, "Deployment")["v"]["spec"]["strategy"] == {"type": "Recreate"}
+
+
+def test_pool_placement_tolerations_and_tensor_parallelism(render_spec):
+    pools = [
+        {"name": "small", "gpu": {"model": "L4"}},
+        {"name": "big", "gpu": {"model": "H100", "count": 8}, "labels": {"pool": "big"},
+         "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]},
+    ]
+    vllm = {"type": "vllm", "name": "v", "model": MODEL, "pool": "big", "gpus": 4, "maxModelLen": 8192}
+    rendered, _ = render_spec(nodePools=pools, workloads=[vllm])
+    deployment = by_kind(rendered, "Deployment")["v"]
+    spec = pod_spec(deployment)
+    assert spec["nodeSelector"] == {"pool": "big"}
+    assert spec["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    [container] = spec["containers"]
+    assert "--tensor-parallel-size=4" in container["args"] and "--max-model-len=8192" in container["args"]
+    assert container["volumeMounts"] == [{"name": "dshm", "mountPath": "/dev/shm"}]
+    assert by_kind(rendered, "Service")["v"]["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
