@@ -390,9 +390,16 @@ def component_for_image(image: str) -> SystemComponent | None:
         return next(c for c in catalogue.components if c.name == catalogue.placeholder_component)
     repository = image_repository(image)
     for component in catalogue.components:
-        if any(fnmatch.fnmatchcase(repository, pattern) for pattern in component.images):
+        if any(_matches(repository, pattern) for pattern in component.images):
             return component
     return None
+
+
+def _matches(repository: str, pattern: str) -> bool:
+    """The repository, or a mirror of it: ``harbor.local/nvidia/k8s-device-plugin``."""
+    first, _, rest = pattern.partition("/")
+    path = rest if rest and ("." in first or ":" in first) else pattern  # without the registry
+    return fnmatch.fnmatchcase(repository, pattern) or fnmatch.fnmatchcase(repository, "*/" + path)
 
 
 def pod_components(pod: PodSpec) -> tuple[SystemComponent, ...]:

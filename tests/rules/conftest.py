@@ -6,9 +6,9 @@
 - A ``clean-*`` fixture must produce no finding of its rule.
 - An optional first-line comment ``# distribution: k3s`` sets the cluster context.
 
-Files are read by the real loader and every rule of the registry runs on them with the
-engine's scope dispatch (registry docstring). Test modules use the pytest fixtures below:
-``rule_fixture`` (parametrized over all fixture files), ``rule_id`` (over all rules), ``lint``.
+Files go through the real loader and engine (suppressions, catalogue severities and all).
+Test modules use the pytest fixtures below: ``rule_fixture`` (parametrized over all fixture
+files), ``rule_id`` (over all rules) and ``lint``.
 """
 
 from __future__ import annotations
@@ -20,10 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from gpustack.lint.context import LintContext
+from gpustack.lint.config import Config
+from gpustack.lint.engine import lint
 from gpustack.lint.load import load_text
-from gpustack.lint.model import Hit, Resource
-from gpustack.lint.podspec import extract_all
 from gpustack.lint.rules import RULES
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -72,39 +71,16 @@ class Reported:
     line: int
     column: int
     message: str
-    severity: str | None  # the rule's own severity for this hit; None: the catalogue default
+    severity: str
 
 
 def lint_text(text: str, *, name: str = "fixture.yaml", distribution: str | None = None) -> list[Reported]:
-    """Every rule's hits on one manifest stream, with 1-based positions."""
+    """Every finding of the real loader and engine on one manifest stream."""
     loaded = load_text(name, text)
     assert not loaded.errors, loaded.errors
-    return lint_resources(loaded.resources, distribution=distribution)
-
-
-def lint_resources(resources: tuple[Resource, ...], *, distribution: str | None = None) -> list[Reported]:
-    ctx = LintContext(resources, extract_all(resources), distribution=distribution)
-    hits: list[tuple[str, Hit]] = []
-    for rule in RULES.values():
-        if rule.scope == "pod":
-            targets: tuple[object, ...] = tuple(p for p in ctx.pod_specs if rule.applies_to(p.resource.kind))
-        elif rule.scope == "object":
-            targets = tuple(r for r in resources if rule.applies_to(r.kind))
-        else:
-            targets = (None,)
-        for target in targets:
-            found = rule.check(ctx) if target is None else rule.check(target, ctx)
-            hits += [(rule.id, hit) for hit in found]
-    reported = []
-    for rule_id, hit in hits:
-        line, column = hit.resource.locate(hit.path)
-        severity = str(hit.severity) if hit.severity is not None else None
-        reported.append(Reported(rule_id, line, column, hit.message, severity))
-    return sorted(reported, key=lambda r: (r.line, r.column, r.rule))
-
-
-def lint_fixture(fixture: Fixture) -> list[Reported]:
-    return lint_text(fixture.text, name=str(fixture.path), distribution=fixture.distribution)
+    report = lint(loaded, Config(distribution=distribution))
+    assert not report.errors, report.errors  # a rule that raised
+    return [Reported(f.rule, f.line, f.column, f.message, str(f.severity)) for f in report.findings]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -116,7 +92,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("rule_id", sorted(RULES))
 
 
-@pytest.fixture
-def lint() -> Callable[..., list[Reported]]:
-    """``lint(text, distribution=None)``: every rule's hits on a manifest stream."""
+@pytest.fixture(name="lint")
+def lint_fixture_() -> Callable[..., list[Reported]]:
+    """``lint(text, name=..., distribution=None)``: every finding on a manifest stream."""
     return lint_text
