@@ -97,15 +97,14 @@ def _expand(path: str, excluded: Callable[[str], bool]) -> tuple[list[str], list
         errors.append(InputError(exc.filename or path, f"cannot read folder: {exc.strerror}"))
 
     for folder, subfolders, names in os.walk(path, onerror=unreadable):
-        # Hidden folders (.git, .github, .terraform, …) hold no manifests worth linting.
-        subfolders[:] = sorted(
-            name
-            for name in subfolders
-            if not name.startswith(".") and not excluded(os.path.join(folder, name))
-        )
-        for name in sorted(names):
+        # Hidden files and folders (.git, .github, .pre-commit-config.yaml, …) are tools'
+        # settings, not manifests; a hidden file named on the command line is still read.
+        subfolders[:] = [
+            name for name in subfolders if not name.startswith(".") and not excluded(os.path.join(folder, name))
+        ]
+        for name in names:
             file = os.path.normpath(os.path.join(folder, name))  # "./a.yaml" -> "a.yaml"
-            if name.endswith(SUFFIXES) and not excluded(file):
+            if name.endswith(SUFFIXES) and not name.startswith(".") and not excluded(file):
                 found.append(file)
     return sorted(found), errors
 
@@ -212,15 +211,50 @@ class _Source:
         )
 
     def locate(self, document: int, prefix: Path, path: Path = ()) -> tuple[int, int]:
-        """1-based (line, column) of the deepest key or item of ``prefix + path`` that exists."""
+        """1-based (line, column) of the deepest key or item of ``prefix + path`` that exists.
+
+        A path may go on into a string that holds YAML (Helm values in a HelmChart's
+        ``valuesContent``): in a literal block scalar (``|``) the position is the file's.
+        """
         node = _node_trees(self)[document]
         mark = node.start_mark
-        for step in (*prefix, *path):
+        steps = (*prefix, *path)
+        for index, step in enumerate(steps):
             child = _child(node, step)
             if child is None:
+                if isinstance(node, ScalarNode):
+                    return self._locate_embedded(node, steps[index:]) or (mark.line + 1, mark.column + 1)
                 break
             mark, node = child
         return mark.line + 1, mark.column + 1
+
+    def _locate_embedded(self, scalar: ScalarNode, steps: Path) -> tuple[int, int] | None:
+        """The file position of ``steps`` inside the YAML that ``scalar`` holds, or None."""
+        try:
+            node: Node | None = yaml.compose(scalar.value, Loader=yaml.CSafeLoader)
+        except yaml.YAMLError:
+            return None
+        mark = None
+        for step in steps:
+            child = _child(node, step) if node is not None else None
+            if child is None:
+                break
+            mark, node = child
+        if mark is None:
+            return None
+        if scalar.style != "|":  # folded or flow: lines do not map; the string's start
+            return scalar.start_mark.line + 1, scalar.start_mark.column + 1
+        # Content starts on the line after the `|` header, indented as its first non-blank line.
+        lines = _lines(self)
+        first = scalar.start_mark.line + 1
+        content = next((line for line in lines[first:] if line.strip()), "")
+        indent = len(content) - len(content.lstrip(" "))
+        return first + mark.line + 1, indent + mark.column + 1
+
+
+@lru_cache(maxsize=16)
+def _lines(source: _Source) -> list[str]:
+    return source.text.splitlines()
 
 
 @lru_cache(maxsize=16)

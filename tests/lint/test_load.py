@@ -164,15 +164,16 @@ def test_byte_order_mark_is_skipped() -> None:
     assert load_bytes("f.yaml", b"\xef\xbb\xbfkind: Pod\n").resources[0].data == {"kind": "Pod"}
 
 
-def test_folders_are_searched_recursively_sorted_hidden_folders_skipped(tmp_path: Path) -> None:
+def test_folders_are_searched_recursively_sorted_hidden_files_skipped(tmp_path: Path) -> None:
     for name in ("b.yaml", "a/c.yml", "a/d.json", "a/e.txt", ".git/f.yaml", "a/.hidden/g.yaml", "a/.h.yaml"):
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("kind: ConfigMap\n")
     result = load_paths([str(tmp_path)])
     names = [Path(r.file).relative_to(tmp_path).as_posix() for r in result.resources]
-    assert names == ["a/.h.yaml", "a/c.yml", "a/d.json", "b.yaml"]
-    assert result.files == 4
+    assert names == ["a/c.yml", "a/d.json", "b.yaml"]
+    assert result.files == 3
+    assert [r.file for r in load_paths([str(tmp_path / "a/.h.yaml")]).resources] == [str(tmp_path / "a/.h.yaml")]
 
 
 def test_explicit_files_are_read_whatever_their_suffix_and_excludes_apply(tmp_path: Path) -> None:
