@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-GENERATOR_VERSION = 1  # bump whenever the output changes: cached corpora are keyed by it
+GENERATOR_VERSION = 2  # bump whenever the output changes: cached corpora are keyed by it
 CACHE = Path(__file__).resolve().parent / ".corpus"
 
 Object = dict[str, Any]
@@ -604,8 +604,9 @@ def web_deployment(rng: random.Random, i: int) -> list[Object]:
     return [deployment, _service(name, namespace, app, 8080), config]
 
 
-# Relative frequencies, roughly those of a GPU team's GitOps repository.
-BUILDERS: tuple[tuple[Builder, int], ...] = (
+# Relative frequencies, roughly those of a GitOps repository of a few GPU clusters: many
+# workloads, one set of GPU system DaemonSets per cluster.
+BUILDERS: tuple[tuple[Builder, float], ...] = (
     (vllm_deployment, 14),
     (hami_deployment, 6),
     (web_deployment, 4),
@@ -614,10 +615,10 @@ BUILDERS: tuple[tuple[Builder, int], ...] = (
     (gpu_pod, 8),
     (dra_pod, 2),
     (gpu_statefulset, 3),
-    (device_plugin_daemonset, 4),
-    (dcgm_exporter_daemonset, 3),
-    (hami_device_plugin_daemonset, 1),
-    (node_daemonset, 3),
+    (device_plugin_daemonset, 1),
+    (dcgm_exporter_daemonset, 1),
+    (hami_device_plugin_daemonset, 0.3),
+    (node_daemonset, 2),
     (prometheus_rule, 3),
 )
 
