@@ -55,11 +55,17 @@ XID_BUCKETS = (
         "RESTART_APP", False, (31, 94), "GPUXidApplicationFault",
         "application-level GPU fault (MMU fault, contained error): restart the application",
     ),
-    XidBucket("WORKFLOW_XID_45", False, (45,), "GPUXidPreemptiveCleanup", "preemptive cleanup after a killed context"),
+    XidBucket(
+        "WORKFLOW_XID_45", False, (45,), "GPUXidPreemptiveCleanup", "preemptive cleanup after a killed context"
+    ),
     # NVIDIA files these under IGNORE; they alert only when listed in monitoring.alerts.criticalXids.
-    XidBucket("IGNORE", False, (43, 63, 92), "GPUXidInformational", "informational XID, listed as critical in the spec"),
+    XidBucket(
+        "IGNORE", False, (43, 63, 92), "GPUXidInformational", "informational XID, listed as critical in the spec"
+    ),
 )
-_UNLISTED = XidBucket("UNKNOWN", False, (), "GPUXidListed", "XID listed as critical in the spec, not in gpustack's catalogue")
+_UNLISTED = XidBucket(
+    "UNKNOWN", False, (), "GPUXidListed", "XID listed as critical in the spec, not in gpustack's catalogue"
+)
 
 
 def prometheus_rule(stack: GpuStack, *, profiling: bool) -> dict[str, Any]:
@@ -97,7 +103,8 @@ def health_rules(alerts: Alerts, *, profiling: bool) -> list[dict[str, Any]]:
             f"DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE) > {alerts.memoryUsedRatio}",
             alerts.memoryFor,
             "warning",
-            "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} has {{ $value | humanizePercentage }} of its memory in use",
+            "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} has {{ $value | humanizePercentage }} "
+            "of its memory in use",
         ),
         # seed 001 §7: a pod holding memory on an idle GPU; utilisation alone cannot tell.
         _alert(

@@ -96,20 +96,27 @@ def release_application(stack: GpuStack, release: HelmRelease) -> dict[str, Any]
 
 
 def manifests_application(stack: GpuStack, *, wave: int) -> dict[str, Any]:
-    argocd = stack.spec.gitops.argocd
-    source = {"repoURL": argocd.repoURL, "targetRevision": argocd.targetRevision, "path": f"{stack_path(stack)}/manifests"}
     return _application(
-        stack, name=f"{stack.metadata.name}-manifests", wave=wave, source=source, namespace="default", sync_options=[]
+        stack,
+        name=f"{stack.metadata.name}-manifests",
+        wave=wave,
+        source=_rendered_source(stack, "manifests"),
+        namespace="default",
+        sync_options=[],
     )
 
 
 def root_application(stack: GpuStack) -> dict[str, Any]:
     """The app of apps: applied once by hand, it syncs ``argocd/apps`` from Git."""
-    argocd = stack.spec.gitops.argocd
-    source = {"repoURL": argocd.repoURL, "targetRevision": argocd.targetRevision, "path": f"{stack_path(stack)}/argocd/apps"}
     # No finalizer: deleting the root must not cascade through every layer of the stack.
     return _application(
-        stack, name=stack.metadata.name, wave=None, source=source, namespace=argocd.namespace, sync_options=[], cascade=False
+        stack,
+        name=stack.metadata.name,
+        wave=None,
+        source=_rendered_source(stack, "argocd/apps"),
+        namespace=stack.spec.gitops.argocd.namespace,
+        sync_options=[],
+        cascade=False,
     )
 
 
@@ -167,6 +174,12 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
             f"{PLUGIN_NAME}-{PLUGIN_VERSION}}}` and may set the spec's path in its env `GPUSTACK_SPEC`."
         )
     return Contribution(notes=notes, files=files)
+
+
+def _rendered_source(stack: GpuStack, folder: str) -> dict[str, Any]:
+    """A folder of the rendered stack in the Git repository of ``gitops.argocd``."""
+    argocd = stack.spec.gitops.argocd
+    return {"repoURL": argocd.repoURL, "targetRevision": argocd.targetRevision, "path": f"{stack_path(stack)}/{folder}"}
 
 
 def _application(

@@ -190,7 +190,9 @@ def _container(name: str, image: str, *, limits: dict[str, int]) -> dict[str, An
     }
 
 
-def _pod_spec(stack: GpuStack, pool: NodePool, containers: list[dict[str, Any]], *, restart_policy: str) -> dict[str, Any]:
+def _pod_spec(
+    stack: GpuStack, pool: NodePool, containers: list[dict[str, Any]], *, restart_policy: str
+) -> dict[str, Any]:
     spec: dict[str, Any] = {}
     runtime_class = runtime_class_name(stack)
     if runtime_class:

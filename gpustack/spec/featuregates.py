@@ -70,7 +70,11 @@ GATES: Mapping[str, Gate] = {
             {34: ALPHA_OFF, 35: ALPHA_OFF, 36: BETA_ON, 37: BETA_ON},
         ),
         Gate("DRAExtendedResource", ALL_COMPONENTS, {34: ALPHA_OFF, 35: ALPHA_OFF, 36: BETA_ON, 37: GA_ON}),
-        Gate("DRAPartitionableDevices", (APISERVER, SCHEDULER), {34: ALPHA_OFF, 35: ALPHA_OFF, 36: BETA_ON, 37: BETA_ON}),
+        Gate(
+            "DRAPartitionableDevices",
+            (APISERVER, SCHEDULER),
+            {34: ALPHA_OFF, 35: ALPHA_OFF, 36: BETA_ON, 37: BETA_ON},
+        ),
         Gate("DRADeviceTaints", _DRA_CORE, {34: ALPHA_OFF, 35: ALPHA_OFF, 36: BETA_ON, 37: GA_ON}),
         Gate("DRADeviceTaintRules", _DRA_CORE, {35: ALPHA_OFF, 36: BETA_OFF, 37: GA_ON}),
     )
