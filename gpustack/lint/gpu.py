@@ -13,6 +13,7 @@ A *GPU system component* is recognised by image repository from
 from __future__ import annotations
 
 import fnmatch
+import math
 import posixpath
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -43,7 +44,8 @@ def is_shared_gpu_resource(name: str) -> bool:
     return name in HAMI_MEMORY or name == HAMI_CORES or (is_gpu_resource(name) and name.endswith(".shared"))
 
 
-_QUANTITY = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$")
+# Exponents are bounded: 1e999999999 must not cost a billion-digit number.
+_QUANTITY = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$")
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "k": 10**3,
             "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
@@ -56,7 +58,7 @@ def parse_quantity(value: Any) -> Fraction | None:
     if isinstance(value, int):
         return Fraction(value)
     if isinstance(value, float):
-        return Fraction(str(value))
+        return Fraction(str(value)) if math.isfinite(value) else None
     match = _QUANTITY.match(str(value).strip())
     if not match:
         return None
