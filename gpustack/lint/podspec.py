@@ -125,16 +125,18 @@ def node_label_tests(pod: PodSpec) -> Iterator[LabelTest]:
     selector = pod.spec.get("nodeSelector")
     if isinstance(selector, Mapping):
         for key, value in selector.items():
-            yield LabelTest(str(key), "In", (_label_value(value),), (*pod.path, "nodeSelector", key), None, True)
+            path = (*pod.path, "nodeSelector", key)
+            yield LabelTest(str(key), "In", (_label_value(value),), path, None, True)
     affinity = _mapping(_mapping(pod.spec.get("affinity")).get("nodeAffinity"))
-    required = _mapping(affinity.get("requiredDuringSchedulingIgnoredDuringExecution"))
-    terms = required.get("nodeSelectorTerms")
-    terms_path = (*pod.path, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
-                  "nodeSelectorTerms")
+    affinity_path = (*pod.path, "affinity", "nodeAffinity")
+    required_key = "requiredDuringSchedulingIgnoredDuringExecution"
+    terms = _mapping(affinity.get(required_key)).get("nodeSelectorTerms")
     for index, term in enumerate(terms if isinstance(terms, list) else ()):
-        yield from _expressions(term, (*terms_path, index), index, required=True)
-    preferred = affinity.get("preferredDuringSchedulingIgnoredDuringExecution")
-    preferred_path = (*pod.path, "affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution")
+        term_path = (*affinity_path, required_key, "nodeSelectorTerms", index)
+        yield from _expressions(term, term_path, index, required=True)
+    preferred_key = "preferredDuringSchedulingIgnoredDuringExecution"
+    preferred = affinity.get(preferred_key)
+    preferred_path = (*affinity_path, preferred_key)
     for index, item in enumerate(preferred if isinstance(preferred, list) else ()):
         preference = _mapping(item).get("preference")
         yield from _expressions(preference, (*preferred_path, index, "preference"), None, required=False)

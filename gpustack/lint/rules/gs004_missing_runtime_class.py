@@ -34,6 +34,7 @@ MANAGED_LABEL_PREFIXES = (
     ("kubernetes.azure.com/", "aks"),
 )
 FIX = "Add `runtimeClassName: nvidia` to the pod spec."
+RUNC_DEFAULT = "K3s, RKE2, k0s, kubeadm"
 
 
 def _distribution(pod: PodSpec, ctx: LintContext) -> str | None:
@@ -87,7 +88,7 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     severity = _severity(distribution, ctx)
     if severity is None:
         return
-    where = f"on {distribution}" if distribution else "where nvidia is not the default runtime (K3s, RKE2, k0s, kubeadm)"
+    where = f"on {distribution}" if distribution else f"where runc is the default runtime ({RUNC_DEFAULT})"
     yield Hit(
         pod.resource,
         pod.path,

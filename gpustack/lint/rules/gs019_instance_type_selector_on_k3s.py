@@ -18,7 +18,10 @@ from gpustack.lint.registry import Rule
 INSTANCE_TYPE_LABELS = frozenset({"node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type"})
 # Distributions that label nodes with their own name when no cloud provider runs.
 SELF_LABELLING = frozenset({"k3s", "rke2"})
-FIX = "Select the machine by GFD's `nvidia.com/gpu.machine` (e.g. `g6.2xlarge`) or by `nvidia.com/gpu.product`."
+FIX = (
+    "Select the machine by GFD's `nvidia.com/gpu.machine` (e.g. `g6.2xlarge`) or by "
+    "`nvidia.com/gpu.product`."
+)
 
 
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:

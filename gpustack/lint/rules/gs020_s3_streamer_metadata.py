@@ -28,6 +28,10 @@ def streams_from_s3(container: Container) -> bool:
     return "s3://" in joined and "runai_streamer" in joined
 
 
+def _is_true(value: str | None) -> bool:
+    return (value or "").strip().lower() == "true"
+
+
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     if pod.system_component:
         return
@@ -37,7 +41,7 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
         if endpoint is None or not streams_from_s3(container):
             continue
         disabled = env.get(METADATA_DISABLED)
-        if disabled is not None and (disabled.from_source or (disabled.value or "").strip().lower() == "true"):
+        if disabled is not None and (disabled.from_source or _is_true(disabled.value)):
             continue
         shown = endpoint.value or "from valueFrom"
         path = disabled.value_path if disabled is not None else endpoint.path

@@ -16,7 +16,10 @@ from gpustack.lint.model import Container, Hit, PodSpec
 from gpustack.lint.podspec import subject
 from gpustack.lint.registry import Rule
 
-FIX = "Set `securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}` on the container."
+FIX = (
+    "Set `securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}` "
+    "on the container."
+)
 
 
 def missing_hardening(container: Container) -> list[str]:

@@ -51,7 +51,7 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
             if var.name.upper() not in CREDENTIAL_NAMES or not value or _REFERENCE.match(value):
                 continue
             if is_template_placeholder(value):
-                how = "from a placeholder filled in before apply, which leaves it in the pod spec in plain text"
+                how = "from a placeholder filled in before apply (it lands in the pod spec in plain text)"
             else:
                 how = "as a literal value"
             yield Hit(
