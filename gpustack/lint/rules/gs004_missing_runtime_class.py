@@ -88,7 +88,10 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     severity = _severity(distribution, ctx)
     if severity is None:
         return
-    where = f"on {distribution}" if distribution else f"where runc is the default runtime ({RUNC_DEFAULT})"
+    if distribution in RUNTIME_CLASS_DISTRIBUTIONS:
+        where = f"on {distribution}"
+    else:
+        where = f"where runc is the default runtime ({RUNC_DEFAULT})"
     yield Hit(
         pod.resource,
         pod.path,
