@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpustack.lint.model import PodSpec, Resource
+
+if TYPE_CHECKING:
+    from gpustack.lint.chartkeys import ChartKeys
 
 # Distributions whose default containerd runtime is not nvidia (pods need runtimeClassName).
 RUNTIME_CLASS_DISTRIBUTIONS = frozenset({"k3s", "rke2", "k0s", "kubeadm"})
@@ -34,3 +38,6 @@ class LintContext:
     options: RuleOptions = field(default_factory=RuleOptions)
     cluster: Any | None = None
     partial: bool = False
+    kubernetes_version: str | None = None  # --kubernetes-version
+    values_files: Mapping[str, str] = field(default_factory=dict)  # file -> "chart[@version]" (.gpustack.yaml values:)
+    chart_values: tuple[ChartKeys, ...] = ()  # --chart-values: other charts' keys

@@ -1,7 +1,9 @@
 """What set-level and cross-object rules ask of the input set.
 
-- Helm releases declared as objects (K3s ``HelmChart``, Argo CD ``Application``, Flux
-  ``HelmRelease``) with their values, so rules can read what a chart will render.
+- Helm releases wherever GitOps keeps their values (K3s ``HelmChart`` and ``HelmChartConfig``,
+  Argo CD ``Application``, Flux ``HelmRelease``, kustomize ``helmCharts``, values files mapped
+  to a chart in ``.gpustack.yaml``): chart, repository, version, and the values layer by layer
+  with their positions, so rules read what a chart will render and point at the key.
 - Label selectors (``matchLabels`` / ``matchExpressions``) as Kubernetes evaluates them.
 - Device plugins, whichever way they are deployed: a plugin container in a pod spec, a GPU
   Operator ``ClusterPolicy``, or a chart release.
@@ -9,73 +11,190 @@
 
 from __future__ import annotations
 
+import posixpath
+import re
+import weakref
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal
 
 from gpustack.lint.gpu import image_repository
 from gpustack.lint.model import Path, PodSpec, Resource
 
+if TYPE_CHECKING:
+    from gpustack.lint.context import LintContext
+
+
+@dataclass(frozen=True)
+class ValuesLayer:
+    """One place that sets a release's values. ``path`` is where they sit in ``resource``
+    (it may go on into a YAML string: the loader locates inside it). ``written`` maps each
+    key path of a ``--set``-style layer (K3s ``set``, Argo CD ``parameters``) to where it is
+    written; None for a values tree."""
+
+    resource: Resource
+    path: Path
+    values: Mapping[str, Any]
+    written: Mapping[tuple[str, ...], Path] | None = None
+
+    def where(self, keys: tuple[str, ...]) -> Path | None:
+        """Where this layer sets ``keys`` (or a key below it), or None."""
+        if self.written is not None:
+            return next((path for written, path in self.written.items() if written[: len(keys)] == keys), None)
+        node: Any = self.values
+        for key in keys:
+            if not isinstance(node, Mapping) or key not in node:
+                return None
+            node = node[key]
+        return (*self.path, *keys)
+
 
 @dataclass(frozen=True)
 class HelmChartRelease:
-    """A chart release declared in the set; ``path`` is its chart reference."""
+    """A chart release declared in the set; ``path`` is its chart reference. ``values`` are the
+    user's, merged as Helm merges ``layers`` (lowest precedence first), without chart defaults."""
 
     resource: Resource
     path: Path
     chart: str  # chart name without repository or version, e.g. "kube-prometheus-stack"
     release: str | None
     values: Mapping[str, Any]
+    repo: str | None = None
+    version: str | None = None  # as written: "2.10.0", "v26.7.0", a range, a Git revision
+    layers: tuple[ValuesLayer, ...] = ()
+
+    def where(self, *keys: str) -> tuple[Resource, Path]:
+        """The object and path of the highest-precedence layer that sets ``keys``; the chart
+        reference when only the chart's defaults do."""
+        for layer in reversed(self.layers):
+            path = layer.where(keys)
+            if path is not None:
+                return layer.resource, path
+        return self.resource, self.path
+
+    def __str__(self) -> str:
+        version = f" {self.version}" if self.version else ""
+        return f"chart {self.chart}{version} ({self.resource.ref})"
+
+
+def _release(
+    resource: Resource, path: Path, chart: Any, release: str | None, layers: list[ValuesLayer], **identity: Any
+) -> HelmChartRelease:
+    values: Mapping[str, Any] = {}
+    for layer in layers:
+        values = coalesce(values, layer.values)
+    name, version = _chart_name(chart)
+    version = _text(identity.pop("version", None)) or version
+    return HelmChartRelease(resource, path, name, release, values, version=version, layers=tuple(layers), **identity)
 
 
 def helm_releases(resource: Resource) -> Iterator[HelmChartRelease]:
-    """The chart releases ``resource`` declares (none for other kinds)."""
+    """The chart releases ``resource`` declares by itself (none for other kinds): K3s
+    HelmChart, Argo CD Application, Flux HelmRelease, kustomize ``helmCharts``. ``releases``
+    adds what takes the whole set (HelmChartConfig, values files)."""
     api_group = (resource.ref.api_version or "").split("/")[0]
+    if _is_kustomization(resource):
+        yield from _kustomize_releases(resource)
+        return
     spec = resource.get(("spec",))
     if not isinstance(spec, Mapping):
         return
     name = resource.ref.name
     if resource.kind == "HelmChart" and api_group == "helm.cattle.io":
-        values = coalesce(_yaml_mapping(spec.get("valuesContent")), _dotted(spec.get("set")))
-        yield HelmChartRelease(resource, ("spec", "chart"), _chart_name(spec.get("chart")), name, values)
+        # Precedence (upstream-facts §4): defaults, valuesContent, valuesSecrets,
+        # HelmChartConfig, set; ``releases`` inserts the HelmChartConfigs.
+        layers = [_text_layer(resource, ("spec", "valuesContent")), _dotted_layer(resource, ("spec", "set"))]
+        yield _release(
+            resource, ("spec", "chart"), spec.get("chart"), name, [layer for layer in layers if layer],
+            repo=_text(spec.get("repo")), version=spec.get("version"),
+        )
     elif resource.kind == "Application" and api_group == "argoproj.io":
         sources: list[tuple[Path, Any]] = [(("spec", "source"), spec.get("source"))]
         if isinstance(spec.get("sources"), list):
             sources += [(("spec", "sources", i), source) for i, source in enumerate(spec["sources"])]
         for path, source in sources:
-            if not isinstance(source, Mapping) or not isinstance(source.get("chart"), str):
-                continue
-            helm = source.get("helm") if isinstance(source.get("helm"), Mapping) else {}
-            params = helm.get("parameters") if isinstance(helm.get("parameters"), list) else []
-            values = coalesce(
-                coalesce(_yaml_mapping(helm.get("values")), _mapping(helm.get("valuesObject"))),
-                _dotted({p.get("name"): p.get("value") for p in params if isinstance(p, Mapping)}),
-            )
-            release = _text(helm.get("releaseName")) or name
-            yield HelmChartRelease(resource, (*path, "chart"), _chart_name(source["chart"]), release, values)
+            if isinstance(source, Mapping) and (release := _argo_release(resource, path, source)):
+                yield release
     elif resource.kind == "HelmRelease" and api_group == "helm.toolkit.fluxcd.io":
         chart = spec.get("chart")
-        chart_spec = chart.get("spec") if isinstance(chart, Mapping) else None
-        chart_name = chart_spec.get("chart") if isinstance(chart_spec, Mapping) else None
+        chart_spec = _mapping(chart.get("spec") if isinstance(chart, Mapping) else None)
         target = _text(spec.get("targetNamespace"))
         release = _text(spec.get("releaseName")) or (f"{target}-{name}" if target and name else name)
-        path = ("spec", "chart", "spec", "chart")
-        yield HelmChartRelease(resource, path, _chart_name(chart_name), release, _mapping(spec.get("values")))
+        layers = [ValuesLayer(resource, ("spec", "values"), _mapping(spec.get("values")))]
+        yield _release(
+            resource, ("spec", "chart", "spec", "chart"), chart_spec.get("chart"), release, layers,
+            repo=_text(_mapping(chart_spec.get("sourceRef")).get("name")), version=chart_spec.get("version"),
+        )
 
 
-def _chart_name(chart: Any) -> str:
-    """``prometheus-community/kube-prometheus-stack``, ``oci://…/hami``, ``…/hami-2.6.0.tgz`` → name."""
+def _argo_release(resource: Resource, path: Path, source: Mapping[str, Any]) -> HelmChartRelease | None:
+    """A Helm source: a chart from a Helm repository, or a chart folder in Git (``path``)."""
+    helm = _mapping(source.get("helm"))
+    if isinstance(source.get("chart"), str):
+        chart, chart_path = source["chart"], (*path, "chart")
+    elif isinstance(source.get("path"), str) and helm:
+        chart, chart_path = source["path"], (*path, "path")
+    else:
+        return None
+    # Precedence (Argo CD docs): valueFiles, values, valuesObject, parameters.
+    layers = [
+        _text_layer(resource, (*path, "helm", "values")),
+        ValuesLayer(resource, (*path, "helm", "valuesObject"), _mapping(helm.get("valuesObject"))),
+        _parameters_layer(resource, (*path, "helm", "parameters"), helm.get("parameters")),
+    ]
+    release = _text(helm.get("releaseName")) or resource.ref.name
+    return _release(
+        resource, chart_path, chart, release, [layer for layer in layers if layer and layer.values],
+        repo=_text(source.get("repoURL")), version=source.get("targetRevision"),
+    )
+
+
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+def _is_kustomization(resource: Resource) -> bool:
+    if resource.kind == "Kustomization":
+        return (resource.ref.api_version or "").startswith("kustomize.config.k8s.io/")
+    return resource.kind is None and posixpath.basename(resource.file.replace("\\", "/")) in KUSTOMIZATION_FILES
+
+
+def _kustomize_releases(resource: Resource) -> Iterator[HelmChartRelease]:
+    charts = resource.get(("helmCharts",))
+    for index, item in enumerate(charts if isinstance(charts, list) else ()):
+        if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
+            continue
+        path = ("helmCharts", index)
+        layers = [ValuesLayer(resource, (*path, "valuesInline"), _mapping(item.get("valuesInline")))]
+        yield _release(
+            resource, (*path, "name"), item["name"], _text(item.get("releaseName")) or item["name"], layers,
+            repo=_text(item.get("repo")), version=item.get("version"),
+        )
+
+
+def _chart_name(chart: Any) -> tuple[str, str | None]:
+    """``prometheus-community/kube-prometheus-stack``, ``oci://…/hami``, ``…/hami-2.6.0.tgz`` →
+    the name, and the version a packaged chart's file name carries."""
     if not isinstance(chart, str):
-        return ""
+        return "", None
     name = chart.rstrip("/").rsplit("/", 1)[-1]
     if name.endswith(".tgz"):
-        name = name[: -len(".tgz")].rsplit("-", 1)[0]
-    return name
+        name, _, version = name[: -len(".tgz")].rpartition("-")
+        return name, version or None
+    return name, None
 
 
-def _yaml_mapping(text: Any) -> Mapping[str, Any]:
+def _text_layer(resource: Resource, path: Path) -> ValuesLayer | None:
+    """Values written as a YAML string (K3s ``valuesContent``, Argo CD ``helm.values``)."""
+    text = resource.get(path)
+    values = _yaml_mapping(text) if isinstance(text, str) else {}
+    return ValuesLayer(resource, path, values) if values else None
+
+
+@lru_cache(maxsize=256)
+def _yaml_mapping(text: str) -> Mapping[str, Any]:
     """Values written as a YAML string, read as Helm reads them (sigs.k8s.io/yaml, like manifests)."""
-    if not isinstance(text, str) or not text.strip():
+    if not text.strip():
         return {}
     from gpustack.lint.load import load_text
 
@@ -87,19 +206,108 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _dotted(pairs: Any) -> Mapping[str, Any]:
-    """``--set``-style ``{"a.b": "false"}`` as nested values (``true``/``false`` as Helm reads them)."""
+def _dotted_layer(resource: Resource, path: Path) -> ValuesLayer | None:
+    """``--set``-style ``{"a.b": "false"}`` (K3s HelmChart ``set``)."""
+    pairs = [(key, value, (*path, key)) for key, value in _mapping(resource.get(path)).items() if isinstance(key, str)]
+    return _dotted(resource, path, pairs) if pairs else None
+
+
+def _parameters_layer(resource: Resource, path: Path, parameters: Any) -> ValuesLayer | None:
+    """Argo CD ``helm.parameters``: ``[{name: a.b, value: "1"}]``."""
+    pairs = [
+        (item["name"], item.get("value"), (*path, index, "name"))
+        for index, item in enumerate(parameters if isinstance(parameters, list) else ())
+        if isinstance(item, Mapping) and isinstance(item.get("name"), str)
+    ]
+    return _dotted(resource, path, pairs) if pairs else None
+
+
+def _dotted(resource: Resource, path: Path, pairs: list[tuple[str, Any, Path]]) -> ValuesLayer:
+    """Nested values of ``--set`` pairs (``true``/``false`` as Helm reads them; ``\\.`` escapes a
+    dot; ``a[0]`` indexes a list, whose items are not followed)."""
     nested: dict[str, Any] = {}
-    for key, value in _mapping(pairs).items():
-        if not isinstance(key, str):
+    written: dict[tuple[str, ...], Path] = {}
+    for key, value, where in pairs:
+        parts = tuple(part.replace("\\.", ".") for part in re.split(r"(?<!\\)\.", key))
+        indexed = next((i for i, part in enumerate(parts) if "[" in part), None)
+        if indexed is not None:  # a list item: its key is checked, its value not followed
+            written[(*parts[:indexed], parts[indexed].split("[", 1)[0])] = where
             continue
+        written[parts] = where
         node = nested
-        *parents, leaf = key.split(".")
-        for part in parents:
+        for part in parts[:-1]:
             child = node.get(part)
             node[part] = node = child if isinstance(child, dict) else {}
-        node[leaf] = {"true": True, "false": False}.get(value, value) if isinstance(value, str) else value
-    return nested
+        node[parts[-1]] = {"true": True, "false": False}.get(value, value) if isinstance(value, str) else value
+    return ValuesLayer(resource, path, nested, written)
+
+
+# --- releases of the whole set ------------------------------------------------------------
+
+
+def releases(ctx: LintContext) -> tuple[HelmChartRelease, ...]:
+    """Every chart release of the set, once: what objects declare (``helm_releases``), with
+    K3s HelmChartConfigs merged into their HelmChart, kustomize ``valuesFile``s, and the values
+    files that ``.gpustack.yaml`` maps to a chart (``ctx.values_files``). Computed once per run."""
+    cached = _RELEASES.get(id(ctx))
+    if cached is not None and cached[0]() is ctx:
+        return cached[1]
+    found = _releases(ctx)
+    for key in [key for key, (ref, _) in _RELEASES.items() if ref() is None]:
+        del _RELEASES[key]
+    _RELEASES[id(ctx)] = (weakref.ref(ctx), found)
+    return found
+
+
+_RELEASES: dict[int, tuple[weakref.ref[LintContext], tuple[HelmChartRelease, ...]]] = {}
+
+
+def _releases(ctx: LintContext) -> tuple[HelmChartRelease, ...]:
+    configs: dict[tuple[str | None, str | None], list[ValuesLayer]] = {}
+    by_file: dict[str, list[Resource]] = {}
+    for resource in ctx.resources:
+        by_file.setdefault(resource.file, []).append(resource)
+        if resource.kind == "HelmChartConfig" and (resource.ref.api_version or "").startswith("helm.cattle.io/"):
+            layer = _text_layer(resource, ("spec", "valuesContent"))
+            if layer is not None:
+                configs.setdefault((resource.ref.namespace, resource.ref.name), []).append(layer)
+    found: list[HelmChartRelease] = []
+    for resource in ctx.resources:
+        for release in helm_releases(resource):
+            if resource.kind == "HelmChart":
+                extra = tuple(configs.pop((resource.ref.namespace, resource.ref.name), []))
+                below = tuple(layer for layer in release.layers if layer.written is None)
+                above = tuple(layer for layer in release.layers if layer.written is not None)  # `set`
+                release = _with_layers(release, below + extra + above)
+            elif _is_kustomization(resource):
+                release = _with_values_file(release, by_file)
+            found.append(release)
+    for (namespace, name), layers in configs.items():  # a packaged K3s chart configured (traefik, …)
+        found.append(_release(layers[0].resource, ("metadata", "name"), name, name, layers))
+    for file, chart in ctx.values_files.items():
+        name, _, version = chart.partition("@")
+        for resource in by_file.get(file, ()):
+            found.append(_release(resource, (), name, None, [ValuesLayer(resource, (), resource.data)], version=version))
+    return tuple(found)
+
+
+def _with_layers(release: HelmChartRelease, layers: tuple[ValuesLayer, ...]) -> HelmChartRelease:
+    values: Mapping[str, Any] = {}
+    for layer in layers:
+        values = coalesce(values, layer.values)
+    return replace(release, values=values, layers=layers)
+
+
+def _with_values_file(release: HelmChartRelease, by_file: Mapping[str, list[Resource]]) -> HelmChartRelease:
+    """kustomize's ``valuesFile`` (relative to the kustomization), below ``valuesInline``."""
+    item = release.resource.get(release.path[:-1])
+    values_file = item.get("valuesFile") if isinstance(item, Mapping) else None
+    if not isinstance(values_file, str):
+        return release
+    folder = posixpath.dirname(release.resource.file.replace("\\", "/"))
+    wanted = posixpath.normpath(posixpath.join(folder, values_file))
+    files = [r for file, rs in by_file.items() if posixpath.normpath(file.replace("\\", "/")) == wanted for r in rs]
+    return _with_layers(release, tuple(ValuesLayer(r, (), r.data) for r in files) + release.layers)
 
 
 def coalesce(base: Mapping[str, Any], override: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -199,7 +407,8 @@ def device_plugins(resource: Resource, pods: Iterable[PodSpec]) -> Iterator[Devi
         for container in pod.containers(include_init=False):
             vendor = _PLUGIN_IMAGES.get(image_repository(container.image))
             command = container.data.get("command")
-            program = command[0].rsplit("/", 1)[-1] if isinstance(command, list) and command else None
+            first = command[0] if isinstance(command, list) and command else None
+            program = first.rsplit("/", 1)[-1] if isinstance(first, str) else None
             # NVIDIA's image runs the plugin by default; HAMi's needs the explicit command.
             if vendor and (program == _PLUGIN_COMMAND or (program is None and vendor == "nvidia")):
                 yield DevicePlugin(vendor, resource, (*container.path, "image"), pod=pod)
