@@ -1,0 +1,51 @@
+"""What gpustack renders passes its own linter: every example's output and the richer variants."""
+
+from __future__ import annotations
+
+import pytest
+from render_helpers import REPO
+
+from gpustack.cli import main
+from gpustack.render import write
+
+MODEL = {"uri": "s3://models/m", "endpoint": "http://minio:9000", "credentialsSecret": "s3"}
+VARIANTS = {
+    "workloads-whole-gpus": {
+        "nodePools": [{"name": "gpu", "count": 2, "gpu": {"model": "L4", "count": 2},
+                       "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]}],
+        "workloads": [{"type": "smokeTest"}, {"type": "nbody"}, {"type": "vllm", "name": "v", "model": MODEL}],
+    },
+    "hami-shares": {
+        "devicePlugin": {"enabled": False},
+        "sharing": {"hami": {"enabled": True}},
+        "workloads": [{"type": "vllm", "name": "v", "model": MODEL, "replicas": 2,
+                       "share": {"memoryMiB": 6000, "cores": 30}, "modelMemoryMiB": 4000}],
+    },
+    "kubeadm-nvidia-dra-argocd": {
+        "cluster": {"distribution": "kubeadm", "kubernetesVersion": "1.35"},
+        "devicePlugin": {"enabled": False},
+        "dra": {"enabled": True, "driver": "nvidia", "claimTemplates": [{"name": "one-gpu"}]},
+        "gitops": {"argocd": {"enabled": True, "repoURL": "https://git.example.com/stacks.git"}},
+    },
+}
+
+
+def lint(capsys, folder, distribution: str) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["lint", str(folder), "--distribution", distribution, "--fail-on", "info"])
+    return exit_info.value.code or 0, capsys.readouterr().out
+
+
+def test_every_example_output_lints_clean(capsys, examples):
+    for name, (rendered, _) in examples.items():
+        folder = REPO / "output" / rendered.ctx.stack.metadata.name
+        code, out = lint(capsys, folder, rendered.ctx.stack.spec.cluster.distribution)
+        assert code == 0, f"{name}:\n{out}"
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_variants_lint_clean(capsys, tmp_path, render_spec, variant):
+    rendered, tree = render_spec(**VARIANTS[variant])
+    write.write_tree(tree, tmp_path / "out")
+    code, out = lint(capsys, tmp_path / "out", rendered.ctx.stack.spec.cluster.distribution)
+    assert code == 0, out
