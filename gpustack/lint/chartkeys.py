@@ -146,6 +146,22 @@ def read_chart(path: Path) -> ChartKeys:
     return ChartKeys(str(chart.meta.get("name", "")), str(chart.meta.get("version", "")), _chart_tree(chart), str(path))
 
 
+def read_charts(paths: tuple[Path, ...]) -> tuple[ChartKeys, ...]:
+    """``--chart-values``: each path's keys; a path that is no readable chart is a usage error."""
+    from gpustack.errors import GpustackError, Problem
+
+    found = []
+    for path in paths:
+        try:
+            keys = read_chart(path)
+        except (OSError, tarfile.TarError, ValueError) as exc:
+            raise GpustackError(Problem(f"cannot read the chart: {exc}", str(path))) from None
+        if not keys.chart or not keys.version:
+            raise GpustackError(Problem("not a chart: its Chart.yaml names no name and version", str(path)))
+        found.append(keys)
+    return tuple(found)
+
+
 def _chart_tree(chart: _Chart, known: frozenset[str] = frozenset()) -> KeyTree:
     """``known``: subchart aliases whose keys gpustack's data holds (nested when loaded)."""
     dependencies = [d for d in chart.meta.get("dependencies") or () if isinstance(d, Mapping)]

@@ -14,6 +14,8 @@ Every key is optional::
     xidCritical: [31, 43, 79, 92]
     suppressions: true     # false audits: annotations and comments suppress nothing
     spec: gpustack.yaml    # the stack's spec, as context (relative to this file)
+    values:                # plain Helm values files (path patterns) -> chart[@version]
+      helm/hami.values.yaml: hami@2.10.0
 
 Unknown keys and unknown rule ids are errors, located ``file:line:col``, so that a typo
 never silently turns a rule back on.
@@ -26,12 +28,15 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpustack.errors import GpustackError, Problem
 from gpustack.lint.context import DISTRIBUTIONS, RuleOptions
 from gpustack.lint.load import load_bytes
 from gpustack.lint.model import Resource, Severity
+
+if TYPE_CHECKING:
+    from gpustack.lint.chartkeys import ChartKeys
 
 FILENAME = ".gpustack.yaml"
 SEVERITIES = tuple(str(severity) for severity in sorted(Severity, reverse=True))  # error, warning, info
@@ -54,6 +59,9 @@ class Config:
     options: RuleOptions = field(default_factory=RuleOptions)
     suppressions: bool = True
     spec: Path | None = None
+    values: tuple[tuple[str, str], ...] = ()  # (path pattern, "chart[@version]")
+    kubernetes_version: str | None = None  # --kubernetes-version
+    chart_values: tuple[Path, ...] = ()  # --chart-values: chart folders or .tgz files
 
     def excluded(self, path: str) -> bool:
         """Whether ``path`` or a folder above it matches an ``exclude`` pattern (as in
@@ -72,6 +80,22 @@ class Config:
             if any(fnmatchcase(candidate, pattern) for candidate in candidates):
                 return True
         return False
+
+    def values_chart(self, path: str) -> str | None:
+        """The chart (``name[@version]``) that ``values:`` maps the values file ``path`` to
+        (patterns relative to the config's folder; ``*`` matches across folders)."""
+        if not self.values or self.path is None:
+            return None
+        relative = os.path.relpath(os.path.abspath(path), self.path.parent).replace(os.sep, "/")
+        return next((chart for pattern, chart in self.values if fnmatchcase(relative, pattern.strip("/"))), None)
+
+    def chart_keys(self) -> tuple[ChartKeys, ...]:
+        """The value keys of the charts given with ``--chart-values``."""
+        if not self.chart_values:
+            return ()
+        from gpustack.lint.chartkeys import read_charts
+
+        return read_charts(self.chart_values)
 
 
 def find_config(start: Path) -> Path | None:
@@ -119,6 +143,7 @@ class _Reader:
             "xidCritical": self.xids,
             "suppressions": self.suppressions,
             "spec": self.spec,
+            "values": self.values,
         }
         settings: dict[str, Any] = {}
         for key, value in data.items():
@@ -185,4 +210,10 @@ class _Reader:
         if isinstance(value, str) and value:
             return {"spec": self.path.parent / value}
         self.problem(("spec",), "expected the path of a spec file")
+        return {}
+
+    def values(self, value: Any) -> dict[str, Any]:
+        if isinstance(value, dict) and all(isinstance(v, str) and v and not v.startswith("@") for v in value.values()):
+            return {"values": tuple((str(pattern), chart) for pattern, chart in value.items())}
+        self.problem(("values",), "expected a mapping of values file patterns to chart[@version]")
         return {}

@@ -10,8 +10,8 @@ the catalogue's remediation. Suppressions are applied by ``suppress.apply`` and 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
@@ -21,7 +21,7 @@ from gpustack.lint.catalogue import RuleInfo
 from gpustack.lint.config import Config
 from gpustack.lint.context import LintContext
 from gpustack.lint.load import LoadResult
-from gpustack.lint.model import Finding, Hit, InputError, Note, PodSpec, Resource, Severity
+from gpustack.lint.model import Edit, Finding, Hit, InputError, Note, PodSpec, Resource, Severity
 from gpustack.lint.registry import Rule
 
 
@@ -74,6 +74,9 @@ def lint(
         distribution=config.distribution,
         options=config.options,
         partial=partial,
+        kubernetes_version=config.kubernetes_version,
+        values_files={file: chart for file in loaded.texts if (chart := config.values_chart(file))},
+        chart_values=config.chart_keys(),
     )
     if partial and any(rule.scope == "set" for rule in enabled):
         skipped = ", ".join(rule.id for rule in enabled if rule.scope == "set")
@@ -122,22 +125,25 @@ def _pod_specs(resources: tuple[Resource, ...], errors: list[InputError]) -> tup
 
 
 def _run(rule: Rule, ctx: LintContext, errors: list[InputError]) -> Iterable[Hit]:
+    values = _checked(rule, (ctx,), "<input>", errors, check=rule.values) if rule.values else []
     targets: Iterable[Any]
     if rule.scope == "pod":
         targets = (pod for pod in ctx.pod_specs if rule.applies_to(pod.resource.kind))
     elif rule.scope == "object":
         targets = (resource for resource in ctx.resources if rule.applies_to(resource.kind))
     elif ctx.partial:
-        return []
+        return values
     else:
-        return _checked(rule, (ctx,), "<input>", errors)
-    return [hit for target in targets for hit in _checked(rule, (target, ctx), _file_of(target), errors)]
+        return values + _checked(rule, (ctx,), "<input>", errors)
+    return values + [hit for target in targets for hit in _checked(rule, (target, ctx), _file_of(target), errors)]
 
 
-def _checked(rule: Rule, args: tuple[Any, ...], file: str, errors: list[InputError]) -> list[Hit]:
+def _checked(
+    rule: Rule, args: tuple[Any, ...], file: str, errors: list[InputError], check: Callable[..., Any] | None = None
+) -> list[Hit]:
     """The rule's hits on one target; a rule that raises loses that target, never the run."""
     try:
-        return list(rule.check(*args))
+        return list((check or rule.check)(*args))
     except Exception as exc:
         errors.append(InputError(file, f"internal error: {rule.id} failed ({exc!r}); please report it"))
         return []
@@ -149,6 +155,7 @@ def _file_of(target: PodSpec | Resource) -> str:
 
 def _finding(rule: Rule, hit: Hit, info: RuleInfo, config: Config) -> Finding:
     line, column = hit.resource.locate(hit.path)
+    edits = _rebased(hit) if info.fixable else ()
     return Finding(
         file=hit.resource.file,
         line=line,
@@ -160,5 +167,13 @@ def _finding(rule: Rule, hit: Hit, info: RuleInfo, config: Config) -> Finding:
         object=hit.resource.ref,
         path=hit.path,
         fix=hit.fix or info.remediation,
-        fixable=info.fixable,
+        fixable=bool(edits),
+        document=hit.resource.document,
+        edits=edits,
     )
+
+
+def _rebased(hit: Hit) -> tuple[Edit, ...]:
+    """The hit's edits with paths from the document root (a List's item starts at items[n])."""
+    prefix = hit.resource.document_path
+    return tuple(replace(edit, path=(*prefix, *edit.path)) for edit in hit.edits)

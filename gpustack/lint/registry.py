@@ -26,6 +26,10 @@ class Rule:
     scope: Scope
     check: Callable[..., Iterable[Hit]]
     kinds: frozenset[str] = frozenset()
+    # ``values(ctx)``: also check the chart values of the set, once per run (``--partial``
+    # too): a pod or object rule whose meaning extends to the Helm values that render such
+    # objects (GS004: a device plugin release without runtimeClassName).
+    values: Callable[..., Iterable[Hit]] | None = None
 
     def applies_to(self, kind: Any) -> bool:
         return not self.kinds or kind in self.kinds
