@@ -208,6 +208,7 @@ class _Source:
             locator=partial(self.locate, doc.index, prefix),
             document=doc.index,
             source_comment=doc.source_comment,
+            document_path=prefix,
         )
 
     def locate(self, document: int, prefix: Path, path: Path = ()) -> tuple[int, int]:

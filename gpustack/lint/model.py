@@ -1,7 +1,8 @@
 """The linter's values: severities, object identity, resources with positions, hits and findings.
 
-All frozen. A rule yields ``Hit``s (what and where inside an object); the engine turns each
-into a ``Finding`` (adds severity from the catalogue/config, file:line:col, fix hint).
+All frozen. A rule yields ``Hit``s (what and where inside an object, and the edits that fix
+it); the engine turns each into a ``Finding`` (adds severity from the catalogue/config,
+file:line:col, fix hint).
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ class Resource:
     locator: Locator = field(repr=False)
     document: int = 0
     source_comment: str | None = None  # the `# Source:` of `helm template` output, if any
+    document_path: Path = ()  # where the object sits in its document: () or ("items", n) of a List
 
     @property
     def ref(self) -> ObjectRef:
@@ -146,11 +148,49 @@ class PodSpec:
 
 
 @dataclass(frozen=True)
+class SetValue:
+    """Set the key at ``path`` to ``value`` (plain data), adding missing parent mappings."""
+
+    path: Path
+    value: Any
+
+
+@dataclass(frozen=True)
+class AppendItem:
+    """Append ``item`` (plain data) to the list at ``path``, adding the list when missing."""
+
+    path: Path
+    item: Any
+
+
+@dataclass(frozen=True)
+class DeleteKey:
+    """Remove the key at ``path`` with its value; nothing when it is absent."""
+
+    path: Path
+
+
+@dataclass(frozen=True)
+class RenameKey:
+    """Rename the key at ``path`` to ``key``, keeping its value."""
+
+    path: Path
+    key: str
+
+
+# A structured change to one object, addressed like ``Hit.path``; ``gpustack.lint.fix``
+# splices it into the file's text.
+Edit = SetValue | AppendItem | DeleteKey | RenameKey
+
+
+@dataclass(frozen=True)
 class Hit:
     """What a rule reports: the object, where inside it, and the message.
 
     ``severity`` overrides the catalogue default when the rule knows better (context);
-    ``fix`` overrides the catalogue's remediation with a specific hint.
+    ``fix`` overrides the catalogue's remediation with a specific hint; ``edits`` fix the
+    problem where the rule can tell that they are safe (applied only when the catalogue
+    marks the rule fixable).
     """
 
     resource: Resource
@@ -158,6 +198,7 @@ class Hit:
     message: str
     severity: Severity | None = None
     fix: str | None = None
+    edits: tuple[Edit, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True, order=True)
@@ -175,6 +216,8 @@ class Finding:
     path: Path = field(compare=False, default=())
     fix: str | None = field(compare=False, default=None)
     fixable: bool = field(compare=False, default=False)
+    document: int = field(compare=False, default=0)  # index of the document in its file
+    edits: tuple[Edit, ...] = field(compare=False, default=(), repr=False)  # for --fix; paths from the document root
 
 
 @dataclass(frozen=True)
