@@ -359,6 +359,9 @@ class Usage:
     def __add__(self, other: Usage) -> Usage:
         return Usage(self.units + other.units, self.memory_mib + other.memory_mib, self.cores + other.cores)
 
+    def __sub__(self, other: Usage) -> Usage:
+        return Usage(self.units - other.units, self.memory_mib - other.memory_mib, self.cores - other.cores)
+
     def __mul__(self, factor: int) -> Usage:
         return Usage(self.units * factor, self.memory_mib * factor, self.cores * factor)
 
@@ -392,12 +395,100 @@ def usage(pod: PodSpec, pool: Pool) -> Usage:
     return total
 
 
+def least(usages: Iterable[Usage]) -> Usage:
+    """The smallest of each part: what a pod surely takes on whichever of several pools."""
+    items = list(usages)
+    return Usage(
+        min(u.units for u in items), min(u.memory_mib for u in items), min(u.cores for u in items)
+    )
+
+
 def capacity(pool: Pool) -> Usage:
     """All a pool offers in ``Usage`` units."""
     gpus = pool.nodes * pool.gpus
     if pool.sharing.hami:
         return Usage(Fraction(gpus * pool.sharing.replicas), gpus * pool.gpu_memory_mib, gpus * pool.gpu_cores)
     return Usage(units=Fraction(pool.nodes * pool.units_per_node()))
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """Why one node of a pool can never hold a pod: the amount at ``path`` is too much."""
+
+    path: Path
+    reason: str
+
+
+def shortfall(pod: PodSpec, pool: Pool) -> Shortfall | None:
+    """Why the pod never fits on one node of ``pool``, or None when it does.
+
+    MIG resources are left to GS024. HAMi (upstream-facts §7): each vGPU of a container on its
+    own GPU, memory per vGPU up to the card's × deviceMemoryScaling, cores up to 100 % ×
+    deviceCoreScaling, vGPUs per node up to GPUs × splitCount. Other pools: GPUs (× the
+    time-slicing or MPS replicas) per node.
+    """
+    regular, init = container_asks(pod)
+    asks = regular + init
+    for ask in asks:
+        for amount in ask.amounts.values():
+            if mig_profile(amount.name) is None and amount.name not in pool.resources:
+                offered = ", ".join(sorted(r for r in pool.resources if mig_profile(r) is None)) or "no GPU resource"
+                return Shortfall(amount.path, f"pool {pool.name} advertises no {amount.name} (it offers {offered})")
+    if pool.sharing.hami:
+        return _hami_shortfall(pod, pool, asks)
+    name = pool.gpu_resource
+    total, per_node = pod_total(pod, name), pool.units_per_node()
+    if total > per_node:
+        path = next(ask.amounts[name].path for ask in asks if name in ask.amounts)
+        replicas = f" × {pool.sharing.replicas} {pool.sharing.strategy} replicas" if pool.sharing.replicas > 1 else ""
+        return Shortfall(
+            path, f"{number_text(total)} {name} on one node, pool {pool.name} has {pool.gpus} × {pool.gpu.product}{replicas}"
+        )
+    return None
+
+
+def _hami_shortfall(pod: PodSpec, pool: Pool, asks: tuple[ContainerAsk, ...]) -> Shortfall | None:
+    card = f"pool {pool.name}'s {pool.gpu.product} has"
+    for ask in asks:
+        if GPU in ask.amounts and ask.get(GPU) > pool.gpus:
+            return Shortfall(
+                ask.amounts[GPU].path,
+                f"{number_text(ask.get(GPU))} vGPUs in one container, each on its own GPU: "
+                f"pool {pool.name} has {pool.gpus} GPU(s) per node",
+            )
+        if HAMI_MEMORY in ask.amounts and ask.get(HAMI_MEMORY) > pool.gpu_memory_mib:
+            scaled = f" × deviceMemoryScaling {pool.sharing.memory_scaling}" if pool.sharing.memory_scaling != 1 else ""
+            return Shortfall(
+                ask.amounts[HAMI_MEMORY].path,
+                f"{number_text(ask.get(HAMI_MEMORY))} MiB of GPU memory per vGPU, "
+                f"{card} {pool.gpu.memory_mib} MiB{scaled}",
+            )
+        if HAMI_MEMORY_PERCENT in ask.amounts and ask.get(HAMI_MEMORY_PERCENT) > 100:
+            return Shortfall(ask.amounts[HAMI_MEMORY_PERCENT].path, "more than 100 % of a GPU's memory")
+        if HAMI_CORES in ask.amounts and ask.get(HAMI_CORES) > pool.gpu_cores:
+            return Shortfall(
+                ask.amounts[HAMI_CORES].path,
+                f"{number_text(ask.get(HAMI_CORES))} % of a GPU's cores, {card} {number_text(pool.gpu_cores)} %",
+            )
+    vgpus = pod_total(pod, GPU)
+    if vgpus > pool.units_per_node():
+        path = next(ask.amounts[GPU].path for ask in asks if GPU in ask.amounts)
+        return Shortfall(
+            path,
+            f"{number_text(vgpus)} vGPUs on one node, pool {pool.name} has {pool.gpus} GPU(s) × "
+            f"splitCount {pool.sharing.replicas}",
+        )
+    return None
+
+
+def placeable_pools(pod: PodSpec, cluster: ClusterFacts) -> tuple[Pool, ...]:
+    """Pools where the pod can run at all: reachable by labels and taints, and one node fits it."""
+    return tuple(pool for pool in reachable_pools(pod, cluster) if shortfall(pod, pool) is None)
+
+
+def number_text(value: Fraction) -> str:
+    """A quantity for a message: 8000, 0.5."""
+    return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
 
 
 def mig_profile(resource: str) -> str | None:

@@ -1,28 +1,47 @@
-"""GS005: a Deployment on shared GPUs that rolls out with RollingUpdate.
+"""GS005: a Deployment on packed GPUs whose RollingUpdate cannot make progress.
 
 A RollingUpdate whose effective maxUnavailable is 0 starts each new pod before it stops an
 old one. The old pods keep their GPU memory; when the GPU is packed, the new pods stay
 Pending (HAMi: ``CardInsufficientMemory``), never become Ready, and the rollout deadlocks
-(seed 001 §11). The default maxUnavailable of 25% rounds down to 0 for up to 3 replicas.
+(seed 001 §11). maxUnavailable rounds down and maxSurge up: the default 25 % is 0 unavailable
+and 1 surge for up to 3 replicas.
 
-Without capacity context (issue 5 brings it) this is a warning for shared GPUs only (HAMi
-memory/cores, time-sliced ``*.shared``).
+With a spec (DESIGN §10): per pool the Deployment can run on, the pool's GPUs (whole, HAMi
+vGPU memory/cores/slots, time slices) minus its old pods and the other long-running GPU
+workloads of the set that can only run on those pools; an error with the numbers when one
+new pod does not fit, no finding when it does. The sums are the best case for the
+scheduler, so an error is a sure deadlock. Without a spec: a warning for shared GPUs only
+(HAMi memory/cores, time-sliced ``*.shared``).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
+from gpustack.lint.cluster import (
+    ClusterFacts,
+    Pool,
+    Usage,
+    capacity,
+    least,
+    number_text,
+    placeable_pools,
+    usage,
+)
 from gpustack.lint.context import LintContext
-from gpustack.lint.gpu import gpu_amounts, is_shared_gpu_resource
-from gpustack.lint.model import Hit, Path, PodSpec
+from gpustack.lint.gpu import gpu_amounts, is_gpu_workload, is_shared_gpu_resource
+from gpustack.lint.model import Hit, Path, PodSpec, Severity
 from gpustack.lint.podspec import subject
 from gpustack.lint.registry import Rule
 
 TEMPLATE = ("spec", "template", "spec")
 FIX = "Set `strategy.type: Recreate` (and remove `rollingUpdate`): old pods free their GPU share first."
+# Workloads whose pods hold their GPUs for good, with where their replica count is.
+LONG_RUNNING = {"Deployment": TEMPLATE, "StatefulSet": TEMPLATE, "ReplicaSet": TEMPLATE, "Pod": ("spec",)}
 
 
 def _scaled(value: Any, replicas: int, *, round_up: bool) -> int | None:
@@ -34,6 +53,51 @@ def _scaled(value: Any, replicas: int, *, round_up: bool) -> int | None:
         share = replicas * int(text[:-1]) / 100
         return math.ceil(share) if round_up else math.floor(share)
     return int(text) if text.isdigit() else None
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """A RollingUpdate that starts new pods before it stops old ones."""
+
+    replicas: int
+    max_unavailable: Any  # as written
+    path: Path  # where the strategy is (or would be) written
+
+    def describe(self) -> str:
+        plural = "replica" if self.replicas == 1 else "replicas"
+        return f"maxUnavailable {self.max_unavailable} of {self.replicas} {plural} = 0"
+
+
+def _rollout(pod: PodSpec) -> Rollout | None:
+    strategy = pod.resource.get(("spec", "strategy"))
+    strategy = strategy if isinstance(strategy, Mapping) else {}
+    if strategy.get("type", "RollingUpdate") != "RollingUpdate":
+        return None
+    replicas = _replicas(pod)
+    if replicas is None or replicas < 1:
+        return None
+    rolling = strategy.get("rollingUpdate")
+    rolling = rolling if isinstance(rolling, Mapping) else {}
+    raw_unavailable = rolling.get("maxUnavailable", "25%")
+    unavailable = _scaled(raw_unavailable, replicas, round_up=False)
+    surge = _scaled(rolling.get("maxSurge", "25%"), replicas, round_up=True)
+    if unavailable != 0 or not surge:
+        return None  # old pods go first, or the controller forces maxUnavailable to 1
+    path: Path = ("spec",)
+    if "maxUnavailable" in rolling:
+        path = ("spec", "strategy", "rollingUpdate", "maxUnavailable")
+    elif "type" in strategy:
+        path = ("spec", "strategy", "type")
+    elif strategy:
+        path = ("spec", "strategy")
+    return Rollout(replicas, raw_unavailable, path)
+
+
+def _replicas(pod: PodSpec) -> int | None:
+    if pod.resource.kind == "Pod":
+        return 1
+    replicas = pod.resource.get(("spec", "replicas"), 1)
+    return replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else None
 
 
 def _shares(pod: PodSpec) -> dict[str, str]:
@@ -48,38 +112,104 @@ def _shares(pod: PodSpec) -> dict[str, str]:
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     if pod.resource.kind != "Deployment" or pod.path != TEMPLATE:
         return
+    rollout = _rollout(pod)
+    if rollout is None:
+        return
+    if ctx.cluster is not None:
+        judged = _judge(pod, rollout, ctx)
+        if judged is not None:
+            yield from judged
+            return
     shares = _shares(pod)
-    strategy = pod.resource.get(("spec", "strategy"))
-    strategy = strategy if isinstance(strategy, Mapping) else {}
-    if not shares or strategy.get("type", "RollingUpdate") != "RollingUpdate":
+    if not shares:
         return
-    replicas = pod.resource.get(("spec", "replicas"), 1)
-    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 1:
-        return
-    rolling = strategy.get("rollingUpdate")
-    rolling = rolling if isinstance(rolling, Mapping) else {}
-    raw_unavailable = rolling.get("maxUnavailable", "25%")
-    unavailable = _scaled(raw_unavailable, replicas, round_up=False)
-    surge = _scaled(rolling.get("maxSurge", "25%"), replicas, round_up=True)
-    if unavailable != 0 or not surge:
-        return  # old pods go first, or the controller forces maxUnavailable to 1
-    path: Path = ("spec",)
-    if "maxUnavailable" in rolling:
-        path = ("spec", "strategy", "rollingUpdate", "maxUnavailable")
-    elif "type" in strategy:
-        path = ("spec", "strategy", "type")
-    elif strategy:
-        path = ("spec", "strategy")
-    plural = "replica" if replicas == 1 else "replicas"
     share = ", ".join(f"{name} {value}" for name, value in sorted(shares.items()))
     yield Hit(
         pod.resource,
-        path,
+        rollout.path,
         f"{subject(pod)} shares a GPU ({share}) and rolls out with RollingUpdate "
-        f"(maxUnavailable {raw_unavailable} of {replicas} {plural} = 0): new pods need their share "
-        "while the old ones keep theirs, so on a packed GPU they stay Pending and the rollout deadlocks",
+        f"({rollout.describe()}): new pods need their share while the old ones keep theirs, so on a "
+        "packed GPU they stay Pending and the rollout deadlocks",
         fix=FIX,
     )
+
+
+def _judge(pod: PodSpec, rollout: Rollout, ctx: LintContext) -> list[Hit] | None:
+    """The finding with capacity context: [] when the rollout fits or the Deployment cannot
+    run at all (GS026–GS028 say why); None when the pools cannot be compared."""
+    cluster: ClusterFacts = ctx.cluster
+    pools = placeable_pools(pod, cluster)
+    if not pools:
+        return []
+    if len({pool.sharing.hami for pool in pools}) > 1:
+        return None  # HAMi and whole-GPU pools count in different units
+    need = least(usage(pod, pool) for pool in pools)
+    held = need * rollout.replicas
+    holders = ["its old pod" if rollout.replicas == 1 else f"its {rollout.replicas} old pods"]
+    for other, count in _pinned_workloads(pod, {pool.name for pool in pools}, ctx):
+        held += least(usage(other, pool) for pool in pools) * count
+        holders.append(str(other.resource.ref))
+    total = sum((capacity(pool) for pool in pools), Usage())
+    lacking = _lacking(need, total - held, total, pools[0].sharing.hami, pools[0].gpu_resource)
+    if not lacking:
+        return []
+    return [
+        Hit(
+            pod.resource,
+            rollout.path,
+            f"{subject(pod)} rolls out with RollingUpdate ({rollout.describe()}): a new pod needs {lacking[0]} "
+            f"on {_where(pools, total)}{''.join(f'; needs {part}' for part in lacking[1:])}, while "
+            f"{_listed(holders)} {'holds' if len(holders) == 1 else 'hold'} the rest, so it stays Pending and the "
+            "rollout deadlocks",
+            severity=Severity.ERROR,
+            fix=FIX,
+        )
+    ]
+
+
+def _pinned_workloads(pod: PodSpec, names: set[str], ctx: LintContext) -> Iterator[tuple[PodSpec, int]]:
+    """Other long-running GPU workloads of the set that can only run on the pools ``names``."""
+    for other in ctx.pod_specs:
+        if other is pod or not is_gpu_workload(other) or LONG_RUNNING.get(other.resource.kind or "") != other.path:
+            continue
+        count = _replicas(other)
+        pools = placeable_pools(other, ctx.cluster)
+        if count and pools and {pool.name for pool in pools} <= names:
+            yield other, count
+
+
+def _lacking(need: Usage, free: Usage, total: Usage, hami: bool, resource: str) -> list[str]:
+    """``8000 MiB more, 7034 MiB free`` for each part of the pools a new pod does not find."""
+    parts = (
+        [
+            (need.memory_mib, free.memory_mib, "{} MiB more, {} MiB free"),
+            (need.cores, free.cores, "{} % more cores, {} % free"),
+            (need.units, free.units, "{} more vGPU(s), {} of " + number_text(total.units) + " free"),
+        ]
+        if hami
+        else [(need.units, free.units, "{} more " + resource + ", {} of " + number_text(total.units) + " free")]
+    )
+    return [
+        template.format(number_text(wanted), number_text(Fraction(max(0, math.floor(left)))))
+        for wanted, left, template in parts
+        if wanted > left
+    ]
+
+
+def _where(pools: tuple[Pool, ...], total: Usage) -> str:
+    """``NVIDIA-L4 (23034 MiB)``, or the GPUs and pools when there are more."""
+    gpus = sum(pool.nodes * pool.gpus for pool in pools)
+    memory = f" ({number_text(total.memory_mib)} MiB)" if pools[0].sharing.hami else ""
+    if gpus == 1:
+        return f"{pools[0].gpu.product}{memory}"
+    cards = " + ".join(f"{pool.nodes * pool.gpus} × {pool.gpu.product}" for pool in pools)
+    names = ", ".join(pool.name for pool in pools)
+    return f"{cards}{memory} in pool{'s' if len(pools) > 1 else ''} {names}"
+
+
+def _listed(items: list[str]) -> str:
+    shown = items[:4] + ([f"{len(items) - 4} more"] if len(items) > 4 else [])
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
 RULE = Rule("GS005", "pod", check, frozenset({"Deployment"}))
