@@ -46,6 +46,16 @@ def lint(
             show_default=False,
         ),
     ] = None,
+    spec: Annotated[
+        Path | None,
+        typer.Option(
+            "--spec",
+            metavar="FILE",
+            help="The stack's spec (GpuStack): cluster context for the rules that need it, such as GS005 "
+            "capacity, GS013 feature gates, GS024/GS026-GS028 node pools (config spec).",
+            show_default=False,
+        ),
+    ] = None,
     config_file: Annotated[
         Path | None,
         typer.Option(
@@ -89,6 +99,7 @@ def lint(
     config = replace(
         config,
         distribution=distribution or config.distribution,
+        spec=spec or config.spec,
         fail_on=Severity.parse(fail_on) if fail_on else config.fail_on,
         suppressions=config.suppressions and not no_suppressions,
     )

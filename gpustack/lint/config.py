@@ -37,6 +37,7 @@ from gpustack.lint.model import Resource, Severity
 
 if TYPE_CHECKING:
     from gpustack.lint.chartkeys import ChartKeys
+    from gpustack.lint.cluster import ClusterFacts
 
 FILENAME = ".gpustack.yaml"
 SEVERITIES = tuple(str(severity) for severity in sorted(Severity, reverse=True))  # error, warning, info
@@ -88,6 +89,15 @@ class Config:
             return None
         relative = os.path.relpath(os.path.abspath(path), self.path.parent).replace(os.sep, "/")
         return next((chart for pattern, chart in self.values if fnmatchcase(relative, pattern.strip("/"))), None)
+
+    def cluster(self) -> ClusterFacts | None:
+        """The facts of the ``spec`` (``--spec`` or ``spec:``), read with the spec loader (a bad
+        spec raises ``SpecError``); None without one, and then nothing imports pydantic."""
+        if self.spec is None:
+            return None
+        from gpustack.lint.cluster import load_cluster
+
+        return load_cluster(str(self.spec))
 
     def chart_keys(self) -> tuple[ChartKeys, ...]:
         """The value keys of the charts given with ``--chart-values``."""

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gpustack.lint.model import PodSpec, Resource
 
 if TYPE_CHECKING:
     from gpustack.lint.chartkeys import ChartKeys
+    from gpustack.lint.cluster import ClusterFacts
 
 # Distributions whose default containerd runtime is not nvidia (pods need runtimeClassName).
 RUNTIME_CLASS_DISTRIBUTIONS = frozenset({"k3s", "rke2", "k0s", "kubeadm"})
@@ -28,15 +29,16 @@ class LintContext:
     """The input set and cluster context.
 
     ``resources`` is exactly what was passed (set-level rules see only that); ``pod_specs``
-    are extracted once for all rules. ``cluster`` holds facts from a spec (``--spec``) or is
-    None; ``distribution`` comes from the spec, ``--distribution`` or config.
+    are extracted once for all rules. ``cluster`` holds facts from a spec (``--spec`` or the
+    config's ``spec:``) or is None; ``distribution`` is ``--distribution``, else the config's,
+    else the spec's.
     """
 
     resources: tuple[Resource, ...]
     pod_specs: tuple[PodSpec, ...]
     distribution: str | None = None
     options: RuleOptions = field(default_factory=RuleOptions)
-    cluster: Any | None = None
+    cluster: ClusterFacts | None = None
     partial: bool = False
     kubernetes_version: str | None = None  # --kubernetes-version
     values_files: Mapping[str, str] = field(default_factory=dict)  # file -> "chart[@version]" (.gpustack.yaml values:)

@@ -68,11 +68,13 @@ def lint(
     enabled = [rules[rule_id] for rule_id in sorted(rules) if rule_id not in config.disabled]
     notes: list[Note] = []
     errors = list(loaded.errors)
+    cluster = config.cluster()
     ctx = LintContext(
         resources=loaded.resources,
         pod_specs=_pod_specs(loaded.resources, errors),
-        distribution=config.distribution,
+        distribution=config.distribution or (cluster.distribution if cluster else None),
         options=config.options,
+        cluster=cluster,
         partial=partial,
         kubernetes_version=config.kubernetes_version,
         values_files={file: chart for file in loaded.texts if (chart := config.values_chart(file))},
