@@ -48,8 +48,7 @@ def _distribution(pod: PodSpec, ctx: LintContext) -> str | None:
 
 def _nvidia_is_default(ctx: LintContext) -> bool:
     """The spec says nvidia is containerd's default runtime (``cluster.nvidiaDefaultRuntime``)."""
-    cluster = getattr(ctx.cluster, "cluster", None)
-    return bool(getattr(cluster, "nvidiaDefaultRuntime", False))
+    return ctx.cluster is not None and ctx.cluster.nvidia_default_runtime
 
 
 def _severity(distribution: str | None, ctx: LintContext) -> Severity | None:
