@@ -6,7 +6,7 @@
 Imports: ``python -X importtime`` of a one-file lint, where start-up is most of the cost:
 the top-level imports by cumulative time (what the command pulls in), then the modules by
 their own time. Functions: cProfile of a whole lint process over the 10,000-document
-corpus, by own time and by cumulative time.
+corpus, by own time and (linter and YAML only) by cumulative time.
 """
 
 from __future__ import annotations
@@ -59,9 +59,11 @@ def profile(folder: Path, top: int) -> None:
         wall = time.perf_counter() - start
         print(f"\n## cProfile of `gpustack lint` over {folder.name}: {wall:.2f} s wall under the profiler\n")
         stats = pstats.Stats(str(stats_file), stream=sys.stdout)
-        for order in ("tottime", "cumulative"):
-            print(f"By {order}:")
-            stats.sort_stats(order).print_stats(top)
+        print("By own time:")
+        stats.sort_stats("tottime").print_stats(top)
+        # By cumulative time the CLI's wrappers would fill the list: keep the linter and YAML.
+        print("By cumulative time, gpustack.lint and YAML only:")
+        stats.sort_stats("cumulative").print_stats(r"/gpustack/lint/|/yaml/|/ruamel/", top)
 
 
 def main() -> None:
