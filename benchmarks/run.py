@@ -7,8 +7,8 @@
 Each figure is the wall time of a fresh process (start-up and imports included, as in a
 pre-commit hook), measured from fork to exit, with its CPU time (user + system) beside it:
 on a busy machine the wall time grows, the CPU time much less. Peak memory is the child's
-maximum resident set size. Lint runs over the seeded corpus of ``corpus.py`` (generated once into
-``benchmarks/.corpus/``); render runs cold, into a new output folder each time, on every
+maximum resident set size. Lint runs over the seeded corpus of ``corpus.py`` (generated once
+into ``benchmarks/.corpus/``); render runs cold, into a new output folder each time, on every
 ``examples/*.yaml`` and on the 50-pool spec of ``specs.py``.
 
 Prints a Markdown table with the targets of issue 6 beside the figures. Targets are
@@ -42,7 +42,7 @@ MB = 1_000_000
 class Corpus:
     docs: int
     files: int
-    wall_target: float | None = None  # seconds; issue 6 sets one for the 10,000-doc corpus only
+    wall_target: float | None = None  # seconds, where issue 6 sets a target for this size
 
     def __str__(self) -> str:
         return f"{self.docs:,} docs / {self.files:,} files"
