@@ -100,13 +100,19 @@ def _tree(values: Mapping[str, Any]) -> dict[str, Any]:
     tree: dict[str, Any] = {}
     for key, value in values.items():
         key = str(key)
-        if key in FREE_FORM or value is None or (isinstance(value, Mapping) and not value):
+        if _free_form(key) or value is None or (isinstance(value, Mapping) and not value):
             tree[key] = FREE
         elif isinstance(value, Mapping):
             tree[key] = _tree(value)
         else:
             tree[key] = None
     return tree
+
+
+def _free_form(key: str) -> bool:
+    """FREE_FORM, and node selectors, labels and annotations under any name (HAMi's
+    ``nvidiaNodeSelector``, ``podLabels``, ``serviceAnnotations``)."""
+    return key in FREE_FORM or key.lower().endswith(("nodeselector", "labels", "annotations"))
 
 
 def _union(a: Any, b: Any) -> Any:

@@ -402,7 +402,8 @@ class DevicePlugin:
 
 
 def device_plugins(resource: Resource, pods: Iterable[PodSpec]) -> Iterator[DevicePlugin]:
-    """Device plugins that ``resource`` deploys; ``pods`` are its pod specs."""
+    """Device plugins that ``resource`` deploys as manifests; ``pods`` are its pod specs.
+    ``release_plugin`` tells those of chart releases."""
     for pod in pods:
         for container in pod.containers(include_init=False):
             vendor = _PLUGIN_IMAGES.get(image_repository(container.image))
@@ -415,7 +416,11 @@ def device_plugins(resource: Resource, pods: Iterable[PodSpec]) -> Iterator[Devi
     if resource.kind == "ClusterPolicy" and (resource.ref.api_version or "").startswith("nvidia.com/"):
         if resource.get(("spec", "devicePlugin", "enabled")) is not False:
             yield DevicePlugin("nvidia", resource, ("spec", "devicePlugin"))
-    for release in helm_releases(resource):
-        vendor = _PLUGIN_CHARTS.get(release.chart)
-        if vendor and get_value(release.values, "devicePlugin", "enabled") is not False:
-            yield DevicePlugin(vendor, resource, release.path, release=release)
+
+
+def release_plugin(release: HelmChartRelease) -> DevicePlugin | None:
+    """The device plugin a chart release deploys, if any."""
+    vendor = _PLUGIN_CHARTS.get(release.chart)
+    if vendor and get_value(release.values, "devicePlugin", "enabled") is not False:
+        return DevicePlugin(vendor, release.resource, release.path, release=release)
+    return None

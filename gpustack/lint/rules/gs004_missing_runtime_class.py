@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpustack.lint import sets
 from gpustack.lint.context import RUNTIME_CLASS_DISTRIBUTIONS, LintContext
 from gpustack.lint.gpu import gpu_requests, is_gpu_workload, pod_components, visible_devices
 from gpustack.lint.model import Hit, PodSpec, Severity
@@ -101,4 +102,40 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     )
 
 
-RULE = Rule("GS004", "pod", check)
+# Charts whose GPU DaemonSets read NVML, and the value that sets their runtimeClassName
+# (upstream-facts §1, §3, §7; seed 001 §7 had to pass `--set runtimeClassName=nvidia`).
+CHART_RUNTIME_CLASS: dict[str, tuple[str, ...]] = {
+    "nvidia-device-plugin": ("runtimeClassName",),
+    "dcgm-exporter": ("runtimeClassName",),
+    "hami": ("devicePlugin", "runtimeClassName"),
+}
+
+
+def check_values(ctx: LintContext) -> Iterator[Hit]:
+    """Chart releases of GPU DaemonSets that leave runtimeClassName unset. A K3s HelmChart is
+    K3s context for itself (RKE2's helm-controller reads it too; both keep runc the default)."""
+    for release in sets.releases(ctx):
+        keys = CHART_RUNTIME_CLASS.get(release.chart)
+        value = sets.get_value(release.values, *keys) if keys else None
+        if keys is None or (isinstance(value, str) and value.strip()):
+            continue
+        if release.chart == "hami" and sets.get_value(release.values, "devicePlugin", "enabled") is False:
+            continue
+        helm_controller = (release.resource.ref.api_version or "").startswith("helm.cattle.io/")
+        distribution = ctx.distribution or ("k3s" if helm_controller else None)
+        severity = _severity(distribution, ctx)
+        if severity is None:
+            continue
+        where = f"on {distribution}" if distribution else f"where runc is the default runtime ({RUNC_DEFAULT})"
+        resource, path = release.where(*keys)
+        yield Hit(
+            resource,
+            path,
+            f"{release} leaves `{'.'.join(keys)}` unset: {where} its GPU DaemonSet reads GPUs through NVML "
+            "and starts without GPU devices or driver",
+            severity=severity,
+            fix=f"Set `{'.'.join(keys)}: nvidia` in the chart's values.",
+        )
+
+
+RULE = Rule("GS004", "pod", check, values=check_values)

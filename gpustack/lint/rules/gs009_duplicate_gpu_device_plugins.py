@@ -23,6 +23,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     plugins = [
         plugin for resource in ctx.resources for plugin in sets.device_plugins(resource, pods.get(resource, ()))
     ]
+    plugins += [plugin for release in sets.releases(ctx) if (plugin := sets.release_plugin(release))]
     hami = [p for p in plugins if p.vendor == "hami"]
     nvidia = [p for p in plugins if p.vendor == "nvidia"]
     if not hami or not nvidia:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from gpustack.lint import sets
 from gpustack.lint.context import LintContext
-from gpustack.lint.model import Hit, Resource
+from gpustack.lint.model import Hit, Path, Resource
 from gpustack.lint.registry import Rule
 
 LABEL, VALUE = "gpu", "on"
@@ -33,27 +33,35 @@ def _selects_gpu_on(selector: object) -> bool:
 def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
     pods = [pod for pod in ctx.pod_specs if pod.resource is resource]
     for plugin in sets.device_plugins(resource, pods):
-        if plugin.vendor != "hami":
-            continue
-        if plugin.pod is not None and _selects_gpu_on(plugin.pod.spec.get("nodeSelector")):
-            path = (*plugin.pod.path, "nodeSelector", LABEL)
-        elif plugin.release is not None:
-            selector = {LABEL: VALUE}  # the chart's default
-            for key in SELECTOR_KEYS:
-                user = sets.get_value(plugin.release.values, "devicePlugin", key, default={})
-                selector = dict(sets.coalesce(selector, user if isinstance(user, dict) else {}))
-            if not _selects_gpu_on(selector):
-                continue
-            path = plugin.path
-        else:
-            continue
-        yield Hit(
-            resource,
-            path,
-            f"{plugin} selects nodes labelled gpu=on, a label neither NFD nor GFD sets: "
-            "no plugin pod runs until nodes are labelled by hand",
-            fix=FIX,
-        )
+        if plugin.vendor == "hami" and plugin.pod and _selects_gpu_on(plugin.pod.spec.get("nodeSelector")):
+            yield _hit(plugin, resource, (*plugin.pod.path, "nodeSelector", LABEL))
 
 
-RULE = Rule("GS010", "object", check, frozenset({"DaemonSet", "HelmChart", "Application", "HelmRelease"}))
+def check_values(ctx: LintContext) -> Iterator[Hit]:
+    """HAMi releases, wherever their values are kept."""
+    for release in sets.releases(ctx):
+        plugin = sets.release_plugin(release)
+        if plugin is None or plugin.vendor != "hami":
+            continue
+        selector = {LABEL: VALUE}  # the chart's default
+        for key in SELECTOR_KEYS:
+            user = sets.get_value(release.values, "devicePlugin", key, default={})
+            selector = dict(sets.coalesce(selector, user if isinstance(user, dict) else {}))
+        if _selects_gpu_on(selector):
+            # Where the values set it, else the chart reference (the chart's default).
+            where = [release.where("devicePlugin", key, LABEL) for key in SELECTOR_KEYS]
+            owner, path = next((w for w in where if w[1] != release.path), (release.resource, release.path))
+            yield _hit(plugin, owner, path)
+
+
+def _hit(plugin: sets.DevicePlugin, resource: Resource, path: Path) -> Hit:
+    return Hit(
+        resource,
+        path,
+        f"{plugin} selects nodes labelled gpu=on, a label neither NFD nor GFD sets: "
+        "no plugin pod runs until nodes are labelled by hand",
+        fix=FIX,
+    )
+
+
+RULE = Rule("GS010", "object", check, frozenset({"DaemonSet"}), values=check_values)

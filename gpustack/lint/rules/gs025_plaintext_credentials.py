@@ -11,8 +11,9 @@ repeat a value.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
+from gpustack.lint import sets
 from gpustack.lint.context import LintContext
 from gpustack.lint.gpu import env_vars, is_template_placeholder
 from gpustack.lint.model import Hit, PodSpec
@@ -62,4 +63,30 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
             )
 
 
-RULE = Rule("GS025", "pod", check)
+# Grafana's ini in chart values: the grafana chart's own, or kube-prometheus-stack's subchart.
+GRAFANA_INI = {"grafana": ("grafana.ini",), "kube-prometheus-stack": ("grafana", "grafana.ini")}
+ANONYMOUS = "auth.anonymous"
+
+
+def check_values(ctx: LintContext) -> Iterator[Hit]:
+    """Grafana anonymous access with the Admin role (seed 001 §7 monitor-values.yaml): anyone
+    who reaches Grafana may read every datasource and change dashboards, users and alerting."""
+    for release in sets.releases(ctx):
+        prefix = GRAFANA_INI.get(release.chart)
+        anonymous = sets.get_value(release.values, *prefix, ANONYMOUS) if prefix else None
+        if not isinstance(anonymous, Mapping) or anonymous.get("enabled") is not True:
+            continue
+        if str(anonymous.get("org_role", "Viewer")).lower() != "admin":
+            continue
+        resource, path = release.where(*prefix, ANONYMOUS, "org_role")
+        yield Hit(
+            resource,
+            path,
+            f"{release} lets anonymous users into Grafana as Admin: no credential stands between "
+            "anyone who reaches it and every datasource, dashboard and user",
+            fix="Drop `auth.anonymous` or set its `org_role: Viewer`; sign in with the admin Secret "
+            "(`grafana.admin.existingSecret`).",
+        )
+
+
+RULE = Rule("GS025", "pod", check, values=check_values)
