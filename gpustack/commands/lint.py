@@ -85,6 +85,7 @@ def lint(
 
     Suppress a finding with the annotation gpustack.io/ignore: "GS004: reason; until 2027-03-31" on the object or pod template, or a comment # gpustack:ignore GS004 on or above its line.
     """
+    import gc
     from dataclasses import replace
 
     from gpustack.lint.catalogue import load_catalogue
@@ -94,6 +95,10 @@ def lint(
     from gpustack.lint.model import Severity
     from gpustack.lint.report import ReportOptions, reporter
 
+    # A run builds millions of objects that live until exit and holds no cycles: the cyclic
+    # collector would only walk the growing heap again and again (5x the time for 10,000
+    # documents).
+    gc.disable()
     catalogue = load_catalogue()
     config = load_config(config_file or find_config(Path.cwd()), known_rules=catalogue)
     config = replace(
