@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.model import Hit, PodSpec, Severity
+from gpustack.lint.model import DeleteKey, Edit, Hit, PodSpec, RenameKey, SetValue, Severity
 from gpustack.lint.podspec import LabelTest, node_label_tests, subject
 from gpustack.lint.registry import Rule
 
@@ -26,12 +26,34 @@ FIX = (
     "pci-10de.present` when NFD runs with `deviceLabelFields: [vendor]` (as gpustack's and "
     "NVIDIA's charts configure it); `nvidia.com/gpu.product` (GFD) selects a model."
 )
+PRODUCT = "nvidia.com/gpu.product"
 
 
 def _is_vga_test(test: LabelTest) -> bool:
     if not test.required or test.key not in VGA_GPU_LABELS:
         return False
     return test.operator == "Exists" or (test.operator == "In" and "true" in test.values)
+
+
+def _product_edits(pod: PodSpec, test: LabelTest, tests: list[LabelTest], ctx: LintContext) -> tuple[Edit, ...]:
+    """Select the spec's GPU products instead, where GFD labels the nodes (DESIGN §10: autofix
+    only with a spec). A nodeSelector holds one value, so it needs a single product."""
+    cluster = ctx.cluster
+    if cluster is None or not cluster.gfd or not cluster.pools:
+        return ()
+    products = sorted({pool.gpu.product for pool in cluster.pools})
+    if test.term is None:  # a nodeSelector entry
+        if PRODUCT in pod.spec["nodeSelector"]:
+            return (DeleteKey(test.path),)  # the product already selects the nodes
+        return (RenameKey(test.path, PRODUCT), SetValue(test.path, products[0])) if len(products) == 1 else ()
+    if any(other.key == PRODUCT and other.term == test.term for other in tests):
+        return ()
+    expression = test.path[:-1]
+    return (
+        SetValue((*expression, "key"), PRODUCT),
+        SetValue((*expression, "operator"), "In"),
+        SetValue((*expression, "values"), products),
+    )
 
 
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
@@ -53,6 +75,7 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
             # Without a spec the GPUs of the cluster are unknown (DESIGN §10).
             severity=Severity.WARNING if ctx.cluster is None else None,
             fix=FIX,
+            edits=_product_edits(pod, test, tests, ctx),
         )
 
 

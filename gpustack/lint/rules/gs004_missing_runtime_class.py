@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from gpustack.lint import sets
 from gpustack.lint.context import RUNTIME_CLASS_DISTRIBUTIONS, LintContext
 from gpustack.lint.gpu import gpu_requests, is_gpu_workload, pod_components, visible_devices
-from gpustack.lint.model import Hit, PodSpec, Severity
+from gpustack.lint.model import Hit, PodSpec, SetValue, Severity
 from gpustack.lint.podspec import node_label_tests, subject
 from gpustack.lint.registry import Rule
 
@@ -99,6 +99,8 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
         "without GPU devices or driver",
         severity=severity,
         fix=FIX,
+        # Only where runc is surely the default (DESIGN §10): elsewhere the class may not exist.
+        edits=(SetValue((*pod.path, "runtimeClassName"), "nvidia"),) if severity is Severity.ERROR else (),
     )
 
 

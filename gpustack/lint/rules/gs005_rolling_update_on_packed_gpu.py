@@ -34,12 +34,14 @@ from gpustack.lint.cluster import (
 )
 from gpustack.lint.context import LintContext
 from gpustack.lint.gpu import gpu_amounts, is_gpu_workload, is_shared_gpu_resource
-from gpustack.lint.model import Hit, Path, PodSpec, Severity
+from gpustack.lint.model import DeleteKey, Hit, Path, PodSpec, SetValue, Severity
 from gpustack.lint.podspec import subject
 from gpustack.lint.registry import Rule
 
 TEMPLATE = ("spec", "template", "spec")
 FIX = "Set `strategy.type: Recreate` (and remove `rollingUpdate`): old pods free their GPU share first."
+# The API server rejects rollingUpdate beside Recreate, so the fix removes it.
+RECREATE = (SetValue(("spec", "strategy", "type"), "Recreate"), DeleteKey(("spec", "strategy", "rollingUpdate")))
 # Workloads whose pods hold their GPUs for good, with where their replica count is.
 LONG_RUNNING = {"Deployment": TEMPLATE, "StatefulSet": TEMPLATE, "ReplicaSet": TEMPLATE, "Pod": ("spec",)}
 
@@ -131,6 +133,7 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
         f"({rollout.describe()}): new pods need their share while the old ones keep theirs, so on a "
         "packed GPU they stay Pending and the rollout deadlocks",
         fix=FIX,
+        edits=RECREATE,
     )
 
 
@@ -163,6 +166,7 @@ def _judge(pod: PodSpec, rollout: Rollout, ctx: LintContext) -> list[Hit] | None
             "rollout deadlocks",
             severity=Severity.ERROR,
             fix=FIX,
+            edits=RECREATE,
         )
     ]
 

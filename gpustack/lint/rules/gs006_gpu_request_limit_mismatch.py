@@ -17,42 +17,46 @@ from gpustack.lint.gpu import (
     is_template_placeholder,
     resource_amounts,
 )
-from gpustack.lint.model import Container, Hit, PodSpec
+from gpustack.lint.model import Container, Edit, Hit, PodSpec, SetValue
 from gpustack.lint.podspec import subject
 from gpustack.lint.registry import Rule
 
 FIX = "Set the GPU resource under `limits` only, as a whole number (requests default to limits)."
 
 
-def _problems(container: Container) -> Iterator[tuple[ResourceAmount, str]]:
+def _problems(container: Container) -> Iterator[tuple[ResourceAmount, str, tuple[Edit, ...]]]:
+    """Each problem with the edits that fix it: a missing or different limit becomes the
+    request; a value that is no whole number needs a person."""
     amounts = [a for a in resource_amounts(container) if a.name.startswith(NVIDIA_PREFIX)]
     limits = {a.name: a for a in amounts if a.section == "limits"}
     for amount in amounts:
         if is_template_placeholder(amount.raw):
             continue  # an unrendered template: the value is not known yet
         if amount.quantity is None:
-            yield amount, f"{amount.section} {amount.name}: {amount.raw!r} is not a quantity"
+            yield amount, f"{amount.section} {amount.name}: {amount.raw!r} is not a quantity", ()
         elif amount.quantity.denominator != 1:
-            yield amount, f"{amount.section} {amount.name}: {amount.raw} is not a whole number"
+            yield amount, f"{amount.section} {amount.name}: {amount.raw} is not a whole number", ()
         elif amount.section == "requests":
             limit = limits.get(amount.name)
+            same_limit = (SetValue((*container.path, "resources", "limits", amount.name), amount.raw),)
             if limit is None:
-                yield amount, f"requests {amount.name} without a limit"
+                yield amount, f"requests {amount.name} without a limit", same_limit
             elif limit.quantity is not None and limit.quantity != amount.quantity:
-                yield amount, f"requests {amount.name} {amount.raw} but limits it to {limit.raw}"
+                yield amount, f"requests {amount.name} {amount.raw} but limits it to {limit.raw}", same_limit
 
 
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     if not is_gpu_workload(pod):
         return
     for container in pod.containers():
-        for amount, what in _problems(container):
+        for amount, what, edits in _problems(container):
             yield Hit(
                 pod.resource,
                 amount.path,
                 f"{subject(pod, container)} {what}: extended resources need equal, whole "
                 "requests and limits and the API server rejects the pod",
                 fix=FIX,
+                edits=edits,
             )
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.gpu import env_vars
-from gpustack.lint.model import Container, Hit, PodSpec
+from gpustack.lint.model import AppendItem, Container, Edit, Hit, PodSpec, SetValue
 from gpustack.lint.podspec import command_parts, subject
 from gpustack.lint.registry import Rule
 
@@ -45,6 +45,11 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
             continue
         shown = endpoint.value or "from valueFrom"
         path = disabled.value_path if disabled is not None else endpoint.path
+        edit: Edit = (
+            SetValue(disabled.value_path, "true")
+            if disabled is not None
+            else AppendItem((*container.path, "env"), {"name": METADATA_DISABLED, "value": "true"})
+        )
         yield Hit(
             pod.resource,
             path,
@@ -52,6 +57,7 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
             f"{ENDPOINT} ({shown}) without {METADATA_DISABLED}=true: the AWS SDK asks the EC2 "
             "metadata service for credentials and ignores the store's keys",
             fix=FIX,
+            edits=(edit,),
         )
 
 

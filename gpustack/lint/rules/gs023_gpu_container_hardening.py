@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.gpu import is_gpu_workload, uses_gpu
-from gpustack.lint.model import Container, Hit, PodSpec
+from gpustack.lint.model import AppendItem, Container, Edit, Hit, PodSpec, SetValue
 from gpustack.lint.podspec import subject
 from gpustack.lint.registry import Rule
 
@@ -20,6 +20,8 @@ FIX = (
     "Set `securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}` "
     "on the container."
 )
+NO_ESCALATION = "allowPrivilegeEscalation: false"
+DROP_ALL = "capabilities.drop: [ALL]"
 
 
 def missing_hardening(container: Container) -> list[str]:
@@ -29,10 +31,28 @@ def missing_hardening(container: Container) -> list[str]:
     dropped = capabilities.get("drop") if isinstance(capabilities, Mapping) else None
     missing = []
     if context.get("allowPrivilegeEscalation") is not False:
-        missing.append("allowPrivilegeEscalation: false")
+        missing.append(NO_ESCALATION)
     if not isinstance(dropped, list) or "ALL" not in {str(c).upper() for c in dropped}:
-        missing.append("capabilities.drop: [ALL]")
+        missing.append(DROP_ALL)
     return missing
+
+
+def hardening_edits(container: Container) -> tuple[Edit, ...]:
+    """The missing fields, merged into the container's securityContext. None where a person
+    decides: a privileged container (the API server rejects it with allowPrivilegeEscalation
+    false) or one that asks for escalation explicitly (GS002 reports both)."""
+    context = container.data.get("securityContext")
+    context = context if isinstance(context, Mapping) else {}
+    if context.get("privileged") is True or context.get("allowPrivilegeEscalation") is True:
+        return ()
+    path = (*container.path, "securityContext")
+    missing = missing_hardening(container)
+    edits: list[Edit] = []
+    if NO_ESCALATION in missing:
+        edits.append(SetValue((*path, "allowPrivilegeEscalation"), False))
+    if DROP_ALL in missing:
+        edits.append(AppendItem((*path, "capabilities", "drop"), "ALL"))
+    return tuple(edits)
 
 
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
@@ -51,6 +71,7 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
             path,
             f"{subject(pod, container)} uses GPUs without {' and '.join(missing)}",
             fix=FIX,
+            edits=hardening_edits(container),
         )
 
 
