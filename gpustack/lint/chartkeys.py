@@ -21,11 +21,9 @@ against them. ``data/chart-keys/renames.yaml`` lists keys a chart renamed, with 
 
 from __future__ import annotations
 
-import argparse
 import io
 import re
 import sys
-import tarfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -154,6 +152,8 @@ def read_chart(path: Path) -> ChartKeys:
 
 def read_charts(paths: tuple[Path, ...]) -> tuple[ChartKeys, ...]:
     """``--chart-values``: each path's keys; a path that is no readable chart is a usage error."""
+    import tarfile
+
     from gpustack.errors import GpustackError, Problem
 
     found = []
@@ -211,6 +211,8 @@ def _read_folder(folder: Path) -> _Chart:
 
 def _read_tgz(path: Path | io.BytesIO) -> _Chart:
     """A packaged chart: ``<name>/Chart.yaml``, ``<name>/values.yaml``, ``<name>/charts/*``."""
+    import tarfile
+
     with tarfile.open(fileobj=path, mode="r:gz") if isinstance(path, io.BytesIO) else tarfile.open(path, "r:gz") as tar:
         files: dict[str, bytes] = {}
         for member in tar.getmembers():
@@ -351,6 +353,8 @@ def _sorted(tree: Any) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="python -m gpustack.lint.chartkeys",
         description="Print the key data of a chart, from a chart folder, a .tgz, or a values.yaml and Chart.yaml.",

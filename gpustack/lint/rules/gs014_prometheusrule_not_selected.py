@@ -14,11 +14,13 @@ namespace label).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from gpustack.lint import sets
+from gpustack.lint.chartkeys import version_key
 from gpustack.lint.context import LintContext
-from gpustack.lint.model import Hit, Resource
+from gpustack.lint.model import Hit, Path, Resource
 from gpustack.lint.registry import Rule
 
 MONITORING_GROUP = "monitoring.coreos.com/"
@@ -69,14 +71,14 @@ def _release_selects(release: sets.HelmChartRelease, prefix: str) -> tuple[Selec
     return _release_label(release.release), f"{release.resource.ref}, whose `{prefix}Selector` is `release: {name}`"
 
 
-def _releases(resource: Resource) -> Iterator[sets.HelmChartRelease]:
-    """kube-prometheus-stack releases declared by ``resource``, or its values file linted with
-    the manifests (a document without kind holding ``prometheus.prometheusSpec``)."""
-    if resource.kind is None and isinstance(resource.get(("prometheus", "prometheusSpec")), Mapping):
-        yield sets.HelmChartRelease(resource, ("prometheus",), CHART, None, resource.data)
-    for release in sets.helm_releases(resource):
-        if release.chart == CHART:
-            yield release
+def _values_files(ctx: LintContext) -> Iterator[sets.HelmChartRelease]:
+    """kube-prometheus-stack values files linted with the manifests but not mapped to the chart
+    in ``.gpustack.yaml``: documents without kind holding ``prometheus.prometheusSpec``."""
+    for resource in ctx.resources:
+        if resource.file in ctx.values_files:
+            continue
+        if resource.kind is None and isinstance(resource.get(("prometheus", "prometheusSpec")), Mapping):
+            yield sets.HelmChartRelease(resource, ("prometheus",), CHART, None, resource.data)
 
 
 def _release_label(release: str | None) -> Selects:
@@ -87,43 +89,88 @@ def _release_label(release: str | None) -> Selects:
     return selects
 
 
+# Charts that render a DCGM exporter ServiceMonitor: where its values sit, and from which chart
+# version it is on by default (upstream-facts §0, §2, §3; DESIGN §10).
+EXPORTER_CHARTS: dict[str, tuple[tuple[str, ...], str]] = {
+    "dcgm-exporter": (("serviceMonitor",), "0"),
+    "gpu-operator": (("dcgmExporter", "serviceMonitor"), "26.7.0"),
+}
+
+
+@dataclass(frozen=True)
+class _Target:
+    """A monitoring object: in the set, or rendered by a chart release (reported at its values)."""
+
+    resource: Resource
+    name: str
+    report: tuple[Resource, Path]
+    label_with: str = "Label it"  # how the fix hint says to add the label
+
+
+def _rendered_service_monitors(ctx: LintContext) -> Iterator[_Target]:
+    """The ServiceMonitor a DCGM exporter release renders, labelled ``additionalLabels``."""
+    for release in sets.releases(ctx):
+        if release.chart not in EXPORTER_CHARTS:
+            continue
+        keys, default_on = EXPORTER_CHARTS[release.chart]
+        if release.chart == "gpu-operator" and sets.get_value(release.values, "dcgmExporter", "enabled") is False:
+            continue
+        on_by_default = release.version is None or version_key(release.version) >= version_key(default_on)
+        if sets.get_value(release.values, *keys, "enabled", default=on_by_default) is not True:
+            continue
+        labels = sets.get_value(release.values, *keys, "additionalLabels", default={})
+        data = {
+            "apiVersion": "monitoring.coreos.com/v1",
+            "kind": "ServiceMonitor",
+            "metadata": {"name": release.release, "labels": labels if isinstance(labels, Mapping) else {}},
+        }
+        monitor = Resource(release.resource.file, data, release.resource.locator, release.resource.document)
+        report = release.where(*keys, "additionalLabels")
+        label_with = f"Set `{'.'.join(keys)}.additionalLabels`"
+        yield _Target(monitor, f"the ServiceMonitor of {release}", report, label_with)
+
+
 def check(ctx: LintContext) -> Iterator[Hit]:
-    targets = [r for r in ctx.resources if r.kind in SELECTED_KINDS and _monitoring(r)]
+    targets = [
+        _Target(r, str(r.ref), (r, ("metadata", "labels")))
+        for r in ctx.resources
+        if r.kind in SELECTED_KINDS and _monitoring(r)
+    ]
+    targets += _rendered_service_monitors(ctx)
     if not targets:
         return
     prometheuses = [r for r in ctx.resources if r.kind == "Prometheus" and _monitoring(r)]
     releases = [
         release
-        for resource in ctx.resources
-        for release in _releases(resource)
-        if sets.get_value(release.values, "prometheus", "enabled") is not False
+        for release in (*_values_files(ctx), *sets.releases(ctx))
+        if release.chart == CHART and sets.get_value(release.values, "prometheus", "enabled") is not False
     ]
     namespaces = {r.ref.name: sets.labels_of(r) for r in ctx.resources if r.kind == "Namespace" and r.ref.name}
-    for resource in targets:
+    for target in targets:
+        resource = target.resource
         prefix = SELECTED_KINDS[resource.kind or ""]
         if prometheuses:
             if any(_prometheus_selects(p, prefix, namespaces)(resource) for p in prometheuses):
                 continue
             names = ", ".join(str(p.ref) for p in prometheuses)
-            message = f"no Prometheus in the set selects {resource.ref} by `{prefix}Selector` ({names})"
+            message = f"no Prometheus in the set selects {target.name} by `{prefix}Selector` ({names})"
         elif releases:
             verdicts = [_release_selects(release, prefix) for release in releases]
             if any(selects(resource) for selects, _ in verdicts):
                 continue
-            message = f"{resource.ref} is not selected by {', '.join(why for _, why in verdicts)}"
+            message = f"{target.name} is not selected by {', '.join(why for _, why in verdicts)}"
         else:
             # OpenShift's own monitoring selects by namespace label, not kube-prometheus-stack's.
             if ctx.distribution == "openshift" or _release_label(None)(resource):
                 continue
             message = (
-                f"{resource.ref} has no `release` label: kube-prometheus-stack's default "
+                f"{target.name} has no `release` label: kube-prometheus-stack's default "
                 f"`{prefix}Selector` (matchLabels release: <release>) never loads it"
             )
         yield Hit(
-            resource,
-            ("metadata", "labels"),
+            *target.report,
             message,
-            fix=f"Label it `release: <kube-prometheus-stack release>`, or set "
+            fix=f"{target.label_with} `release: <kube-prometheus-stack release>`, or set "
             f"`prometheus.prometheusSpec.{prefix}SelectorNilUsesHelmValues: false` in the chart's values.",
         )
 
