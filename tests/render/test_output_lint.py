@@ -30,16 +30,17 @@ VARIANTS = {
 }
 
 
-def lint(capsys, folder, distribution: str) -> tuple[int, str]:
+def lint(capsys, folder, spec: str) -> tuple[int, str]:
+    """Lint a rendered folder with its spec as context (distribution, pools, capacities)."""
     with pytest.raises(SystemExit) as exit_info:
-        main(["lint", str(folder), "--distribution", distribution, "--fail-on", "info"])
+        main(["lint", str(folder), "--spec", spec, "--fail-on", "info"])
     return exit_info.value.code or 0, capsys.readouterr().out
 
 
 def test_every_example_output_lints_clean(capsys, examples):
     for name, (rendered, _) in examples.items():
         folder = REPO / "output" / rendered.ctx.stack.metadata.name
-        code, out = lint(capsys, folder, rendered.ctx.stack.spec.cluster.distribution)
+        code, out = lint(capsys, folder, rendered.ctx.spec_file)
         assert code == 0, f"{name}:\n{out}"
 
 
@@ -47,5 +48,5 @@ def test_every_example_output_lints_clean(capsys, examples):
 def test_variants_lint_clean(capsys, tmp_path, render_spec, variant):
     rendered, tree = render_spec(**VARIANTS[variant])
     write.write_tree(tree, tmp_path / "out")
-    code, out = lint(capsys, tmp_path / "out", rendered.ctx.stack.spec.cluster.distribution)
+    code, out = lint(capsys, tmp_path / "out", rendered.ctx.spec_file)
     assert code == 0, out
