@@ -26,6 +26,7 @@ from gpustack.lint.rules import gs020_s3_streamer_metadata
 from gpustack.lint.rules import gs022_unpinned_gpu_component
 from gpustack.lint.rules import gs023_gpu_container_hardening
 from gpustack.lint.rules import gs025_plaintext_credentials
+from gpustack.lint.rules import gs031_unknown_chart_value
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -50,5 +51,6 @@ RULES: dict[str, Rule] = {
         gs022_unpinned_gpu_component.RULE,
         gs023_gpu_container_hardening.RULE,
         gs025_plaintext_credentials.RULE,
+        gs031_unknown_chart_value.RULE,
     )
 }
