@@ -77,6 +77,17 @@ def lint(
             "--partial", help="The input is not the whole set: skip set-level rules (GS009, GS012, …) with a note."
         ),
     ] = False,
+    fix: Annotated[
+        bool,
+        typer.Option(
+            "--fix",
+            help="Apply the safe fixes in place (standard input: print the fixed stream; the report goes to "
+            "standard error), then report what remains.",
+        ),
+    ] = False,
+    diff: Annotated[
+        bool, typer.Option("--diff", help="Print what --fix would change as a unified diff; change nothing.")
+    ] = False,
 ) -> None:
     # The help keeps the docstring's line breaks: one line per paragraph.
     """Lint Kubernetes manifests for GPU pitfalls.
@@ -84,7 +95,11 @@ def lint(
     Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it, or an unreadable file; 2 usage, a bad config, or nothing readable at all.
 
     Suppress a finding with the annotation gpustack.io/ignore: "GS004: reason; until 2027-03-31" on the object or pod template, or a comment # gpustack:ignore GS004 on or above its line.
+
+    --fix exits by what remains after fixing; --diff by the files as they are.
     """
+    if fix and diff:
+        raise typer.BadParameter("--fix and --diff exclude each other")
     import gc
     from dataclasses import replace
 
@@ -110,9 +125,20 @@ def lint(
     )
     loaded = load_paths(paths or ["."], excluded=config.excluded)
     report = run_lint(loaded, config, partial=partial, catalogue=catalogue)
-    color = output_format == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    output = None  # what standard output carries instead of the report: a diff, fixed YAML
+    if fix or diff:
+        from gpustack.lint.fix import autofix
+
+        fixed = autofix(
+            loaded, report, lambda again: run_lint(again, config, partial=partial, catalogue=catalogue), write=fix
+        )
+        report, output = fixed.report, fixed.output
+        sys.stderr.write(fixed.summary)
+    stream = sys.stdout if output is None else sys.stderr
+    color = output_format == "text" and stream.isatty() and "NO_COLOR" not in os.environ
     options = ReportOptions(color=color, show_suppressed=show_suppressed)
-    sys.stdout.write(reporter(output_format).render(report, options))
+    sys.stdout.write(output or "")
+    stream.write(reporter(output_format).render(report, options))
     raise typer.Exit(report.exit_code(config.fail_on, fail_if_no_objects=fail_if_no_objects))
 
 

@@ -1,0 +1,107 @@
+"""``--fix`` and ``--diff``: splice the fixable findings' edits, then check the result.
+
+A round splices every file's fixable findings at once and lints the whole set again (set
+and context rules see the fixed files). Findings left out of a round because their edits
+collided with another's are fixed in the next; the rounds stop when nothing changes.
+
+Then each changed file is checked: it must parse into as many objects as before, and no
+finding that a round fixed may still be reported. A file that fails keeps its original text
+and gets an error, so ``--fix`` never writes what it cannot vouch for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from gpustack.lint.engine import Report
+from gpustack.lint.fix.splice import Fix, splice
+from gpustack.lint.load import LoadResult, load_text
+from gpustack.lint.model import Finding, InputError, Note, ObjectRef, Path
+
+MAX_ROUNDS = 3
+
+Relint = Callable[[LoadResult], Report]
+_Key = tuple[str, str, int, ObjectRef | None, Path]  # a finding's identity across rounds
+
+
+@dataclass(frozen=True)
+class FixOutcome:
+    """What fixing would do: the changed files' texts and the lint of the result."""
+
+    report: Report  # of the set with the fixed texts
+    originals: Mapping[str, str]  # file -> text before
+    fixed: Mapping[str, str]  # file -> text after, changed files only (input order)
+    count: int  # findings fixed
+    failures: tuple[InputError, ...]  # files left as they were, and why
+    notes: tuple[Note, ...]  # fixable findings left out, and why
+
+
+def fix(loaded: LoadResult, report: Report, relint: Relint) -> FixOutcome:
+    """Fix what ``report`` (the lint of ``loaded``) marks fixable."""
+    texts = dict(loaded.texts)
+    applied: set[_Key] = set()
+    refused: dict[_Key, str] = {}
+    failed: dict[str, str] = {}
+    for _ in range(MAX_ROUNDS):
+        changed = False
+        for file, findings in _fixable(report, exclude=failed).items():
+            spliced = splice(texts[file], [Fix(finding.document, finding.edits) for finding in findings])
+            refused.update((_key(findings[index]), why) for index, why in spliced.refused.items())
+            if spliced.text == texts[file]:
+                continue
+            problem = _parse_problem(file, texts[file], spliced.text)
+            if problem:
+                failed[file] = problem
+                continue
+            texts[file] = spliced.text
+            applied.update(_key(findings[index]) for index in spliced.applied)
+            changed = True
+        if not changed:
+            break
+        report = relint(_reloaded(loaded, texts))
+    for finding in report.findings:
+        if finding.file not in failed and texts[finding.file] != loaded.texts[finding.file] and _key(finding) in applied:
+            failed[finding.file] = f"{finding.rule} is still reported at line {finding.line} after its fix"
+    if any(texts[file] != loaded.texts[file] for file in failed):
+        texts.update((file, loaded.texts[file]) for file in failed)
+        report = relint(_reloaded(loaded, texts))
+    remaining = {_key(finding) for finding in report.findings}
+    fixed = {file: text for file, text in texts.items() if text != loaded.texts[file]}
+    return FixOutcome(
+        report=report,
+        originals=loaded.texts,
+        fixed=fixed,
+        count=len(applied - remaining),
+        failures=tuple(InputError(file, f"not fixed, left as it was: {why}") for file, why in failed.items()),
+        notes=tuple(Note(f"{key[0]} {why}", key[1]) for key, why in refused.items() if key in remaining),
+    )
+
+
+def _fixable(report: Report, *, exclude: Mapping[str, str]) -> dict[str, list[Finding]]:
+    by_file: dict[str, list[Finding]] = {}
+    for finding in report.findings:
+        if finding.edits and finding.file not in exclude:
+            by_file.setdefault(finding.file, []).append(finding)
+    return by_file
+
+
+def _key(finding: Finding) -> _Key:
+    return (finding.rule, finding.file, finding.document, finding.object, finding.path)
+
+
+def _parse_problem(file: str, before: str, after: str) -> str | None:
+    """Why the fixed text cannot replace the original, or None."""
+    old, new = load_text(file, before), load_text(file, after)
+    if len(new.errors) > len(old.errors):
+        error = new.errors[-1]
+        return f"the fixed text does not parse (line {error.line}: {error.message})"
+    if len(new.resources) != len(old.resources):
+        return f"the fixed text holds {len(new.resources)} objects instead of {len(old.resources)}"
+    return None
+
+
+def _reloaded(loaded: LoadResult, texts: Mapping[str, str]) -> LoadResult:
+    """The set as loaded, with ``texts`` in place of the files' texts."""
+    unread = LoadResult(errors=tuple(error for error in loaded.errors if error.file not in texts))
+    return LoadResult.merge([unread, *(load_text(file, text) for file, text in texts.items())])
