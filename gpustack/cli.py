@@ -7,15 +7,16 @@ else reaches the user as a traceback.
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
 
 from gpustack import __version__
-from gpustack.commands import render as render_command
 from gpustack.commands import lint as lint_commands
-from gpustack.commands import spec_commands
 from gpustack.commands import node as node_commands
+from gpustack.commands import render as render_command
+from gpustack.commands import spec_commands
 from gpustack.errors import GpustackError
 
 app = typer.Typer(
@@ -61,3 +62,14 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except BrokenPipeError:
         sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: never a traceback
+        print(
+            f"error: internal error: {type(exc).__name__}: {exc}\n"
+            "This is a bug in gpustack; set GPUSTACK_DEBUG=1 to see the traceback.",
+            file=sys.stderr,
+        )
+        if os.environ.get("GPUSTACK_DEBUG"):
+            raise
+        sys.exit(2)
