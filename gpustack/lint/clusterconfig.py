@@ -56,9 +56,8 @@ class ClusterVersion:
 def kubernetes_version(ctx: LintContext) -> ClusterVersion | None:
     if (minor := minor_of(ctx.kubernetes_version)) is not None:
         return ClusterVersion(minor, "--kubernetes-version")
-    cluster = getattr(getattr(ctx.cluster, "cluster", None), "kubernetesVersion", None)
-    if (minor := minor_of(cluster)) is not None:
-        return ClusterVersion(minor, "the spec")
+    if ctx.cluster is not None:  # gpustack.lint.cluster.ClusterFacts
+        return ClusterVersion(ctx.cluster.minor, "the spec")
     for resource in ctx.resources:
         group = (resource.ref.api_version or "").split("/")[0]
         if resource.kind == "ClusterConfiguration" and group == "kubeadm.k8s.io":
@@ -68,7 +67,7 @@ def kubernetes_version(ctx: LintContext) -> ClusterVersion | None:
         else:
             continue
         if (minor := minor_of(version)) is not None:
-            return ClusterVersion(minor, f"{resource.ref} in {resource.file}")
+            return ClusterVersion(minor, describe(resource))
     return None
 
 
@@ -84,7 +83,14 @@ class GateSetting:
 
     @property
     def where(self) -> str:
-        return "K3s config" if self.resource.kind is None else str(self.resource.ref)
+        return describe(self.resource)
+
+
+def describe(resource: Resource) -> str:
+    """How a message names a config document: ``K3s config (config.yaml)``, ``ClusterConfiguration (kubeadm.yaml)``."""
+    if resource.ref.name:
+        return str(resource.ref)
+    return f"{resource.kind or 'K3s config'} ({resource.file})"
 
 
 def is_k3s_config(resource: Resource) -> bool:
