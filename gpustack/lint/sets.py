@@ -187,12 +187,12 @@ def _chart_name(chart: Any) -> tuple[str, str | None]:
 def _text_layer(resource: Resource, path: Path) -> ValuesLayer | None:
     """Values written as a YAML string (K3s ``valuesContent``, Argo CD ``helm.values``)."""
     text = resource.get(path)
-    values = _yaml_mapping(text) if isinstance(text, str) else {}
+    values = yaml_mapping(text) if isinstance(text, str) else {}
     return ValuesLayer(resource, path, values) if values else None
 
 
 @lru_cache(maxsize=256)
-def _yaml_mapping(text: str) -> Mapping[str, Any]:
+def yaml_mapping(text: str) -> Mapping[str, Any]:
     """Values written as a YAML string, read as Helm reads them (sigs.k8s.io/yaml, like manifests)."""
     if not text.strip():
         return {}

@@ -27,6 +27,7 @@ from gpustack.lint.rules import gs022_unpinned_gpu_component
 from gpustack.lint.rules import gs023_gpu_container_hardening
 from gpustack.lint.rules import gs025_plaintext_credentials
 from gpustack.lint.rules import gs031_unknown_chart_value
+from gpustack.lint.rules import gs032_nfd_label_mismatch
 from gpustack.lint.rules import gs033_scheduler_version_skew
 from gpustack.lint.rules import gs034_feature_gate_lifecycle
 
@@ -54,6 +55,7 @@ RULES: dict[str, Rule] = {
         gs023_gpu_container_hardening.RULE,
         gs025_plaintext_credentials.RULE,
         gs031_unknown_chart_value.RULE,
+        gs032_nfd_label_mismatch.RULE,
         gs033_scheduler_version_skew.RULE,
         gs034_feature_gate_lifecycle.RULE,
     )

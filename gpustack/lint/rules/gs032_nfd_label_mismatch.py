@@ -1,0 +1,130 @@
+"""GS032: selecting GPU nodes by an NFD PCI label that the set's NFD config never makes.
+
+NFD names PCI labels by ``deviceLabelFields``: stock NFD (``[class, vendor]``) labels an NVIDIA
+GPU ``pci-0300_10de.present`` or ``pci-0302_10de.present``; only ``deviceLabelFields: [vendor]``
+(the NFD that NVIDIA's charts bundle, and gpustack's) makes ``pci-10de.present`` (reference
+§0, §10). The device plugin chart's default affinity and many guides select
+``pci-10de.present``: with stock NFD in the set, no plugin pod is ever scheduled. The reverse
+mismatch (class labels with a vendor-only NFD) strands workloads the same way.
+
+NFD configs are read from node-feature-discovery releases, the NFD that nvidia-device-plugin
+and gpu-operator releases deploy, and ``nfd-worker.conf`` ConfigMaps; without one in the set
+nothing is reported. Selections are read from pod specs, the values of chart releases
+(``nodeSelector``, ``affinity``; HAMi's ``devicePlugin.nvidiaNodeSelector``) and the device
+plugin chart's default affinity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gpustack.lint import sets
+from gpustack.lint.context import LintContext
+from gpustack.lint.model import Hit, Path, PodSpec, Resource
+from gpustack.lint.podspec import node_label_tests, subject
+from gpustack.lint.registry import Rule
+
+NFD = "feature.node.kubernetes.io/"
+VENDOR_LABEL = f"{NFD}pci-10de.present"
+CLASS_LABELS = frozenset({f"{NFD}pci-0300_10de.present", f"{NFD}pci-0302_10de.present"})
+STOCK_FIELDS = ("class", "vendor")  # NFD's default deviceLabelFields
+PCI = ("worker", "config", "sources", "pci", "deviceLabelFields")
+# Chart → (where its NFD's values sit, the deviceLabelFields it bundles) (reference §1, §2).
+BUNDLED_NFD: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "node-feature-discovery": ((), STOCK_FIELDS),
+    "nvidia-device-plugin": (("nfd",), ("vendor",)),
+    "gpu-operator": (("node-feature-discovery",), ("vendor",)),
+}
+DEVICE_PLUGIN_DEFAULT = "nvidia-device-plugin"  # its default affinity selects VENDOR_LABEL
+
+
+@dataclass(frozen=True)
+class _Selection:
+    subject: str
+    label: str
+    resource: Resource
+    path: Path
+
+
+def check(ctx: LintContext) -> Iterator[Hit]:
+    fields = set(_nfd_fields(ctx))
+    if not fields:
+        return
+    vendor_only = ("vendor",) in fields
+    by_class = any(f != ("vendor",) for f in fields)
+    for selection in _selections(ctx):
+        if selection.label == VENDOR_LABEL and not vendor_only:
+            made = "`pci-0300_10de.present` / `pci-0302_10de.present` (deviceLabelFields [class, vendor])"
+        elif selection.label in CLASS_LABELS and not by_class:
+            made = "`pci-10de.present` (deviceLabelFields [vendor])"
+        else:
+            continue
+        yield Hit(
+            selection.resource,
+            selection.path,
+            f"{selection.subject} selects {selection.label}, a label the NFD in the set never sets: "
+            f"it labels NVIDIA GPUs {made}",
+            fix="Select the label the set's NFD makes, or set NFD's "
+            "`worker.config.sources.pci.deviceLabelFields` to match.",
+        )
+
+
+def _nfd_fields(ctx: LintContext) -> Iterator[tuple[str, ...]]:
+    for release in sets.releases(ctx):
+        if release.chart not in BUNDLED_NFD:
+            continue
+        prefix, default = BUNDLED_NFD[release.chart]
+        if release.chart == "gpu-operator" and sets.get_value(release.values, "nfd", "enabled") is False:
+            continue
+        if release.chart == "nvidia-device-plugin" and not _plugin_deploys_nfd(release.values):
+            continue
+        yield _fields(sets.get_value(release.values, *prefix, *PCI), default)
+    for resource in ctx.resources:
+        data = resource.get(("data",)) if resource.kind == "ConfigMap" else None
+        text = data.get("nfd-worker.conf") if isinstance(data, Mapping) else None
+        if isinstance(text, str):
+            config = sets.yaml_mapping(text)
+            yield _fields(sets.get_value(config, *PCI[2:]), STOCK_FIELDS)
+
+
+def _plugin_deploys_nfd(values: Mapping[str, Any]) -> bool:
+    # The chart's dependency condition `nfd.enabled,gfd.enabled`: the first key set decides.
+    for keys in (("nfd", "enabled"), ("gfd", "enabled")):
+        value = sets.get_value(values, *keys)
+        if value is not None:
+            return value is True
+    return False
+
+
+def _fields(value: Any, default: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(str(item) for item in value) if isinstance(value, list) and value else default
+
+
+def _selections(ctx: LintContext) -> Iterator[_Selection]:
+    for pod in ctx.pod_specs:
+        yield from _tests(pod, subject(pod))
+    for release in sets.releases(ctx):
+        for keys in (("nodeSelector",), ("devicePlugin", "nvidiaNodeSelector")):
+            selector = sets.get_value(release.values, *keys)
+            for label in selector if isinstance(selector, Mapping) else ():
+                if label == VENDOR_LABEL or label in CLASS_LABELS:
+                    yield _Selection(str(release), label, *release.where(*keys, label))
+        affinity = sets.get_value(release.values, "affinity")
+        resource, path = release.where("affinity")
+        if isinstance(affinity, Mapping) and path[-1:] == ("affinity",):
+            # The values' affinity read as a pod spec's, for its paths.
+            pod = PodSpec(resource, path[:-1], {"affinity": affinity}, {}, gpu_consumer=False, system_component=True)
+            yield from _tests(pod, str(release))
+        if release.chart == DEVICE_PLUGIN_DEFAULT and sets.get_value(release.values, "affinity") is None:
+            yield _Selection(f"{release} (the chart's default affinity)", VENDOR_LABEL, release.resource, release.path)
+
+
+def _tests(pod: PodSpec, name: str) -> Iterator[_Selection]:
+    for test in node_label_tests(pod):
+        if test.selects and (test.key == VENDOR_LABEL or test.key in CLASS_LABELS):
+            yield _Selection(name, test.key, pod.resource, test.path)
+
+
+RULE = Rule("GS032", "set", check)
