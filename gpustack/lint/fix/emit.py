@@ -27,6 +27,7 @@ class Style:
 
     indent: int = 2  # a nested mapping's keys, relative to its parent's keys
     sequence_indent: int = 2  # a block sequence's dashes, relative to its parent's keys (0: indentless)
+    item_indent: int = 2  # a block sequence item's content, relative to its dash
     flow_padding: bool = False  # `{ a: b }` rather than `{a: b}`
 
 
@@ -90,7 +91,7 @@ def block_value(value: Any, column: int, style: Style) -> list[str]:
     if isinstance(value, Mapping):
         return [line for k, v in value.items() for line in block_entry(str(k), v, column + style.indent, style)]
     dash = column + style.sequence_indent
-    return [line for item in value for line in block_item(item, dash, dash + 2, style)]
+    return [line for item in value for line in block_item(item, dash, dash + style.item_indent, style)]
 
 
 def block_item(item: Any, dash: int, content: int, style: Style, *, flow_values: bool = False) -> list[str]:

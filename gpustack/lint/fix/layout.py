@@ -164,12 +164,16 @@ class Layout:
         """The indentation that most nested collections of the file use (defaults: 2, 2)."""
         indents: Counter[int] = Counter()
         sequence_indents: Counter[int] = Counter()
+        item_indents: Counter[int] = Counter()
         padding: bool | None = None
         for node in self._all_nodes():
             if isinstance(node, ScalarNode):
                 continue
             if node.flow_style and node.value and padding is None:
                 padding = self.text[node.start_mark.index + 1 : node.start_mark.index + 2] == " "
+            first = node.value[0] if isinstance(node, SequenceNode) and node.value else None
+            if first is not None and not node.flow_style and first.start_mark.line == node.start_mark.line:
+                item_indents[first.start_mark.column - node.start_mark.column] += 1  # `- ` up to the item
             if not isinstance(node, MappingNode) or node.flow_style:
                 continue
             for key, value in node.value:
@@ -180,6 +184,7 @@ class Layout:
         return Style(
             indent=_most_common(indents, 2),
             sequence_indent=_most_common(sequence_indents, 2),
+            item_indent=_most_common(item_indents, 2),
             flow_padding=bool(padding),
         )
 
