@@ -77,6 +77,22 @@ def lint(
             "--partial", help="The input is not the whole set: skip set-level rules (GS009, GS012, …) with a note."
         ),
     ] = False,
+    kubernetes_version: Annotated[
+        str | None,
+        typer.Option(
+            "--kubernetes-version", metavar="1.N",
+            help="The cluster's Kubernetes version, context for GS033 and GS034 (else the spec or a cluster config in the set).",
+            show_default=False,
+        ),
+    ] = None,
+    chart_values: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--chart-values", metavar="DIR",
+            help="A chart folder or packaged .tgz whose values keys GS031 checks releases of that chart against (repeatable).",
+            show_default=False,
+        ),
+    ] = None,
     fix: Annotated[
         bool,
         typer.Option(
@@ -122,6 +138,8 @@ def lint(
         spec=spec or config.spec,
         fail_on=Severity.parse(fail_on) if fail_on else config.fail_on,
         suppressions=config.suppressions and not no_suppressions,
+        kubernetes_version=kubernetes_version,
+        chart_values=tuple(chart_values or ()),
     )
     loaded = load_paths(paths or ["."], excluded=config.excluded)
     report = run_lint(loaded, config, partial=partial, catalogue=catalogue)
