@@ -248,6 +248,17 @@ def version(command: list[str]) -> str:
     return done.stdout.strip().split()[-1] if done.stdout.strip() else "?"
 
 
+def revision() -> str:
+    """The commit measured, marked when the working tree differs from it."""
+    git = ["git", "-C", str(REPO)]
+    try:
+        head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True)
+    except OSError:
+        return "not a git checkout"
+    return f"{head or '?'}{' with uncommitted changes' if dirty.stdout.strip() else ''}"
+
+
 def default_gpustack() -> str | None:
     """The ``gpustack`` beside this interpreter (a venv's), else the one on PATH."""
     beside = Path(sys.executable).parent / "gpustack"
@@ -280,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_render:
         render_rows(bench, args.gpustack, args.cache)
 
-    tools = f"gpustack {version([args.gpustack, '--version'])}"
+    tools = f"gpustack {version([args.gpustack, '--version'])} at {revision()}"
     if args.checkov:
         tools += f", checkov {version([args.checkov, '--version'])}"
     command = shlex.join(["python", "benchmarks/run.py", *(sys.argv[1:] if argv is None else argv)])
