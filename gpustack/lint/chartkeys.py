@@ -368,11 +368,15 @@ def main(argv: list[str] | None = None) -> int:
         "--subchart", action="append", default=[], metavar="ALIAS=CHART@VERSION",
         help="a subchart whose keys gpustack's data holds, nested under ALIAS",
     )
+    parser.add_argument(
+        "--read", action="append", default=[], metavar="KEY",
+        help="a key the templates read that values.yaml only shows in a comment (a.b.c)",
+    )
     args = parser.parse_args(argv)
     subcharts = dict(item.split("=", 1) for item in args.subchart)
     if args.chart.suffix in (".yaml", ".yml"):
         meta = _yaml(args.chart_yaml.read_text("utf-8")) if args.chart_yaml else {}
-        chart = _Chart(meta, _yaml(args.chart.read_text("utf-8")))
+        chart = _Chart(meta, _yaml(args.chart.read_text("utf-8")), tuple(f".Values.{key}" for key in args.read))
         keys = ChartKeys(str(meta.get("name", "")), str(meta.get("version", "")), _chart_tree(chart, frozenset(subcharts)))
     else:
         keys = read_chart(args.chart)
