@@ -52,7 +52,8 @@ def examples() -> list[object]:
 
 def _lint_example(rule_id: str, fires: bool, index: int, example: Example) -> Report:
     name = f"policies/{rule_id}.yaml#{'fires' if fires else 'clean'}[{index}]"
-    return lint(load_text(name, example.manifest), Config(distribution=example.distribution))
+    spec = data_dir("policies").parent / example.spec if example.spec else None
+    return lint(load_text(name, example.manifest), Config(distribution=example.distribution, spec=spec))
 
 
 @pytest.mark.parametrize(("rule_id", "fires", "index", "example"), examples())

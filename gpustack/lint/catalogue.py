@@ -33,6 +33,7 @@ class Example:
     description: str
     manifest: str
     distribution: str | None = None
+    spec: str | None = None  # a spec file as context (``--spec``), from the repository root
 
 
 @dataclass(frozen=True)

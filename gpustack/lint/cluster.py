@@ -160,10 +160,10 @@ class Pool:
         """``gpu_resource`` units one node advertises: GPUs × replicas (HAMi: vGPUs)."""
         return self.gpus * self.sharing.replicas
 
-    def tolerated(self, tolerations: Iterable[Mapping[str, Any]]) -> bool:
-        """Whether a pod with ``tolerations`` may be scheduled onto the pool's nodes."""
+    def untolerated(self, tolerations: Iterable[Mapping[str, Any]]) -> tuple[Taint, ...]:
+        """The taints that keep a pod with ``tolerations`` off the pool's nodes."""
         tolerations = list(tolerations)
-        return all(any(t.tolerated_by(tol) for tol in tolerations) for t in self.taints if t.repels)
+        return tuple(t for t in self.taints if t.repels and not any(t.tolerated_by(tol) for tol in tolerations))
 
     def offers_mig(self, profile: str) -> bool:
         return profile in self.gpu.mig_profiles
@@ -281,7 +281,7 @@ def selected_pools(pod: PodSpec, cluster: ClusterFacts) -> tuple[Pool, ...]:
 def reachable_pools(pod: PodSpec, cluster: ClusterFacts) -> tuple[Pool, ...]:
     """Pools the pod may be scheduled onto by labels and taints (resources aside)."""
     allowed = tolerations(pod)
-    return tuple(pool for pool in selected_pools(pod, cluster) if pool.tolerated(allowed))
+    return tuple(pool for pool in selected_pools(pod, cluster) if not pool.untolerated(allowed))
 
 
 # --- what a pod takes ------------------------------------------------------------------------
@@ -437,12 +437,14 @@ def shortfall(pod: PodSpec, pool: Pool) -> Shortfall | None:
     if pool.sharing.hami:
         return _hami_shortfall(pod, pool, asks)
     name = pool.gpu_resource
-    total, per_node = pod_total(pod, name), pool.units_per_node()
-    if total > per_node:
-        path = next(ask.amounts[name].path for ask in asks if name in ask.amounts)
+    total = pod_total(pod, name)
+    if total > pool.units_per_node():
+        path = _tipping(pod, name, pool.units_per_node())
         replicas = f" × {pool.sharing.replicas} {pool.sharing.strategy} replicas" if pool.sharing.replicas > 1 else ""
         return Shortfall(
-            path, f"{number_text(total)} {name} on one node, pool {pool.name} has {pool.gpus} × {pool.gpu.product}{replicas}"
+            path,
+            f"it asks for {number_text(total)} {name} on one node, pool {pool.name} has "
+            f"{pool.gpus} × {pool.gpu.product}{replicas} per node",
         )
     return None
 
@@ -453,32 +455,49 @@ def _hami_shortfall(pod: PodSpec, pool: Pool, asks: tuple[ContainerAsk, ...]) ->
         if GPU in ask.amounts and ask.get(GPU) > pool.gpus:
             return Shortfall(
                 ask.amounts[GPU].path,
-                f"{number_text(ask.get(GPU))} vGPUs in one container, each on its own GPU: "
-                f"pool {pool.name} has {pool.gpus} GPU(s) per node",
+                f"container {ask.container.name} asks for {number_text(ask.get(GPU))} vGPUs, each on its own "
+                f"GPU, pool {pool.name} has {pool.gpus} GPU(s) per node",
             )
         if HAMI_MEMORY in ask.amounts and ask.get(HAMI_MEMORY) > pool.gpu_memory_mib:
-            scaled = f" × deviceMemoryScaling {pool.sharing.memory_scaling}" if pool.sharing.memory_scaling != 1 else ""
+            scaling = pool.sharing.memory_scaling
+            scaled = f" × deviceMemoryScaling {scaling}" if scaling != 1 else ""
             return Shortfall(
                 ask.amounts[HAMI_MEMORY].path,
-                f"{number_text(ask.get(HAMI_MEMORY))} MiB of GPU memory per vGPU, "
+                f"container {ask.container.name} asks for {number_text(ask.get(HAMI_MEMORY))} MiB per vGPU, "
                 f"{card} {pool.gpu.memory_mib} MiB{scaled}",
             )
         if HAMI_MEMORY_PERCENT in ask.amounts and ask.get(HAMI_MEMORY_PERCENT) > 100:
-            return Shortfall(ask.amounts[HAMI_MEMORY_PERCENT].path, "more than 100 % of a GPU's memory")
+            return Shortfall(
+                ask.amounts[HAMI_MEMORY_PERCENT].path,
+                f"container {ask.container.name} asks for more than 100 % of a GPU's memory",
+            )
         if HAMI_CORES in ask.amounts and ask.get(HAMI_CORES) > pool.gpu_cores:
             return Shortfall(
                 ask.amounts[HAMI_CORES].path,
-                f"{number_text(ask.get(HAMI_CORES))} % of a GPU's cores, {card} {number_text(pool.gpu_cores)} %",
+                f"container {ask.container.name} asks for {number_text(ask.get(HAMI_CORES))} % of a GPU's cores, "
+                f"{card} {number_text(pool.gpu_cores)} %",
             )
     vgpus = pod_total(pod, GPU)
     if vgpus > pool.units_per_node():
-        path = next(ask.amounts[GPU].path for ask in asks if GPU in ask.amounts)
+        path = _tipping(pod, GPU, pool.units_per_node())
         return Shortfall(
             path,
-            f"{number_text(vgpus)} vGPUs on one node, pool {pool.name} has {pool.gpus} GPU(s) × "
+            f"it asks for {number_text(vgpus)} vGPUs on one node, pool {pool.name} has {pool.gpus} GPU(s) × "
             f"splitCount {pool.sharing.replicas}",
         )
     return None
+
+
+def _tipping(pod: PodSpec, name: str, limit: int) -> Path:
+    """Where the pod's ``name`` goes over ``limit``: the container whose request tips the sum of
+    the regular containers over, else the init container that alone asks for more."""
+    regular, init = container_asks(pod)
+    running = Fraction(0)
+    for ask in regular:
+        running += ask.get(name)
+        if running > limit and name in ask.amounts:
+            return ask.amounts[name].path
+    return next(ask.amounts[name].path for ask in init if ask.get(name) > limit)
 
 
 def placeable_pools(pod: PodSpec, cluster: ClusterFacts) -> tuple[Pool, ...]:

@@ -71,7 +71,9 @@ def rule_markdown(info: RuleInfo, *, level: int) -> str:
 
 
 def _example(example: Example) -> str:
-    context = f" (`--distribution {example.distribution}`)" if example.distribution else ""
+    flags = [f"--distribution {example.distribution}"] if example.distribution else []
+    flags += [f"--spec {example.spec}"] if example.spec else []
+    context = f" (`{' '.join(flags)}`)" if flags else ""
     return f"{example.description.strip()}{context}\n\n```yaml\n{example.manifest.rstrip()}\n```"
 
 

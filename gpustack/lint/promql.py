@@ -265,3 +265,32 @@ def _matches(matcher: Any, value: str) -> bool:
     except re.error:
         return True
     return found if matcher.op == pp.MatchOp.Re else not found
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A comparison operator between two operands, with the series each side reads."""
+
+    operator: str
+    lhs: frozenset[str]
+    rhs: frozenset[str]
+
+    def above(self, metric: str) -> bool:
+        """Whether it asks for ``metric`` above something (``X > 90``, ``90 <= X``)."""
+        return (self.operator in (">", ">=") and metric in self.lhs) or (
+            self.operator in ("<", "<=") and metric in self.rhs
+        )
+
+
+def comparisons(node: Any) -> Iterator[Comparison]:
+    """Every comparison (``==``, ``!=``, ``>``, ``<``, ``>=``, ``<=``) in ``node``, outermost first."""
+    import promql_parser
+
+    found: list[Comparison] = []
+
+    def visit(child: Any) -> None:
+        if isinstance(child, promql_parser.BinaryExpr) and str(child.op) in _COMPARISONS:
+            found.append(Comparison(str(child.op), metric_names(child.lhs), metric_names(child.rhs)))
+
+    promql_parser.walk(node, visit)
+    yield from found

@@ -4,7 +4,8 @@
   ``# expect: GSNNN`` (several ids: ``# expect: GS002, GS023``); the reported lines of that
   rule must be exactly those.
 - A ``clean-*`` fixture must produce no finding of its rule.
-- An optional first-line comment ``# distribution: k3s`` sets the cluster context.
+- An optional first-line comment sets the cluster context: ``# distribution: k3s``, or
+  ``# spec: l4-hami.yaml`` (a spec under ``specs/``, as ``gpustack lint --spec`` reads it).
 
 Files go through the real loader and engine (suppressions, catalogue severities and all).
 Test modules use the pytest fixtures below: ``rule_fixture`` (parametrized over all fixture
@@ -26,8 +27,10 @@ from gpustack.lint.load import load_text
 from gpustack.lint.rules import RULES
 
 FIXTURES = Path(__file__).parent / "fixtures"
+SPECS = Path(__file__).parent / "specs"
 _EXPECT = re.compile(r"#\s*expect:\s*(GS\d{3}(?:\s*,\s*GS\d{3})*)")
 _DISTRIBUTION = re.compile(r"^#\s*distribution:\s*(\S+)")
+_SPEC = re.compile(r"^#\s*spec:\s*(\S+)")
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,11 @@ class Fixture:
     def distribution(self) -> str | None:
         match = _DISTRIBUTION.match(self.text)
         return match.group(1) if match else None
+
+    @property
+    def spec(self) -> Path | None:
+        match = _SPEC.match(self.text)
+        return SPECS / match.group(1) if match else None
 
     def expected_lines(self, rule: str | None = None) -> set[int]:
         """Lines marked ``# expect:`` for ``rule`` (default: the fixture's own)."""
@@ -74,11 +82,13 @@ class Reported:
     severity: str
 
 
-def lint_text(text: str, *, name: str = "fixture.yaml", distribution: str | None = None) -> list[Reported]:
+def lint_text(
+    text: str, *, name: str = "fixture.yaml", distribution: str | None = None, spec: Path | None = None
+) -> list[Reported]:
     """Every finding of the real loader and engine on one manifest stream."""
     loaded = load_text(name, text)
     assert not loaded.errors, loaded.errors
-    report = lint(loaded, Config(distribution=distribution))
+    report = lint(loaded, Config(distribution=distribution, spec=spec))
     assert not report.errors, report.errors  # a rule that raised
     return [Reported(f.rule, f.line, f.column, f.message, str(f.severity)) for f in report.findings]
 
@@ -94,5 +104,5 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture(name="lint")
 def lint_fixture_() -> Callable[..., list[Reported]]:
-    """``lint(text, name=..., distribution=None)``: every finding on a manifest stream."""
+    """``lint(text, name=..., distribution=None, spec=None)``: every finding on a manifest stream."""
     return lint_text

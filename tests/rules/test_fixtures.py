@@ -13,7 +13,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 def test_fixture(rule_fixture, lint) -> None:  # type: ignore[no-untyped-def]
     fixture = rule_fixture
     assert fixture.rule in RULES, f"{fixture.path}: no rule {fixture.rule}"
-    reported = lint(fixture.text, name=str(fixture.path), distribution=fixture.distribution)
+    reported = lint(fixture.text, name=str(fixture.path), distribution=fixture.distribution, spec=fixture.spec)
     lines = {r.line for r in reported if r.rule == fixture.rule}
     if fixture.fires:
         expected = fixture.expected_lines()

@@ -16,16 +16,24 @@ from gpustack.lint.rules import gs007_visible_devices_env
 from gpustack.lint.rules import gs008_gpu_memory_utilization_virtual_vram
 from gpustack.lint.rules import gs009_duplicate_gpu_device_plugins
 from gpustack.lint.rules import gs010_hami_node_label
+from gpustack.lint.rules import gs011_dra_driver_root
 from gpustack.lint.rules import gs012_orphan_resource_claim
+from gpustack.lint.rules import gs013_dra_feature_gate
 from gpustack.lint.rules import gs014_prometheusrule_not_selected
 from gpustack.lint.rules import gs015_xid_alert_coverage
+from gpustack.lint.rules import gs016_gpu_util_as_saturation
 from gpustack.lint.rules import gs017_gpu_vector_match_without_node
 from gpustack.lint.rules import gs018_profiler_vs_dcgm
 from gpustack.lint.rules import gs019_instance_type_selector_on_k3s
 from gpustack.lint.rules import gs020_s3_streamer_metadata
+from gpustack.lint.rules import gs021_label_churn
 from gpustack.lint.rules import gs022_unpinned_gpu_component
 from gpustack.lint.rules import gs023_gpu_container_hardening
+from gpustack.lint.rules import gs024_mig_on_non_mig_gpu
 from gpustack.lint.rules import gs025_plaintext_credentials
+from gpustack.lint.rules import gs026_unschedulable_gpu_selector
+from gpustack.lint.rules import gs027_gpu_request_exceeds_node
+from gpustack.lint.rules import gs028_untolerated_gpu_taint
 from gpustack.lint.rules import gs031_unknown_chart_value
 from gpustack.lint.rules import gs032_nfd_label_mismatch
 from gpustack.lint.rules import gs033_scheduler_version_skew
@@ -44,16 +52,24 @@ RULES: dict[str, Rule] = {
         gs008_gpu_memory_utilization_virtual_vram.RULE,
         gs009_duplicate_gpu_device_plugins.RULE,
         gs010_hami_node_label.RULE,
+        gs011_dra_driver_root.RULE,
         gs012_orphan_resource_claim.RULE,
+        gs013_dra_feature_gate.RULE,
         gs014_prometheusrule_not_selected.RULE,
         gs015_xid_alert_coverage.RULE,
+        gs016_gpu_util_as_saturation.RULE,
         gs017_gpu_vector_match_without_node.RULE,
         gs018_profiler_vs_dcgm.RULE,
         gs019_instance_type_selector_on_k3s.RULE,
         gs020_s3_streamer_metadata.RULE,
+        gs021_label_churn.RULE,
         gs022_unpinned_gpu_component.RULE,
         gs023_gpu_container_hardening.RULE,
+        gs024_mig_on_non_mig_gpu.RULE,
         gs025_plaintext_credentials.RULE,
+        gs026_unschedulable_gpu_selector.RULE,
+        gs027_gpu_request_exceeds_node.RULE,
+        gs028_untolerated_gpu_taint.RULE,
         gs031_unknown_chart_value.RULE,
         gs032_nfd_label_mismatch.RULE,
         gs033_scheduler_version_skew.RULE,

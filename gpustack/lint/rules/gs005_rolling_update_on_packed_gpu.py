@@ -162,8 +162,8 @@ def _judge(pod: PodSpec, rollout: Rollout, ctx: LintContext) -> list[Hit] | None
             rollout.path,
             f"{subject(pod)} rolls out with RollingUpdate ({rollout.describe()}): a new pod needs {lacking[0]} "
             f"on {_where(pools, total)}{''.join(f'; needs {part}' for part in lacking[1:])}, while "
-            f"{_listed(holders)} {'holds' if len(holders) == 1 else 'hold'} the rest, so it stays Pending and the "
-            "rollout deadlocks",
+            f"{_listed(holders)} {'holds' if holders == ['its old pod'] else 'hold'} the rest, so it stays "
+            "Pending and the rollout deadlocks",
             severity=Severity.ERROR,
             fix=FIX,
             edits=RECREATE,

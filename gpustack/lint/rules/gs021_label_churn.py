@@ -1,0 +1,118 @@
+"""GS021: NFD or GFD relabelling nodes too often for the cluster's node count.
+
+Every NFD worker and every GFD pod rewrites its node's labels each ``sleepInterval`` (NFD
+through its NodeFeature object, GFD through NFD's features file or the node), each write
+an etcd write. Seed 000 step 7: on hundreds of nodes frequent label updates swell etcd
+(2 GB by default, 8 GB at most) and raise write latency; raise the interval on large
+clusters. The rule: an interval shorter than 0.6 s × the number of nodes, i.e. more than
+one label write per labeller every 0.6 s across the cluster (the 60 s default is short from
+100 nodes on). ``0`` (no periodic relabelling) is fine. Needs the node count (``--spec``).
+
+Where intervals are written: NFD's worker config (``core.sleepInterval`` in the
+``nfd-worker.conf`` of a ConfigMap or in the chart values ``worker.config``, also as the
+device plugin's ``nfd`` and the GPU Operator's ``node-feature-discovery`` subchart), GFD's
+``gfd.sleepInterval`` (device plugin chart), ``GFD_SLEEP_INTERVAL`` (GFD containers, the GPU
+Operator's ``gfd.env`` and ClusterPolicy).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from gpustack.lint import sets
+from gpustack.lint.context import LintContext
+from gpustack.lint.gpu import env_vars
+from gpustack.lint.load import load_text
+from gpustack.lint.model import Hit, Path, Resource
+from gpustack.lint.registry import Rule
+
+SECONDS_PER_NODE = 0.6
+GFD_ENV = "GFD_SLEEP_INTERVAL"
+NFD_CONFIG_FILE = "nfd-worker.conf"
+# Chart values that set an interval: (chart, keys, labeller); a GFD ``env`` list holds
+# GFD_SLEEP_INTERVAL (upstream-facts §1, §2; the charts' NFD subcharts take NFD's values).
+CHART_SOURCES = (
+    ("node-feature-discovery", ("worker", "config", "core", "sleepInterval"), "NFD worker"),
+    ("nvidia-device-plugin", ("nfd", "worker", "config", "core", "sleepInterval"), "NFD worker"),
+    ("gpu-operator", ("node-feature-discovery", "worker", "config", "core", "sleepInterval"), "NFD worker"),
+    ("nvidia-device-plugin", ("gfd", "sleepInterval"), "GFD"),
+    ("gpu-operator", ("gfd", "env"), "GFD"),
+)
+_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def seconds(value: Any) -> float | None:
+    """A Go duration (``90s``, ``1m30s``, ``0``) in seconds, or None when it is not one."""
+    text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+    if text == "0":
+        return 0.0
+    parts = _DURATION.findall(text)
+    if not parts or "".join(number + unit for number, unit in parts) != text:
+        return None
+    return sum(float(number) * _UNITS[unit] for number, unit in parts)
+
+
+def _judge(resource: Resource, path: Path, what: str, value: Any, ctx: LintContext) -> Iterator[Hit]:
+    interval = seconds(value)
+    if ctx.cluster is None or interval is None or interval == 0:
+        return
+    nodes = ctx.cluster.nodes
+    wanted = nodes * SECONDS_PER_NODE
+    if interval >= wanted:
+        return
+    yield Hit(
+        resource,
+        path,
+        f"{what} relabels every {value} on {nodes} nodes: about {nodes / interval:.1f} label writes per "
+        f"second to etcd; at least {wanted:.0f}s suits this cluster ({SECONDS_PER_NODE} s per node)",
+        fix=f"Raise the interval to {wanted:.0f}s or more (GFD: also noTimestamp, so unchanged labels are "
+        "not rewritten).",
+    )
+
+
+def _env_interval(env: Any) -> tuple[int, Any] | None:
+    for index, item in enumerate(env if isinstance(env, list) else ()):
+        if isinstance(item, Mapping) and item.get("name") == GFD_ENV and "value" in item:
+            return index, item["value"]
+    return None
+
+
+def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
+    if ctx.cluster is None:
+        return
+    if resource.kind == "ConfigMap":
+        text = resource.get(("data", NFD_CONFIG_FILE))
+        documents = load_text(resource.file, text).resources if isinstance(text, str) else ()
+        config = documents[0].data if documents else {}
+        value = sets.get_value(config, "core", "sleepInterval")
+        if value is not None:
+            yield from _judge(resource, ("data", NFD_CONFIG_FILE), f"{resource.ref} (NFD worker)", value, ctx)
+    if resource.kind == "ClusterPolicy" and (resource.ref.api_version or "").startswith("nvidia.com/"):
+        found = _env_interval(resource.get(("spec", "gfd", "env")))
+        if found is not None:
+            path = ("spec", "gfd", "env", found[0], "value")
+            yield from _judge(resource, path, f"{resource.ref} (GFD)", found[1], ctx)
+    for pod in (pod for pod in ctx.pod_specs if pod.resource is resource):
+        for container in pod.containers():
+            for var in env_vars(container):
+                if var.name == GFD_ENV and var.value is not None:
+                    yield from _judge(resource, var.value_path, f"{resource.ref} (GFD)", var.value, ctx)
+
+
+def check_values(ctx: LintContext) -> Iterator[Hit]:
+    if ctx.cluster is None:
+        return
+    for release in sets.releases(ctx):
+        for chart, keys, labeller in CHART_SOURCES:
+            value = sets.get_value(release.values, *keys) if release.chart == chart else None
+            if keys[-1] == "env":
+                found = _env_interval(value)
+                value = found[1] if found else None
+            if value is not None:
+                yield from _judge(*release.where(*keys), f"{release} ({labeller})", value, ctx)
+
+
+RULE = Rule("GS021", "object", check, values=check_values)

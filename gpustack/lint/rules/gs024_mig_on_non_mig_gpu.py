@@ -1,0 +1,64 @@
+"""GS024: ``nvidia.com/mig-*`` requests that no node pool can satisfy.
+
+A MIG profile exists only on GPUs that can do MIG and have it (A100, H100, H200: the
+catalogue's ``migProfiles``); the L4 of seed 001 reports ``nvidia.com/mig.capable=false``
+(§9, §11: "L4 does not support MIG, so HAMi splits it in software"). The device plugin
+advertises ``nvidia.com/mig-<profile>`` only with ``migStrategy: mixed`` (upstream-facts §1, §10);
+with ``single`` MIG devices are plain ``nvidia.com/gpu``. A pod asking for a profile nobody
+advertises stays Pending forever.
+
+Pools considered: those the pod can reach by node labels and taints (all pools when it
+reaches none: GS026/GS028 report that). Needs ``--spec``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpustack.lint.cluster import MIG_PREFIX, ClusterFacts, Pool, container_asks, mig_profile, reachable_pools
+from gpustack.lint.context import LintContext
+from gpustack.lint.model import Hit, PodSpec
+from gpustack.lint.podspec import subject
+from gpustack.lint.registry import Rule
+
+
+def _why(profile: str, pools: tuple[Pool, ...], cluster: ClusterFacts) -> str | None:
+    """Why no pool advertises the profile, or None when one does."""
+    having = [pool for pool in pools if pool.offers_mig(profile)]
+    if any(MIG_PREFIX + profile in pool.resources for pool in having):
+        return None
+    if having:
+        return (
+            f"pools {', '.join(p.name for p in having)} have it, but the device plugin advertises MIG "
+            f"profiles only with migStrategy: mixed (the spec has {cluster.mig_strategy})"
+        )
+    described = []
+    for pool in pools:
+        if pool.gpu.mig_capable:
+            described.append(f"{pool.name}: {pool.gpu.product} offers {', '.join(pool.gpu.mig_profiles)}")
+        else:
+            described.append(f"{pool.name}: {pool.gpu.product} cannot do MIG")
+    return f"no pool it can run on has a GPU with that profile ({'; '.join(described)})"
+
+
+def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
+    cluster = ctx.cluster
+    if cluster is None or pod.system_component:
+        return
+    pools = reachable_pools(pod, cluster) or cluster.pools
+    regular, init = container_asks(pod)
+    for ask in regular + init:
+        for amount in ask.amounts.values():
+            profile = mig_profile(amount.name)
+            why = _why(profile, pools, cluster) if profile else None
+            if why:
+                yield Hit(
+                    pod.resource,
+                    amount.path,
+                    f"{subject(pod, ask.container)} asks for {amount.name}: {why}, so it stays Pending",
+                    fix="Request whole GPUs (nvidia.com/gpu) or a HAMi share on GPUs without MIG, or run the "
+                    "pod on a MIG-capable pool with migStrategy: mixed.",
+                )
+
+
+RULE = Rule("GS024", "pod", check)

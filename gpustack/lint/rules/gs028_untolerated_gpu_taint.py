@@ -1,0 +1,47 @@
+"""GS028: a GPU workload that tolerates the taints of none of the GPU pools it may use.
+
+GPU pools are commonly tainted ``nvidia.com/gpu:NoSchedule`` so that only GPU pods land
+there (the GPU Operator's and device plugin's DaemonSets tolerate it, upstream-facts §1, §2).
+A GPU pod without a matching toleration (Kubernetes' rules: key, ``Exists`` or ``Equal`` with
+the value, effect or none) is never scheduled on such a pool; when every pool it selects is
+tainted so, it stays Pending forever. One pool it tolerates is enough: no finding. Only
+``NoSchedule`` and ``NoExecute`` keep pods off; the API server's ExtendedResourceToleration
+admission plugin (off by default) would add tolerations for taints named after the
+requested extended resources. Needs ``--spec`` (DESIGN §10: pools carry ``taints``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpustack.lint.cluster import selected_pools, tolerations
+from gpustack.lint.context import LintContext
+from gpustack.lint.gpu import is_gpu_workload
+from gpustack.lint.model import Hit, Path, PodSpec
+from gpustack.lint.podspec import subject
+from gpustack.lint.registry import Rule
+
+
+def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
+    cluster = ctx.cluster
+    if cluster is None or not is_gpu_workload(pod):
+        return
+    pools = selected_pools(pod, cluster) or cluster.pools
+    allowed = tolerations(pod)
+    blocked = [(pool, pool.untolerated(allowed)) for pool in pools]
+    if any(not taints for _, taints in blocked):
+        return
+    listed = "; ".join(f"{pool.name} ({', '.join(map(str, taints))})" for pool, taints in blocked)
+    first = blocked[0][1][0]
+    path: Path = (*pod.path, "tolerations") if "tolerations" in pod.spec else pod.path
+    value = f", operator: Equal, value: {first.value}" if first.value else ", operator: Exists"
+    yield Hit(
+        pod.resource,
+        path,
+        f"{subject(pod)} is kept off every GPU pool it may run on by taints it does not tolerate: {listed}; "
+        "it stays Pending",
+        fix=f"Add a toleration: `{{key: {first.key}{value}, effect: {first.effect}}}`.",
+    )
+
+
+RULE = Rule("GS028", "pod", check)
