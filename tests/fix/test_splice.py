@@ -50,7 +50,10 @@ def test_a_block_mapping_whose_values_are_flow_gets_a_flow_value() -> None:
 def test_null_values_become_what_is_set_and_keep_their_comment() -> None:
     text = "sc:   # to do\nenv: ~\nlabels:\n"
     result = spliced(
-        text, SetValue(("sc", "allowPrivilegeEscalation"), False), AppendItem(("env",), "X"), SetValue(("labels", "a"), "b")
+        text,
+        SetValue(("sc", "allowPrivilegeEscalation"), False),
+        AppendItem(("env",), "X"),
+        SetValue(("labels", "a"), "b"),
     )
     assert result.text == "sc:   # to do\n  allowPrivilegeEscalation: false\nenv:\n  - X\nlabels:\n  a: b\n"
 
@@ -67,8 +70,10 @@ def test_replaced_scalars_keep_their_quotes_and_strings_that_read_as_else_get_qu
 
 
 def test_delete_and_rename_keys_in_block_and_flow_mappings() -> None:
-    text = "s:\n  type: A  # t\n  rolling:\n    max: 1\n  other: 2\nf: {rolling: {max: 1}, type: A}\nsel:\n  old: v  # c\n"
-    result = spliced(text, DeleteKey(("s", "rolling")), DeleteKey(("f", "rolling")), RenameKey(("sel", "old"), "new"))
+    text = "s:\n  type: A  # t\n  rolling:\n    max: 1\n  other: 2\nf: {rolling: {max: 1}, type: A}\n" "sel:\n  old: v  # c\n"
+    result = spliced(
+        text, DeleteKey(("s", "rolling")), DeleteKey(("f", "rolling")), RenameKey(("sel", "old"), "new")
+    )
     assert result.text == "s:\n  type: A  # t\n  other: 2\nf: {type: A}\nsel:\n  new: v  # c\n"
 
 
@@ -86,7 +91,9 @@ def test_inserts_after_block_scalars_leave_their_text_alone() -> None:
 
 def test_insertions_at_one_point_go_deepest_first() -> None:
     text = "spec:\n  containers:\n    - name: a\n"
-    result = spliced(text, SetValue(("spec", "runtimeClassName"), "nvidia"), SetValue(("spec", "containers", 0, "b"), 1))
+    result = spliced(
+        text, SetValue(("spec", "runtimeClassName"), "nvidia"), SetValue(("spec", "containers", 0, "b"), 1)
+    )
     assert result.text == "spec:\n  containers:\n    - name: a\n      b: 1\n  runtimeClassName: nvidia\n"
 
 

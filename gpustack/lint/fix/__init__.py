@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from gpustack.lint.engine import Report
-from gpustack.lint.fix.apply import Relint, fix
+from gpustack.lint.fix.apply import FixOutcome, Relint, fix
 from gpustack.lint.fix.output import unified_diff, write_file
 from gpustack.lint.load import STDIN_NAME, LoadResult
+from gpustack.lint.model import InputError
 
 
 @dataclass(frozen=True)
@@ -27,17 +28,26 @@ def autofix(loaded: LoadResult, report: Report, relint: Relint, *, write: bool) 
     """Fix the fixable findings of ``report`` (the lint of ``loaded``): write the files
     (``write``; standard input goes to ``output``), or only show the diff."""
     outcome = fix(loaded, report, relint)
-    files = f"{len(outcome.fixed)} file{'' if len(outcome.fixed) == 1 else 's'}"
-    findings = f"{outcome.count} finding{'' if outcome.count == 1 else 's'}"
+    findings = _count(outcome.count, "finding")
+    files = _count(len(outcome.fixed), "file")
     if not write:
-        shown = replace(report, errors=report.errors + outcome.failures, notes=report.notes + outcome.notes)
-        return Autofixed(shown, unified_diff(outcome.originals, outcome.fixed), f"--fix would fix {findings} in {files}\n")
+        diff = unified_diff(outcome.originals, outcome.fixed)
+        return Autofixed(_with(report, outcome), diff, f"--fix would fix {findings} in {files}\n")
     unwritten = tuple(
         error
         for file, text in outcome.fixed.items()
         if file != STDIN_NAME and (error := write_file(file, outcome.originals[file], text)) is not None
     )
-    remaining = outcome.report
-    shown = replace(remaining, errors=remaining.errors + outcome.failures + unwritten, notes=remaining.notes + outcome.notes)
     stdin = outcome.fixed.get(STDIN_NAME, outcome.originals.get(STDIN_NAME))
-    return Autofixed(shown, stdin, f"fixed {findings} in {files}\n")
+    return Autofixed(_with(outcome.report, outcome, unwritten), stdin, f"fixed {findings} in {files}\n")
+
+
+def _with(report: Report, outcome: FixOutcome, unwritten: tuple[InputError, ...] = ()) -> Report:
+    """``report`` with the files fixing left alone (errors) and the fixes left out (notes)."""
+    return replace(
+        report, errors=report.errors + outcome.failures + unwritten, notes=report.notes + outcome.notes
+    )
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"

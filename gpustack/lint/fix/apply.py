@@ -41,13 +41,14 @@ def fix(loaded: LoadResult, report: Report, relint: Relint) -> FixOutcome:
     """Fix what ``report`` (the lint of ``loaded``) marks fixable."""
     texts = dict(loaded.texts)
     applied: set[_Key] = set()
-    refused: dict[_Key, str] = {}
+    refused: dict[_Key, Note] = {}
     failed: dict[str, str] = {}
     for _ in range(MAX_ROUNDS):
         changed = False
         for file, findings in _fixable(report, exclude=failed).items():
             spliced = splice(texts[file], [Fix(finding.document, finding.edits) for finding in findings])
-            refused.update((_key(findings[index]), why) for index, why in spliced.refused.items())
+            for index, why in spliced.refused.items():
+                refused[_key(findings[index])] = _note(findings[index], why)
             if spliced.text == texts[file]:
                 continue
             problem = _parse_problem(file, texts[file], spliced.text)
@@ -61,7 +62,8 @@ def fix(loaded: LoadResult, report: Report, relint: Relint) -> FixOutcome:
             break
         report = relint(_reloaded(loaded, texts))
     for finding in report.findings:
-        if finding.file not in failed and texts[finding.file] != loaded.texts[finding.file] and _key(finding) in applied:
+        changed = texts[finding.file] != loaded.texts[finding.file]
+        if changed and finding.file not in failed and _key(finding) in applied:
             failed[finding.file] = f"{finding.rule} is still reported at line {finding.line} after its fix"
     if any(texts[file] != loaded.texts[file] for file in failed):
         texts.update((file, loaded.texts[file]) for file in failed)
@@ -74,7 +76,7 @@ def fix(loaded: LoadResult, report: Report, relint: Relint) -> FixOutcome:
         fixed=fixed,
         count=len(applied - remaining),
         failures=tuple(InputError(file, f"not fixed, left as it was: {why}") for file, why in failed.items()),
-        notes=tuple(Note(f"{key[0]} {why}", key[1]) for key, why in refused.items() if key in remaining),
+        notes=tuple(note for key, note in refused.items() if key in remaining),
     )
 
 
@@ -84,6 +86,10 @@ def _fixable(report: Report, *, exclude: Mapping[str, str]) -> dict[str, list[Fi
         if finding.edits and finding.file not in exclude:
             by_file.setdefault(finding.file, []).append(finding)
     return by_file
+
+
+def _note(finding: Finding, why: str) -> Note:
+    return Note(f"{finding.rule} {why}", finding.file, finding.line)
 
 
 def _key(finding: Finding) -> _Key:

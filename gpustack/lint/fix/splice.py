@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -178,7 +179,7 @@ def _changes(layout: Layout, ops: Mapping[int, list[_Op]]) -> list[_Change]:
         (_change(layout, op, frozenset(owners)) for op, owners in merged.values()),
         key=lambda change: (change.start, change.end, -change.depth),
     )
-    for before, after in zip(changes, changes[1:]):
+    for before, after in pairwise(changes):
         if after.start < before.end:
             raise _Collision(set(before.fixes | after.fixes))
     return changes
