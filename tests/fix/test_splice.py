@@ -70,7 +70,8 @@ def test_replaced_scalars_keep_their_quotes_and_strings_that_read_as_else_get_qu
 
 
 def test_delete_and_rename_keys_in_block_and_flow_mappings() -> None:
-    text = "s:\n  type: A  # t\n  rolling:\n    max: 1\n  other: 2\nf: {rolling: {max: 1}, type: A}\n" "sel:\n  old: v  # c\n"
+    text = "s:\n  type: A  # t\n  rolling:\n    max: 1\n  other: 2\n"
+    text += "f: {rolling: {max: 1}, type: A}\nsel:\n  old: v  # c\n"
     result = spliced(
         text, DeleteKey(("s", "rolling")), DeleteKey(("f", "rolling")), RenameKey(("sel", "old"), "new")
     )
