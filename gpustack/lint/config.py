@@ -6,6 +6,11 @@ Every key is optional::
     rules:                 # per rule: off (disable), on, or a severity that replaces the default
       GS023: off
       GS004: warning
+    select: [GS001, GS004] # only these rules (and those `rules:` turns on); see selection.py
+    ignore: [GS023]        # not these
+    exemptions:            # findings accepted, matched exactly; see exemption.py
+      - {rules: [GS002], namespace: gpu-system, kind: DaemonSet, name: agent, reason: needs /dev}
+    baseline: .gpustack-baseline.json   # report only findings not in it (relative to this file)
     failOn: warning        # error | warning | info: the lowest severity that fails the run
     exclude:               # as in .gitignore: a name anywhere, or a path from this file's folder
       - charts/*/templates
@@ -32,10 +37,14 @@ from typing import TYPE_CHECKING, Any
 
 from gpustack.errors import GpustackError, Problem
 from gpustack.lint.context import DISTRIBUTIONS, RuleOptions
+from gpustack.lint.exemption import KEYS as EXEMPTION_KEYS
+from gpustack.lint.exemption import Exemption
 from gpustack.lint.load import load_bytes
 from gpustack.lint.model import Resource, Severity
+from gpustack.lint.selection import Choice, Selection
 
 if TYPE_CHECKING:
+    from gpustack.lint.baseline import Baseline
     from gpustack.lint.chartkeys import ChartKeys
     from gpustack.lint.cluster import ClusterFacts
 
@@ -52,7 +61,7 @@ class Config:
     """Effective settings: defaults, then the config file, then command-line options."""
 
     path: Path | None = None  # the config file, when one was read
-    disabled: frozenset[str] = frozenset()
+    selection: Selection = Selection()  # which rules run (selection.py decides)
     severities: Mapping[str, Severity] = field(default_factory=dict)
     fail_on: Severity = Severity.WARNING
     exclude: tuple[str, ...] = ()
@@ -63,6 +72,8 @@ class Config:
     values: tuple[tuple[str, str], ...] = ()  # (path pattern, "chart[@version]")
     kubernetes_version: str | None = None  # --kubernetes-version
     chart_values: tuple[Path, ...] = ()  # --chart-values: chart folders or .tgz files
+    exemptions: tuple[Exemption, ...] = ()
+    baseline: Path | None = None  # --baseline or baseline:
 
     def excluded(self, path: str) -> bool:
         """Whether ``path`` or a folder above it matches an ``exclude`` pattern (as in
@@ -98,6 +109,14 @@ class Config:
         from gpustack.lint.cluster import load_cluster
 
         return load_cluster(str(self.spec))
+
+    def read_baseline(self) -> Baseline | None:
+        """The baseline file's findings (a missing or bad file raises ``BaselineError``)."""
+        if self.baseline is None:
+            return None
+        from gpustack.lint.baseline import read
+
+        return read(str(self.baseline))
 
     def chart_keys(self) -> tuple[ChartKeys, ...]:
         """The value keys of the charts given with ``--chart-values``."""
@@ -142,6 +161,7 @@ class _Reader:
         self.resource = resource
         self.known_rules = known_rules
         self.problems: list[Problem] = []
+        self.choice: dict[str, set[str]] = {}  # select, ignore, on, off: read into one Choice
 
     def config(self) -> Config:
         data = self.resource.data
@@ -152,8 +172,12 @@ class _Reader:
             "distribution": self.distribution,
             "xidCritical": self.xids,
             "suppressions": self.suppressions,
-            "spec": self.spec,
+            "spec": lambda value: self.file("spec", value, "a spec file"),
             "values": self.values,
+            "select": lambda value: self.rule_list("select", value),
+            "ignore": lambda value: self.rule_list("ignore", value),
+            "exemptions": self.exemptions,
+            "baseline": lambda value: self.file("baseline", value, "the baseline file"),
         }
         settings: dict[str, Any] = {}
         for key, value in data.items():
@@ -163,6 +187,11 @@ class _Reader:
             settings.update(readers[key](value))
         if self.problems:
             raise ConfigError(self.problems)
+        if self.choice:
+            select = self.choice.get("select")
+            selected = None if select is None else frozenset(select | self.choice.get("on", set()))
+            ignored = frozenset(self.choice.get("ignore", set()) | self.choice.get("off", set()))
+            settings["selection"] = Selection((Choice(selected, ignored),))
         return Config(path=self.path, **settings)
 
     def problem(self, path: tuple[str | int, ...], message: str) -> None:
@@ -173,18 +202,65 @@ class _Reader:
         if not isinstance(value, dict):
             self.problem(("rules",), "expected a mapping of rule ids to off, on or a severity")
             return {}
-        disabled: set[str] = set()
         severities: dict[str, Severity] = {}
         for rule, setting in value.items():
             if rule not in self.known_rules:
                 self.problem(("rules", rule), f"unknown rule {rule!r} (`gpustack rules` lists them)")
             elif setting is False:
-                disabled.add(rule)
-            elif setting is not True:
-                severity = self.severity(setting, ("rules", rule), also="off, on, ")
+                self.choice.setdefault("off", set()).add(rule)
+            else:
+                self.choice.setdefault("on", set()).add(rule)
+                severity = None if setting is True else self.severity(setting, ("rules", rule), also="off, on, ")
                 if severity is not None:
                     severities[rule] = severity
-        return {"disabled": frozenset(disabled), "severities": severities}
+        return {"severities": severities}
+
+    def rule_list(self, key: str, value: Any) -> dict[str, Any]:
+        if not isinstance(value, list) or not all(isinstance(rule, str) for rule in value):
+            self.problem((key,), "expected a list of rule ids")
+            return {}
+        for index, rule in enumerate(value):
+            if rule not in self.known_rules:
+                self.problem((key, index), f"unknown rule {rule!r} (`gpustack rules` lists them)")
+        self.choice.setdefault(key, set()).update(value)
+        return {}
+
+    def exemptions(self, value: Any) -> dict[str, Any]:
+        if not isinstance(value, list):
+            self.problem(("exemptions",), "expected a list of {rules, reason, and namespace, kind, name or image}")
+            return {}
+        found = [exemption for index, item in enumerate(value) if (exemption := self.exemption(index, item))]
+        return {"exemptions": tuple(found)}
+
+    def exemption(self, index: int, item: Any) -> Exemption | None:
+        path: tuple[str | int, ...] = ("exemptions", index)
+        if not isinstance(item, dict):
+            self.problem(path, "expected a mapping of rules, reason, and namespace, kind, name or image")
+            return None
+        known = ("rules", "reason", *EXEMPTION_KEYS)
+        problems = len(self.problems)
+        for key in item:
+            if key not in known:
+                self.problem((*path, key), f"unknown key (known: {', '.join(known)})")
+        rules = item.get("rules")
+        if not isinstance(rules, list) or not rules or not all(isinstance(rule, str) for rule in rules):
+            self.problem((*path, "rules"), "expected a list of the rule ids exempted")
+            rules = []
+        for position, rule in enumerate(rules):
+            if rule not in self.known_rules:
+                self.problem((*path, "rules", position), f"unknown rule {rule!r} (`gpustack rules` lists them)")
+        reason = item.get("reason")
+        if not isinstance(reason, str) or not reason.strip():
+            self.problem((*path, "reason"), "every exemption needs a reason")
+        targets = {key: item[key] for key in EXEMPTION_KEYS if key in item}
+        for key, target in targets.items():
+            if not isinstance(target, str) or not target:
+                self.problem((*path, key), "expected the exact value to match (no patterns)")
+        if not targets:
+            self.problem(path, f"name what is exempted: one or more of {', '.join(EXEMPTION_KEYS)}")
+        if len(self.problems) > problems:
+            return None
+        return Exemption(frozenset(rules), str(reason).strip(), **targets)
 
     def severity(self, value: Any, path: tuple[str | int, ...], also: str = "") -> Severity | None:
         if isinstance(value, str) and value in SEVERITIES:
@@ -216,10 +292,11 @@ class _Reader:
         self.problem(("suppressions",), "expected true or false")
         return {}
 
-    def spec(self, value: Any) -> dict[str, Any]:
+    def file(self, key: str, value: Any, what: str) -> dict[str, Any]:
+        """A path relative to the config's folder."""
         if isinstance(value, str) and value:
-            return {"spec": self.path.parent / value}
-        self.problem(("spec",), "expected the path of a spec file")
+            return {key: self.path.parent / value}
+        self.problem((key,), f"expected the path of {what}")
         return {}
 
     def values(self, value: Any) -> dict[str, Any]:

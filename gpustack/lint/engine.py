@@ -5,7 +5,8 @@ set rules the whole set once (skipped with a note on ``--partial`` input, which 
 whole set). A Hit becomes a Finding here: severity is the catalogue's default, replaced by
 the rule's own when it knows the context better (``Hit.severity``), replaced by the user's
 config above all; the position comes from ``Resource.locate``; the fix hint is the hit's or
-the catalogue's remediation. Suppressions are applied by ``suppress.apply`` and nowhere else.
+the catalogue's remediation. Suppressions (annotations, comments, config exemptions, the
+baseline) are applied by ``suppress.apply`` and nowhere else.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class Report:
     files: int
     objects: int
     catalogue: Mapping[str, RuleInfo]
+    baseline: suppress.BaselineUse | None = None  # with --baseline: what it matched, what no longer occurs
 
     def exit_code(self, fail_on: Severity, *, fail_if_no_objects: bool = False) -> int:
         """0 clean; 1 findings at or above ``fail_on``, or an unreadable file; 2 nothing readable."""
@@ -65,10 +67,11 @@ def lint(
     missing = sorted(set(rules) - set(catalogue))
     if missing:
         raise GpustackError(f"rules without a policy in the catalogue: {', '.join(missing)}")
-    enabled = [rules[rule_id] for rule_id in sorted(rules) if rule_id not in config.disabled]
+    enabled = [rules[rule_id] for rule_id in sorted(rules) if config.selection.enabled(rule_id)]
     notes: list[Note] = []
     errors = list(loaded.errors)
     cluster = config.cluster()
+    baseline = config.read_baseline()
     ctx = LintContext(
         resources=loaded.resources,
         pod_specs=_pod_specs(loaded.resources, errors),
@@ -95,6 +98,8 @@ def lint(
         known_rules=catalogue,
         today=today or date.today(),
         audit=not config.suppressions,
+        exemptions=config.exemptions,
+        baseline=baseline,
     )
     objects = sum(1 for resource in loaded.resources if resource.ref.api_version and resource.kind)
     if objects == 0:
@@ -107,6 +112,7 @@ def lint(
         files=loaded.files,
         objects=objects,
         catalogue=catalogue,
+        baseline=outcome.baseline,
     )
 
 

@@ -1,12 +1,16 @@
 """Suppressions: the one place that decides whether a finding is hidden.
 
-Two sources, both matched exactly by rule id (``GS004``; never a prefix, never lower case):
+Four sources, all matched exactly by rule id (``GS004``; never a prefix, never lower case),
+tried in this order:
 
 - the annotation ``gpustack.io/ignore`` on the object or on the pod template the finding is
   in; its value is one entry per line, each ``IDS`` or ``IDS: reason``, where IDS is one or
   more ids separated by commas: ``"GS001,GS004"``, ``"GS004: driver probe needs /dev"``;
 - a comment ``# gpustack:ignore IDS[: reason]`` on the finding's line, or alone on the line
-  above it.
+  above it;
+- an exemption in ``.gpustack.yaml`` (``exemption.py``): object and image matched exactly;
+- the baseline (``baseline.py``): each entry hides as many findings of its identity as it
+  counts; entries left over no longer occur, and a note says how many.
 
 A reason may end with an expiry, ``GS004: "driver probe needs /dev; until 2027-03-31"``: from
 the day after, the suppression stops working and a note says so. Entries that cannot be read
@@ -17,12 +21,15 @@ or name unknown rules are reported as notes, never silently dropped. ``audit`` (
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from functools import cache
 from typing import Any
 
+from gpustack.lint.baseline import Baseline, identity
+from gpustack.lint.exemption import Exemption
 from gpustack.lint.model import Finding, Hit, Note, Path, PodSpec, Resource
 
 ANNOTATION = "gpustack.io/ignore"
@@ -38,7 +45,7 @@ class Suppression:
     """One rule id suppressed by an annotation or comment, with its reason and expiry."""
 
     rule: str
-    source: str  # "annotation" | "comment"
+    source: str  # "annotation" | "comment" | "exemption" | "baseline"
     reason: str | None = None
     until: date | None = None
 
@@ -50,10 +57,20 @@ class Suppressed:
 
 
 @dataclass(frozen=True)
+class BaselineUse:
+    """How a baseline served a run: findings it hid, entries that no longer occur."""
+
+    file: str
+    matched: int
+    stale: int
+
+
+@dataclass(frozen=True)
 class Outcome:
     findings: tuple[Finding, ...]
     suppressed: tuple[Suppressed, ...]
     notes: tuple[Note, ...]
+    baseline: BaselineUse | None = None
 
 
 def apply(
@@ -65,11 +82,18 @@ def apply(
     known_rules: Collection[str],
     today: date,
     audit: bool = False,
+    exemptions: Sequence[Exemption] = (),
+    baseline: Baseline | None = None,
 ) -> Outcome:
-    """Split findings into reported and suppressed; notes for expired or unreadable entries."""
+    """Split findings into reported and suppressed; notes for expired or unreadable entries
+    and for baseline entries that no longer occur."""
     index = _Index(known_rules)
     index.read_annotations(resources, pod_specs)
     index.read_comments(texts)
+    pods: dict[int, list[PodSpec]] = {}
+    for pod in pod_specs if exemptions else ():
+        pods.setdefault(id(pod.resource), []).append(pod)
+    unmatched = Counter(baseline.counts) if baseline else Counter()
     findings: list[Finding] = []
     suppressed: list[Suppressed] = []
     audited = 0
@@ -83,6 +107,15 @@ def apply(
                 finding.line,
             )
             match = None
+        if match is None:
+            exemption = next(
+                (e for e in exemptions if finding.rule in e.rules and e.covers(hit, pods.get(id(hit.resource), ()))),
+                None,
+            )
+            match = None if exemption is None else Suppression(finding.rule, "exemption", exemption.reason)
+        if match is None and baseline is not None and unmatched[key := identity(finding)] > 0:
+            unmatched[key] -= 1
+            match = Suppression(finding.rule, "baseline")
         if match is None or audit:
             findings.append(finding)
             audited += match is not None
@@ -90,7 +123,16 @@ def apply(
             suppressed.append(Suppressed(finding, match))
     if audited:
         index.note(f"suppressions are off (audit): {audited} reported finding(s) would be suppressed")
-    return Outcome(tuple(findings), tuple(suppressed), tuple(index.notes))
+    use = None
+    if baseline is not None:
+        stale = sum(unmatched.values())
+        use = BaselineUse(baseline.file, sum(baseline.counts.values()) - stale, stale)
+        if stale:
+            index.note(
+                f"{stale} of the findings recorded in {baseline.file} no longer occur: "
+                f"`gpustack lint --write-baseline {baseline.file}` shrinks it"
+            )
+    return Outcome(tuple(findings), tuple(suppressed), tuple(index.notes), use)
 
 
 class _Index:

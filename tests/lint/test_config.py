@@ -10,6 +10,7 @@ from gpustack.errors import Problem
 from gpustack.lint.config import Config, ConfigError, find_config, load_config
 from gpustack.lint.context import RuleOptions
 from gpustack.lint.model import Severity
+from gpustack.lint.selection import Choice, Selection
 
 KNOWN = {"GS001", "GS004", "GS023"}
 
@@ -41,7 +42,7 @@ def test_every_setting(tmp_path: Path) -> None:
     )
     assert load_config(path, known_rules=KNOWN) == Config(
         path=path,
-        disabled=frozenset({"GS023"}),
+        selection=Selection((Choice(None, frozenset({"GS023"})),)),
         severities={"GS004": Severity.INFO},
         fail_on=Severity.ERROR,
         exclude=("charts/*/templates",),
@@ -79,7 +80,8 @@ def test_every_problem_is_reported_with_its_position(tmp_path: Path) -> None:
         Problem("expected true or false", file, 8, 1, "suppressions"),
         Problem("expected the path of a spec file", file, 9, 1, "spec"),
         Problem(
-            "unknown setting (known: rules, failOn, exclude, distribution, xidCritical, suppressions, spec, values)",
+            "unknown setting (known: rules, failOn, exclude, distribution, xidCritical, suppressions, spec, values, "
+                "select, ignore, exemptions, baseline)",
             file, 10, 1, "colour",
         ),
     ]  # fmt: skip

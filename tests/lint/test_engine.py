@@ -14,6 +14,7 @@ from gpustack.lint.engine import lint
 from gpustack.lint.load import load_text
 from gpustack.lint.model import Hit, InputError, Note, Resource, Severity
 from gpustack.lint.registry import Rule
+from gpustack.lint.selection import Choice, Selection
 
 from lint_support import TEST_CATALOGUE, TEST_RULES, TODAY, run
 
@@ -79,7 +80,7 @@ def test_severity_catalogue_then_hit_then_config() -> None:
 
 
 def test_disabled_rules_do_not_run() -> None:
-    report = run(("a.yaml", PODS), config=Config(disabled=frozenset({"GS900", "GS902"})))
+    report = run(("a.yaml", PODS), config=Config(selection=Selection((Choice(ignore=frozenset({"GS900", "GS902"})),))))
     assert [f.rule for f in report.findings] == ["GS901"]
 
 

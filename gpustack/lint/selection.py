@@ -1,0 +1,76 @@
+"""Which rules run: the one decision, from the command line and ``.gpustack.yaml``.
+
+Each source gives a ``Choice``: ``select`` (only these rules; absent: every rule) and
+``ignore`` (not these). The config's ``rules: {GS023: off}`` is an ``ignore``, and its
+``rules: {GS004: on}`` adds GS004 to the config's ``select`` when it has one. A rule is
+decided by the nearest source that names it, or that selects and so excludes it: the command
+line, then the config, then the default (on). Within one source ``ignore`` wins over
+``select``. So ``--select GS023`` runs GS023 even where the config ignores it, and
+``--ignore GS004`` leaves the config's choice for every other rule.
+
+Rule ids are exact (``GS004``, never a prefix); an unknown one is a usage error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+
+from gpustack.errors import GpustackError
+from gpustack.lint.model import Severity
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One source's selection."""
+
+    select: frozenset[str] | None = None
+    ignore: frozenset[str] = frozenset()
+
+    def decide(self, rule: str) -> bool | None:
+        """On, off, or None: this source leaves the rule to the next."""
+        if rule in self.ignore:
+            return False
+        return None if self.select is None else rule in self.select
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The sources' choices, nearest first (command line, config)."""
+
+    choices: tuple[Choice, ...] = ()
+
+    def enabled(self, rule: str) -> bool:
+        for choice in self.choices:
+            decision = choice.decide(rule)
+            if decision is not None:
+                return decision
+        return True
+
+    def before(self, choice: Choice) -> Selection:
+        """This selection with ``choice`` (a nearer source) deciding first."""
+        return Selection((choice, *self.choices))
+
+
+def rule_ids(values: Iterable[str], known: Collection[str], option: str) -> frozenset[str]:
+    """The ids of ``--select``/``--ignore`` values (each comma-separated, the option repeatable)."""
+    ids = [part.strip() for value in values for part in value.split(",") if part.strip()]
+    unknown = sorted({rule for rule in ids if rule not in known})
+    if unknown:
+        raise GpustackError(f"{option}: unknown rule {', '.join(unknown)} (`gpustack rules` lists them)")
+    return frozenset(ids)
+
+
+def severities(values: Iterable[str], known: Collection[str]) -> Mapping[str, Severity]:
+    """``--severity GS004=info`` values (repeatable, also comma-separated)."""
+    found: dict[str, Severity] = {}
+    levels = ", ".join(str(level) for level in sorted(Severity, reverse=True))
+    for value in values:
+        for part in filter(None, (part.strip() for part in value.split(","))):
+            rule, _, level = (text.strip() for text in part.partition("="))
+            if rule not in known:
+                raise GpustackError(f"--severity: unknown rule {rule!r} (`gpustack rules` lists them)")
+            if level.upper() not in Severity.__members__:
+                raise GpustackError(f"--severity: expected RULE=LEVEL with LEVEL one of {levels}, not {part!r}")
+            found[rule] = Severity.parse(level)
+    return found
