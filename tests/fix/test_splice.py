@@ -135,3 +135,10 @@ def test_a_key_on_a_list_items_dash_line_is_not_deleted() -> None:
 
 def test_deleting_what_is_absent_changes_nothing() -> None:
     assert spliced("a: 1\n", DeleteKey(("b", "c"))).text == "a: 1\n"
+
+
+def test_nothing_is_inserted_where_an_alias_stands() -> None:
+    text = "tol: &tol [x]\npod:\n  containers: []\n  tolerations: *tol\nflow: {a: 1, b: *tol}\n"
+    result = spliced(text, SetValue(("pod", "runtimeClassName"), "nvidia"), SetValue(("flow", "c"), 1))
+    assert (result.text, result.applied) == (text, frozenset())
+    assert all("alias" in why for why in result.refused.values())

@@ -117,8 +117,20 @@ class Layout:
             return end
         if node.flow_style or not node.value:
             return node.end_mark.index
-        last = node.value[-1]
-        return self.end(last[1] if isinstance(node, MappingNode) else last)
+        return self.child_end(node, len(node.value) - 1)
+
+    def child_end(self, parent: MappingNode | SequenceNode, index: int) -> int:
+        """Where the content of ``parent``'s item or value ``index`` ends. Unsafe for an alias
+        (``*name``): its node, and so its positions, are those of its anchor elsewhere."""
+        if isinstance(parent, MappingNode):
+            key, child = parent.value[index]
+            before = key.end_mark.index
+        else:
+            child = parent.value[index]
+            before = parent.value[index - 1].end_mark.index if index else parent.start_mark.index
+        if child.start_mark.index < before:
+            raise Unsafe("an alias (*name) stands where the change would go")
+        return self.end(child)
 
     def _header(self, start: int) -> str:
         """A block scalar's header (``|``, ``>-``, ``|2+``), without a comment."""

@@ -54,9 +54,9 @@ def splice(text: str, fixes: Sequence[Fix]) -> Spliced:
         try:
             changes = _changes(layout, ops)
             break
-        except _Collision as exc:
+        except _Conflict as exc:
             latest = max(exc.fixes)
-            refused[latest] = "not fixed: its edits collide with another fix; run --fix again"
+            refused[latest] = f"not fixed: {exc.reason}"
             del ops[latest]
     return Spliced(_joined(text, changes), frozenset(ops), refused)
 
@@ -146,10 +146,13 @@ def _dotted(path: Path) -> str:
 # --- merging ---------------------------------------------------------------------------------
 
 
-class _Collision(Exception):
-    def __init__(self, fixes: set[int]) -> None:
-        super().__init__(fixes)
+class _Conflict(Exception):
+    """Fixes whose operations cannot all be written: the latest is left out, and we retry."""
+
+    def __init__(self, fixes: set[int], reason: str = "its edits collide with another fix; run --fix again") -> None:
+        super().__init__(fixes, reason)
         self.fixes = fixes
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -162,7 +165,7 @@ class _Change:
 
 
 def _changes(layout: Layout, ops: Mapping[int, list[_Op]]) -> list[_Change]:
-    """Merged operations as changes in text order; _Collision when two overlap."""
+    """Merged operations as changes in text order; _Conflict when two overlap."""
     merged: dict[tuple[str, int, str], tuple[_Op, set[int]]] = {}
     for index, fix_ops in ops.items():
         for op in fix_ops:
@@ -173,7 +176,7 @@ def _changes(layout: Layout, ops: Mapping[int, list[_Op]]) -> list[_Change]:
             previous, owners = merged[target]
             combined = _merge(previous, op)
             if combined is None:
-                raise _Collision(owners | {index})
+                raise _Conflict(owners | {index})
             merged[target] = (combined, owners | {index})
     changes = sorted(
         (_change(layout, op, frozenset(owners)) for op, owners in merged.values()),
@@ -181,7 +184,7 @@ def _changes(layout: Layout, ops: Mapping[int, list[_Op]]) -> list[_Change]:
     )
     for before, after in pairwise(changes):
         if after.start < before.end:
-            raise _Collision(set(before.fixes | after.fixes))
+            raise _Conflict(set(before.fixes | after.fixes))
     return changes
 
 
@@ -234,6 +237,13 @@ def _same(first: _Op, second: _Op) -> bool:
 
 
 def _change(layout: Layout, op: _Op, fixes: frozenset[int]) -> _Change:
+    try:
+        return _written(layout, op, fixes)
+    except Unsafe as exc:
+        raise _Conflict(set(fixes), str(exc)) from None
+
+
+def _written(layout: Layout, op: _Op, fixes: frozenset[int]) -> _Change:
     if isinstance(op, _Insert):
         start, text, depth = _insert(layout, op)
         return _Change(start, start, text, depth, fixes)
@@ -255,7 +265,7 @@ def _insert(layout: Layout, op: _Insert) -> tuple[int, str, int]:
     if mapping.flow_style:
         entry = f"{emit.key(op.name)}: {emit.flow(op.value, style)}"
         if mapping.value:
-            return layout.end(mapping.value[-1][1]), ", " + entry, 0
+            return layout.child_end(mapping, len(mapping.value) - 1), ", " + entry, 0
         return layout.text.rindex("}", 0, mapping.end_mark.index), entry, 0
     column = mapping.value[0][0].start_mark.column
     values = [value for _, value in mapping.value if isinstance(value, (MappingNode, SequenceNode))]
@@ -269,7 +279,7 @@ def _append(layout: Layout, op: _Append) -> tuple[int, str, int]:
     if sequence.flow_style:
         items = ", ".join(emit.flow(item, style) for item in op.items)
         if sequence.value:
-            return layout.end(sequence.value[-1]), ", " + items, 0
+            return layout.child_end(sequence, len(sequence.value) - 1), ", " + items, 0
         return layout.text.rindex("]", 0, sequence.end_mark.index), items, 0
     dash = sequence.start_mark.column
     content = sequence.value[0].start_mark.column
@@ -319,7 +329,7 @@ def _remove(layout: Layout, entry: Entry) -> tuple[int, int, str]:
     mapping, key = entry.mapping, entry.key
     if mapping.flow_style:
         if entry.index > 0:
-            return layout.end(mapping.value[entry.index - 1][1]), layout.end(entry.value), ""
+            return layout.child_end(mapping, entry.index - 1), layout.end(entry.value), ""
         if len(mapping.value) > 1:
             return key.start_mark.index, mapping.value[1][0].start_mark.index, ""
         return key.start_mark.index, layout.end(entry.value), ""
