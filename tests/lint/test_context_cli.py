@@ -188,7 +188,10 @@ def test_lint_without_a_spec_reads_no_spec_models(tmp_path: Path) -> None:
     )
     loaded = _imported_after(engine)
     assert not [m for m in loaded if not m.startswith("gpustack")], loaded
-    command = f"from gpustack.cli import main\ntry:\n    main(['lint', {str(manifest)!r}])\nexcept SystemExit:\n    pass"
+    command = (
+        "from gpustack.cli import main\n"
+        f"try:\n    main(['lint', {str(manifest)!r}])\nexcept SystemExit:\n    pass"
+    )
     loaded = _imported_after(command)
     spec_free = {"gpustack.spec", "gpustack.spec.featuregates"}  # the gate table is plain data
     heavy = ("cdk8s", "jsii", "gpustack.spec.", "gpustack.render")
