@@ -78,6 +78,18 @@ def test_delete_and_rename_keys_in_block_and_flow_mappings() -> None:
     assert result.text == "s:\n  type: A  # t\n  other: 2\nf: {type: A}\nsel:\n  new: v  # c\n"
 
 
+def test_commented_out_entries_stay_with_their_block() -> None:
+    text = "c:\n  limits:\n    gpu: 1  # whole\n    # gpucores: 10\n\n  # about ports\n  ports: []\n"
+    result = spliced(text, SetValue(("c", "limits", "mem"), 2), SetValue(("c", "ports2"), 3))
+    assert result.text == (
+        "c:\n  limits:\n    gpu: 1  # whole\n    mem: 2\n    # gpucores: 10\n\n"
+        "  # about ports\n  ports: []\n  ports2: 3\n"
+    )
+    text = "c:\n  limits:\n    gpu: 1\n    # gpucores: 10\n  # the end"
+    result = spliced(text, SetValue(("c", "sc"), 1))
+    assert result.text == "c:\n  limits:\n    gpu: 1\n    # gpucores: 10\n  sc: 1\n  # the end"
+
+
 def test_crlf_line_breaks_and_a_missing_final_line_break_are_kept() -> None:
     result = spliced("spec:\r\n  a: 1\r\n  b: 2", SetValue(("spec", "c"), 3))
     assert result.text == "spec:\r\n  a: 1\r\n  b: 2\r\n  c: 3"

@@ -152,6 +152,18 @@ class Layout:
         found = self.text.find("\n", index)
         return len(self.text) if found < 0 else found + 1
 
+    def insertion_line(self, index: int, column: int) -> int:
+        """The start of the line after ``index``'s, past the comment lines indented deeper than
+        ``column``: commented-out entries of the block that ends there stay with it."""
+        at = self.next_line(index)
+        while at < len(self.text):
+            line = self.text[at : self.line_end(at)]
+            content = line.lstrip(" ")
+            if not content.startswith("#") or len(line) - len(content) <= column:
+                break
+            at = self.next_line(at + len(line))
+        return at
+
     def after_colon(self, entry: Entry) -> int:
         """The index right after the ``:`` that follows a key."""
         return self.text.index(":", entry.key.end_mark.index) + 1

@@ -271,7 +271,7 @@ def _insert(layout: Layout, op: _Insert) -> tuple[int, str, int]:
     values = [value for _, value in mapping.value if isinstance(value, (MappingNode, SequenceNode))]
     flow_values = bool(values) and all(value.flow_style for value in values)  # as its siblings are
     lines = emit.block_entry(op.name, op.value, column, style, flow_values=flow_values)
-    return (*_lines_after(layout, layout.end(mapping), lines), column)
+    return (*_lines_after(layout, layout.insertion_line(layout.end(mapping), column), lines), column)
 
 
 def _append(layout: Layout, op: _Append) -> tuple[int, str, int]:
@@ -286,12 +286,11 @@ def _append(layout: Layout, op: _Append) -> tuple[int, str, int]:
     last = sequence.value[-1]
     flow_values = isinstance(last, MappingNode) and bool(last.flow_style)  # as the last item is
     lines = [line for item in op.items for line in emit.block_item(item, dash, content, style, flow_values=flow_values)]
-    return (*_lines_after(layout, layout.end(sequence), lines), dash)
+    return (*_lines_after(layout, layout.insertion_line(layout.end(sequence), dash), lines), dash)
 
 
-def _lines_after(layout: Layout, index: int, lines: list[str]) -> tuple[int, str]:
-    """Whole lines to insert after the line of ``index``, with the file's line breaks."""
-    at = layout.next_line(index)
+def _lines_after(layout: Layout, at: int, lines: list[str]) -> tuple[int, str]:
+    """Whole lines to insert at the line start ``at``, with the file's line breaks."""
     text = layout.newline.join(lines)
     if at == len(layout.text) and not layout.text.endswith("\n"):
         return at, layout.newline + text  # the file ends without a line break: so does the fix
