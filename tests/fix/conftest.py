@@ -90,6 +90,15 @@ def fix_text_() -> Callable[..., Fixed]:
     return fix_text
 
 
+@pytest.fixture
+def corpus() -> Path:
+    """../shared/corpus (real GPU manifests); tests that need it skip when it is absent."""
+    path = REPO.parent / "shared" / "corpus"
+    if not path.is_dir():
+        pytest.skip(f"{path} not present")
+    return path
+
+
 @pytest.fixture(name="all_cases")
 def all_cases_() -> Callable[[str], list[Case]]:
     return cases
