@@ -13,12 +13,12 @@ which pools a pod can land on, and what one of its pods takes from a pool.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal
 
-from gpustack.lint.gpu import HAMI_CORES, gpu_requests
+from gpustack.lint.gpu import HAMI_CORES, HAMI_MEMORY, gpu_requests
 from gpustack.lint.model import Container, Path, PodSpec
 from gpustack.lint.podspec import LabelTest, node_label_tests
 
@@ -28,10 +28,9 @@ if TYPE_CHECKING:
 
 GPU = "nvidia.com/gpu"
 SHARED_GPU = "nvidia.com/gpu.shared"
-HAMI_MEMORY = "nvidia.com/gpumem"
-HAMI_MEMORY_PERCENT = "nvidia.com/gpumem-percentage"
+HAMI_MEMORY_MIB, HAMI_MEMORY_PERCENT = HAMI_MEMORY  # nvidia.com/gpumem, nvidia.com/gpumem-percentage
 MIG_PREFIX = "nvidia.com/mig-"
-HAMI_RESOURCES = frozenset({HAMI_MEMORY, HAMI_MEMORY_PERCENT, HAMI_CORES})
+HAMI_RESOURCES = frozenset({*HAMI_MEMORY, HAMI_CORES})
 
 # Node labels (upstream-facts §10). gpustack's NFD uses deviceLabelFields [vendor].
 NFD_GPU_LABEL = "feature.node.kubernetes.io/pci-10de.present"
@@ -183,7 +182,7 @@ class ClusterFacts:
     mig_strategy: str  # none | single | mixed
     nfd: bool
     gfd: bool
-    label_keys: frozenset[str] = field(default=frozenset())  # keys the spec's pools set themselves
+    label_keys: frozenset[str]  # label keys the spec's pools set themselves
 
     @property
     def kubernetes_version(self) -> str:
@@ -339,11 +338,6 @@ def pod_total(pod: PodSpec, name: str) -> Fraction:
     return max([sum((ask.get(name) for ask in regular), Fraction(0)), *(ask.get(name) for ask in init)])
 
 
-def requested_resources(pod: PodSpec) -> frozenset[str]:
-    regular, init = container_asks(pod)
-    return frozenset(name for ask in regular + init for name in ask.amounts)
-
-
 @dataclass(frozen=True)
 class Usage:
     """What one pod takes from a pool, in the units the pool is shared in.
@@ -375,8 +369,8 @@ def hami_vgpus(ask: ContainerAsk) -> Fraction:
 
 def hami_memory(ask: ContainerAsk, pool: Pool) -> Fraction:
     """MiB per vGPU: gpumem, gpumem-percentage of the card, or the whole card (HAMi's default)."""
-    if HAMI_MEMORY in ask.amounts:
-        return ask.get(HAMI_MEMORY)
+    if HAMI_MEMORY_MIB in ask.amounts:
+        return ask.get(HAMI_MEMORY_MIB)
     if HAMI_MEMORY_PERCENT in ask.amounts:
         return pool.gpu_memory_mib * ask.get(HAMI_MEMORY_PERCENT) / 100
     return pool.gpu_memory_mib
@@ -458,12 +452,12 @@ def _hami_shortfall(pod: PodSpec, pool: Pool, asks: tuple[ContainerAsk, ...]) ->
                 f"container {ask.container.name} asks for {number_text(ask.get(GPU))} vGPUs, each on its own "
                 f"GPU, pool {pool.name} has {pool.gpus} GPU(s) per node",
             )
-        if HAMI_MEMORY in ask.amounts and ask.get(HAMI_MEMORY) > pool.gpu_memory_mib:
+        if HAMI_MEMORY_MIB in ask.amounts and ask.get(HAMI_MEMORY_MIB) > pool.gpu_memory_mib:
             scaling = pool.sharing.memory_scaling
             scaled = f" × deviceMemoryScaling {scaling}" if scaling != 1 else ""
             return Shortfall(
-                ask.amounts[HAMI_MEMORY].path,
-                f"container {ask.container.name} asks for {number_text(ask.get(HAMI_MEMORY))} MiB per vGPU, "
+                ask.amounts[HAMI_MEMORY_MIB].path,
+                f"container {ask.container.name} asks for {number_text(ask.get(HAMI_MEMORY_MIB))} MiB per vGPU, "
                 f"{card} {pool.gpu.memory_mib} MiB{scaled}",
             )
         if HAMI_MEMORY_PERCENT in ask.amounts and ask.get(HAMI_MEMORY_PERCENT) > 100:
@@ -515,11 +509,6 @@ def mig_profile(resource: str) -> str | None:
     if not resource.startswith(MIG_PREFIX):
         return None
     return resource[len(MIG_PREFIX):].split("+", 1)[0]
-
-
-def pool_list(pools: Iterable[Pool]) -> str:
-    """``g6 (1 × NVIDIA-L4 per node), a100 (…)`` for messages."""
-    return ", ".join(str(pool) for pool in pools)
 
 
 # --- from a spec -----------------------------------------------------------------------------
