@@ -73,9 +73,14 @@ class HelmChartRelease:
                 return layer.resource, path
         return self.resource, self.path
 
+    @property
+    def owner(self) -> str:
+        """What declares the release: ``HelmChart kube-system/hami``, ``values file helm/hami.values.yaml``."""
+        return str(self.resource.ref) if self.resource.kind else f"values file {self.resource.file}"
+
     def __str__(self) -> str:
         version = f" {self.version}" if self.version else ""
-        return f"chart {self.chart}{version} ({self.resource.ref})"
+        return f"chart {self.chart}{version} ({self.owner})"
 
 
 def _release(

@@ -36,7 +36,10 @@ GENERATED: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "gpu-operator@v26.7.0.yaml": (
         "NVIDIA__gpu-operator__deployments__gpu-operator__values@v26.7.0.yaml",
         "NVIDIA__gpu-operator__deployments__gpu-operator__Chart@v26.7.0.yaml",
-        ("--version", "v26.7.0", "--subchart", "node-feature-discovery=node-feature-discovery@0.19.0"),
+        ("--version", "v26.7.0", "--subchart", "node-feature-discovery=node-feature-discovery@0.19.0",
+         *(arg for key in ("hostPaths.kubeletRootDir", "dcgmExporter.config.name", "dcgmExporter.config.create",
+                           "dcgmExporter.config.data", "dcgmExporter.hpcJobMapping",
+                           "dcgmExporter.podLabelAllowlistRegex") for arg in ("--read", key))),
     ),
     "dcgm-exporter@4.8.2.yaml": (
         "NVIDIA__dcgm-exporter__deployment__values.yaml",

@@ -75,9 +75,9 @@ def _check_key(
     yield Hit(
         layer.resource,
         where,
-        f"{release.resource.ref}: `{'.'.join(path)}` is not a value of chart {at}: Helm ignores it",
+        f"{release.owner}: `{'.'.join(path)}` is not a value of chart {at}: Helm ignores it",
         severity=None if pinned else Severity.INFO,
-        fix=f"{hint}." if hint else "Remove it, or check the chart's values.yaml for the key meant.",
+        fix=_sentence(hint) if hint else "Remove it, or check the chart's values.yaml for the key meant.",
     )
 
 
@@ -90,6 +90,10 @@ def _rename(chart: str, path: tuple[str, ...], version: str | None) -> str | Non
         if not newer and path == rename.new:
             return f"This key exists from chart {rename.since} on; before it is `{'.'.join(rename.old)}`"
     return None
+
+
+def _sentence(hint: str) -> str:
+    return hint if hint.endswith("?") else f"{hint}."
 
 
 def _normalise(text: str) -> str:

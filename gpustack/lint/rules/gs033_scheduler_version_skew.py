@@ -44,7 +44,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
                 yield Hit(
                     resource,
                     path,
-                    f"{release.resource.ref} pins HAMi's kube-scheduler to {tag}, {skew} the cluster's "
+                    f"{release.owner} pins HAMi's kube-scheduler to {tag}, {skew} the cluster's "
                     f"Kubernetes 1.{cluster.minor} (from {cluster.source}): kube-scheduler may be at most "
                     f"one minor version older than the API server{ignored}",
                     fix=f"Leave `{'.'.join(rename.new)}` empty (the chart uses the cluster's version) "

@@ -1,0 +1,139 @@
+"""Chart values wherever GitOps keeps them: positions inside values strings, values files
+mapped in ``.gpustack.yaml``, and gpustack's own rendered output linting clean."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from gpustack.lint import sets
+from gpustack.lint.config import Config, load_config
+from gpustack.lint.context import LintContext
+from gpustack.lint.engine import lint
+from gpustack.lint.load import load_paths, load_text
+from gpustack.lint.model import Severity
+from gpustack.lint.rules import RULES
+
+REPO = Path(__file__).resolve().parents[2]
+
+HELMCHART = """\
+apiVersion: helm.cattle.io/v1
+kind: HelmChart
+metadata: {name: nvidia-device-plugin, namespace: kube-system}
+spec:
+  chart: nvidia-device-plugin
+  version: 0.20.0
+  valuesContent: |-
+    # comments and blank lines inside the string count
+
+    runtimeClassName: nvidia
+    gfd:
+      enabled: true
+      sleepIntervall: 60s
+"""
+
+
+def test_a_finding_inside_values_content_carries_the_file_line_and_column() -> None:
+    report = lint(load_text("chart.yaml", HELMCHART))
+    [finding] = [f for f in report.findings if f.rule == "GS031"]
+    line = HELMCHART.splitlines()[finding.line - 1]
+    assert (finding.line, finding.column) == (13, 7)
+    assert line[finding.column - 1 :].startswith("sleepIntervall:")
+    assert finding.fix == "Did you mean `gfd.sleepInterval`?"
+
+
+def test_argo_cd_values_string_and_indentation_indicator_positions() -> None:
+    text = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: dcgm-exporter, namespace: argocd}
+spec:
+  source:
+    chart: dcgm-exporter
+    repoURL: https://nvidia.github.io/dcgm-exporter/helm-charts
+    targetRevision: 4.8.2
+    helm:
+      values: |
+          runtimeClassName: nvidia
+          servicemonitor: {enabled: true}
+"""
+    [finding] = [f for f in lint(load_text("app.yaml", text)).findings if f.rule == "GS031"]
+    assert (finding.line, finding.column) == (12, 11)
+
+
+def test_a_flow_string_points_at_the_string() -> None:
+    text = 'apiVersion: helm.cattle.io/v1\nkind: HelmChart\nmetadata: {name: hami}\nspec:\n  chart: hami\n' \
+        '  version: 2.10.0\n  valuesContent: "devicePlugin: {runtimeClassName: nvidia, typo: 1}"\n'
+    [finding] = [f for f in lint(load_text("h.yaml", text)).findings if f.rule == "GS031"]
+    assert (finding.line, finding.column) == (7, 18)
+
+
+def test_helmchartconfig_ranks_between_values_content_and_set() -> None:
+    text = """\
+apiVersion: helm.cattle.io/v1
+kind: HelmChart
+metadata: {name: hami, namespace: kube-system}
+spec:
+  chart: hami
+  valuesContent: "a: content\\nb: content\\nc: content"
+  set: {c: set}
+---
+apiVersion: helm.cattle.io/v1
+kind: HelmChartConfig
+metadata: {name: hami, namespace: kube-system}
+spec:
+  valuesContent: "b: config\\nc: config"
+"""
+    loaded = load_text("k3s.yaml", text)
+    [release] = sets.releases(LintContext(loaded.resources, ()))
+    assert release.values == {"a": "content", "b": "config", "c": "set"}
+    assert release.where("b")[0] is loaded.resources[1]
+
+
+def test_values_files_mapped_in_the_config(tmp_path: Path) -> None:
+    (tmp_path / "helm").mkdir()
+    (tmp_path / "helm" / "hami.values.yaml").write_text(
+        "scheduler:\n  kubeScheduler:\n    imageTag: v1.33.0\ndevicePlugin:\n  runtimeClassName: nvidia\n"
+    )
+    (tmp_path / ".gpustack.yaml").write_text("values:\n  helm/*.values.yaml: hami@2.10.0\n")
+    config = load_config(tmp_path / ".gpustack.yaml", known_rules=RULES)
+    assert config.values == (("helm/*.values.yaml", "hami@2.10.0"),)
+    report = lint(load_paths([str(tmp_path)]), config)
+    found = {(f.rule, f.line) for f in report.findings}
+    assert ("GS031", 3) in found
+    assert ("GS010", 1) in found  # the chart's default gpu: "on" selector, at the top of the file
+
+
+# --- gpustack's own output --------------------------------------------------------------
+
+_HEADER = re.compile(r"^# Helm values for chart (\S+) (\S+) ", re.MULTILINE)
+
+
+def _output_trees() -> list[Path]:
+    return sorted(p for p in (REPO / "output").iterdir() if p.is_dir()) if (REPO / "output").is_dir() else []
+
+
+def _values_mapping(tree: Path) -> tuple[tuple[str, str], ...]:
+    """``helm/<release>.values.yaml`` → the chart and version its header names."""
+    mapping = []
+    for path in sorted((tree / "helm").glob("*.values.yaml")):
+        match = _HEADER.search(path.read_text())
+        if match:
+            mapping.append((f"helm/{path.name}", f"{match.group(1)}@{match.group(2)}"))
+    return tuple(mapping)
+
+
+@pytest.mark.parametrize("tree", _output_trees(), ids=lambda p: p.name)
+def test_rendered_output_lints_clean(tree: Path) -> None:
+    spec = REPO / "examples" / f"{tree.name}.yaml"
+    config = Config(
+        path=tree / ".gpustack.yaml",  # patterns relative to the tree; the file need not exist
+        values=_values_mapping(tree),
+        spec=spec if spec.is_file() else None,
+    )
+    report = lint(load_paths([str(tree)]), config)
+    assert not report.errors, report.errors
+    loud = [f for f in report.findings if f.severity >= Severity.WARNING]
+    assert not loud, "\n".join(f"{f.file}:{f.line}:{f.column}: {f.rule}: {f.message}" for f in loud)
