@@ -89,17 +89,17 @@ def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
         config = documents[0].data if documents else {}
         value = sets.get_value(config, "core", "sleepInterval")
         if value is not None:
-            yield from _judge(resource, ("data", NFD_CONFIG_FILE), f"{resource.ref} (NFD worker)", value, ctx)
+            yield from _judge(resource, ("data", NFD_CONFIG_FILE), f"NFD worker in {resource.ref}", value, ctx)
     if resource.kind == "ClusterPolicy" and (resource.ref.api_version or "").startswith("nvidia.com/"):
         found = _env_interval(resource.get(("spec", "gfd", "env")))
         if found is not None:
             path = ("spec", "gfd", "env", found[0], "value")
-            yield from _judge(resource, path, f"{resource.ref} (GFD)", found[1], ctx)
+            yield from _judge(resource, path, f"GFD in {resource.ref}", found[1], ctx)
     for pod in (pod for pod in ctx.pod_specs if pod.resource is resource):
         for container in pod.containers():
             for var in env_vars(container):
                 if var.name == GFD_ENV and var.value is not None:
-                    yield from _judge(resource, var.value_path, f"{resource.ref} (GFD)", var.value, ctx)
+                    yield from _judge(resource, var.value_path, f"GFD in {resource.ref}", var.value, ctx)
 
 
 def check_values(ctx: LintContext) -> Iterator[Hit]:
@@ -112,7 +112,7 @@ def check_values(ctx: LintContext) -> Iterator[Hit]:
                 found = _env_interval(value)
                 value = found[1] if found else None
             if value is not None:
-                yield from _judge(*release.where(*keys), f"{release} ({labeller})", value, ctx)
+                yield from _judge(*release.where(*keys), f"{labeller} in {release}", value, ctx)
 
 
 RULE = Rule("GS021", "object", check, values=check_values)
