@@ -93,6 +93,50 @@ def lint(
             show_default=False,
         ),
     ] = None,
+    select: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--select", metavar="IDS", help="Run only these rules, e.g. GS001,GS004 (repeatable; config select).",
+            show_default=False,
+        ),
+    ] = None,
+    ignore: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--ignore", metavar="IDS", help="Do not run these rules, e.g. GS023 (repeatable; config ignore).",
+            show_default=False,
+        ),
+    ] = None,
+    severity: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--severity", metavar="RULE=LEVEL",
+            help="Report a rule at this severity, e.g. GS004=info (repeatable; config rules).", show_default=False,
+        ),
+    ] = None,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline", metavar="FILE",
+            help="Report only findings not recorded in this baseline (config baseline).", show_default=False,
+        ),
+    ] = None,
+    write_baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--write-baseline", metavar="FILE",
+            help="Record the findings in this baseline file and exit 0 (unless input is unreadable).",
+            show_default=False,
+        ),
+    ] = None,
+    docs_url: Annotated[
+        str | None,
+        typer.Option(
+            "--docs-url", metavar="URL",
+            help="Base URL that SARIF helpUri links resolve docs/rules.md against (default: the project's).",
+            show_default=False,
+        ),
+    ] = None,
     fix: Annotated[
         bool,
         typer.Option(
@@ -112,10 +156,14 @@ def lint(
 
     Suppress a finding with the annotation gpustack.io/ignore: "GS004: reason; until 2027-03-31" on the object or pod template, or a comment # gpustack:ignore GS004 on or above its line.
 
+    Adopting it on an existing repository: --write-baseline FILE records today's findings, --baseline FILE then reports only new ones.
+
     --fix exits by what remains after fixing; --diff by the files as they are.
     """
     if fix and diff:
         raise typer.BadParameter("--fix and --diff exclude each other")
+    if write_baseline and (fix or diff):
+        raise typer.BadParameter("--write-baseline records findings; it does not go with --fix or --diff")
     import gc
     from dataclasses import replace
 
@@ -125,6 +173,7 @@ def lint(
     from gpustack.lint.load import load_paths
     from gpustack.lint.model import Severity
     from gpustack.lint.report import ReportOptions, reporter
+    from gpustack.lint.selection import Choice, rule_ids, severities
 
     # A run builds millions of objects that live until exit and holds no cycles: the cyclic
     # collector would only walk the growing heap again and again (5x the time for 10,000
@@ -140,6 +189,14 @@ def lint(
         suppressions=config.suppressions and not no_suppressions,
         kubernetes_version=kubernetes_version,
         chart_values=tuple(chart_values or ()),
+        selection=config.selection.before(
+            Choice(
+                rule_ids(select, catalogue, "--select") if select else None,
+                rule_ids(ignore or (), catalogue, "--ignore"),
+            )
+        ),
+        severities={**config.severities, **severities(severity or (), catalogue)},
+        baseline=None if write_baseline else baseline or config.baseline,
     )
     loaded = load_paths(paths or ["."], excluded=config.excluded)
     report = run_lint(loaded, config, partial=partial, catalogue=catalogue)
@@ -154,9 +211,15 @@ def lint(
         sys.stderr.write(fixed.summary)
     stream = sys.stdout if output is None else sys.stderr
     color = output_format == "text" and stream.isatty() and "NO_COLOR" not in os.environ
-    options = ReportOptions(color=color, show_suppressed=show_suppressed)
+    options = ReportOptions(color=color, show_suppressed=show_suppressed, docs_url=docs_url)
     sys.stdout.write(output or "")
     stream.write(reporter(output_format).render(report, options))
+    if write_baseline:
+        from gpustack.lint.baseline import write
+
+        write(str(write_baseline), report.findings)
+        sys.stderr.write(f"gpustack: recorded {len(report.findings)} finding(s) in {write_baseline}\n")
+        report = replace(report, findings=())  # accepted: only unreadable input fails the run
     raise typer.Exit(report.exit_code(config.fail_on, fail_if_no_objects=fail_if_no_objects))
 
 

@@ -24,6 +24,7 @@ FORMATS: dict[str, str] = {
 class ReportOptions:
     color: bool = False  # ANSI colour (text; only when printing to a terminal)
     show_suppressed: bool = False  # list suppressed findings too
+    docs_url: str | None = None  # SARIF: base URL of the rule docs (None: the project's own)
 
 
 class Reporter(Protocol):
@@ -47,11 +48,19 @@ def summary(report: Report) -> str:
         else "no findings"
     )
     parts = [found]
-    if report.suppressed:
-        parts.append(f"{len(report.suppressed)} suppressed")
+    baselined = baseline_count(report)
+    if len(report.suppressed) > baselined:
+        parts.append(f"{len(report.suppressed) - baselined} suppressed")
+    if report.baseline is not None:
+        parts.append(f"{baselined} in the baseline")
     if report.errors:
         parts.append(f"{plural(len(report.errors), 'input error')}")
     return f"{plural(report.files, 'file')}, {plural(report.objects, 'object')}: {', '.join(parts)}"
+
+
+def baseline_count(report: Report) -> int:
+    """How many findings the baseline hid (the rest of ``report.suppressed`` are suppressions)."""
+    return sum(1 for item in report.suppressed if item.suppression.source == "baseline")
 
 
 def _severity_count(count: int, severity: str) -> str:

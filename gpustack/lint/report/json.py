@@ -1,7 +1,9 @@
 """JSON for scripts: one object in the shape of the CLI contract (DESIGN §8).
 
 ``findings``, ``errors`` and ``summary`` are exactly the contract's; ``notes`` and
-``summary.suppressed`` are always present, ``suppressed`` only with ``--show-suppressed``.
+``summary.suppressed`` are always present, ``summary.baseline`` (file, findings matched,
+recorded findings that no longer occur) with a baseline, ``suppressed`` (baseline matches
+included) only with ``--show-suppressed``.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import Any
 
 from gpustack.lint.engine import Report
 from gpustack.lint.model import Finding
-from gpustack.lint.report import ReportOptions
+from gpustack.lint.report import ReportOptions, baseline_count
 from gpustack.lint.suppress import Suppressed
 
 
@@ -25,9 +27,15 @@ def render(report: Report, options: ReportOptions) -> str:
             "objects": report.objects,
             "findings": len(report.findings),
             "errors": len(report.errors),
-            "suppressed": len(report.suppressed),
+            "suppressed": len(report.suppressed) - baseline_count(report),
         },
     }
+    if report.baseline is not None:
+        document["summary"]["baseline"] = {
+            "file": report.baseline.file,
+            "matched": report.baseline.matched,
+            "stale": report.baseline.stale,
+        }
     if options.show_suppressed:
         document["suppressed"] = [_suppressed_json(item) for item in report.suppressed]
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

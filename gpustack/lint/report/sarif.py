@@ -1,5 +1,8 @@
 """SARIF 2.1.0 for code scanning: the catalogue as ``tool.driver.rules`` (help text from the
-policies), one result per finding with its region, input errors and notes as tool
+policies, ``helpUri`` to the rule's section of docs/rules.md, and for security rules the
+``security-severity`` GitHub ranks alerts by), one result per finding with its region and a
+``partialFingerprints`` entry from the finding's baseline identity (rule, object, path inside
+it), so code scanning follows an alert when lines move. Input errors and notes are tool
 notifications. Suppressed findings appear (with ``suppressions``) only with
 ``--show-suppressed``."""
 
@@ -9,24 +12,34 @@ import json
 import os
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urljoin
 
 from gpustack import __version__
+from gpustack.lint.baseline import FINGERPRINT, identity
 from gpustack.lint.catalogue import RuleInfo
+from gpustack.lint.docs import DOCS_PATH, anchor
 from gpustack.lint.engine import Report
 from gpustack.lint.model import Finding, InputError, Note, Severity
 from gpustack.lint.report import ReportOptions
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+# Where the rule docs live: DOCS_PATH resolves against it (``--docs-url`` replaces it; the
+# GitHub Action passes the action's own repository and ref).
+DOCS_URL = "https://gpustack.io/"
+# GitHub's bands: critical ≥ 9.0, high 7.0–8.9, medium 4.0–6.9, low 0.1–3.9.
+SECURITY_SEVERITY = {Severity.ERROR: "8.0", Severity.WARNING: "5.5", Severity.INFO: "2.0"}
+# Annotations and comments sit in the file; exemptions and the baseline outside it.
+_SUPPRESSION_KINDS = {"annotation": "inSource", "comment": "inSource"}
 
 
 def render(report: Report, options: ReportOptions) -> str:
     rule_ids = list(report.catalogue)
+    docs = urljoin(_folder(options.docs_url or DOCS_URL), DOCS_PATH)
     results = [_result(finding, rule_ids) for finding in report.findings]
     if options.show_suppressed:
         for item in report.suppressed:
-            suppression = {"kind": "inSource", "status": "accepted"}
+            suppression = {"kind": _SUPPRESSION_KINDS.get(item.suppression.source, "external"), "status": "accepted"}
             if item.suppression.reason:
                 suppression["justification"] = item.suppression.reason
             results.append({**_result(item.finding, rule_ids), "suppressions": [suppression]})
@@ -36,7 +49,7 @@ def render(report: Report, options: ReportOptions) -> str:
             "driver": {
                 "name": "gpustack",
                 "version": __version__,
-                "rules": [_rule(info) for info in report.catalogue.values()],
+                "rules": [_rule(info, docs) for info in report.catalogue.values()],
             }
         },
         "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}],
@@ -46,15 +59,24 @@ def render(report: Report, options: ReportOptions) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
-def _rule(info: RuleInfo) -> dict[str, Any]:
+def _folder(url: str) -> str:
+    """A base URL that relative paths resolve below, not beside (``…/blob/v1`` -> ``…/blob/v1/``)."""
+    return url if url.endswith("/") else url + "/"
+
+
+def _rule(info: RuleInfo, docs: str) -> dict[str, Any]:
+    properties: dict[str, Any] = {"tags": ["kubernetes", "gpu", *(["security"] if info.security else [])]}
+    if info.security:
+        properties["security-severity"] = SECURITY_SEVERITY[info.severity]
     return {
         "id": info.id,
         "name": info.name,
         "shortDescription": {"text": info.summary},
         "fullDescription": {"text": info.rationale},
+        "helpUri": f"{docs}#{anchor(info)}",
         "help": {"text": info.remediation, "markdown": info.remediation},
         "defaultConfiguration": {"level": _LEVELS[info.severity]},
-        "properties": {"tags": ["kubernetes", "gpu", *(["security"] if info.security else [])]},
+        "properties": properties,
     }
 
 
@@ -74,6 +96,7 @@ def _result(finding: Finding, rule_ids: list[str]) -> dict[str, Any]:
         "level": _LEVELS[finding.severity],
         "message": {"text": finding.message},
         "locations": [location],
+        "partialFingerprints": {FINGERPRINT: identity(finding).fingerprint()},
     }
     if finding.rule in rule_ids:
         result["ruleIndex"] = rule_ids.index(finding.rule)
