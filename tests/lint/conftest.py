@@ -18,6 +18,14 @@ def test_rules(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Run in an empty folder, colour rules unset (CLI tests)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    return tmp_path
+
+
+@pytest.fixture
 def shared(repo: Path) -> Path:
     """../shared beside the repository; tests that need it skip when it is absent."""
     path = repo.parent / "shared"

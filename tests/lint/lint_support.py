@@ -4,12 +4,16 @@ are not packages, and conftest modules must keep distinct names.)"""
 
 from __future__ import annotations
 
+import io
+import sys
 from collections.abc import Iterator, Mapping
 from datetime import date
+from pathlib import Path
 from textwrap import dedent
 
 import pytest
 
+from gpustack.cli import main
 from gpustack.lint.catalogue import Example, RuleInfo
 from gpustack.lint.config import Config
 from gpustack.lint.context import LintContext
@@ -64,3 +68,26 @@ class FixedDate(date):
     @classmethod
     def today(cls) -> date:
         return TODAY
+
+
+def gpustack(capsys: pytest.CaptureFixture[str], *args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
+    """Run the CLI in-process: (exit code, standard output, standard error)."""
+    if stdin is not None:
+        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin))
+    try:
+        main(list(args))
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    else:
+        code = 0
+    finally:
+        sys.stdin = sys.__stdin__
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def write(name: str, text: str) -> str:
+    """Write a file (and its folders) relative to the working folder; its name back."""
+    Path(name).parent.mkdir(parents=True, exist_ok=True)
+    Path(name).write_text(text)
+    return name

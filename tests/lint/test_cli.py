@@ -6,48 +6,18 @@ tests pin the command's behaviour, not what the rules find (tests/rules does tha
 
 from __future__ import annotations
 
-import io
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from gpustack.cli import main
+from lint_support import gpustack, write
 
-pytestmark = pytest.mark.usefixtures("test_rules")
+pytestmark = pytest.mark.usefixtures("test_rules", "in_tmp")
 
 LATEST = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - {name: c, image: 'x:latest'}\n"
 CLEAN = "apiVersion: v1\nkind: Service\nmetadata: {name: s}\n"
 UNNAMED = "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n"
-
-
-def gpustack(capsys: pytest.CaptureFixture[str], *args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
-    if stdin is not None:
-        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin))
-    try:
-        main(list(args))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    else:
-        code = 0
-    finally:
-        sys.stdin = sys.__stdin__
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture(autouse=True)
-def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    return tmp_path
-
-
-def write(name: str, text: str) -> str:
-    Path(name).parent.mkdir(parents=True, exist_ok=True)
-    Path(name).write_text(text)
-    return name
 
 
 def test_findings_exit_1_with_exact_text(capsys: pytest.CaptureFixture[str]) -> None:
