@@ -53,7 +53,13 @@ items:
         name: b
 -   {kind: Pod, apiVersion: v1, spec: {containers: [{image: "x:latest", name: c}]}, metadata: {name: a, namespace: ml}}
 """
-NEW_POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: new, namespace: ml}\nspec:\n  containers: [{name: c, image: 'z:latest'}]\n"
+NEW_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: new, namespace: ml}
+spec:
+  containers: [{name: c, image: 'z:latest'}]
+"""
 
 
 def lint_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
@@ -155,7 +161,9 @@ def test_entries_that_no_longer_occur_are_counted(capsys: pytest.CaptureFixture[
     }
 
 
-def test_config_names_the_baseline_relative_to_itself(capsys: pytest.CaptureFixture[str], in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_config_names_the_baseline_relative_to_itself(
+    capsys: pytest.CaptureFixture[str], in_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write("deploy/pods.yaml", PODS)
     record(capsys, "deploy")
     write(".gpustack.yaml", f"baseline: {BASELINE}\n")
@@ -184,7 +192,9 @@ def test_baseline_matches_show_with_show_suppressed(capsys: pytest.CaptureFixtur
         ('{"version": 1, "entries": [{"rule": "GS900", "path": "spec"}]}', "entries[0] is not a baseline entry"),
     ],
 )
-def test_a_missing_or_broken_baseline_exits_2(capsys: pytest.CaptureFixture[str], content: str | None, message: str) -> None:
+def test_a_missing_or_broken_baseline_exits_2(
+    capsys: pytest.CaptureFixture[str], content: str | None, message: str
+) -> None:
     write("pods.yaml", PODS)
     if content is not None:
         write(BASELINE, content)

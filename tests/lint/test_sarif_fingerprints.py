@@ -1,0 +1,199 @@
+"""SARIF for code scanning: fingerprints that follow a finding when lines move, help links to
+docs/rules.md, security severities; and the GitHub Action that writes it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from gpustack.lint.baseline import FINGERPRINT
+from gpustack.lint.catalogue import load_catalogue
+from gpustack.lint.docs import DOCS_PATH, anchor
+from gpustack.lint.report.sarif import DOCS_URL
+from lint_support import gpustack, write
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ml}
+spec:
+  containers:
+    - {name: c, image: 'x:latest'}
+    - {name: d, image: 'y:latest'}
+"""
+MOVED = """\
+# a comment and a blank line above
+
+apiVersion: v1
+metadata:
+    namespace: ml
+    name: p
+kind: Pod
+spec:
+    containers:
+    -   name: c
+        image: x:latest
+    -   {image: 'y:latest', name: d}
+"""
+
+
+def sarif(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
+    code, out, err = gpustack(capsys, "lint", "--format", "sarif", *args)
+    assert code in (0, 1), err
+    document: dict[str, Any] = json.loads(out)
+    return document
+
+
+def fingerprints(run: dict[str, Any]) -> list[tuple[int, str]]:
+    """(line, fingerprint) of every result."""
+    return [
+        (result["locations"][0]["physicalLocation"]["region"]["startLine"], result["partialFingerprints"][FINGERPRINT])
+        for result in run["results"]
+    ]
+
+
+@pytest.mark.usefixtures("test_rules", "in_tmp")
+def test_fingerprints_survive_a_line_move(capsys: pytest.CaptureFixture[str]) -> None:
+    write("pod.yaml", POD)
+    before = fingerprints(sarif(capsys, "pod.yaml")["runs"][0])
+    write("pod.yaml", MOVED)
+    after = fingerprints(sarif(capsys, "pod.yaml")["runs"][0])
+    assert [line for line, _ in before] == [6, 7] and [line for line, _ in after] == [11, 12]
+    assert [print_ for _, print_ in before] == [print_ for _, print_ in after]
+    assert len({print_ for _, print_ in before}) == 2  # one per container
+    assert all(re.fullmatch(r"[0-9a-f]{64}", print_) for _, print_ in before)
+
+
+@pytest.mark.usefixtures("test_rules", "in_tmp")
+def test_rules_link_their_docs_and_security_rules_carry_a_severity(capsys: pytest.CaptureFixture[str]) -> None:
+    write("pod.yaml", POD)
+    rules = {rule["id"]: rule for rule in sarif(capsys, "pod.yaml")["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["GS900"]["helpUri"] == f"{DOCS_URL}{DOCS_PATH}#gs900-latest-image"
+    assert "security-severity" not in rules["GS900"]["properties"]
+    assert rules["GS902"]["properties"] == {"tags": ["kubernetes", "gpu", "security"], "security-severity": "2.0"}
+    base = "https://example.test/org/gpustack/blob/v1.2.0"
+    for given in (base, base + "/"):
+        [rule, *_] = sarif(capsys, "pod.yaml", "--docs-url", given)["runs"][0]["tool"]["driver"]["rules"]
+        assert rule["helpUri"] == f"{base}/docs/rules.md#gs900-latest-image"
+
+
+def test_every_help_link_finds_its_section_in_docs_rules_md(repo: Path) -> None:
+    headings = {
+        line.lstrip("#").strip().lower().replace(" ", "-")
+        for line in (repo / DOCS_PATH).read_text().splitlines()
+        if line.startswith("## ")
+    }
+    catalogue = load_catalogue()
+    missing = [info.id for info in catalogue.values() if anchor(info) not in headings]
+    assert not missing, f"stale {DOCS_PATH}? no section for {missing}"
+
+
+@pytest.mark.usefixtures("test_rules", "in_tmp")
+def test_sarif_with_baseline_and_exemptions_is_valid(capsys: pytest.CaptureFixture[str], shared: Path) -> None:
+    import jsonschema
+
+    schema = json.loads((shared / "reference" / "schemas" / "sarif-schema-2.1.0.json").read_text())
+    write("pod.yaml", POD)
+    write(".gpustack.yaml", "exemptions: [{rules: [GS900], image: 'y', reason: upstream}]\n")
+    gpustack(capsys, "lint", "pod.yaml", "--write-baseline", "baseline.json")
+    write("pod.yaml", POD + "---\n" + POD.replace("name: p", "name: q"))
+    document = sarif(capsys, "pod.yaml", "--baseline", "baseline.json", "--show-suppressed")
+    jsonschema.Draft4Validator(schema).validate(document)
+    results = document["runs"][0]["results"]
+    # p/c in the baseline, p/d and q/d exempted (both outside the file), q/c new.
+    assert sorted(
+        (r["locations"][0]["logicalLocations"][0]["name"], r.get("suppressions", [{}])[0].get("kind", "")) for r in results
+    ) == [("p", "external"), ("p", "external"), ("q", ""), ("q", "external")]
+    assert len({r["partialFingerprints"][FINGERPRINT] for r in results}) == 4
+
+
+# --- the GitHub Action -----------------------------------------------------------------------
+
+INPUTS = {"paths", "spec", "distribution", "fail-on", "baseline", "sarif-file", "args", "python-version"}
+
+
+@pytest.fixture
+def action(repo: Path) -> dict[str, Any]:
+    data: dict[str, Any] = YAML(typ="safe").load((repo / "action.yml").read_text())
+    return data
+
+
+def test_action_yml_is_a_composite_action_with_the_inputs(action: dict[str, Any]) -> None:
+    assert action["runs"]["using"] == "composite"
+    assert set(action["inputs"]) == INPUTS
+    assert all(not spec["required"] and "description" in spec for spec in action["inputs"].values())
+    assert action["outputs"]["exit-code"]["value"] == "${{ steps.sarif.outputs.exit-code }}"
+    steps = action["runs"]["steps"]
+    assert [step.get("uses", "").split("@")[0] for step in steps][0] == "actions/setup-python"
+    install, lint, annotate = (step["run"] for step in steps[1:])
+    assert 'pip install --disable-pip-version-check --quiet "${{ github.action_path }}"' in install
+    assert "--format sarif" in lint and "--format github" in annotate
+    # Inputs reach the scripts through the environment only (no injection through ${{ }}).
+    assert "${{" not in lint + annotate
+
+
+def _expand(value: str, inputs: dict[str, str], outputs: dict[str, str]) -> str:
+    """The few expressions action.yml's step environments use."""
+
+    def one(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name.startswith("inputs."):
+            return inputs[name[len("inputs."):]]
+        if name.startswith("steps.sarif.outputs."):
+            return outputs[name[len("steps.sarif.outputs."):]]
+        return {"github.server_url": "https://github.example", "github.action_repository": "org/gpustack",
+                "github.action_ref": "v9"}[name]  # fmt: skip
+
+    return re.sub(r"\$\{\{\s*([\w.-]+)\s*\}\}", one, value)
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is needed to run the action's steps")
+def test_action_steps_lint_into_sarif_and_annotations(action: dict[str, Any], tmp_path: Path) -> None:
+    """Run the action's lint steps as the runner would, with this environment's gpustack."""
+    gpustack_script = Path(sys.executable).with_name("gpustack")
+    if not gpustack_script.exists():
+        pytest.skip("no gpustack script beside the Python running the tests")
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "vllm.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: vllm}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v0.11.0\n"
+        "          resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
+    inputs.update({"paths": "deploy", "distribution": "k3s", "fail-on": "error", "args": "--ignore GS023"})
+    github_output = tmp_path / "github-output"
+    github_output.write_text("")
+    outputs: dict[str, str] = {}
+    results = []
+    for step in action["runs"]["steps"][2:]:
+        env = {
+            **os.environ,
+            "PATH": f"{gpustack_script.parent}{os.pathsep}{os.environ['PATH']}",
+            "RUNNER_TEMP": str(tmp_path),
+            "GITHUB_OUTPUT": str(github_output),
+            **{key: _expand(str(value), inputs, outputs) for key, value in step.get("env", {}).items()},
+        }
+        script = ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]]  # the runner's bash
+        results.append(subprocess.run(script, cwd=tmp_path, env=env, capture_output=True, text=True))
+        outputs.update(line.split("=", 1) for line in github_output.read_text().splitlines())
+    (sarif_step, annotations) = results
+    assert outputs == {"exit-code": "1"}
+    assert sarif_step.returncode == 0, sarif_step.stderr  # findings: on to the annotations
+    assert annotations.returncode == 1  # and then the job fails
+    assert annotations.stdout.startswith(
+        "::error file=deploy/vllm.yaml,line=6,col=5,title=GS004 missing-runtime-class::"
+    )
+    document = json.loads((tmp_path / "gpustack.sarif").read_text())
+    [result] = document["runs"][0]["results"]
+    assert result["ruleId"] == "GS004"
+    rules = document["runs"][0]["tool"]["driver"]["rules"]
+    assert rules[0]["helpUri"].startswith("https://github.example/org/gpustack/blob/v9/docs/rules.md#gs001-")
