@@ -64,7 +64,11 @@ def lint(
         ),
     ] = None,
     no_suppressions: Annotated[
-        bool, typer.Option("--no-suppressions", help="Audit: ignore gpustack.io/ignore annotations and comments.")
+        bool,
+        typer.Option(
+            "--no-suppressions",
+            help="Audit: gpustack.io/ignore annotations and comments, config exemptions and the baseline hide nothing.",
+        ),
     ] = False,
     show_suppressed: Annotated[bool, typer.Option("--show-suppressed", help="List suppressed findings too.")] = False,
     fail_if_no_objects: Annotated[

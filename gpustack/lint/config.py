@@ -17,7 +17,7 @@ Every key is optional::
       - vendor
     distribution: k3s      # context when --distribution is not given
     xidCritical: [31, 43, 79, 92]
-    suppressions: true     # false audits: annotations and comments suppress nothing
+    suppressions: true     # false audits: annotations, comments, exemptions, baseline hide nothing
     spec: gpustack.yaml    # the stack's spec, as context (relative to this file)
     values:                # plain Helm values files (path patterns) -> chart[@version]
       helm/hami.values.yaml: hami@2.10.0

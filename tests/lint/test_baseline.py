@@ -181,6 +181,9 @@ def test_baseline_matches_show_with_show_suppressed(capsys: pytest.CaptureFixtur
     code, out, _ = gpustack(capsys, "lint", "pods.yaml", "--baseline", BASELINE, "--show-suppressed")
     assert code == 0
     assert out.count("suppressed by baseline") == 2
+    code, out, _ = gpustack(capsys, "lint", "pods.yaml", "--baseline", BASELINE, "--no-suppressions")
+    assert code == 1
+    assert "note: suppressions are off (audit): 2 reported finding(s) would be suppressed\n" in out
 
 
 @pytest.mark.parametrize(
