@@ -88,13 +88,9 @@ class Baseline:
     counts: Mapping[Identity, int]
 
 
-def count(findings: Iterable[Finding]) -> Counter[Identity]:
-    return Counter(identity(finding) for finding in findings)
-
-
 def render(findings: Iterable[Finding]) -> str:
     """The baseline file's text for ``findings``."""
-    counts = count(findings)
+    counts = Counter(identity(finding) for finding in findings)
     entries = [{**key.as_json(), "count": counts[key]} for key in sorted(counts, key=Identity.sort_key)]
     return json.dumps({"version": VERSION, "entries": entries}, indent=2, ensure_ascii=False) + "\n"
 
