@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import io
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -166,3 +167,15 @@ def test_the_documented_example_is_what_diff_prints(repo: Path, capsys: pytest.C
     assert (manifest, command) == (VLLM, "$ gpustack lint --distribution k3s --diff vllm.yaml")
     Path("vllm.yaml").write_text(manifest)
     assert gpustack(capsys, "--diff", "vllm.yaml")[1] == shown
+
+
+@pytest.mark.parametrize(("flags", "imported"), [((), False), (("--diff",), True)])
+def test_only_fix_and_diff_import_the_fixer(flags: tuple[str, ...], imported: bool) -> None:
+    Path("vllm.yaml").write_text(VLLM)
+    probe = (
+        "import sys\nfrom gpustack.cli import main\ntry:\n"
+        f"    main(['lint', 'vllm.yaml', *{flags!r}])\nexcept SystemExit:\n    pass\n"
+        "print('gpustack.lint.fix' in sys.modules, file=sys.stderr)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert result.stderr.splitlines()[-1] == str(imported)

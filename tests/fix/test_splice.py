@@ -145,6 +145,11 @@ def test_a_key_on_a_list_items_dash_line_is_not_deleted() -> None:
     assert result.applied == frozenset() and "dash" in result.refused[0]
 
 
+def test_a_key_is_not_renamed_to_one_the_mapping_has() -> None:
+    result = spliced("sel:\n  a: 1\n  b: 2\n", RenameKey(("sel", "a"), "b"))
+    assert result.applied == frozenset() and "already has b" in result.refused[0]
+
+
 def test_deleting_what_is_absent_changes_nothing() -> None:
     assert spliced("a: 1\n", DeleteKey(("b", "c"))).text == "a: 1\n"
 

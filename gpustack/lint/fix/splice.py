@@ -112,6 +112,8 @@ def _resolve(layout: Layout, document: int, edit: Edit) -> list[_Op]:
     if reached.entry is None:
         raise Unsafe(f"{_dotted(edit.path)} is not a mapping key")
     if isinstance(edit, RenameKey):
+        if layout.entry(reached.entry.mapping, edit.key) is not None:
+            raise Unsafe(f"{_dotted(edit.path)}: the mapping already has {edit.key}")
         return [_Rename(reached.entry, edit.key)]
     layout.check_private(reached.node)
     key = reached.entry.key.start_mark.index
