@@ -530,7 +530,12 @@ def facts_of(stack: GpuStack, file: str) -> ClusterFacts:
     operator = spec.gpuOperator.enabled
     gfd = spec.devicePlugin.gfd.enabled and (operator or spec.devicePlugin.enabled)
     gates = effective_gates(stack)
-    pools = tuple(_pool(stack, pool, gates, hami=pool.name in hami, gfd=gfd) for pool in spec.nodePools)
+    # The standalone chart's GFD shares the device plugin's affinity, which keeps off HAMi's
+    # pools (render/device_plugin.py); the operator's GFD runs on every GPU node.
+    pools = tuple(
+        _pool(stack, pool, gates, hami=pool.name in hami, gfd=gfd and (operator or pool.name not in hami))
+        for pool in spec.nodePools
+    )
     return ClusterFacts(
         spec_file=file,
         distribution=spec.cluster.distribution,

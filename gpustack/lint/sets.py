@@ -429,3 +429,19 @@ def release_plugin(release: HelmChartRelease) -> DevicePlugin | None:
     if vendor and get_value(release.values, "devicePlugin", "enabled") is not False:
         return DevicePlugin(vendor, release.resource, release.path, release=release)
     return None
+
+
+# HAMi's plugin DaemonSet selects ``devicePlugin.nvidiaNodeSelector`` (``nvidianodeSelector`` up
+# to chart v2.7), by default ``gpu: "on"`` (reference §0, §7).
+HAMI_SELECTOR_KEYS = ("nvidiaNodeSelector", "nvidianodeSelector")
+HAMI_DEFAULT_SELECTOR: Mapping[str, Any] = {"gpu": "on"}
+
+
+def hami_node_selector(values: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The node selector of a HAMi release's device plugin: its values over the chart's default
+    (Helm merges the maps; a null removes a default key)."""
+    selector = HAMI_DEFAULT_SELECTOR
+    for key in HAMI_SELECTOR_KEYS:
+        user = get_value(values, "devicePlugin", key)
+        selector = coalesce(selector, user if isinstance(user, Mapping) else {})
+    return selector

@@ -10,6 +10,7 @@ from typing import Any
 
 from gpustack.render import nfd
 from gpustack.render.component import Contribution, HelmRelease, RenderContext
+from gpustack.spec.checks import hami_pool_labels, hami_pools
 from gpustack.spec.models import DevicePlugin
 from gpustack.yamlio import dump
 
@@ -57,7 +58,9 @@ def values(ctx: RenderContext) -> dict[str, Any]:
         # seed 001 §5: --set runtimeClassName=nvidia).
         "runtimeClassName": RUNTIME_CLASS,
         "migStrategy": plugin.migStrategy,
-        "affinity": nfd.gpu_node_affinity(),
+        # Off HAMi's pools when HAMi serves some of them: both plugins advertise nvidia.com/gpu
+        # (upstream-facts §7, HAMi#2076: separate nodes by DaemonSet affinity). GFD shares the value.
+        "affinity": nfd.gpu_node_affinity(exclude=hami_pool_labels(stack)),
         # gpustack deploys NFD as its own release (nfd.py): the chart's bundled one would be a second.
         "nfd": {"enabled": False},
         "gfd": {"enabled": gfd.enabled},
@@ -89,6 +92,14 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         wave=1,
     )
     notes = []
+    excluded = hami_pool_labels(ctx.stack)
+    if excluded:
+        pools = ", ".join(f"`{p.name}`" for p in hami_pools(ctx.stack))
+        labels = ", ".join(f"`{key}={value}`" for key, value in excluded.items())
+        notes.append(
+            f"The device plugin and GFD keep off HAMi's pools {pools}: their node affinity excludes nodes "
+            f"labelled {labels}, so GFD's `nvidia.com/gpu.*` labels are not set there either."
+        )
     if spec.devicePlugin.sharing.strategy != "none":
         sharing = spec.devicePlugin.sharing
         name = f"{SHARED_RESOURCE}.shared" if sharing.renameByDefault else SHARED_RESOURCE

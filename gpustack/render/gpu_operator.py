@@ -12,12 +12,17 @@ from typing import Any
 from gpustack.errors import Problem, SpecError
 from gpustack.render import device_plugin, nfd
 from gpustack.render.component import Contribution, HelmRelease, RenderContext
+from gpustack.spec.checks import hami_pools
 from gpustack.spec.models import GpuStack
 
 RELEASE = "gpu-operator"
 NAMESPACE = "gpu-operator"
 REPO = "https://helm.ngc.nvidia.com/nvidia"
+# The operator runs each operand on nodes labelled nvidia.com/gpu.deploy.<operand>=true and
+# leaves a node alone where the label is already false (corpus: state-driver and
+# state-device-plugin DaemonSets' nodeSelector; upstream-facts §2).
 SKIP_DRIVER_LABEL = "nvidia.com/gpu.deploy.driver"
+SKIP_DEVICE_PLUGIN_LABEL = "nvidia.com/gpu.deploy.device-plugin"
 CONFIG_NAME = "gpustack-device-plugin-config"
 
 # The chart's daemonsets.tolerations; pool taints are added to these.
@@ -104,6 +109,13 @@ def notes(ctx: RenderContext) -> list[str]:
             "Pools with a host-installed driver keep it: before installing the operator, label their nodes "
             f"`{SKIP_DRIVER_LABEL}=false` ({selectors}), e.g. "
             f"`kubectl label node <node> {SKIP_DRIVER_LABEL}=false`."
+        )
+    hami = hami_pools(ctx.stack) if spec.devicePlugin.enabled else []
+    if hami:
+        selectors = ", ".join(_node_selector(p.labels) or f"the nodes of pool `{p.name}`" for p in hami)
+        result.append(
+            "HAMi's pools take HAMi's device plugin, not the operator's (both advertise `nvidia.com/gpu`): label "
+            f"their nodes `{SKIP_DEVICE_PLUGIN_LABEL}=false` ({selectors}) before installing the operator."
         )
     if spec.cluster.distribution == "k3s":
         result.append(

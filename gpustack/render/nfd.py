@@ -29,12 +29,16 @@ GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 GPU_PCI_CLASSES = ("0300", "0302")
 
 
-def gpu_node_affinity() -> dict[str, Any]:
-    """Required node affinity of GPU DaemonSets: NFD's vendor label, or the manual override."""
-    terms = [
-        {"matchExpressions": [{"key": key, "operator": "In", "values": ["true"]}]}
-        for key in (GPU_LABEL, GPU_PRESENT_LABEL)
-    ]
+def gpu_node_affinity(exclude: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Required node affinity of GPU DaemonSets: NFD's vendor label, or the manual override.
+
+    ``exclude``: labels that together single out nodes to keep off (HAMi's pools). Terms are
+    OR'd and expressions ANDed, so "not all of them" is one term per GPU label and excluded
+    label, with ``NotIn``, which also matches nodes without the label.
+    """
+    gpu = [{"key": key, "operator": "In", "values": ["true"]} for key in (GPU_LABEL, GPU_PRESENT_LABEL)]
+    keep_off = [[{"key": key, "operator": "NotIn", "values": [value]}] for key, value in (exclude or {}).items()]
+    terms = [{"matchExpressions": [expression, *other]} for expression in gpu for other in keep_off or [[]]]
     return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
 
 

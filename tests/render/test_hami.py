@@ -6,7 +6,7 @@ import pytest
 from render_helpers import REPO, release, spec_document
 
 from gpustack.cli import main
-from gpustack.render import hami, nfd
+from gpustack.render import hami, nfd, write
 from gpustack.yamlio import dump
 
 HAMI = {"devicePlugin": {"enabled": False}, "sharing": {"hami": {"enabled": True}}}
@@ -58,6 +58,28 @@ def test_a_subset_of_pools_is_selected_by_their_labels(render_spec):
     selector = release(rendered, "hami")["devicePlugin"]["nvidiaNodeSelector"]
     assert selector == {"gpu": None, nfd.GPU_LABEL: "true", "gpu-sharing": "hami"}
     assert hami.node_selector(rendered.ctx.stack) == {nfd.GPU_LABEL: "true", "gpu-sharing": "hami"}
+
+
+def test_a_subset_keeps_nvidias_device_plugin_off_hamis_pools(render_spec, tmp_path, capsys):
+    rendered, tree = render_spec(nodePools=TWO_POOLS, sharing={"hami": {"enabled": True, "pools": ["shared"]}})
+    assert release(rendered, "hami")["devicePlugin"]["nvidiaNodeSelector"]["gpu-sharing"] == "hami"
+    terms = release(rendered, "nvidia-device-plugin")["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"]
+    keep_off = {"key": "gpu-sharing", "operator": "NotIn", "values": ["hami"]}
+    assert [term["matchExpressions"] for term in terms] == [
+        [{"key": key, "operator": "In", "values": ["true"]}, keep_off] for key in (nfd.GPU_LABEL, nfd.GPU_PRESENT_LABEL)
+    ]
+    assert any("keep off HAMi's pools `shared`" in note for note in rendered.notes["device-plugin"])
+    write.write_tree(tree, tmp_path / "out")
+    code, out = run_out(capsys, "lint", str(tmp_path / "out"), "--spec", rendered.ctx.spec_file, "--select", "GS009")
+    assert (code, "GS009" in out) == (0, False), out
+
+
+def run_out(capsys, *argv: str) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as exit_info:
+        main(list(argv))
+    return exit_info.value.code or 0, capsys.readouterr().out
 
 
 def write_spec(tmp_path, **spec):
