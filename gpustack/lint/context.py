@@ -43,3 +43,4 @@ class LintContext:
     kubernetes_version: str | None = None  # --kubernetes-version
     values_files: Mapping[str, str] = field(default_factory=dict)  # file -> "chart[@version]" (.gpustack.yaml values:)
     chart_values: tuple[ChartKeys, ...] = ()  # --chart-values: other charts' keys
+    texts: Mapping[str, str] = field(default_factory=dict)  # file -> text: how a value was spelled (GS029)

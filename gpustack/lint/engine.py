@@ -82,6 +82,7 @@ def lint(
         kubernetes_version=config.kubernetes_version,
         values_files={file: chart for file in loaded.texts if (chart := config.values_chart(file))},
         chart_values=config.chart_keys(),
+        texts=loaded.texts,
     )
     if partial and any(rule.scope == "set" for rule in enabled):
         skipped = ", ".join(rule.id for rule in enabled if rule.scope == "set")

@@ -34,6 +34,8 @@ from gpustack.lint.rules import gs025_plaintext_credentials
 from gpustack.lint.rules import gs026_unschedulable_gpu_selector
 from gpustack.lint.rules import gs027_gpu_request_exceeds_node
 from gpustack.lint.rules import gs028_untolerated_gpu_taint
+from gpustack.lint.rules import gs029_yaml11_boolean_string
+from gpustack.lint.rules import gs030_invalid_dra_cel
 from gpustack.lint.rules import gs031_unknown_chart_value
 from gpustack.lint.rules import gs032_nfd_label_mismatch
 from gpustack.lint.rules import gs033_scheduler_version_skew
@@ -70,6 +72,8 @@ RULES: dict[str, Rule] = {
         gs026_unschedulable_gpu_selector.RULE,
         gs027_gpu_request_exceeds_node.RULE,
         gs028_untolerated_gpu_taint.RULE,
+        gs029_yaml11_boolean_string.RULE,
+        gs030_invalid_dra_cel.RULE,
         gs031_unknown_chart_value.RULE,
         gs032_nfd_label_mismatch.RULE,
         gs033_scheduler_version_skew.RULE,
