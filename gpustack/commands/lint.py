@@ -59,7 +59,8 @@ def lint(
     config_file: Annotated[
         Path | None,
         typer.Option(
-            "--config", metavar="FILE", help="Settings file (default: .gpustack.yaml here or in a folder above).",
+            "--config", metavar="FILE",
+            help="Settings file (default: .gpustack.yaml in the linted paths' folder or a folder above).",
             show_default=False,
         ),
     ] = None,
@@ -172,7 +173,7 @@ def lint(
     from dataclasses import replace
 
     from gpustack.lint.catalogue import load_catalogue
-    from gpustack.lint.config import find_config, load_config
+    from gpustack.lint.config import find_config, load_config, search_start
     from gpustack.lint.engine import lint as run_lint
     from gpustack.lint.load import load_paths
     from gpustack.lint.model import Severity
@@ -184,7 +185,8 @@ def lint(
     # documents).
     gc.disable()
     catalogue = load_catalogue()
-    config = load_config(config_file or find_config(Path.cwd()), known_rules=catalogue)
+    paths = paths or ["."]
+    config = load_config(config_file or find_config(search_start(paths)), known_rules=catalogue)
     config = replace(
         config,
         distribution=distribution or config.distribution,
@@ -202,7 +204,7 @@ def lint(
         severities={**config.severities, **severities(severity or (), catalogue)},
         baseline=None if write_baseline else baseline or config.baseline,
     )
-    loaded = load_paths(paths or ["."], excluded=config.excluded)
+    loaded = load_paths(paths, excluded=config.excluded)
     report = run_lint(loaded, config, partial=partial, catalogue=catalogue)
     output = None  # what standard output carries instead of the report: a diff, fixed YAML
     if fix or diff:

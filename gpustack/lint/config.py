@@ -1,6 +1,6 @@
 """``.gpustack.yaml``: the linter's settings for a repository.
 
-Found from the working directory upward (the first one wins) or named with ``--config``.
+Found from the linted paths' folder upward (the first one wins) or named with ``--config``.
 Every key is optional::
 
     rules:                 # per rule: off (disable), on, or a severity that replaces the default
@@ -29,7 +29,7 @@ never silently turns a rule back on.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -125,6 +125,14 @@ class Config:
         from gpustack.lint.chartkeys import read_charts
 
         return read_charts(self.chart_values)
+
+
+def search_start(paths: Sequence[str]) -> Path:
+    """Where the search for the config starts: the deepest folder holding every linted path (a
+    file's own folder; the working directory for standard input), so that
+    ``gpustack lint output/<stack>`` finds the settings ``gpustack render`` wrote there."""
+    folders = [os.getcwd() if p == "-" else p if os.path.isdir(p) else os.path.dirname(p) or "." for p in paths]
+    return Path(os.path.commonpath([os.path.abspath(f) for f in folders])) if folders else Path.cwd()
 
 
 def find_config(start: Path) -> Path | None:

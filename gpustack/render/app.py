@@ -28,6 +28,7 @@ from gpustack.render import (
     hami,
     jsii_env,
     k8s_validate,
+    lint_config,
     monitoring,
     nfd,
     readme,
@@ -192,13 +193,14 @@ def tree(rendered: Rendered) -> dict[str, str]:
     }
     files["manifests/kustomization.yaml"] = dump(kustomization)
     for release in rendered.releases:
-        files[f"helm/{release.name}.values.yaml"] = values_file(release)
+        files[release.values_path] = values_file(release)
     for path, objects in rendered.delivery.items():
         files[path] = dump_all(objects)
     for path, text in rendered.files.items():
         if path in files:
             raise GpustackError(f"internal: a contributed file overwrites {path}")
         files[path] = text
+    files[lint_config.PATH] = lint_config.render(rendered.ctx.stack, rendered.releases)
     files[readme.PATH] = readme.render(rendered, sorted(files))
     return dict(sorted(files.items()))
 

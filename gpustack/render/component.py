@@ -47,6 +47,11 @@ class HelmRelease:
     # then the Git URL, ``version`` the revision and ``path`` the chart's folder in it.
     path: str | None = None
 
+    @property
+    def values_path(self) -> str:
+        """The values file in the stack folder."""
+        return f"helm/{self.name}.values.yaml"
+
     def helm_command(self, values_file: str) -> str:
         """The ``helm`` command line that installs this release with ``values_file``."""
         if self.path is None:

@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from gpustack.render import runtime
+from gpustack.render import lint_config, runtime
 
 if TYPE_CHECKING:
     from gpustack.render.app import Rendered
@@ -65,7 +65,7 @@ def _summary(rendered: Rendered) -> str:
 
 
 def _describe(rendered: Rendered, path: str) -> str:
-    releases = {f"helm/{r.name}.values.yaml": r for r in rendered.releases}
+    releases = {r.values_path: r for r in rendered.releases}
     objects = {f"manifests/{name}.yaml": objs for name, objs in rendered.manifests.items()}
     objects.update(rendered.delivery)
     if path in releases:
@@ -77,6 +77,8 @@ def _describe(rendered: Rendered, path: str) -> str:
         "cluster/config.yaml": ": K3s configuration for /etc/rancher/k3s/config.yaml (feature gates, default runtime)",
         "cluster/kubeadm-config.yaml": ": kubeadm ClusterConfiguration and KubeletConfiguration (feature gates)",
         "manifests/kustomization.yaml": ": lists the manifests, `kubectl apply -k manifests/`",
+        lint_config.PATH: ": `gpustack lint` settings, so that `gpustack lint <this folder>` checks the values files "
+        "against their charts",
     }.get(path, "")
 
 
@@ -122,7 +124,7 @@ def _apply_steps(rendered: Rendered) -> list[str]:
 
 
 def _helm_command(release: HelmRelease) -> str:
-    return f"`{release.name}`: `{release.helm_command(f'helm/{release.name}.values.yaml')}`"
+    return f"`{release.name}`: `{release.helm_command(release.values_path)}`"
 
 
 def _layers(rendered: Rendered) -> dict[str, tuple[str, list[str]]]:

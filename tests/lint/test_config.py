@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gpustack.errors import Problem
-from gpustack.lint.config import Config, ConfigError, find_config, load_config
+from gpustack.lint.config import Config, ConfigError, find_config, load_config, search_start
 from gpustack.lint.context import RuleOptions
 from gpustack.lint.model import Severity
 from gpustack.lint.selection import Choice, Selection
@@ -27,6 +27,17 @@ def test_found_in_the_folder_or_above(tmp_path: Path) -> None:
     deep.mkdir(parents=True)
     assert find_config(deep) == config
     assert find_config(tmp_path) == config
+
+
+def test_the_search_starts_where_the_linted_paths_are(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "out" / "a" / "helm").mkdir(parents=True)
+    (tmp_path / "out" / "b").mkdir()
+    (tmp_path / "out" / "a" / "helm" / "x.yaml").write_text("")
+    monkeypatch.chdir(tmp_path)
+    assert search_start(["out/a"]) == tmp_path / "out" / "a"
+    assert search_start(["out/a/helm/x.yaml"]) == tmp_path / "out" / "a" / "helm"
+    assert search_start(["out/a/helm/x.yaml", "out/b"]) == tmp_path / "out"
+    assert search_start(["-"]) == tmp_path
 
 
 def test_no_file_gives_the_defaults() -> None:
