@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from gpustack.lint.model import PodSpec, Resource
@@ -44,3 +45,15 @@ class LintContext:
     values_files: Mapping[str, str] = field(default_factory=dict)  # file -> "chart[@version]" (.gpustack.yaml values:)
     chart_values: tuple[ChartKeys, ...] = ()  # --chart-values: other charts' keys
     texts: Mapping[str, str] = field(default_factory=dict)  # file -> text: how a value was spelled (GS029)
+
+    def pods_of(self, resource: Resource) -> tuple[PodSpec, ...]:
+        """The pod specs inside ``resource``, in document order (an index built once per run:
+        object rules never scan the whole set)."""
+        return self._pods_by_resource.get(id(resource), ())
+
+    @cached_property
+    def _pods_by_resource(self) -> dict[int, tuple[PodSpec, ...]]:
+        index: dict[int, list[PodSpec]] = {}
+        for pod in self.pod_specs:
+            index.setdefault(id(pod.resource), []).append(pod)
+        return {key: tuple(pods) for key, pods in index.items()}

@@ -11,7 +11,7 @@ baseline) are applied by ``suppress.apply`` and nowhere else.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
@@ -87,7 +87,8 @@ def lint(
     if partial and any(rule.scope == "set" for rule in enabled):
         skipped = ", ".join(rule.id for rule in enabled if rule.scope == "set")
         notes.append(Note(f"{skipped} skipped: --partial input is not the whole set these rules need"))
-    hits = [(rule, hit) for rule in enabled for hit in _run(rule, ctx, errors)]
+    targets = _Targets(ctx)
+    hits = [(rule, hit) for rule in enabled for hit in _run(rule, ctx, errors, targets)]
     # Positions are parsed lazily per file: locate file by file, document by document.
     hits.sort(key=lambda pair: (pair[1].resource.file, pair[1].resource.document))
     results = [(hit, _finding(rule, hit, catalogue[rule.id], config)) for rule, hit in hits]
@@ -133,18 +134,50 @@ def _pod_specs(resources: tuple[Resource, ...], errors: list[InputError]) -> tup
         return ()
 
 
-def _run(rule: Rule, ctx: LintContext, errors: list[InputError]) -> Iterable[Hit]:
+class _Targets:
+    """Pod specs and objects grouped by kind once per run, in input order: a rule for
+    Deployments visits Deployments only, instead of asking every object its kind."""
+
+    def __init__(self, ctx: LintContext) -> None:
+        self.pods: Sequence[PodSpec] = ctx.pod_specs
+        self.resources: Sequence[Resource] = ctx.resources
+        self.pods_by_kind: dict[str | None, list[PodSpec]] = {}
+        self.resources_by_kind: dict[str | None, list[Resource]] = {}
+        for pod in self.pods:
+            self.pods_by_kind.setdefault(pod.resource.kind, []).append(pod)
+        for resource in self.resources:
+            self.resources_by_kind.setdefault(resource.kind, []).append(resource)
+
+    def of(self, rule: Rule) -> Sequence[PodSpec] | Sequence[Resource]:
+        pods = rule.scope == "pod"
+        everything = self.pods if pods else self.resources
+        if not rule.kinds:
+            return everything
+        if len(rule.kinds) == 1:
+            by_kind: Mapping[str | None, Sequence[Any]] = self.pods_by_kind if pods else self.resources_by_kind
+            return by_kind.get(next(iter(rule.kinds)), ())
+        return [target for target in everything if rule.applies_to(_kind_of(target))]
+
+
+def _kind_of(target: PodSpec | Resource) -> str | None:
+    return target.resource.kind if isinstance(target, PodSpec) else target.kind
+
+
+def _run(rule: Rule, ctx: LintContext, errors: list[InputError], targets: _Targets | None = None) -> list[Hit]:
     values = _checked(rule, (ctx,), "<input>", errors, check=rule.values) if rule.values else []
-    targets: Iterable[Any]
-    if rule.scope == "pod":
-        targets = (pod for pod in ctx.pod_specs if rule.applies_to(pod.resource.kind))
-    elif rule.scope == "object":
-        targets = (resource for resource in ctx.resources if rule.applies_to(resource.kind))
-    elif ctx.partial:
-        return values
-    else:
-        return values + _checked(rule, (ctx,), "<input>", errors)
-    return values + [hit for target in targets for hit in _checked(rule, (target, ctx), _file_of(target), errors)]
+    if rule.scope == "set":
+        return values if ctx.partial else values + _checked(rule, (ctx,), "<input>", errors)
+    hits = values
+    check = rule.check
+    for target in (targets or _Targets(ctx)).of(rule):
+        try:
+            found = list(check(target, ctx))
+        except Exception as exc:  # the rule loses this target, never the run
+            errors.append(InputError(_file_of(target), f"internal error: {rule.id} failed ({exc!r}); please report it"))
+            continue
+        if found:
+            hits.extend(found)
+    return hits
 
 
 def _checked(

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -57,6 +57,17 @@ def parse_quantity(value: Any) -> Fraction | None:
     """A Kubernetes quantity (``1``, ``"500m"``, ``"4Gi"``, ``1.5``) exactly, or None."""
     if isinstance(value, bool) or value is None:
         return None
+    if isinstance(value, (str, int, float)):
+        return _parse_scalar_quantity(value)  # quantities repeat: "1", 8000, "500m"
+    return _parse_quantity(value)
+
+
+@lru_cache(maxsize=4096, typed=True)
+def _parse_scalar_quantity(value: str | int | float) -> Fraction | None:
+    return _parse_quantity(value)
+
+
+def _parse_quantity(value: Any) -> Fraction | None:
     if isinstance(value, int):
         return Fraction(value)
     if isinstance(value, float):
@@ -86,6 +97,13 @@ class ResourceAmount:
 
 
 def resource_amounts(container: Container) -> Iterator[ResourceAmount]:
+    amounts = container.memo.get("resource_amounts")
+    if amounts is None:
+        amounts = container.memo["resource_amounts"] = tuple(_resource_amounts(container))
+    return iter(amounts)
+
+
+def _resource_amounts(container: Container) -> Iterator[ResourceAmount]:
     resources_ = container.data.get("resources")
     if not isinstance(resources_, Mapping):
         return
@@ -108,6 +126,13 @@ def gpu_requests(container: Container) -> dict[str, Fraction | None]:
 
     An unrendered ``${GPUS}`` or ``{{ .Values.gpus }}`` still asks for GPUs; zero does not.
     """
+    requests = container.memo.get("gpu_requests")
+    if requests is None:
+        requests = container.memo["gpu_requests"] = _gpu_requests(container)
+    return dict(requests)
+
+
+def _gpu_requests(container: Container) -> dict[str, Fraction | None]:
     found: dict[str, Fraction | None] = {}
     for amount in resource_amounts(container):
         if not is_gpu_resource(amount.name):
@@ -146,6 +171,13 @@ class EnvVar:
 
 
 def env_vars(container: Container) -> Iterator[EnvVar]:
+    found = container.memo.get("env_vars")
+    if found is None:
+        found = container.memo["env_vars"] = tuple(_env_vars(container))
+    return iter(found)
+
+
+def _env_vars(container: Container) -> Iterator[EnvVar]:
     env = container.data.get("env")
     if not isinstance(env, list):
         return

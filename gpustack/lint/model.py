@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
+from functools import cached_property
 from typing import Any
 
 Path = tuple[str | int, ...]
@@ -72,18 +73,20 @@ class Resource:
     source_comment: str | None = None  # the `# Source:` of `helm template` output, if any
     document_path: Path = ()  # where the object sits in its document: () or ("items", n) of a List
 
-    @property
+    # Computed once: rules ask for them hundreds of thousands of times on a large input
+    # (``cached_property`` writes the instance's __dict__, which a frozen dataclass allows).
+    @cached_property
     def ref(self) -> ObjectRef:
         metadata = self.data.get("metadata")
         metadata = metadata if isinstance(metadata, Mapping) else {}
         return ObjectRef(
             _text(self.data.get("apiVersion")),
-            _text(self.data.get("kind")),
+            self.kind,
             _text(metadata.get("namespace")),
             _text(metadata.get("name")),
         )
 
-    @property
+    @cached_property
     def kind(self) -> str | None:
         return _text(self.data.get("kind"))
 
@@ -114,6 +117,9 @@ class Container:
     data: Mapping[str, Any]
     path: Path  # path inside the resource
     group: str  # "containers" | "initContainers" | "ephemeralContainers"
+    # Facts about this container that shared accessors (``gpu.resource_amounts``, …) compute
+    # once for all rules: a PodSpec hands out the same Container objects to every rule.
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def name(self) -> str:
@@ -137,14 +143,19 @@ class PodSpec:
     system_component: bool  # a GPU system component (device plugin, DCGM exporter, …)
 
     def containers(self, *, include_init: bool = True) -> Iterator[Container]:
-        groups = ("containers", "initContainers", "ephemeralContainers") if include_init else ("containers",)
-        for group in groups:
-            items = self.spec.get(group)
-            if not isinstance(items, list):
-                continue
-            for index, item in enumerate(items):
-                if isinstance(item, Mapping):
-                    yield Container(item, (*self.path, group, index), group)
+        if include_init:
+            return iter(self._containers)
+        return (container for container in self._containers if container.group == "containers")
+
+    @cached_property
+    def _containers(self) -> tuple[Container, ...]:
+        return tuple(
+            Container(item, (*self.path, group, index), group)
+            for group in ("containers", "initContainers", "ephemeralContainers")
+            if isinstance(items := self.spec.get(group), list)
+            for index, item in enumerate(items)
+            if isinstance(item, Mapping)
+        )
 
 
 @dataclass(frozen=True)

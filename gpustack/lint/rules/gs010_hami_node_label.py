@@ -31,8 +31,7 @@ def _selects_gpu_on(selector: object) -> bool:
 
 
 def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
-    pods = [pod for pod in ctx.pod_specs if pod.resource is resource]
-    for plugin in sets.device_plugins(resource, pods):
+    for plugin in sets.device_plugins(resource, ctx.pods_of(resource)):
         if plugin.vendor == "hami" and plugin.pod and _selects_gpu_on(plugin.pod.spec.get("nodeSelector")):
             yield _hit(plugin, resource, (*plugin.pod.path, "nodeSelector", LABEL))
 
