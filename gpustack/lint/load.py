@@ -3,9 +3,11 @@
 Speed and memory decide the shape (issue 6: 10,000 documents in well under two seconds).
 One pass of libyaml's C parser turns each document into plain data with Kubernetes' YAML
 semantics (``yaml11.plain``) without building a node tree, which would cost three times the
-memory of the data. Positions are needed only for findings, so ``Resource.locate`` parses
-the file again, lazily, and keeps the node trees of the last few files (the engine locates
-findings file by file).
+memory of the data. The same pass records where each key and item starts (``_Positions``: a
+small table per mapping and list, from the marks libyaml gives every event anyway), so
+``Resource.locate`` never parses again; only a path that goes on into a string holding YAML
+(Helm values in ``valuesContent``) takes the precise path, ``_Source.locate``, which
+composes the file's node trees (tests prove both give the same positions).
 
 Nothing raises: an unreadable path, a binary or non-UTF-8 file, invalid YAML, an alias bomb,
 a document that is not a mapping all become ``InputError``s with file and line, and every
@@ -19,7 +21,7 @@ import re
 import sys
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 from typing import Any, BinaryIO
 
@@ -167,9 +169,53 @@ class _Document:
     line: int  # 1-based line of the document's root node
     column: int
     source_comment: str | None
+    position: int = 0  # the root node's start, packed as ``_pack`` does
+    table: Mapping[int, Any] = field(default_factory=dict)  # _Builder.positions
+
+
+def _pack(mark: Any) -> int:
+    """A libyaml mark's 0-based line and column in one int (columns of a 32 MiB line fit)."""
+    return mark.line << 32 | mark.column
+
+
+@dataclass(frozen=True, eq=False)
+class _Positions:
+    """Where the keys and items of one document start, recorded while it was read.
+
+    ``table`` maps ``id()`` of each mapping and list of the document's data to the packed
+    positions of its keys (a dict) or items (a list), as the precise path would find them:
+    a duplicate key's last occurrence, a merged key where its source mapping has it, an
+    alias where its anchor's node starts.
+    """
+
+    source: _Source
+    document: int
+    data: Any
+    root: int
+    table: Mapping[int, Any]
+
+    def locate(self, prefix: Path, path: Path = ()) -> tuple[int, int]:
+        node, position, table = self.data, self.root, self.table
+        for step in (*prefix, *path) if prefix else path:
+            kind = node.__class__
+            if kind is dict:
+                found = table[id(node)].get(step) if step.__class__ is str else None
+                if found is None:
+                    break
+                position, node = found, node[step]
+            elif kind is list:
+                if not isinstance(step, int) or not 0 <= step < len(node):
+                    break
+                position, node = table[id(node)][step], node[step]
+            elif kind is str:  # the path goes on into YAML held in a string
+                return self.source.locate(self.document, prefix, path)
+            else:
+                break
+        return (position >> 32) + 1, (position & 0xFFFFFFFF) + 1
 
 
 def _resources_of(source: _Source, doc: _Document, resources: list[Resource], errors: list[InputError]) -> None:
+    positions = _Positions(source, doc.index, doc.data, doc.position, doc.table)
     if doc.data is None:  # an empty document, or only comments
         return
     if not isinstance(doc.data, dict):
@@ -180,12 +226,12 @@ def _resources_of(source: _Source, doc: _Document, resources: list[Resource], er
     if _is_list_kind(doc.data) and isinstance(items, list):
         for index, item in enumerate(items):
             if isinstance(item, dict):
-                resources.append(source.resource(doc, item, ("items", index)))
+                resources.append(source.resource(doc, item, ("items", index), positions))
             else:
-                line, column = source.locate(doc.index, ("items", index))
+                line, column = positions.locate(("items", index))
                 errors.append(InputError(source.name, f"items[{index}] is not a Kubernetes object", line, column))
         return
-    resources.append(source.resource(doc, doc.data, ()))
+    resources.append(source.resource(doc, doc.data, (), positions))
 
 
 def _is_list_kind(data: dict[str, Any]) -> bool:
@@ -201,11 +247,11 @@ class _Source:
     name: str
     text: str
 
-    def resource(self, doc: _Document, data: dict[str, Any], prefix: Path) -> Resource:
+    def resource(self, doc: _Document, data: dict[str, Any], prefix: Path, positions: _Positions) -> Resource:
         return Resource(
             file=self.name,
             data=data,
-            locator=partial(self.locate, doc.index, prefix),
+            locator=partial(positions.locate, prefix),
             document=doc.index,
             source_comment=doc.source_comment,
             document_path=prefix,
@@ -213,6 +259,10 @@ class _Source:
 
     def locate(self, document: int, prefix: Path, path: Path = ()) -> tuple[int, int]:
         """1-based (line, column) of the deepest key or item of ``prefix + path`` that exists.
+
+        The precise path: it composes the file's node trees (``_Positions.locate`` gives the
+        same answer from the positions recorded while reading, and comes here only for paths
+        into embedded YAML).
 
         A path may go on into a string that holds YAML (Helm values in a HelmChart's
         ``valuesContent``): in a literal block scalar (``|``) the position is the file's.
@@ -324,10 +374,14 @@ def _documents(text: str) -> Iterator[_Document]:
         while isinstance(parser.peek_event(), events.DocumentStartEvent):
             parser.get_event()
             root = parser.peek_event()
-            data = _Builder(parser.get_event).value(parser.get_event(), 0)
+            builder = _Builder(parser.get_event)
+            data = builder.value(parser.get_event(), 0)
             end = parser.get_event()  # DocumentEnd
-            comment = _source_comment(sources, previous_end, root.start_mark.line) if sources else None
-            yield _Document(index, data, root.start_mark.line + 1, root.start_mark.column + 1, comment)
+            mark = root.start_mark
+            comment = _source_comment(sources, previous_end, mark.line) if sources else None
+            yield _Document(
+                index, data, mark.line + 1, mark.column + 1, comment, builder.position(root), builder.positions
+            )
             previous_end = end.start_mark.line
             index += 1
     finally:
@@ -375,17 +429,20 @@ def _scalar(event: events.ScalarEvent) -> Any:
 
 
 class _Builder:
-    """Events of one document to plain data: aliases shared (and counted), merges applied.
+    """Events of one document to plain data: aliases shared (and counted), merges applied;
+    the positions of keys and items recorded on the side (``_Positions``).
 
     Written for speed (it runs once per node of the input): plain scalars without anchors,
-    nearly every node, take a short path.
+    nearly every node, take a short path, inlined in the loops over mappings and lists.
     """
 
     def __init__(self, next_event: Callable[[], Any]) -> None:
         self.next = next_event
-        self.anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (value, nodes it expands to)
+        self.anchors: dict[str, tuple[Any, int, int]] = {}  # anchor -> (value, nodes it expands to, position)
         self.nodes = 0
         self.alias_nodes = 0
+        self.positions: dict[int, Any] = {}  # id(mapping or list) -> key or item positions
+        self.merged: list[Any] = []  # merge sources: alive as long as their ids key positions
 
     def value(self, event: Any, depth: int) -> Any:
         kind = event.__class__
@@ -404,13 +461,20 @@ class _Builder:
             value = _scalar(event)
         # Anchors are registered once complete: an alias inside its own anchor (a recursive
         # structure) is undefined here, as it is for the API server.
-        self.anchors[event.anchor] = (value, self.nodes - start)
+        self.anchors[event.anchor] = (value, self.nodes - start, _pack(event.start_mark))
         return value
+
+    def position(self, event: Any) -> int:
+        """Where the node of ``event`` starts: an alias stands for its anchor's node."""
+        if event.__class__ is _ALIAS and event.anchor in self.anchors:
+            return self.anchors[event.anchor][2]
+        return _pack(event.start_mark)
 
     def mapping(self, start: Any, depth: int) -> dict[str, Any]:
         _check_depth(start, depth)
         next_event, value = self.next, self.value
         result: dict[str, Any] = {}
+        where: dict[str, int] = {}
         merges: list[Any] = []
         event = next_event()
         while event.__class__ is not _MAPPING_END:
@@ -422,34 +486,57 @@ class _Builder:
                     merges.extend(merged if isinstance(merged, list) else [merged])
                     event = next_event()
                     continue
+                mark = event.start_mark
+                where[key] = mark.line << 32 | mark.column
             else:
                 key = value(event, depth)
                 if isinstance(key, (dict, list)):
                     raise _Invalid("a mapping key must be a plain value, not a mapping or list", event.start_mark)
                 key = key_text(key)
-            result[key] = value(next_event(), depth)
+                where[key] = self.position(event)
+            event = next_event()
+            if event.__class__ is _SCALAR and event.anchor is None:
+                self.nodes += 1
+                result[key] = _scalar(event)
+            else:
+                result[key] = value(event, depth)
             event = next_event()
         for source in merges:  # explicit keys win; earlier merges win over later ones
             if not isinstance(source, dict):
                 raise _Invalid("a merge key (<<) must hold a mapping or a list of mappings", start.start_mark)
+            source_where = self.positions[id(source)]
             for key, item in source.items():
-                result.setdefault(key, item)
+                if key not in result:
+                    result[key] = item
+                    where[key] = source_where[key]
+        if merges:
+            self.merged.extend(merges)
+        self.positions[id(result)] = where
         return result
 
     def sequence(self, start: Any, depth: int) -> list[Any]:
         _check_depth(start, depth)
         next_event, value = self.next, self.value
         items = []
+        where = []
         event = next_event()
         while event.__class__ is not _SEQUENCE_END:
-            items.append(value(event, depth))
+            if event.__class__ is _SCALAR and event.anchor is None:
+                self.nodes += 1
+                items.append(_scalar(event))
+                mark = event.start_mark
+                where.append(mark.line << 32 | mark.column)
+            else:
+                items.append(value(event, depth))
+                where.append(self.position(event))
             event = next_event()
+        self.positions[id(items)] = where
         return items
 
     def alias(self, event: events.AliasEvent) -> Any:
         if event.anchor not in self.anchors:
             raise _Invalid(f"alias *{event.anchor} refers to no anchor defined before it", event.start_mark)
-        value, nodes = self.anchors[event.anchor]
+        value, nodes, _ = self.anchors[event.anchor]
         self.nodes += nodes
         self.alias_nodes += nodes
         if self.alias_nodes > MAX_ALIAS_NODES:
@@ -463,3 +550,15 @@ class _Builder:
 def _check_depth(event: Any, depth: int) -> None:
     if depth > MAX_DEPTH:
         raise _Invalid(f"nested deeper than {MAX_DEPTH} levels: not read", event.start_mark)
+
+
+def with_precise_positions(loaded: LoadResult) -> LoadResult:
+    """The same resources located by the precise path (``_Source.locate``, which composes each
+    file again) instead of the positions recorded while reading: the reference that tests
+    hold the fast path to."""
+    sources = {name: _Source(name, text) for name, text in loaded.texts.items()}
+    resources = tuple(
+        replace(resource, locator=partial(sources[resource.file].locate, resource.document, resource.document_path))
+        for resource in loaded.resources
+    )
+    return LoadResult(resources, loaded.errors, loaded.texts)

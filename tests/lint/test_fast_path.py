@@ -1,0 +1,180 @@
+"""The fast path and the precise path give identical findings (issue 6).
+
+- Positions: the loader records where every key and item starts while it reads
+  (``load._Positions``); the precise path composes the file again with PyYAML and walks the
+  node tree (``load._Source.locate``). Every key and item of every object, and a missing key
+  under every mapping, must be located at the same line and column by both, on every rule
+  fixture, on a generated corpus and on YAML written to be awkward (anchors, aliases,
+  merges, duplicate keys, flow style, quoted keys, Lists, embedded values).
+- Findings: the engine over fast positions and over precise positions reports the same
+  findings (rule, line, column, severity, message, object, path, fix) on every fixture
+  with its context, and on the generated corpus.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpustack.lint import engine
+from gpustack.lint.config import Config
+from gpustack.lint.load import LoadResult, load_paths, load_text, with_precise_positions
+from gpustack.lint.model import Path as ObjectPath
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "rules" / "fixtures"
+SPECS = REPO / "tests" / "rules" / "specs"
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import corpus  # noqa: E402  (benchmarks/corpus.py: the benchmark's generator)
+
+AWKWARD = """\
+base: &base
+  image: nvcr.io/nvidia/cuda:12.4.0
+  resources: &res {limits: {nvidia.com/gpu: 1}}
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: "awkward", namespace: ml, labels: {"gpu": on, 'quoted key': x}}
+spec:
+  template:
+    spec:
+      containers:
+      - <<: *base
+        name: a
+        env: [{name: NVIDIA_VISIBLE_DEVICES, value: all}, {name: B, value: "2"}]
+      - <<: [*base, {name: shadowed, args: [--x]}]
+        name: b
+        resources: *res
+      - *base
+      initContainers:
+        - name: dup
+          name: dup-last
+          image: "busybox"
+      volumes:
+      - {name: dev, hostPath: {path: /dev}}
+      nodeSelector:
+        ? feature.node.kubernetes.io/pci-0300_10de.present
+        : "true"
+---
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: in-list}
+  spec:
+    containers:
+    - name: c
+      image: x
+      securityContext: {privileged: true}
+      resources: {limits: {nvidia.com/gpu: 1}}
+- apiVersion: helm.cattle.io/v1
+  kind: HelmChart
+  metadata: {name: hami, namespace: kube-system}
+  spec:
+    chart: hami
+    valuesContent: |-
+      devicePlugin:
+        nvidiaNodeSelector:
+          gpu: "on"
+      scheduler:
+        kubeScheduler: {imageTag: v1.31.0}
+---
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "json"},
+ "spec": {"containers": [{"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 2}}}]}}
+"""
+
+
+def fixture_files() -> list[Path]:
+    return sorted(FIXTURES.glob("GS[0-9][0-9][0-9]/*.yaml"))
+
+
+def _config(text: str) -> Config:
+    first = text.split("\n", 1)[0]
+    if first.startswith("# distribution:"):
+        return Config(distribution=first.split(":", 1)[1].strip())
+    if first.startswith("# spec:"):
+        return Config(spec=SPECS / first.split(":", 1)[1].strip())
+    return Config()
+
+
+def paths_of(data: Any, path: ObjectPath = ()) -> Iterator[ObjectPath]:
+    """Every key and item below ``data``, and a key that is missing under each mapping."""
+    if isinstance(data, dict):
+        yield (*path, "no-such-key")
+        for key, value in data.items():
+            yield (*path, key)
+            yield from paths_of(value, (*path, key))
+    elif isinstance(data, list):
+        yield (*path, len(data))  # past the end
+        for index, item in enumerate(data):
+            yield (*path, index)
+            yield from paths_of(item, (*path, index))
+
+
+def assert_same_positions(loaded: LoadResult) -> int:
+    precise = with_precise_positions(loaded)
+    checked = 0
+    for fast, slow in zip(loaded.resources, precise.resources, strict=True):
+        for path in paths_of(fast.data):
+            assert fast.locate(path) == slow.locate(path), (fast.file, fast.document, path)
+            checked += 1
+    return checked
+
+
+def described(report: engine.Report) -> list[tuple[Any, ...]]:
+    return [
+        (f.file, f.line, f.column, f.rule, f.severity, f.message, f.object, f.path, f.fix, f.fixable, f.document)
+        for f in report.findings
+    ]
+
+
+def assert_same_findings(loaded: LoadResult, config: Config) -> int:
+    fast = engine.lint(loaded, config)
+    slow = engine.lint(with_precise_positions(loaded), config)
+    assert fast.errors == slow.errors
+    assert described(fast) == described(slow)
+    return len(fast.findings)
+
+
+@pytest.mark.parametrize("path", fixture_files(), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_fixture_positions_and_findings_match_the_precise_path(path: Path) -> None:
+    text = path.read_text("utf-8")
+    loaded = load_text(str(path), text)
+    assert_same_positions(loaded)
+    assert_same_findings(loaded, _config(text))
+
+
+def test_awkward_yaml_positions_and_findings_match_the_precise_path() -> None:
+    loaded = load_text("awkward.yaml", AWKWARD)
+    assert not loaded.errors
+    assert assert_same_positions(loaded) > 100
+    assert assert_same_findings(loaded, Config()) > 0
+    deployment = loaded.resources[0]
+    # An alias stands where its anchor's node starts; a merged key where its source has it.
+    assert deployment.locate(("spec", "template", "spec", "containers", 2)) == (1, 7)
+    assert deployment.locate(("spec", "template", "spec", "containers", 0, "image")) == (2, 3)
+    assert deployment.locate(("spec", "template", "spec", "containers", 1, "args")) == (14, 38)
+    # The last of duplicate keys; a complex key; a path into a values string.
+    assert deployment.locate(("spec", "template", "spec", "initContainers", 0, "name")) == (20, 11)
+    assert deployment.locate(("spec", "template", "spec", "nodeSelector", "feature.node.kubernetes.io/pci-0300_10de.present")) == (25, 11)
+    chart = loaded.resources[2]
+    assert chart.locate(("spec", "valuesContent", "devicePlugin", "nvidiaNodeSelector", "gpu")) == (48, 11)
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("corpus")
+    corpus.write(corpus.generate(3, 300, 40), root)
+    return root
+
+
+def test_generated_corpus_positions_and_findings_match_the_precise_path(generated: Path) -> None:
+    loaded = load_paths([str(generated)])
+    assert not loaded.errors and len(loaded.resources) == 300
+    assert assert_same_positions(loaded) > 10_000
+    assert assert_same_findings(loaded, Config()) > 100
