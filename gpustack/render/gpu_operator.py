@@ -102,13 +102,18 @@ def values(ctx: RenderContext) -> dict[str, Any]:
 def notes(ctx: RenderContext) -> list[str]:
     spec = ctx.stack.spec
     result = []
-    host_pools = [p for p in spec.nodePools if p.driver.source == "host"]
-    if host_pools:
+    # With driver.enabled (some pool takes the operator's driver) the host pools must opt out;
+    # without it no driver container runs anywhere.
+    host_pools = [
+        p for p in spec.nodePools if p.driver.source == "host" and p.labels.get(SKIP_DRIVER_LABEL) != "false"
+    ]
+    if host_pools and driver_values(ctx)["enabled"]:
         selectors = ", ".join(_node_selector(p.labels) or f"the nodes of pool `{p.name}`" for p in host_pools)
         result.append(
             "Pools with a host-installed driver keep it: before installing the operator, label their nodes "
             f"`{SKIP_DRIVER_LABEL}=false` ({selectors}), e.g. "
-            f"`kubectl label node <node> {SKIP_DRIVER_LABEL}=false`."
+            f"`kubectl label node <node> {SKIP_DRIVER_LABEL}=false`, and add the label to the pools' `labels` "
+            "in the spec (`gpustack lint --spec` reports GS035 until then)."
         )
     hami = hami_pools(ctx.stack) if spec.devicePlugin.enabled else []
     if hami:

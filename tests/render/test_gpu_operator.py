@@ -6,7 +6,10 @@ import pytest
 from render_helpers import release
 from ruamel.yaml import YAML
 
+from gpustack.cli import main
 from gpustack.errors import GpustackError
+from gpustack.render import write
+from gpustack.render.gpu_operator import SKIP_DRIVER_LABEL as SKIP
 
 OPERATOR_POOL = {"name": "a100", "gpu": {"model": "A100-80GB"}, "driver": {"source": "operator"}}
 HOST_POOL = {"name": "l4", "gpu": {"model": "L4"}, "labels": {"pool": "l4"}}
@@ -69,3 +72,21 @@ def test_one_driver_version_per_chart(render_spec):
     ]
     with pytest.raises(GpustackError, match="one driver version"):
         render_spec(gpuOperator={"enabled": True}, nodePools=pools)
+
+
+@pytest.mark.parametrize(
+    ("pools", "fires"),
+    [
+        ([HOST_POOL], False),  # driver.enabled: false
+        ([OPERATOR_POOL, HOST_POOL], True),  # the note asks to label the host pool's nodes
+        ([OPERATOR_POOL, {**HOST_POOL, "labels": {"pool": "l4", SKIP: "false"}}], False),
+    ],
+)
+def test_lint_with_the_spec_agrees_on_the_driver_container(render_spec, tmp_path, capsys, pools, fires):
+    rendered, tree = render_spec(gpuOperator={"enabled": True}, nodePools=pools)
+    write.write_tree(tree, tmp_path / "out")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["lint", str(tmp_path / "out"), "--spec", rendered.ctx.spec_file, "--select", "GS035"])
+    out = capsys.readouterr().out
+    assert (exit_info.value.code, "GS035" in out) == (int(fires), fires), out
+    assert any("GS035" in note for note in rendered.notes.get("gpu-operator", [])) is fires

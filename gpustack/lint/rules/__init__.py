@@ -40,6 +40,7 @@ from gpustack.lint.rules import gs031_unknown_chart_value
 from gpustack.lint.rules import gs032_nfd_label_mismatch
 from gpustack.lint.rules import gs033_scheduler_version_skew
 from gpustack.lint.rules import gs034_feature_gate_lifecycle
+from gpustack.lint.rules import gs035_gpu_operator_driver_on_host_pools
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -78,5 +79,6 @@ RULES: dict[str, Rule] = {
         gs032_nfd_label_mismatch.RULE,
         gs033_scheduler_version_skew.RULE,
         gs034_feature_gate_lifecycle.RULE,
+        gs035_gpu_operator_driver_on_host_pools.RULE,
     )
 }

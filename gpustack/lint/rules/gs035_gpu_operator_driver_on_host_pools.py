@@ -1,0 +1,61 @@
+"""GS035: the GPU Operator's driver container on node pools whose driver is installed on the host.
+
+The operator runs its driver DaemonSet on every GPU node labelled
+``nvidia.com/gpu.deploy.driver=true``, a label it sets itself unless the node already carries
+``false`` (corpus: gpu-operator assets/state-driver DaemonSet; upstream-facts §2). ``driver.enabled``
+is true by default in the chart and the ClusterPolicy, so installing the operator on nodes with
+an apt/DKMS driver (seed 001 §3) starts a second driver that fights the host's for the kernel
+modules. Only the spec says where a pool's driver comes from: nothing without one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpustack.lint import sets
+from gpustack.lint.cluster import ClusterFacts, Pool
+from gpustack.lint.context import LintContext
+from gpustack.lint.model import Hit, Path, Resource
+from gpustack.lint.registry import Rule
+
+CHART = "gpu-operator"
+SKIP_LABEL = "nvidia.com/gpu.deploy.driver"
+
+
+def check(ctx: LintContext) -> Iterator[Hit]:
+    cluster = ctx.cluster
+    if cluster is None:
+        return
+    pools = _host_pools(cluster)
+    if not pools:
+        return
+    for resource in ctx.resources:
+        if resource.kind == "ClusterPolicy" and (resource.ref.api_version or "").startswith("nvidia.com/"):
+            if resource.get(("spec", "driver", "enabled")) is not False:
+                yield _hit(resource, ("spec", "driver"), f"{resource.ref}", pools, cluster)
+    for release in sets.releases(ctx):
+        if release.chart == CHART and sets.get_value(release.values, "driver", "enabled") is not False:
+            resource, path = release.where("driver", "enabled")
+            yield _hit(resource, path, release.owner, pools, cluster)
+
+
+def _host_pools(cluster: ClusterFacts) -> list[Pool]:
+    """Pools with a host-installed driver whose nodes the operator's driver would run on."""
+    return [p for p in cluster.pools if p.driver_source == "host" and p.labels.get(SKIP_LABEL) != "false"]
+
+
+def _hit(resource: Resource, path: Path, owner: str, pools: list[Pool], cluster: ClusterFacts) -> Hit:
+    names = ", ".join(p.name for p in pools)
+    which = f"pool {names} installs" if len(pools) == 1 else f"pools {names} install"
+    return Hit(
+        resource,
+        path,
+        f"{owner} deploys the GPU Operator's driver container (driver.enabled is true, the chart's default), "
+        f"but {which} the driver on the host ({cluster.spec_file}): the two drivers fight over the kernel "
+        "modules",
+        fix=f"Set `driver.enabled: false` when no pool takes the operator's driver, else label the host "
+        f"pools' nodes `{SKIP_LABEL}=false` (and list the label in their `labels` in the spec).",
+    )
+
+
+RULE = Rule("GS035", "set", check)
