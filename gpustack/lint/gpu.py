@@ -372,10 +372,10 @@ class _Catalogue:
 
 @cache
 def _catalogue() -> _Catalogue:
-    from ruamel.yaml import YAML  # the loader imports it anyway; kept out of module import
+    import yaml  # PyYAML, which the loader imports anyway (ruamel.yaml stays unloaded: --fix only)
 
     text = resources.files("gpustack.lint").joinpath("data/system-components.yaml").read_text("utf-8")
-    data = YAML(typ="safe").load(text)
+    data = yaml.load(text, Loader=yaml.CSafeLoader)
     components = tuple(
         SystemComponent(
             name=item["name"],
