@@ -9,7 +9,7 @@ with other keys keeps ``gpu: "on"`` unless it is set to null.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from gpustack.lint import sets
 from gpustack.lint.context import LintContext
@@ -17,7 +17,6 @@ from gpustack.lint.model import Hit, Path, Resource
 from gpustack.lint.registry import Rule
 
 LABEL, VALUE = "gpu", "on"
-SELECTOR_KEYS = ("nvidiaNodeSelector", "nvidianodeSelector")
 FIX = (
     "Select nodes by a label NFD or GFD sets, e.g. `nvidia.com/gpu.present: \"true\"` or "
     "`feature.node.kubernetes.io/pci-10de.present: \"true\"` (with chart values, set `gpu: null`)."
@@ -26,7 +25,7 @@ FIX = (
 
 def _selects_gpu_on(selector: object) -> bool:
     # An unquoted `gpu: on` reads as the boolean true (YAML 1.1), still meant as gpu=on.
-    value = selector.get(LABEL) if isinstance(selector, dict) else None
+    value = selector.get(LABEL) if isinstance(selector, Mapping) else None
     return value is True or value == VALUE
 
 
@@ -42,13 +41,9 @@ def check_values(ctx: LintContext) -> Iterator[Hit]:
         plugin = sets.release_plugin(release)
         if plugin is None or plugin.vendor != "hami":
             continue
-        selector = {LABEL: VALUE}  # the chart's default
-        for key in SELECTOR_KEYS:
-            user = sets.get_value(release.values, "devicePlugin", key, default={})
-            selector = dict(sets.coalesce(selector, user if isinstance(user, dict) else {}))
-        if _selects_gpu_on(selector):
+        if _selects_gpu_on(sets.hami_node_selector(release.values)):
             # Where the values set it, else the chart reference (the chart's default).
-            where = [release.where("devicePlugin", key, LABEL) for key in SELECTOR_KEYS]
+            where = [release.where("devicePlugin", key, LABEL) for key in sets.HAMI_SELECTOR_KEYS]
             owner, path = next((w for w in where if w[1] != release.path), (release.resource, release.path))
             yield _hit(plugin, owner, path)
 
