@@ -9,6 +9,8 @@
 - Findings: the engine over fast positions and over precise positions reports the same
   findings (rule, line, column, severity, message, object, path, fix) on every fixture
   with its context, and on the generated corpus.
+- Processes: files read by worker processes (``load_files``) give the same resources,
+  positions, errors and findings, in the same order, as one process.
 """
 
 from __future__ import annotations
@@ -178,3 +180,41 @@ def test_generated_corpus_positions_and_findings_match_the_precise_path(generate
     assert not loaded.errors and len(loaded.resources) == 300
     assert assert_same_positions(loaded) > 10_000
     assert assert_same_findings(loaded, Config()) > 100
+
+
+def test_files_read_by_worker_processes_give_what_one_process_reads(generated: Path) -> None:
+    """Workers send resources pickled, positions included: the same data, positions,
+    errors, texts and findings as one process, in input order."""
+    broken = generated / "zz-broken.yaml"
+    broken.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: [\n")
+    try:
+        one = load_paths([str(generated)], jobs=1)
+        many = load_paths([str(generated)], jobs=3)
+    finally:
+        broken.unlink()
+    assert [(r.file, r.document, r.document_path, r.source_comment, r.data) for r in many.resources] == [
+        (r.file, r.document, r.document_path, r.source_comment, r.data) for r in one.resources
+    ]
+    assert many.errors == one.errors and len(one.errors) == 1
+    assert list(many.texts.items()) == list(one.texts.items())
+    for fast, slow in zip(many.resources, one.resources, strict=True):
+        for path in paths_of(fast.data):
+            assert fast.locate(path) == slow.locate(path)
+    assert described(engine.lint(many, Config())) == described(engine.lint(one, Config()))
+
+
+def test_large_inputs_are_spread_over_processes_unless_told_not_to(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpustack.lint import load
+
+    monkeypatch.delenv(load.JOBS_VARIABLE, raising=False)
+    assert load._jobs(10, 10_000, None) == 1
+    monkeypatch.setattr(load, "_idle_cpus", lambda: 2)
+    assert load._jobs(5_000, 50_000_000, None) == (2 if sys.platform.startswith("linux") else 1)
+    monkeypatch.setattr(load, "_idle_cpus", lambda: 1)  # a busy machine: no worker
+    assert load._jobs(5_000, 50_000_000, None) == 1
+    assert load._jobs(load.PARALLEL_FILES, 10_000, 2) == (2 if sys.platform.startswith("linux") else 1)
+    monkeypatch.setenv(load.JOBS_VARIABLE, "1")
+    assert load._jobs(5_000, 50_000_000, None) == 1
+    chunks = load._chunks([f"f{i}" for i in range(10)], [100] * 10, 2)
+    assert [name for chunk in chunks for name in chunk] == [f"f{i}" for i in range(10)]
+    assert len(chunks) == 2 and len(chunks[0]) <= len(chunks[1])
