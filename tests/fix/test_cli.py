@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import codecs
-import io
 import os
 import subprocess
 import sys
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpustack.cli import main
+from lint_support import gpustack as run_cli
 
 VLLM = """\
 # vLLM on the K3s box (one NVIDIA L4)
@@ -72,18 +71,8 @@ CLEAN = "1 file, 1 object: no findings\n"
 
 
 def gpustack(capsys: pytest.CaptureFixture[str], *args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
-    if stdin is not None:
-        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin))
-    try:
-        main(["lint", "--distribution", "k3s", *args])
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    else:
-        code = 0
-    finally:
-        sys.stdin = sys.__stdin__
-    out, err = capsys.readouterr()
-    return code, out, err
+    """`gpustack lint --distribution k3s ARGS` in-process: (exit code, stdout, stderr)."""
+    return run_cli(capsys, "lint", "--distribution", "k3s", *args, stdin=stdin)
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpustack.cli import main
+from lint_support import gpustack
 
 REPO = Path(__file__).resolve().parents[2]
 HAMI_L4 = REPO / "examples" / "hami-vllm.yaml"  # seed 001 §11: one 23034 MiB L4 shared by HAMi
@@ -68,15 +68,6 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def gpustack(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    else:
-        code = 0
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def rule_lines(out: str, rule: str) -> list[str]:
