@@ -595,7 +595,8 @@ class _Builder:
             value = _scalar(event)
         # Anchors are registered once complete: an alias inside its own anchor (a recursive
         # structure) is undefined here, as it is for the API server.
-        self.anchors[event.anchor] = (value, self.nodes - start, _pack(event.start_mark))
+        if event.anchor is not None:
+            self.anchors[event.anchor] = (value, self.nodes - start, _pack(event.start_mark))
         return value
 
     def position(self, event: Any) -> int:
@@ -610,10 +611,11 @@ class _Builder:
         result: dict[str, Any] = {}
         where: dict[str, int] = {}
         merges: list[Any] = []
+        scalars = 0  # plain scalars read here, added to self.nodes before returning
         event = next_event()
         while event.__class__ is not _MAPPING_END:
             if event.__class__ is _SCALAR and event.anchor is None and event.implicit[0]:
-                self.nodes += 1
+                scalars += 1
                 key = _plain_key(event.value)
                 if key == "<<":
                     merged = value(next_event(), depth)
@@ -630,11 +632,12 @@ class _Builder:
                 where[key] = self.position(event)
             event = next_event()
             if event.__class__ is _SCALAR and event.anchor is None:
-                self.nodes += 1
+                scalars += 1
                 result[key] = _scalar(event)
             else:
                 result[key] = value(event, depth)
             event = next_event()
+        self.nodes += scalars
         for source in merges:  # explicit keys win; earlier merges win over later ones
             if not isinstance(source, dict):
                 raise _Invalid("a merge key (<<) must hold a mapping or a list of mappings", start.start_mark)
@@ -652,10 +655,11 @@ class _Builder:
         next_event, value = self.next, self.value
         items = []
         where = []
+        scalars = 0
         event = next_event()
         while event.__class__ is not _SEQUENCE_END:
             if event.__class__ is _SCALAR and event.anchor is None:
-                self.nodes += 1
+                scalars += 1
                 items.append(_scalar(event))
                 mark = event.start_mark
                 where.append(mark.line << 32 | mark.column)
@@ -663,6 +667,7 @@ class _Builder:
                 items.append(value(event, depth))
                 where.append(self.position(event))
             event = next_event()
+        self.nodes += scalars
         self.positions[id(items)] = where
         self.containers.append(items)
         return items
