@@ -26,6 +26,8 @@ app = typer.Typer(
     help="Render a Kubernetes GPU stack from a typed spec, and lint manifests for GPU pitfalls.",
     no_args_is_help=True,
     add_completion=False,
+    # Plain click help: paragraphs rewrapped to the terminal, no rich panels.
+    rich_markup_mode=None,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
