@@ -10,7 +10,7 @@ resource with a pod template is linted like a Deployment.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from gpustack.lint.gpu import ClaimIndex, is_gpu_consumer, pod_components
@@ -34,14 +34,12 @@ def extract_pod_specs(resource: Resource, claims: ClaimIndex | None = None) -> l
     _walk(resource.data, (), resource.data, found, budget)
     pods = []
     for path, spec, metadata in found:
-        draft = PodSpec(resource, path, spec, metadata, gpu_consumer=False, system_component=False)
-        pods.append(
-            replace(
-                draft,
-                gpu_consumer=is_gpu_consumer(draft, claims),
-                system_component=bool(pod_components(draft)),
-            )
-        )
+        pod = PodSpec(resource, path, spec, metadata, gpu_consumer=False, system_component=False)
+        # Set on the draft itself (not a copy): its containers, and what was computed about
+        # them to decide these two facts, stay cached for the rules.
+        object.__setattr__(pod, "gpu_consumer", is_gpu_consumer(pod, claims))
+        object.__setattr__(pod, "system_component", bool(pod_components(pod)))
+        pods.append(pod)
     return pods
 
 
