@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from ruamel.yaml.comments import CommentedMap
 
 from gpustack.errors import GpustackError, Problem, SpecError
-from gpustack.spec.models import GpuStack
+from gpustack.spec.models import PATTERN_MEANINGS, GpuStack
 from gpustack.yamlio import load_positioned, position
 
 Loc = Sequence[str | int]
@@ -68,6 +68,8 @@ def _message(error: dict[str, Any]) -> str:
         return "unknown key (not part of the GpuStack schema; see `gpustack schema`)"
     if kind == "missing":
         return "required key is missing"
+    if kind == "string_pattern_mismatch" and error["ctx"]["pattern"] in PATTERN_MEANINGS:
+        return f"{error['input']!r} {PATTERN_MEANINGS[error['ctx']['pattern']]}"
     message: str = error["msg"]
     return message.removeprefix("Value error, ")
 

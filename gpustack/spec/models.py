@@ -16,6 +16,13 @@ from gpustack.spec.catalogue import GpuModel
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 K8S_MINOR = r"^1\.[0-9]{2}$"
 DURATION = r"^([0-9]+(ms|s|m|h))+$"
+# What each pattern means, for error messages ("should match pattern '^[a-z0-9]…'" says little).
+PATTERN_MEANINGS = {
+    DNS_LABEL: "must be a DNS-1123 label: lowercase letters, digits and '-', "
+    "starting and ending with a letter or digit, at most 63 characters",
+    K8S_MINOR: 'must be a Kubernetes minor version such as "1.36"',
+    DURATION: 'must be a duration such as "60s", "5m" or "1h30m"',
+}
 
 
 def _version_string(value: Any) -> Any:
