@@ -95,7 +95,7 @@ def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
         if found is not None:
             path = ("spec", "gfd", "env", found[0], "value")
             yield from _judge(resource, path, f"GFD in {resource.ref}", found[1], ctx)
-    for pod in (pod for pod in ctx.pod_specs if pod.resource is resource):
+    for pod in ctx.pods_of(resource):
         for container in pod.containers():
             for var in env_vars(container):
                 if var.name == GFD_ENV and var.value is not None:
