@@ -6,6 +6,10 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gpustack.lint.config import Config
 from gpustack.lint.context import LintContext
@@ -64,6 +68,26 @@ def test_gs029_in_a_values_file_mapped_in_the_config(tmp_path: Path) -> None:
     config = Config(path=tmp_path / ".gpustack.yaml", values=(("*.values.yaml", "hami@2.10.0"),))
     report = lint(load_paths([str(tmp_path)]), config)
     assert [(f.rule, f.line, f.column) for f in report.findings if f.rule == "GS029"] == [("GS029", 3, 5)]
+
+
+# Keys and scalars that GS029's walk reacts to, so random trees reach every branch of it.
+_KEYS = ["labels", "podLabels", "annotations", "nodeSelector", "nvidiaNodeSelector", "matchLabels", "values",
+         "value", "operator", "key", "env", "extraEnv", "name", "data", "spec", "metadata", "items"]  # fmt: skip
+_SCALARS = st.one_of(st.sampled_from(["on", "x"]), st.booleans(), st.integers(), st.floats(allow_nan=False), st.none())
+_TREES = st.recursive(
+    _SCALARS,
+    lambda trees: st.one_of(st.lists(trees, max_size=4), st.dictionaries(st.sampled_from(_KEYS), trees, max_size=5)),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(st.sampled_from(_KEYS), _TREES, max_size=5))
+def test_gs029_quick_pass_never_hides_what_the_walk_finds(tree: dict[str, Any]) -> None:
+    walked: list[gs029.Mistyped] = []
+    gs029._walk(tree, ("root",), walked)
+    assert gs029.mistyped(tree, ("root",)) == walked
+    assert gs029._suspect(tree) or not walked
 
 
 def test_gs030_compile_errors_are_errors_and_unpublished_names_warnings_with_a_hint() -> None:

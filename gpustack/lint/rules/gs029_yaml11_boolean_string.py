@@ -57,8 +57,45 @@ def _string_map(key: str) -> str | None:
 def mistyped(node: Any, path: Path = ()) -> list[Mistyped]:
     """Every bool or number in a place that needs a string, anywhere below ``node``."""
     found: list[Mistyped] = []
-    _walk(node, path, found)
+    if _suspect(node):  # nearly every document is clean: one cheap pass, no paths built
+        _walk(node, path, found)
     return found
+
+
+_NUMBERS = (bool, int, float)
+
+
+def _suspect(node: Any) -> bool:
+    """Whether ``_walk`` could find anything below ``node``: the same descent without paths or
+    messages, true on any bool or number in a string map, in a list under ``values`` or at a
+    key ``value`` (a toleration's, an env var's), a superset of what ``_walk`` reports."""
+    if node.__class__ is list:
+        for item in node:
+            cls = item.__class__
+            if (cls is dict or cls is list) and _suspect(item):
+                return True
+        return False
+    for key, value in node.items():
+        cls = value.__class__
+        if cls is str:
+            continue
+        if cls is dict:
+            if _string_map(key) is not None:
+                for item in value.values():
+                    if item.__class__ is not str and isinstance(item, _NUMBERS):
+                        return True
+            elif _suspect(value):
+                return True
+        elif cls is list:
+            if key == "values":
+                for item in value:
+                    if item.__class__ is not str and isinstance(item, _NUMBERS):
+                        return True
+            if _suspect(value):
+                return True
+        elif key == "value" and isinstance(value, _NUMBERS):
+            return True
+    return False
 
 
 def _walk(node: Any, path: Path, found: list[Mistyped]) -> None:
@@ -104,7 +141,10 @@ def _env_values(items: list[Any], path: Path) -> Iterator[Mistyped]:
 
 
 def _object_bool_or_number(resource: Resource) -> list[Mistyped]:
-    found = mistyped({key: value for key, value in resource.data.items() if key != "status"})
+    document = resource.data
+    if "status" in document:
+        document = {key: value for key, value in document.items() if key != "status"}
+    found = mistyped(document)
     place = _KIND_MAPS.get(resource.kind or "")
     if place is not None and resource.ref.api_version == "v1":
         data = resource.get(place[0])
