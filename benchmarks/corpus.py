@@ -11,25 +11,25 @@ AWS_EC2_METADATA_DISABLED, PromQL joins on(gpu), orphan ResourceClaims, ...).
 
 Files hold one to a few dozen documents separated by ``---``; some read like
 ``helm template`` output with ``# Source:`` comments. The same seed gives the same bytes:
-YAML is written by the small emitter below rather than a library whose output may change
-between versions, so benchmark figures stay comparable across commits.
+YAML is written by libyaml's emitter (PyYAML's ``CSafeDumper``, the C library the linter
+reads with); a change to the bytes bumps ``GENERATOR_VERSION``.
 
     python benchmarks/corpus.py 2000 200   # prints the folder (generated when missing)
 """
 
 from __future__ import annotations
 
-import json
 import os
 import random
-import re
 import shutil
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-GENERATOR_VERSION = 2  # bump whenever the output changes: cached corpora are keyed by it
+import yaml
+
+GENERATOR_VERSION = 3  # bump whenever the output changes: cached corpora are keyed by it
 CACHE = Path(__file__).resolve().parent / ".corpus"
 
 Object = dict[str, Any]
@@ -42,64 +42,29 @@ GPU_PRODUCTS = ("NVIDIA-L4", "NVIDIA-A100-SXM4-80GB", "NVIDIA-H100-80GB-HBM3", "
 
 # --- YAML text ------------------------------------------------------------------------------
 
-# Strings written plain: they start with a letter, `_`, `/` or an option dash, and hold
-# nothing that YAML would read as structure. The rest are quoted.
-_PLAIN = re.compile(r"(?:[A-Za-z_/]|--?[A-Za-z])[^\n\t]*")
-# Words YAML 1.1 (Kubernetes' reading) or 1.2 would not read as strings: always quoted.
-_RESERVED = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
+
+class _Dumper(yaml.CSafeDumper):
+    """libyaml's emitter with multi-line strings as literal blocks (``|``, ``|-``)."""
+
+
+def _represent_str(dumper: yaml.CSafeDumper, value: str) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
+
+
+_Dumper.add_representer(str, _represent_str)
 
 
 def dump(document: Object) -> str:
-    """Block-style YAML of plain data, in key order; multi-line strings as literal blocks."""
-    return "\n".join(_lines(document, 0)) + "\n"
-
-
-def _scalar(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, dict):
-        return "{}"
-    if isinstance(value, list):
-        return "[]"
-    if (
-        _PLAIN.fullmatch(value)
-        and ": " not in value
-        and " #" not in value
-        and not value.endswith((":", " "))
-        and value.lower() not in _RESERVED
-    ):
-        return value
-    return json.dumps(value)  # a JSON string is a valid YAML double-quoted scalar
-
-
-def _lines(value: Object | list[Any], indent: int) -> Iterator[str]:
-    pad = " " * indent
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from _entry(f"{pad}{_scalar(key)}:", item, indent + 2)
-        return
-    for item in value:
-        if isinstance(item, dict) and item:
-            first, *rest = _lines(item, indent + 2)
-            yield f"{pad}- {first.lstrip()}"
-            yield from rest
-        else:
-            yield from _entry(f"{pad}-", item, indent + 2)
-
-
-def _entry(head: str, item: Any, indent: int) -> Iterator[str]:
-    if isinstance(item, (dict, list)) and item:
-        yield head
-        yield from _lines(item, indent)
-    elif isinstance(item, str) and "\n" in item:
-        yield head + (" |" if item.endswith("\n") else " |-")
-        yield from (" " * indent + line if line else "" for line in item.rstrip("\n").split("\n"))
-    else:
-        yield f"{head} {_scalar(item)}"
+    """Block-style YAML of plain data, in key order. PyYAML writes YAML 1.1, Kubernetes'
+    reading, so it quotes whatever 1.1 would read as something else (``"on"``, ``"1.10"``)."""
+    return yaml.dump(
+        document,
+        Dumper=_Dumper,
+        sort_keys=False,
+        default_flow_style=False,
+        width=1 << 16,
+        allow_unicode=True,
+    )
 
 
 # --- building blocks ------------------------------------------------------------------------
