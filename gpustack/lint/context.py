@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpustack.lint.model import PodSpec, Resource
 
 if TYPE_CHECKING:
     from gpustack.lint.chartkeys import ChartKeys
     from gpustack.lint.cluster import ClusterFacts
+
+T = TypeVar("T")
 
 # Distributions whose default containerd runtime is not nvidia (pods need runtimeClassName).
 RUNTIME_CLASS_DISTRIBUTIONS = frozenset({"k3s", "rke2", "k0s", "kubeadm"})
@@ -50,6 +52,17 @@ class LintContext:
         """The pod specs inside ``resource``, in document order (an index built once per run:
         object rules never scan the whole set)."""
         return self._pods_by_resource.get(id(resource), ())
+
+    def memo(self, key: str, compute: Callable[[], T]) -> T:
+        """A value computed once per run and shared by all checks of a rule (an index over
+        the set), so that a rule run per object never rescans the whole set."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    @cached_property
+    def _memo(self) -> dict[str, Any]:
+        return {}
 
     @cached_property
     def _pods_by_resource(self) -> dict[int, tuple[PodSpec, ...]]:

@@ -172,14 +172,27 @@ def _judge(pod: PodSpec, rollout: Rollout, ctx: LintContext) -> list[Hit] | None
 
 
 def _pinned_workloads(pod: PodSpec, names: set[str], ctx: LintContext) -> Iterator[tuple[PodSpec, int]]:
-    """Other long-running GPU workloads of the set that can only run on the pools ``names``."""
-    for other in ctx.pod_specs:
-        if other is pod or not is_gpu_workload(other) or LONG_RUNNING.get(other.resource.kind or "") != other.path:
+    """Other long-running GPU workloads of the set that can only run on the pools ``names``,
+    in input order."""
+    groups = ctx.memo("GS005 pinned workloads", lambda: _pinned_by_pools(ctx))
+    matched = [item for pools, items in groups.items() if pools <= names for item in items]
+    for _, other, count in sorted(matched, key=lambda item: item[0]):
+        if other is not pod:
+            yield other, count
+
+
+def _pinned_by_pools(ctx: LintContext) -> dict[frozenset[str], list[tuple[int, PodSpec, int]]]:
+    """Long-running GPU workloads grouped by the pools they can run on (built once per run:
+    judging each Deployment against every other pod spec was quadratic)."""
+    groups: dict[frozenset[str], list[tuple[int, PodSpec, int]]] = {}
+    for index, other in enumerate(ctx.pod_specs):
+        if not is_gpu_workload(other) or LONG_RUNNING.get(other.resource.kind or "") != other.path:
             continue
         count = _replicas(other)
-        pools = placeable_pools(other, ctx.cluster)
-        if count and pools and {pool.name for pool in pools} <= names:
-            yield other, count
+        pools = placeable_pools(other, ctx.cluster) if count else ()
+        if pools:
+            groups.setdefault(frozenset(pool.name for pool in pools), []).append((index, other, count))
+    return groups
 
 
 def _lacking(need: Usage, free: Usage, total: Usage, hami: bool, resource: str) -> list[str]:
