@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -53,7 +53,7 @@ class LintContext:
         object rules never scan the whole set)."""
         return self._pods_by_resource.get(id(resource), ())
 
-    def memo(self, key: str, compute: Callable[[], T]) -> T:
+    def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
         """A value computed once per run and shared by all checks of a rule (an index over
         the set), so that a rule run per object never rescans the whole set."""
         if key not in self._memo:
@@ -61,7 +61,7 @@ class LintContext:
         return self._memo[key]
 
     @cached_property
-    def _memo(self) -> dict[str, Any]:
+    def _memo(self) -> dict[Hashable, Any]:
         return {}
 
     @cached_property

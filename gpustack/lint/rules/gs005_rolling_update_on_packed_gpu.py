@@ -147,15 +147,13 @@ def _judge(pod: PodSpec, rollout: Rollout, ctx: LintContext) -> list[Hit] | None
     if len({pool.sharing.hami for pool in pools}) > 1:
         return None  # HAMi and whole-GPU pools count in different units
     need = least(usage(pod, pool) for pool in pools)
-    held = need * rollout.replicas
-    holders = ["its old pod" if rollout.replicas == 1 else f"its {rollout.replicas} old pods"]
-    for other, count in _pinned_workloads(pod, {pool.name for pool in pools}, ctx):
-        held += least(usage(other, pool) for pool in pools) * count
-        holders.append(str(other.resource.ref))
+    held = need * rollout.replicas + _held_by_others(pod, pools, need, ctx)
     total = sum((capacity(pool) for pool in pools), Usage())
     lacking = _lacking(need, total - held, total, pools[0].sharing.hami, pools[0].gpu_resource)
     if not lacking:
         return []
+    holders = ["its old pod" if rollout.replicas == 1 else f"its {rollout.replicas} old pods"]
+    holders += [str(other.resource.ref) for other, _ in _pinned_workloads(pod, {pool.name for pool in pools}, ctx)]
     return [
         Hit(
             pod.resource,
@@ -174,16 +172,43 @@ def _judge(pod: PodSpec, rollout: Rollout, ctx: LintContext) -> list[Hit] | None
 def _pinned_workloads(pod: PodSpec, names: set[str], ctx: LintContext) -> Iterator[tuple[PodSpec, int]]:
     """Other long-running GPU workloads of the set that can only run on the pools ``names``,
     in input order."""
-    groups = ctx.memo("GS005 pinned workloads", lambda: _pinned_by_pools(ctx))
-    matched = [item for pools, items in groups.items() if pools <= names for item in items]
+    matched = [item for pools, items in _pinned_by_pools(ctx).items() if pools <= names for item in items]
     for _, other, count in sorted(matched, key=lambda item: item[0]):
         if other is not pod:
             yield other, count
 
 
+def _held_by_others(pod: PodSpec, pools: tuple[Pool, ...], need: Usage, ctx: LintContext) -> Usage:
+    """What the other pinned workloads hold of ``pools``: the sum of each group of workloads
+    (by the pools it can run on) is computed once per run and pool set, not per Deployment."""
+    names = frozenset(pool.name for pool in pools)
+    groups = _pinned_by_pools(ctx)
+    held = sum(
+        (
+            ctx.memo(("GS005 group usage", group, names), lambda items=items: _group_usage(items, pools))
+            for group, items in groups.items()
+            if group <= names
+        ),
+        Usage(),
+    )
+    # The Deployment itself sits in the group of exactly its pools; its replicas count apart.
+    own_replicas = _replicas(pod)
+    if names in groups and own_replicas and is_gpu_workload(pod):
+        held -= need * own_replicas
+    return held
+
+
+def _group_usage(items: list[tuple[int, PodSpec, int]], pools: tuple[Pool, ...]) -> Usage:
+    return sum((least(usage(other, pool) for pool in pools) * count for _, other, count in items), Usage())
+
+
 def _pinned_by_pools(ctx: LintContext) -> dict[frozenset[str], list[tuple[int, PodSpec, int]]]:
     """Long-running GPU workloads grouped by the pools they can run on (built once per run:
     judging each Deployment against every other pod spec was quadratic)."""
+    return ctx.memo("GS005 pinned workloads", lambda: _group_pinned(ctx))
+
+
+def _group_pinned(ctx: LintContext) -> dict[frozenset[str], list[tuple[int, PodSpec, int]]]:
     groups: dict[frozenset[str], list[tuple[int, PodSpec, int]]] = {}
     for index, other in enumerate(ctx.pod_specs):
         if not is_gpu_workload(other) or LONG_RUNNING.get(other.resource.kind or "") != other.path:
