@@ -6,9 +6,13 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from gpustack.cli import main
 from gpustack.render import app
 from gpustack.render.component import RenderContext
 from gpustack.spec.load import load_spec
+from gpustack.yamlio import dump
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
@@ -51,3 +55,18 @@ def release(rendered: app.Rendered, name: str) -> dict[str, Any]:
     by_name = {r.name: r for r in rendered.releases}
     assert name in by_name, f"no release {name}; have {sorted(by_name)}"
     return dict(by_name[name].values)
+
+
+def cli(capsys: Any, *argv: str) -> tuple[int, str, str]:
+    """Run the gpustack CLI in-process: (exit code, standard output, standard error)."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(list(argv))
+    out, err = capsys.readouterr()
+    return exit_info.value.code or 0, out, err
+
+
+def write_spec(folder: Path, **spec: Any) -> str:
+    """A spec file built from the minimal spec plus ``spec`` sections; its path."""
+    path = folder / "spec.yaml"
+    path.write_text(dump(spec_document(**spec)), encoding="utf-8")
+    return str(path)

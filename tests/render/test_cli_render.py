@@ -3,31 +3,23 @@
 from __future__ import annotations
 
 import pytest
-from render_helpers import EXAMPLES, REPO
+from render_helpers import EXAMPLES, REPO, cli
 from ruamel.yaml import YAML
 
-from gpustack.cli import main
 
 EXAMPLE = REPO / "examples" / "k3s-l4.yaml"
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(list(argv))
-    out, err = capsys.readouterr()
-    return exit_info.value.code or 0, out, err
 
 
 @pytest.fixture
 def rendered_dir(tmp_path, capsys):
     """A fresh render of the K3s example."""
     target = tmp_path / "k3s-l4"
-    assert run(capsys, "render", str(EXAMPLE), "-o", str(target))[0] == 0
+    assert cli(capsys, "render", str(EXAMPLE), "-o", str(target))[0] == 0
     return target
 
 
 def test_check_passes_on_fresh_output(capsys, rendered_dir):
-    code, out, err = run(capsys, "render", str(EXAMPLE), "-o", str(rendered_dir), "--check")
+    code, out, err = cli(capsys, "render", str(EXAMPLE), "-o", str(rendered_dir), "--check")
     assert (code, out) == (0, "")
     assert "up to date" in err
 
@@ -37,7 +29,7 @@ def test_check_fails_with_a_diff_on_drift(capsys, rendered_dir):
     values.write_text(values.read_text().replace("runtimeClassName: nvidia", "runtimeClassName: runc"))
     (rendered_dir / "extra.yaml").write_text("x: 1\n")
     before = values.read_text()
-    code, out, err = run(capsys, "render", str(EXAMPLE), "-o", str(rendered_dir), "--check")
+    code, out, err = cli(capsys, "render", str(EXAMPLE), "-o", str(rendered_dir), "--check")
     assert code == 1
     assert "-runtimeClassName: runc\n+runtimeClassName: nvidia\n" in out
     assert f"--- a{rendered_dir.as_posix()}/extra.yaml\n+++ /dev/null" in out
@@ -47,12 +39,12 @@ def test_check_fails_with_a_diff_on_drift(capsys, rendered_dir):
 
 def test_default_folder_is_output_slash_name(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert run(capsys, "render", str(EXAMPLE))[0] == 0
+    assert cli(capsys, "render", str(EXAMPLE))[0] == 0
     assert (tmp_path / "output" / "k3s-l4" / "cluster" / "config.yaml").is_file()
 
 
 def test_stdout_stream_holds_every_object(capsys, examples):
-    code, out, _ = run(capsys, "render", str(EXAMPLES[-1]), "-o", "-")
+    code, out, _ = cli(capsys, "render", str(EXAMPLES[-1]), "-o", "-")
     assert code == 0
     documents = [d for d in YAML(typ="safe").load_all(out) if d is not None]
     rendered, _ = examples[EXAMPLES[-1].stem]
@@ -61,13 +53,13 @@ def test_stdout_stream_holds_every_object(capsys, examples):
 
 
 def test_check_with_stdout_is_a_usage_error(capsys):
-    code, _, err = run(capsys, "render", str(EXAMPLE), "-o", "-", "--check")
+    code, _, err = cli(capsys, "render", str(EXAMPLE), "-o", "-", "--check")
     assert code == 2
     assert "--check" in err and "Traceback" not in err
 
 
 def test_help_explains_the_command(capsys):
-    code, out, _ = run(capsys, "render", "--help")
+    code, out, _ = cli(capsys, "render", "--help")
     assert code == 0
     for words in ("SPEC", "--output", "--check", "output/<metadata.name>", "Exit codes"):
         assert words in out

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import cel
 import pytest
-from render_helpers import release, spec_document
+from render_helpers import cli, release, write_spec
 
-from gpustack.cli import main
 from gpustack.render import dra
 from gpustack.spec.checks import DRIVER_DEVICE_CLASSES
-from gpustack.yamlio import dump
 
 HAMI_DRA = {"devicePlugin": {"enabled": False}, "dra": {"enabled": True}}
 ADA = "device.attributes['hami-core-gpu.project-hami.io'].architecture == 'Ada Lovelace'"
@@ -17,18 +15,6 @@ ADA = "device.attributes['hami-core-gpu.project-hami.io'].architecture == 'Ada L
 
 def objects(rendered, kind):
     return [obj for _, obj in rendered.objects() if obj["kind"] == kind]
-
-
-def run(capsys, *argv: str) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(list(argv))
-    return exit_info.value.code or 0, capsys.readouterr().err
-
-
-def write_spec(tmp_path, **spec):
-    path = tmp_path / "spec.yaml"
-    path.write_text(dump(spec_document(**spec)), encoding="utf-8")
-    return str(path)
 
 
 def test_the_example_claims_30_percent_and_4gi(examples):
@@ -128,12 +114,12 @@ def test_capacity_gates_reach_the_contribution(render_spec):
     ids=["kubernetes-1.33", "device-plugin", "hami-sharing", "driver-class-name", "mixed-driver-roots"],
 )
 def test_refusals_exit_2(tmp_path, capsys, spec, where, fragment):
-    code, err = run(capsys, "validate", write_spec(tmp_path, **spec))
+    code, _, err = cli(capsys, "validate", write_spec(tmp_path, **spec))
     assert code == 2
     assert where in err and fragment in err
 
 
 def test_capacity_needs_cores_or_memory(tmp_path, capsys):
     spec = {**HAMI_DRA, "dra": {"enabled": True, "claimTemplates": [{"name": "c", "capacity": {}}]}}
-    code, err = run(capsys, "validate", write_spec(tmp_path, **spec))
+    code, _, err = cli(capsys, "validate", write_spec(tmp_path, **spec))
     assert code == 2 and "capacity needs cores, memory or both" in err

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from render_helpers import REPO, release, spec_document
+from render_helpers import REPO, cli, release, write_spec
 
-from gpustack.cli import main
 from gpustack.render import hami, nfd, write
 from gpustack.yamlio import dump
 
@@ -14,12 +13,6 @@ TWO_POOLS = [
     {"name": "shared", "gpu": {"model": "L4"}, "labels": {"gpu-sharing": "hami"}},
     {"name": "whole", "gpu": {"model": "L4"}, "labels": {"gpu-sharing": "none"}},
 ]
-
-
-def run(capsys, *argv: str) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(list(argv))
-    return exit_info.value.code or 0, capsys.readouterr().err
 
 
 def test_values_follow_the_spec(render_spec):
@@ -72,26 +65,14 @@ def test_a_subset_keeps_nvidias_device_plugin_off_hamis_pools(render_spec, tmp_p
     ]
     assert any("keep off HAMi's pools `shared`" in note for note in rendered.notes["device-plugin"])
     write.write_tree(tree, tmp_path / "out")
-    code, out = run_out(capsys, "lint", str(tmp_path / "out"), "--spec", rendered.ctx.spec_file, "--select", "GS009")
+    code, out, _ = cli(capsys, "lint", str(tmp_path / "out"), "--spec", rendered.ctx.spec_file, "--select", "GS009")
     assert (code, "GS009" in out) == (0, False), out
-
-
-def run_out(capsys, *argv: str) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(list(argv))
-    return exit_info.value.code or 0, capsys.readouterr().out
-
-
-def write_spec(tmp_path, **spec):
-    path = tmp_path / "spec.yaml"
-    path.write_text(dump(spec_document(**spec)), encoding="utf-8")
-    return str(path)
 
 
 def test_a_subset_without_a_distinguishing_label_is_refused(tmp_path, capsys):
     pools = [{"name": "shared", "gpu": {"model": "L4"}}, {"name": "whole", "gpu": {"model": "L4"}}]
     spec = write_spec(tmp_path, nodePools=pools, sharing={"hami": {"enabled": True, "pools": ["shared"]}})
-    code, err = run(capsys, "validate", spec)
+    code, _, err = cli(capsys, "validate", spec)
     assert code == 2
     assert "spec.sharing.hami.pools" in err and "common entry in nodePools[].labels" in err
 
@@ -99,7 +80,7 @@ def test_a_subset_without_a_distinguishing_label_is_refused(tmp_path, capsys):
 @pytest.mark.parametrize("command", ["validate", "render"])
 def test_hami_with_the_nvidia_device_plugin_exits_2(tmp_path, capsys, command):
     spec = write_spec(tmp_path, sharing={"hami": {"enabled": True}})
-    code, err = run(capsys, command, spec, *(["-o", str(tmp_path / "out")] if command == "render" else []))
+    code, _, err = cli(capsys, command, spec, *(["-o", str(tmp_path / "out")] if command == "render" else []))
     assert code == 2
     assert "spec.devicePlugin.enabled" in err and "nvidia.com/gpu" in err
     assert not (tmp_path / "out").exists()
@@ -108,7 +89,7 @@ def test_hami_with_the_nvidia_device_plugin_exits_2(tmp_path, capsys, command):
 def test_hami_with_the_gpu_operator_needs_its_device_plugin_off(render_spec, tmp_path, capsys):
     operator = {"gpuOperator": {"enabled": True},
                 "nodePools": [{"name": "a", "gpu": {"model": "L4"}, "driver": {"source": "operator"}}]}
-    assert run(capsys, "validate", write_spec(tmp_path, sharing={"hami": {"enabled": True}}, **operator))[0] == 2
+    assert cli(capsys, "validate", write_spec(tmp_path, sharing={"hami": {"enabled": True}}, **operator))[0] == 2
     rendered, _ = render_spec(**HAMI, **operator)
     assert release(rendered, "gpu-operator")["devicePlugin"]["enabled"] is False
     assert release(rendered, "hami")
