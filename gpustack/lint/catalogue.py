@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 from gpustack.errors import GpustackError, Problem
-from gpustack.lint.load import load_bytes
+from gpustack.lint.load import load_settings
 from gpustack.lint.model import Resource, Severity
 from gpustack.lint.registry import Scope
 from gpustack.resources import data_dir
@@ -114,12 +114,7 @@ def _schema() -> dict[str, Any]:
 
 
 def _policy_resource(path: Path) -> Resource:
-    try:
-        loaded = load_bytes(str(path), path.read_bytes())
-    except OSError as exc:
-        raise CatalogueError(Problem(f"cannot read: {exc.strerror}", str(path))) from None
-    if loaded.errors:
-        raise CatalogueError([Problem(e.message, e.file, e.line, e.column) for e in loaded.errors])
-    if len(loaded.resources) != 1:
+    documents = load_settings(str(path), CatalogueError, "the policy")
+    if len(documents) != 1:
         raise CatalogueError(Problem("a policy file holds exactly one mapping", str(path)))
-    return loaded.resources[0]
+    return documents[0]

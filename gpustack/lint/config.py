@@ -39,7 +39,7 @@ from gpustack.errors import GpustackError, Problem
 from gpustack.lint.context import DISTRIBUTIONS, RuleOptions
 from gpustack.lint.exemption import KEYS as EXEMPTION_KEYS
 from gpustack.lint.exemption import Exemption
-from gpustack.lint.load import load_bytes
+from gpustack.lint.load import load_settings
 from gpustack.lint.model import Resource, Severity
 from gpustack.lint.selection import Choice, Selection
 
@@ -148,17 +148,12 @@ def load_config(path: Path | None, *, known_rules: Collection[str]) -> Config:
     """Read ``path`` (no file: the defaults); ``known_rules`` are the ids ``rules:`` may name."""
     if path is None:
         return Config()
-    try:
-        loaded = load_bytes(str(path), path.read_bytes())
-    except OSError as exc:
-        raise ConfigError(Problem(f"cannot read the config: {exc.strerror}", str(path))) from None
-    if loaded.errors:
-        raise ConfigError([Problem(e.message, e.file, e.line, e.column) for e in loaded.errors])
-    if not loaded.resources:
+    documents = load_settings(str(path), ConfigError, "the config")
+    if not documents:
         return Config(path=path)
-    if len(loaded.resources) > 1:
+    if len(documents) > 1:
         raise ConfigError(Problem("the config holds more than one document", str(path)))
-    return _Reader(path, loaded.resources[0], known_rules).config()
+    return _Reader(path, documents[0], known_rules).config()
 
 
 class _Reader:

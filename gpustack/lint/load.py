@@ -29,6 +29,7 @@ import yaml
 from yaml import events
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from gpustack.errors import GpustackError, Problem
 from gpustack.lint.model import InputError, Path, Resource
 from gpustack.lint.yaml11 import MERGE, key_text, plain
 
@@ -241,6 +242,19 @@ def _load_stream(stream: BinaryIO) -> LoadResult:
     except OSError as exc:
         return LoadResult(errors=(InputError(STDIN_NAME, f"cannot read: {exc.strerror or exc}"),))
     return load_bytes(STDIN_NAME, data)
+
+
+def load_settings(file: str, error: type[GpustackError], what: str) -> tuple[Resource, ...]:
+    """The documents of a file gpustack reads for itself (config, policy): an unreadable or
+    unparsable file raises ``error`` with the located problems, rather than an InputError."""
+    try:
+        with open(file, "rb") as handle:
+            loaded = load_bytes(file, handle.read())
+    except OSError as exc:
+        raise error(Problem(f"cannot read {what}: {exc.strerror}", file)) from None
+    if loaded.errors:
+        raise error([Problem(e.message, e.file, e.line, e.column) for e in loaded.errors])
+    return tuple(loaded.resources)
 
 
 def load_bytes(name: str, data: bytes) -> LoadResult:
