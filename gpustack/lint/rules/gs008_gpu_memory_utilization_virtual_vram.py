@@ -3,16 +3,19 @@
 HAMi virtualises VRAM: a container limited to ``nvidia.com/gpumem: 8000`` sees an 8000 MiB
 GPU. vLLM's ratio applies to what it sees, so 0.28 meant as "28% of the 23034 MiB L4" gives
 0.28 × 8000 = 2240 MiB, less than the model, and the pod crash-loops (seed 001 §11, §13).
-Without a spec the host's VRAM is unknown: fire when the ratio is below 0.5, the range where
-it was almost surely computed against the whole card.
+With a spec the card's memory V is known (DESIGN §10): fire when u ≤ M / V, i.e. when u × V
+fits inside the limit M, so u was presumably computed against the card (0.28 ≤ 8000 / 23034).
+Without a spec V is unknown: fire when the ratio is below 0.5, the range where it was almost
+surely computed against the whole card.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 
+from gpustack.lint.cluster import reachable_pools
 from gpustack.lint.context import LintContext
 from gpustack.lint.gpu import HAMI_MEMORY, gpu_amounts
 from gpustack.lint.model import Container, Hit, Path, PodSpec
@@ -56,8 +59,9 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
         if limit is None:
             continue
         name, amount = limit
+        meant_for_the_card = _meant_for_the_card(pod, ctx, name, amount)
         for path, ratio in memory_utilization(container):
-            if ratio >= THRESHOLD:
+            if not meant_for_the_card(ratio):
                 continue
             if name == "nvidia.com/gpumem":
                 seen = f"the virtual {amount} MiB: {float(ratio * amount):.0f} MiB"
@@ -70,6 +74,19 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
                 f"{name} limit: vLLM takes {ratio} of {seen}, not {ratio} of the card",
                 fix=FIX,
             )
+
+
+def _meant_for_the_card(pod: PodSpec, ctx: LintContext, name: str, amount: Fraction) -> Callable[[float], bool]:
+    """Whether a ratio reads as computed against the whole card: u ≤ M / V with a spec (V the
+    largest card among the pools the pod can reach: the benefit of the doubt), else u < 0.5."""
+    pools = reachable_pools(pod, ctx.cluster) if ctx.cluster is not None else ()
+    if not pools:
+        return lambda ratio: ratio < THRESHOLD
+    if name == "nvidia.com/gpumem":
+        limit = float(amount / max(pool.gpu.memory_mib for pool in pools))
+    else:  # nvidia.com/gpumem-percentage
+        limit = float(amount / 100)
+    return lambda ratio: ratio <= limit
 
 
 RULE = Rule("GS008", "pod", check)
