@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+from gpustack.lint.rules import RULES
 
 
 def setup_commands(readme: str) -> list[str]:
@@ -17,3 +20,12 @@ def test_ci_runs_the_readme_setup_commands(repo: Path) -> None:
     assert len(commands) == 2
     for command in commands:
         assert command in ci, f"{command!r} is not a line of .ci/run"
+
+
+def test_the_rule_count_and_every_rule_id_are_in_the_lint_section(repo: Path) -> None:
+    section = (repo / "README.md").read_text(encoding="utf-8").split("## gpustack lint", 1)[1]
+    assert f"{len(RULES)} rules" in section
+    mentioned = set(re.findall(r"GS\d{3}", section))
+    for first, last in re.findall(r"GS(\d{3})–GS(\d{3})", section):
+        mentioned |= {f"GS{n:03d}" for n in range(int(first), int(last) + 1)}
+    assert set(RULES) <= mentioned
