@@ -89,6 +89,7 @@ def lint(
         notes.append(Note(f"{skipped} skipped: --partial input is not the whole set these rules need"))
     targets = _Targets(ctx)
     hits = [(rule, hit) for rule in enabled for hit in _run(rule, ctx, errors, targets)]
+    notes += _release_notes(ctx)
     # Positions are parsed lazily per file: locate file by file, document by document.
     hits.sort(key=lambda pair: (pair[1].resource.file, pair[1].resource.document))
     results = [(hit, _finding(rule, hit, catalogue[rule.id], config)) for rule, hit in hits]
@@ -116,6 +117,13 @@ def lint(
         catalogue=catalogue,
         baseline=outcome.baseline,
     )
+
+
+def _release_notes(ctx: LintContext) -> list[Note]:
+    """Chart releases whose chart or version could not be told: chart rules passed them by."""
+    from gpustack.lint.sets import release_notes
+
+    return [Note(text, resource.file, resource.locate(path)[0]) for resource, path, text in release_notes(ctx)]
 
 
 def _nothing_to_lint(loaded: LoadResult) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
+from gpustack.lint.chartsource import ChartRef, SourceIndex, chart_ref
 from gpustack.lint.gpu import image_repository
 from gpustack.lint.model import Path, PodSpec, Resource
 
@@ -63,6 +64,8 @@ class HelmChartRelease:
     repo: str | None = None
     version: str | None = None  # as written: "2.10.0", "v26.7.0", a range, a Git revision
     layers: tuple[ValuesLayer, ...] = ()
+    chart_ref: ChartRef | None = None  # Flux ``spec.chartRef``: ``releases`` resolves it in the set
+    note: str | None = None  # why the chart or its version could not be told
 
     def where(self, *keys: str) -> tuple[Resource, Path]:
         """The object and path of the highest-precedence layer that sets ``keys``; the chart
@@ -127,6 +130,9 @@ def helm_releases(resource: Resource) -> Iterator[HelmChartRelease]:
         target = _text(spec.get("targetNamespace"))
         release = _text(spec.get("releaseName")) or (f"{target}-{name}" if target and name else name)
         layers = [ValuesLayer(resource, ("spec", "values"), _mapping(spec.get("values")))]
+        if not chart_spec and (ref := chart_ref(resource, spec)):
+            yield _release(resource, ("spec", "chartRef", "name"), None, release, layers, chart_ref=ref)
+            return
         yield _release(
             resource, ("spec", "chart", "spec", "chart"), chart_spec.get("chart"), release, layers,
             repo=_text(_mapping(chart_spec.get("sourceRef")).get("name")), version=chart_spec.get("version"),
@@ -277,9 +283,13 @@ def _releases(ctx: LintContext) -> tuple[HelmChartRelease, ...]:
             if layer is not None:
                 configs.setdefault((resource.ref.namespace, resource.ref.name), []).append(layer)
     found: list[HelmChartRelease] = []
+    sources: SourceIndex | None = None
     for resource in ctx.resources:
         for release in helm_releases(resource):
-            if resource.kind == "HelmChart":
+            if release.chart_ref is not None:
+                sources = sources or SourceIndex(ctx.resources)
+                release = _from_source(release, sources)
+            elif resource.kind == "HelmChart":
                 extra = tuple(configs.pop((resource.ref.namespace, resource.ref.name), []))
                 below = tuple(layer for layer in release.layers if layer.written is None)
                 above = tuple(layer for layer in release.layers if layer.written is not None)  # `set`
@@ -294,6 +304,20 @@ def _releases(ctx: LintContext) -> tuple[HelmChartRelease, ...]:
         for resource in by_file.get(file, ()):
             found.append(_release(resource, (), name, None, [ValuesLayer(resource, (), resource.data)], version=version))
     return tuple(found)
+
+
+def _from_source(release: HelmChartRelease, sources: SourceIndex) -> HelmChartRelease:
+    """A chartRef release with the chart, version and repository its source object names."""
+    assert release.chart_ref is not None
+    source = sources.resolve(release.chart_ref, str(release.resource.ref))
+    return replace(release, chart=source.chart, version=source.version, repo=source.repo, note=source.note)
+
+
+def release_notes(ctx: LintContext) -> Iterator[tuple[Resource, Path, str]]:
+    """Why a release's chart or version is unknown (the rules that need it pass it by)."""
+    for release in releases(ctx):
+        if release.note:
+            yield release.resource, release.path, release.note
 
 
 def _with_layers(release: HelmChartRelease, layers: tuple[ValuesLayer, ...]) -> HelmChartRelease:

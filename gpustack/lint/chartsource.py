@@ -1,0 +1,121 @@
+"""Which chart a Flux HelmRelease installs when its ``spec.chartRef`` names a source object.
+
+``chartRef: {kind: OCIRepository | HelmChart, name, namespace}`` (the default in current Flux
+templates) says nothing of the chart itself: the OCIRepository's ``spec.url`` ends in the chart
+name and its ``spec.ref`` pins the version (``digest`` over ``semver`` over ``tag``, per
+https://fluxcd.io/flux/components/source/ocirepositories/#reference); a HelmChart names
+``spec.chart`` and ``spec.version``. The version is passed on as written (a tag, a semver
+range, or None); resolving it to what gpustack knows is the chart-key lookup's job.
+
+A release whose source is not in the linted set, or whose version cannot be told, still counts:
+``resolve`` says so in a note, so that no release is skipped without the user knowing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gpustack.lint.model import Resource
+
+SOURCE_GROUP = "source.toolkit.fluxcd.io/"
+SOURCE_KINDS = frozenset({"OCIRepository", "HelmChart"})
+# Mirrors that republish an upstream chart under another repository name (the chart inside is
+# the upstream one): the name gpustack's chart knowledge uses.
+MIRRORED_NAMES: Mapping[str, str] = {"nvidia-gpu-operator": "gpu-operator"}
+
+
+@dataclass(frozen=True)
+class ChartRef:
+    """A HelmRelease's ``spec.chartRef``; ``namespace`` defaults to the release's own."""
+
+    kind: str
+    name: str
+    namespace: str | None
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
+
+
+@dataclass(frozen=True)
+class ChartSource:
+    """What a source object says of the chart: name, version as written, repository."""
+
+    chart: str
+    version: str | None
+    repo: str | None
+    note: str | None = None  # why the chart or its version stays unknown
+
+
+def chart_ref(resource: Resource, spec: Mapping[str, Any]) -> ChartRef | None:
+    ref = spec.get("chartRef")
+    if not isinstance(ref, Mapping) or not isinstance(ref.get("name"), str):
+        return None
+    namespace = ref.get("namespace") if isinstance(ref.get("namespace"), str) else resource.ref.namespace
+    return ChartRef(str(ref.get("kind") or "OCIRepository"), ref["name"], namespace)
+
+
+class SourceIndex:
+    """The set's Flux OCIRepositories and HelmCharts by kind and name."""
+
+    def __init__(self, resources: Iterable[Resource]) -> None:
+        self._by_name: dict[tuple[str, str], list[Resource]] = {}
+        for resource in resources:
+            if resource.kind in SOURCE_KINDS and (resource.ref.api_version or "").startswith(SOURCE_GROUP):
+                if resource.ref.name:
+                    self._by_name.setdefault((resource.kind, resource.ref.name), []).append(resource)
+
+    def find(self, ref: ChartRef) -> Resource | None:
+        """The source ``ref`` names. A side without a namespace (kustomize often sets it for a
+        whole folder) matches any; a source in the same namespace wins over one without."""
+        candidates = self._by_name.get((ref.kind, ref.name), [])
+        matching = [c for c in candidates if ref.namespace is None or c.ref.namespace in (None, ref.namespace)]
+        matching.sort(key=lambda c: c.ref.namespace != ref.namespace)
+        return matching[0] if matching else None
+
+    def resolve(self, ref: ChartRef, release: str) -> ChartSource:
+        source = self.find(ref)
+        if source is None:
+            return ChartSource(
+                "", None, None,
+                f"{release}: its chartRef {ref} is not among the linted files, so the chart it installs "
+                "is unknown and chart rules skip it; lint the source with the release",
+            )
+        if source.kind == "HelmChart":
+            return _helm_chart(source, release)
+        return _oci_repository(source, release)
+
+
+def _oci_repository(source: Resource, release: str) -> ChartSource:
+    url = source.get(("spec", "url"))
+    if not isinstance(url, str) or not url.strip():
+        return ChartSource("", None, None, f"{release}: {source.ref} has no spec.url, so its chart is unknown")
+    chart = url.rstrip("/").rsplit("/", 1)[-1]
+    chart = MIRRORED_NAMES.get(chart, chart)
+    ref = source.get(("spec", "ref"))
+    ref = ref if isinstance(ref, Mapping) else {}
+    semver, tag = _text(ref.get("semver")), _text(ref.get("tag"))
+    # semver wins over tag; a digest wins over both, but a tag written beside it (as Renovate
+    # pins) names the same artifact.
+    version = semver or tag
+    note = None
+    if version is None:
+        pinned = "a digest only" if _text(ref.get("digest")) else "no tag (Flux pulls `latest`)"
+        note = f"{release}: {source.ref} pins {pinned}, so the chart version of {chart} is unknown"
+    return ChartSource(chart, version, url, note)
+
+
+def _helm_chart(source: Resource, release: str) -> ChartSource:
+    chart = source.get(("spec", "chart"))
+    if not isinstance(chart, str) or not chart.strip():
+        return ChartSource("", None, None, f"{release}: {source.ref} has no spec.chart, so its chart is unknown")
+    name = chart.rstrip("/").rsplit("/", 1)[-1]
+    repo = source.get(("spec", "sourceRef", "name"))
+    return ChartSource(name, _text(source.get(("spec", "version"))), repo if isinstance(repo, str) else None)
+
+
+def _text(value: Any) -> str | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return value.strip() or None if isinstance(value, str) else None

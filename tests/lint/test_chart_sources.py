@@ -1,0 +1,75 @@
+"""Which chart a Flux HelmRelease installs through ``spec.chartRef``: the OCIRepository's URL
+and ref, or the HelmChart's chart and version; a note, never silence, when it cannot be told."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from lint_support import gpustack, write
+
+from gpustack.lint import sets
+from gpustack.lint.context import LintContext
+from gpustack.lint.load import load_text
+
+RELEASE = """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: plugin, namespace: kube-system}
+spec:
+  chartRef: {kind: OCIRepository, name: plugin-chart}
+"""
+
+
+def _release(text: str) -> sets.HelmChartRelease:
+    resources = load_text("hr.yaml", text).resources
+    [release] = sets.releases(LintContext(resources=resources, pod_specs=()))
+    return release
+
+
+def _oci(ref: str, namespace: str = "") -> str:
+    metadata = f"{{name: plugin-chart{', namespace: ' + namespace if namespace else ''}}}"
+    return (
+        f"---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata: {metadata}\n"
+        f"spec:\n  url: oci://ghcr.io/home-operations/charts-mirror/nvidia-device-plugin\n  ref: {ref}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("ref", "version", "note"),
+    [
+        ("{tag: 0.17.4}", "0.17.4", None),
+        ("{semver: '>=0.17.0', tag: 0.16.0}", ">=0.17.0", None),  # Flux: semver wins over tag
+        ("{tag: 0.17.4, digest: 'sha256:ab'}", "0.17.4", None),  # the tag names the digest's artifact
+        ("{digest: 'sha256:ab'}", None, "pins a digest only"),
+        ("{}", None, "no tag"),
+    ],
+)
+def test_oci_repository_gives_chart_name_and_raw_version(ref: str, version: str | None, note: str | None) -> None:
+    release = _release(RELEASE + _oci(ref))
+    assert (release.chart, release.version) == ("nvidia-device-plugin", version)
+    assert (note in release.note) if note else release.note is None
+
+
+def test_a_source_in_another_namespace_is_not_the_one_named() -> None:
+    release = _release(RELEASE + _oci("{tag: 0.17.4}", namespace="flux-system"))
+    assert release.chart == ""
+    assert "is not among the linted files" in (release.note or "")
+
+
+def test_helm_chart_source_gives_chart_and_version() -> None:
+    text = RELEASE.replace("OCIRepository", "HelmChart") + (
+        "---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmChart\nmetadata: {name: plugin-chart}\n"
+        "spec: {chart: hami, version: 2.6.x, sourceRef: {kind: HelmRepository, name: hami-charts}}\n"
+    )
+    release = _release(text)
+    assert (release.chart, release.version, release.repo, release.note) == ("hami", "2.6.x", "hami-charts", None)
+
+
+def test_a_release_whose_source_is_missing_is_named_in_a_note(capsys: pytest.CaptureFixture[str], tmp_path) -> None:  # type: ignore[no-untyped-def]
+    file = write(str(tmp_path / "hr.yaml"), RELEASE)
+    code, out, _ = gpustack(capsys, "lint", "--format", "json", file)
+    [note] = json.loads(out)["notes"]
+    assert code == 0
+    assert note["line"] == 5
+    assert note["message"].startswith("HelmRelease kube-system/plugin: its chartRef OCIRepository kube-system/plugin-chart")
