@@ -280,34 +280,31 @@ def _load(name: str) -> ChartKeys:
     return ChartKeys(data["chart"], str(data["version"]), keys, f"gpustack's data for {data['chart']} {data['version']}")
 
 
-def chart_keys(chart: str, version: str | None, extra: tuple[ChartKeys, ...] = ()) -> ChartKeys | None:
-    """The keys of ``chart`` at ``version``: a chart given with ``--chart-values`` first, then
-    gpustack's data for that version, else for the same major.minor (patch releases keep their
-    keys). None when neither is known: gpustack then checks nothing."""
-    if version is None:
-        return None
+def versions(chart: str) -> tuple[str, ...]:
+    """The versions of ``chart`` gpustack has key data for, as the data writes them."""
+    return tuple(_yaml_version(name) for name in shipped().get(chart, {}).values())
+
+
+def _yaml_version(name: str) -> str:
+    return name[: -len(".yaml")].split("@", 1)[1]
+
+
+def chart_keys(chart: str, version: str, extra: tuple[ChartKeys, ...] = ()) -> ChartKeys | None:
+    """The keys of ``chart`` at exactly ``version`` (``v`` prefix or not): a chart given with
+    ``--chart-values`` first, then gpustack's data. Ranges, patch releases without data and
+    missing versions: ``gpustack.lint.chartversions.resolve``."""
     wanted = normalise_version(version)
     for keys in extra:
         if keys.chart == chart and normalise_version(keys.version) == wanted:
             return keys
-    versions = shipped().get(chart, {})
-    if wanted in versions:
-        return _load(versions[wanted])
-    minor = _minor(wanted)
-    same_minor = sorted(v for v in versions if minor and _minor(v) == minor)
-    return _load(versions[same_minor[-1]]) if same_minor else None
+    name = shipped().get(chart, {}).get(wanted)
+    return _load(name) if name else None
 
 
 def newest_version(chart: str) -> str | None:
-    """The newest version gpustack has data for (values of an unpinned release are checked
-    against it)."""
-    versions = shipped().get(chart, {})
-    return max(versions, key=version_key) if versions else None
-
-
-def _minor(version: str) -> str | None:
-    parts = version.split(".")
-    return ".".join(parts[:2]) if len(parts) >= 3 else None
+    """The newest version gpustack has key data for."""
+    known = versions(chart)
+    return max(known, key=version_key) if known else None
 
 
 def version_key(version: str) -> tuple[int, ...]:

@@ -15,23 +15,20 @@ import difflib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from gpustack.lint import chartkeys, sets
+from gpustack.lint import chartkeys, chartversions, sets
 from gpustack.lint.chartkeys import ChartKeys
 from gpustack.lint.context import LintContext
 from gpustack.lint.model import Hit, Severity
 from gpustack.lint.registry import Rule
 
-UNPINNED = frozenset({"", "*", "latest", "HEAD"})
-
-
 def check(ctx: LintContext) -> Iterator[Hit]:
     for release in sets.releases(ctx):
-        pinned = (release.version or "").strip() not in UNPINNED
-        version = release.version if pinned else chartkeys.newest_version(release.chart)
-        keys = chartkeys.chart_keys(release.chart, version, ctx.chart_values)
+        resolution = chartversions.resolve(release.chart, release.version, ctx.chart_values)
+        if resolution.keys is None and resolution.note is not None:
+            yield Hit(release.resource, release.path, f"{release.owner}: {resolution.note}.", severity=Severity.INFO)
         for layer in release.layers:
             for path in _written(layer):
-                yield from _check_key(release, layer, path, keys, version, pinned)
+                yield from _check_key(release, layer, path, resolution)
 
 
 def _written(layer: sets.ValuesLayer) -> Iterator[tuple[str, ...]]:
@@ -53,10 +50,9 @@ def _check_key(
     release: sets.HelmChartRelease,
     layer: sets.ValuesLayer,
     path: tuple[str, ...],
-    keys: ChartKeys | None,
-    version: str | None,
-    pinned: bool,
+    resolution: chartversions.Resolution,
 ) -> Iterator[Hit]:
+    keys, version = resolution.keys, resolution.version or release.version
     rename = _rename(release.chart, path, version)
     if keys is not None:
         index = keys.lookup(path)
@@ -71,12 +67,12 @@ def _check_key(
     where = layer.where(path)
     if where is None:
         return
-    at = f"{release.chart} {version}" + ("" if pinned else " (no version pinned: the newest gpustack knows)")
+    note = f" ({resolution.note})" if resolution.note and keys is not None else ""
     yield Hit(
         layer.resource,
         where,
-        f"{release.owner}: `{'.'.join(path)}` is not a value of chart {at}: Helm ignores it",
-        severity=None if pinned else Severity.INFO,
+        f"{release.owner}: `{'.'.join(path)}` is not a value of chart {release.chart} {version}: Helm ignores it{note}",
+        severity=None if resolution.certain else Severity.INFO,
         fix=_sentence(hint) if hint else "Remove it, or check the chart's values.yaml for the key meant.",
     )
 

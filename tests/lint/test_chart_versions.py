@@ -1,0 +1,59 @@
+"""Version resolution: every way a release pins a chart finds key data, or says why not."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpustack.lint import chartkeys
+from gpustack.lint.chartversions import resolve
+
+
+def _newest(chart: str) -> str:
+    newest = chartkeys.newest_version(chart)
+    assert newest is not None
+    return newest
+
+
+@pytest.mark.parametrize("raw", ["v26.7.0", "26.7.0", " v26.7.0 "])
+def test_exact_with_or_without_v(raw: str) -> None:
+    found = resolve("gpu-operator", raw)
+    assert (found.version, found.note, found.certain) == ("v26.7.0", None, True)
+    assert found.keys is chartkeys.chart_keys("gpu-operator", "v26.7.0")
+
+
+def test_a_patch_without_data_uses_the_same_minor_with_a_note() -> None:
+    found = resolve("gpu-operator", "v26.7.3")
+    assert found.version == "v26.7.0" and found.certain
+    assert found.note == "no key data for gpu-operator v26.7.3: checked against v26.7.0, the same minor release"
+
+
+@pytest.mark.parametrize("raw", [None, "", "*", "latest", "HEAD"])
+def test_no_pin_uses_the_newest_with_a_note(raw: str | None) -> None:
+    found = resolve("hami", raw)
+    assert found.version == _newest("hami") and not found.certain
+    assert found.note is not None and found.note.startswith("no version pinned")
+
+
+@pytest.mark.parametrize("raw", [">=0.17 <1", ">=0.17, <1", "0.20.x", "0.20.*", "~0.20.0", "^0.20.0", "0.20"])
+def test_a_range_uses_the_newest_known_version_in_it(raw: str) -> None:
+    found = resolve("nvidia-device-plugin", raw)
+    assert found.version == "0.20.0" and not found.certain
+    assert found.note is not None and f"version range `{raw}`" in found.note
+
+
+def test_a_git_revision_uses_the_newest_with_a_note() -> None:
+    found = resolve("hami", "main")
+    assert found.version == _newest("hami") and not found.certain
+    assert found.note is not None and "`main` is no chart version" in found.note
+
+
+@pytest.mark.parametrize("raw", ["v19.0.0", ">=30.0.0"])
+def test_outside_every_known_minor_checks_nothing_and_names_the_nearest(raw: str) -> None:
+    found = resolve("gpu-operator", raw)
+    assert found.keys is None and found.version is None
+    assert found.note is not None and "nearest known version: " in found.note
+
+
+def test_an_unknown_chart_has_no_data_and_nothing_to_say() -> None:
+    assert resolve("not-a-chart", "1.0.0") == resolve("not-a-chart", None)
+    assert resolve("not-a-chart", "1.0.0").note is None
