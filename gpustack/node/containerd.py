@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpustack.node import distribution
+from gpustack.node import docs
 from gpustack.node.result import LayerResult, ok, problem
 from gpustack.node.root import Malformed, NodeRoot
 
@@ -76,11 +77,10 @@ def _cri_tables(config: dict[str, Any] | None) -> list[dict[str, Any]]:
 def check(root: NodeRoot) -> LayerResult:
     is_k3s = distribution.detect(root).name == "k3s"
     main = K3S_CONFIG if is_k3s else STOCK_CONFIG
-    seed = "seed 000 step 3, seed 001 §5"
     try:
         facts = read(root, main)
     except Malformed as exc:
-        return problem(LAYER, f"config does not parse: {exc}", fix="fix the TOML syntax", seed=seed)
+        return problem(LAYER, f"config does not parse: {exc}", fix="fix the TOML syntax", docs=docs.CONTAINERD)
     if is_k3s:
         # K3s registers nvidia runtimes itself, at start, when nvidia-container-runtime is on
         # its PATH (seed 001 §5, upstream-facts §4); editing its generated file is undone.
@@ -88,9 +88,9 @@ def check(root: NodeRoot) -> LayerResult:
     else:
         fix = CONFIGURE
     if not facts.files:
-        return problem(LAYER, f"no containerd config at {main}", fix=fix, seed=seed)
+        return problem(LAYER, f"no containerd config at {main}", fix=fix, docs=docs.CONTAINERD)
     if not facts.nvidia:
-        return problem(LAYER, f"no nvidia runtime in {', '.join(facts.files)}", fix=fix, seed=seed)
+        return problem(LAYER, f"no nvidia runtime in {', '.join(facts.files)}", fix=fix, docs=docs.CONTAINERD)
     listed = ", ".join(f"{r.name} → {r.binary or 'runc'} ({r.file})" for r in facts.nvidia)
     default = facts.default_runtime or "runc"
     note = "" if "nvidia" in default else " (GPU pods need runtimeClassName: nvidia)"

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from gpustack.node import docs
 from gpustack.node.result import LayerResult, ok, problem
 from gpustack.node.root import NodeRoot
 
 LAYER = "device-plugin"
-SEED = "seed 000 step 4, seed 001 §5"
 FOLDER = "/var/lib/kubelet/device-plugins"
 NVIDIA_SOCKET = "nvidia-gpu.sock"
 KUBELET_SOCKET = "kubelet.sock"  # the kubelet's own registration socket, not a plugin
@@ -18,7 +18,7 @@ def check(root: NodeRoot) -> LayerResult:
             LAYER,
             f"no {FOLDER}: no kubelet has run on this node",
             fix="join the node to the cluster (install K3s or kubeadm join) before the device plugin",
-            seed=SEED,
+            docs=docs.DEVICE_PLUGIN,
         )
     plugins = [e.rsplit("/", 1)[1] for e in root.entries(FOLDER, "*.sock")]
     plugins = [name for name in plugins if name != KUBELET_SOCKET]
@@ -28,7 +28,7 @@ def check(root: NodeRoot) -> LayerResult:
             f"no device plugin socket in {FOLDER}: nodes advertise no nvidia.com/gpu",
             fix="deploy the NVIDIA device plugin DaemonSet (with runtimeClassName: nvidia where "
             "nvidia is not the default runtime) and check its pod on this node",
-            seed=SEED,
+            docs=docs.DEVICE_PLUGIN,
         )
     # nvidia-gpu.sock is NVIDIA's plugin (seed 001 §5); others (HAMi's, say) serve GPUs too.
     plugins.sort(key=lambda name: name != NVIDIA_SOCKET)

@@ -1,4 +1,4 @@
-"""The layers ``gpustack doctor`` walks, in the order a GPU comes up on a node (seed 001 §2–§5)."""
+"""The layers ``gpustack doctor`` walks, in the order a GPU comes up on a node."""
 
 from __future__ import annotations
 

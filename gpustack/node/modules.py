@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpustack.node import docs
 from gpustack.node.result import LayerResult, ok, problem
 from gpustack.node.root import NodeRoot
 
@@ -23,6 +24,6 @@ def check(root: NodeRoot) -> LayerResult:
             fix="install the NVIDIA driver package (it blacklists nouveau) and reboot; or add "
             "`blacklist nouveau` and `options nouveau modeset=0` to /etc/modprobe.d/, "
             "run `update-initramfs -u` and reboot",
-            seed="seed 001 §2",
+            docs=docs.DRIVER,
         )
     return ok(LAYER, "nouveau is not loaded")

@@ -21,7 +21,7 @@ def text(results: tuple[LayerResult, ...]) -> str:
 def _line(result: LayerResult, width: int) -> str:
     line = f"{result.status.value:<8} {result.layer:<{width}}  {result.detail}"
     if result.status is Status.PROBLEM:
-        line += f" → {result.fix} [{result.seed}]"
+        line += f" → {result.fix} [{result.docs}]"
     return line
 
 

@@ -1,4 +1,4 @@
-"""What one layer check says: ok, problem (with what to do and where the seeds show it) or n/a."""
+"""What one layer check says: ok, problem (with what to do and the upstream documentation of the step) or n/a."""
 
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ class LayerResult:
     status: Status
     detail: str
     fix: str | None = None
-    seed: str | None = None
+    docs: str | None = None  # upstream documentation of the fix
 
     def __post_init__(self) -> None:
-        if self.status is Status.PROBLEM and not (self.fix and self.seed):
-            raise ValueError(f"{self.layer}: a problem needs a fix and the seed step it comes from")
+        if self.status is Status.PROBLEM and not (self.fix and self.docs):
+            raise ValueError(f"{self.layer}: a problem needs a fix and the documentation of that fix")
 
 
 def ok(layer: str, detail: str) -> LayerResult:
@@ -33,5 +33,5 @@ def not_applicable(layer: str, detail: str) -> LayerResult:
     return LayerResult(layer, Status.NA, detail)
 
 
-def problem(layer: str, detail: str, *, fix: str, seed: str) -> LayerResult:
-    return LayerResult(layer, Status.PROBLEM, detail, fix, seed)
+def problem(layer: str, detail: str, *, fix: str, docs: str) -> LayerResult:
+    return LayerResult(layer, Status.PROBLEM, detail, fix, docs)

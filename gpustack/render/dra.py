@@ -171,10 +171,10 @@ def _notes(stack: GpuStack, dra_driver: DraDriver, gates: dict[str, dict[str, bo
     notes = [
         f"DRA driver `{dra_driver.name}` creates its own DeviceClass `{dra_driver.name}`; gpustack adds only "
         "the classes and ResourceClaimTemplates of the spec. A claim is allocated when a pod that uses it is "
-        "scheduled: a ResourceClaim nobody uses stays pending (seed 001 §12).",
+        "scheduled: a ResourceClaim nobody uses stays pending.",
         f"The driver's kubelet plugin looks for the NVIDIA driver under `{root}` (`nvidiaDriverRoot`). gpustack "
-        "follows upstream, whose default is `/` for host-installed drivers; seed 001 §12 bind-mounted `/` onto "
-        "/run/nvidia/driver instead, which is not needed here.",
+        "follows upstream, whose default is `/` for host-installed drivers: no need to bind-mount `/` onto "
+        "/run/nvidia/driver.",
     ]
     if dra_driver.path:
         notes.append(
@@ -190,6 +190,6 @@ def _notes(stack: GpuStack, dra_driver: DraDriver, gates: dict[str, dict[str, bo
     elif "dra-consumable-capacity" in features(stack):
         notes.append(
             f"Capacity requests need DRAConsumableCapacity, beta and on by default in Kubernetes {version}: "
-            "no gate to set (seed 001 §12 set it on 1.36 anyway; upstream-facts §6)."
+            "no gate to set (https://kubernetes.io/docs/reference/command-line-tools-reference/feature-gates/)."
         )
     return notes

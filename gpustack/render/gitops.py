@@ -3,7 +3,7 @@
 Two delivery steps for the pipeline (``app.DELIVERY``), each given the merged releases:
 
 - ``k3s_helm_charts``: one ``helm.cattle.io/v1`` HelmChart per release under ``k3s/``, for the
-  K3s server's auto-deploy folder (upstream-facts §4); on by default for K3s.
+  K3s server's auto-deploy folder; on by default for K3s.
 - ``argocd_applications``: with ``gitops.argocd.enabled``, ``argocd/root.yaml`` (the app of
   apps) and under ``argocd/apps/`` one Application per release (Helm values inline) plus one for
   ``manifests/``, ordered by sync waves.
@@ -24,7 +24,7 @@ from gpustack.render.component import Contribution, HelmRelease, RenderContext
 from gpustack.spec.models import GpuStack
 from gpustack.yamlio import dump
 
-K3S_NAMESPACE = "kube-system"  # where K3s' helm-controller expects HelmCharts (upstream-facts §4)
+K3S_NAMESPACE = "kube-system"  # where K3s' helm-controller expects HelmCharts
 K3S_MANIFESTS = "/var/lib/rancher/k3s/server/manifests"
 IN_CLUSTER = "https://kubernetes.default.svc"
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
@@ -144,7 +144,9 @@ def plugin_config(ctx: RenderContext) -> str:
     }
     header = (
         "# Argo CD config management plugin: mount as /home/argocd/cmp-server/config/plugin.yaml in a\n"
-        "# sidecar of argocd-repo-server whose image has gpustack installed (pip install gpustack).\n"
+        "# sidecar of argocd-repo-server whose image has gpustack with its render tools installed:\n"
+        "# `pip install '.[render]'` in a clone of the gpustack repository, or\n"
+        "# `pip install \"kube-gpustack[render] @ git+<repository URL>@<ref>\"`.\n"
     )
     return header + dump(config)
 
@@ -157,7 +159,7 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         notes.append(
             f"K3s: copy `k3s/*.yaml` into {K3S_MANIFESTS} on a server node; K3s applies them and its "
             "helm-controller installs each chart, retrying until the charts they depend on are up. "
-            "Deleting a file there does not uninstall the chart (upstream-facts §4)."
+            "Deleting a file there does not uninstall the chart."
         )
     if stack.spec.gitops.argocd.enabled:
         notes.append(

@@ -76,18 +76,17 @@ def _notes(stack: GpuStack) -> list[str]:
     return [
         f"HAMi shares the GPUs of pools {pools}: each GPU is advertised as {hami.splitCount} × `nvidia.com/gpu`; "
         "pods ask for `nvidia.com/gpumem` (MiB) and `nvidia.com/gpucores` (%) next to `nvidia.com/gpu: 1`, "
-        "and see only their share (seed 001 §11).",
-        f"HAMi's device plugin runs on nodes labelled {selector} instead of the chart's hand-made `gpu=on` "
-        "(seed 001 §11 labelled the node by hand).",
+        "and see only their share.",
+        f"HAMi's device plugin runs on nodes labelled {selector} instead of the chart's `gpu=on`, "
+        "which nothing sets unless a person labels each node by hand.",
         "HAMi's scheduler runs kube-scheduler "
         + (
             f"`{hami.schedulerImageTag}` (`scheduler.kubeScheduler.image.tag`)"
             if hami.schedulerImageTag
             else "at the cluster's own version, which chart 2.10 derives itself"
         )
-        + "; seed 001 §11's `scheduler.kubeScheduler.imageTag` is the pre-2.7 key, which 2.10 ignores "
-        "(upstream-facts §0).",
+        + "; `scheduler.kubeScheduler.imageTag` is the pre-2.7 key, which 2.10 ignores.",
         "Inside a HAMi share, ratios such as vLLM's `--gpu-memory-utilization` apply to the share, not to the "
         "card (0.28 × 8000 MiB = 2240 MiB); Deployments on shared GPUs use `strategy: Recreate`, since a "
-        "rolling update needs a second share that the card may not have (seed 001 §11).",
+        "rolling update needs a second share that the card may not have.",
     ]

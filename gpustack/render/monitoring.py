@@ -236,7 +236,7 @@ def _profiling_reason(stack: GpuStack) -> list[str]:
         return ["Left out: monitoring.dcgmExporter.profiling is off."]
     capable = profiling_pools(stack)
     if not capable:
-        return ["Left out: no pool's GPU provides them (GeForce cannot enable DCGM profiling, upstream-facts §3)."]
+        return ["Left out: no pool's GPU provides them (GeForce cannot enable DCGM profiling: https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/feature-overview.html#profiling-metrics)."]
     lines = [f"Collected for pools {_describe(capable)}."]
     others = [pool for pool in stack.spec.nodePools if pool not in capable]
     if others:
@@ -256,7 +256,7 @@ def _notes(stack: GpuStack) -> list[str]:
     notes = [
         f"Prometheus loads gpustack's rules and the DCGM Exporter ServiceMonitor through the label "
         f"`release: {monitoring.release}`, which kube-prometheus-stack's default selectors match; "
-        "`ruleSelectorNilUsesHelmValues` stays at its default (seed 001 §7 flipped it instead)."
+        "`ruleSelectorNilUsesHelmValues` stays at its default instead of being flipped."
     ]
     if monitoring.grafana.dashboards:
         ids = ", ".join(str(d.gnetId) for d in monitoring.grafana.dashboards)

@@ -39,9 +39,9 @@ def driver_note(pools: list[NodePool]) -> str:
     return (
         f"Driver on pools {names} ({', '.join(versions) or 'version of your choice'}): "
         f"`apt-get install -y nvidia-driver-{branch}-open` (list with `ubuntu-drivers devices`), then reboot. "
-        "DKMS rebuilds the module on each kernel update: after upgrades check `dkms status` (seed 000 step 1). "
-        "The package blacklists nouveau; confirm `lsmod | grep nouveau` prints nothing after the reboot "
-        "(seed 001 §2). On physical machines disable Secure Boot or sign the module."
+        "DKMS rebuilds the module on each kernel update: after upgrades check `dkms status`. "
+        "The package blacklists nouveau; confirm `lsmod | grep nouveau` prints nothing after the reboot. "
+        "On physical machines disable Secure Boot or sign the module."
     )
 
 
@@ -54,7 +54,7 @@ def toolkit_note(pools: list[NodePool]) -> str:
         "`nvidia-ctk config --in-place --set nvidia-container-runtime.mode=cdi`",
     }
     chosen = "; ".join(f"mode {mode}: {steps[mode]}" for mode in sorted(modes))
-    return f"NVIDIA Container Toolkit on every GPU node: `apt-get install -y nvidia-container-toolkit`; {chosen} (seed 000 step 2)."
+    return f"NVIDIA Container Toolkit on every GPU node: `apt-get install -y nvidia-container-toolkit`; {chosen} (https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html)."
 
 
 def containerd_note(stack: GpuStack) -> str:
@@ -62,7 +62,7 @@ def containerd_note(stack: GpuStack) -> str:
     if spec.cluster.distribution == "k3s":
         return (
             "containerd: K3s finds `nvidia-container-runtime` when it starts and adds the `nvidia` runtime to "
-            f"{K3S_CONTAINERD}/config.toml and RuntimeClass `nvidia` to the cluster (seed 001 §5): install the "
+            f"{K3S_CONTAINERD}/config.toml and RuntimeClass `nvidia` to the cluster (https://docs.k3s.io/advanced#nvidia-container-runtime-support): install the "
             "toolkit before K3s, or restart K3s after it, and apply no RuntimeClass of your own. Never edit "
             "config.toml (rewritten on every start); custom settings go into a template next to it: "
             "`config-v3.toml.tmpl` with containerd 2 (K3s ≥ v1.31.6), `config.toml.tmpl` before. "
@@ -71,13 +71,13 @@ def containerd_note(stack: GpuStack) -> str:
     if spec.gpuOperator.enabled:
         return (
             "containerd: the GPU Operator's toolkit adds the `nvidia` runtime (drop-in "
-            "/etc/containerd/conf.d/99-nvidia.toml) and creates RuntimeClass `nvidia` (upstream-facts §2)."
+            "/etc/containerd/conf.d/99-nvidia.toml) and creates RuntimeClass `nvidia`."
         )
     default = " --set-as-default" if spec.cluster.nvidiaDefaultRuntime else ""
     return (
         f"containerd on every GPU node: `sudo nvidia-ctk runtime configure --runtime=containerd{default}` and "
         "`sudo systemctl restart containerd`: it writes /etc/containerd/conf.d/99-nvidia.toml and imports it "
-        "from /etc/containerd/config.toml, containerd 1.x and 2.x alike (upstream-facts §5). "
+        "from /etc/containerd/config.toml, containerd 1.x and 2.x alike. "
         "Then apply RuntimeClass `nvidia` (manifests/runtime.yaml)."
     )
 

@@ -197,8 +197,8 @@ class Nfd(Versioned):
     sleepInterval: str = Field(
         "60s",
         pattern=DURATION,
-        description="Worker relabel interval. Hundreds of nodes relabelling often load etcd "
-        "(seed 000 step 7): raise it on large clusters.",
+        description="Worker relabel interval. Hundreds of nodes relabelling often load etcd: "
+        "raise it on large clusters.",
     )
 
 
@@ -222,7 +222,7 @@ class DcgmExporter(Versioned):
 
 class Alerts(Strict):
     enabled: bool = True
-    temperatureCelsius: int = Field(85, description="GPUHighTemperature threshold (seed 001 §7).")
+    temperatureCelsius: int = Field(85, description="GPUHighTemperature threshold.")
     temperatureFor: str = Field("2m", pattern=DURATION)
     memoryUsedRatio: float = Field(0.9, gt=0, le=1, description="GPUMemoryNearFull threshold.")
     memoryFor: str = Field("5m", pattern=DURATION)
@@ -238,7 +238,8 @@ class Alerts(Strict):
     underfilledFor: str = Field("30m", pattern=DURATION)
     criticalXids: list[int] = Field(
         default_factory=lambda: [31, 43, 79, 92],
-        description="XID codes that must always alert (seed 000 step 8).",
+        description="XID codes that must always alert "
+        "(https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html).",
     )
 
 
@@ -252,11 +253,11 @@ class GrafanaDashboard(Strict):
 class Grafana(Strict):
     dashboards: list[GrafanaDashboard] = Field(
         default_factory=lambda: [
-            GrafanaDashboard(gnetId=12239, revision=2),  # NVIDIA DCGM Exporter, per GPU (seed 001 §7)
-            GrafanaDashboard(gnetId=23382, revision=1),  # DCGM for Kubernetes, per pod (seed 001 §7)
+            GrafanaDashboard(gnetId=12239, revision=2),  # NVIDIA DCGM Exporter, per GPU
+            GrafanaDashboard(gnetId=23382, revision=1),  # DCGM for Kubernetes, per pod
         ],
         description="grafana.com dashboards provisioned through grafana.dashboardProviders "
-        "(seed 001 §7: 12239 per GPU, 23382 per pod with its allocation table).",
+        "(12239: per GPU; 23382: per pod, with its allocation table).",
     )
     anonymousAdmin: bool = Field(
         False, description="Lab only: anonymous Admin access (the seed's setting). Never in production."
@@ -388,7 +389,7 @@ class Nbody(Strict):
     name: str = Field("nbody-benchmark", pattern=DNS_LABEL)
     namespace: str = Field("default", pattern=DNS_LABEL)
     image: str = "nvcr.io/nvidia/k8s/cuda-sample:nbody"
-    bodies: int = Field(3000000, ge=1024, description="-numbodies (seed 001 §7 used 3,000,000 on an L4).")
+    bodies: int = Field(3000000, ge=1024, description="-numbodies of the CUDA nbody sample.")
 
 
 class S3Source(Strict):
@@ -445,7 +446,7 @@ class GpuStack(Strict):
 
     model_config = ConfigDict(
         extra="forbid",
-        json_schema_extra={"$id": "https://gpustack.io/schemas/gpustack.schema.json"},
+        json_schema_extra={"$id": "urn:gpustack:schema:spec"},
     )
 
     apiVersion: Literal["gpustack.io/v1alpha1"]

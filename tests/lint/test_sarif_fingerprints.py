@@ -18,7 +18,6 @@ from ruamel.yaml import YAML
 from gpustack.lint.baseline import FINGERPRINT
 from gpustack.lint.catalogue import load_catalogue
 from gpustack.lint.docs import DOCS_PATH, anchor
-from gpustack.lint.report.sarif import DOCS_URL
 from lint_support import gpustack, write
 
 POD = """\
@@ -77,12 +76,16 @@ def test_fingerprints_survive_a_line_move(capsys: pytest.CaptureFixture[str]) ->
 def test_rules_link_their_docs_and_security_rules_carry_a_severity(capsys: pytest.CaptureFixture[str]) -> None:
     write("pod.yaml", POD)
     rules = {rule["id"]: rule for rule in sarif(capsys, "pod.yaml")["runs"][0]["tool"]["driver"]["rules"]}
-    assert rules["GS900"]["helpUri"] == f"{DOCS_URL}{DOCS_PATH}#gs900-latest-image"
+    assert "helpUri" not in rules["GS900"]  # no docs location given: no link to a guessed one
     assert "security-severity" not in rules["GS900"]["properties"]
     assert rules["GS902"]["properties"] == {"tags": ["kubernetes", "gpu", "security"], "security-severity": "2.0"}
     base = "https://example.test/org/gpustack/blob/v1.2.0"
     for given in (base, base + "/"):
         [rule, *_] = sarif(capsys, "pod.yaml", "--docs-url", given)["runs"][0]["tool"]["driver"]["rules"]
+        assert rule["helpUri"] == f"{base}/docs/rules.md#gs900-latest-image"
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("GPUSTACK_DOCS_URL", base)
+        [rule, *_] = sarif(capsys, "pod.yaml")["runs"][0]["tool"]["driver"]["rules"]
         assert rule["helpUri"] == f"{base}/docs/rules.md#gs900-latest-image"
 
 

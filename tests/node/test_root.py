@@ -74,4 +74,4 @@ def test_an_unreadable_layer_is_not_checked_rather_than_broken(
 
 def test_a_problem_must_say_what_to_do() -> None:
     with pytest.raises(ValueError, match="needs a fix"):
-        problem("pci", "broken", fix="", seed="seed 000 step 1")
+        problem("pci", "broken", fix="", docs="https://docs.nvidia.com/")

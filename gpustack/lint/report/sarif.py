@@ -24,9 +24,10 @@ from gpustack.lint.report import ReportOptions
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
-# Where the rule docs live: DOCS_PATH resolves against it (``--docs-url`` replaces it; the
-# GitHub Action passes the action's own repository and ref).
-DOCS_URL = "https://gpustack.io/"
+# Where the rule docs live is the repository gpustack was installed from, which only the caller
+# knows: ``--docs-url`` (the GitHub Action passes the action's own repository and ref) or
+# GPUSTACK_DOCS_URL, for forks and mirrors. Without either, rules carry no ``helpUri``.
+DOCS_URL_VARIABLE = "GPUSTACK_DOCS_URL"
 # GitHub's bands: critical ≥ 9.0, high 7.0–8.9, medium 4.0–6.9, low 0.1–3.9.
 SECURITY_SEVERITY = {Severity.ERROR: "8.0", Severity.WARNING: "5.5", Severity.INFO: "2.0"}
 # Annotations and comments sit in the file; exemptions and the baseline outside it.
@@ -35,7 +36,8 @@ _SUPPRESSION_KINDS = {"annotation": "inSource", "comment": "inSource"}
 
 def render(report: Report, options: ReportOptions) -> str:
     rule_ids = list(report.catalogue)
-    docs = urljoin(_folder(options.docs_url or DOCS_URL), DOCS_PATH)
+    base = options.docs_url or os.environ.get(DOCS_URL_VARIABLE)
+    docs = urljoin(_folder(base), DOCS_PATH) if base else None
     results = [_result(finding, rule_ids) for finding in report.findings]
     if options.show_suppressed:
         for item in report.suppressed:
@@ -64,20 +66,22 @@ def _folder(url: str) -> str:
     return url if url.endswith("/") else url + "/"
 
 
-def _rule(info: RuleInfo, docs: str) -> dict[str, Any]:
+def _rule(info: RuleInfo, docs: str | None) -> dict[str, Any]:
     properties: dict[str, Any] = {"tags": ["kubernetes", "gpu", *(["security"] if info.security else [])]}
     if info.security:
         properties["security-severity"] = SECURITY_SEVERITY[info.severity]
-    return {
+    rule: dict[str, Any] = {
         "id": info.id,
         "name": info.name,
         "shortDescription": {"text": info.summary},
         "fullDescription": {"text": info.rationale},
-        "helpUri": f"{docs}#{anchor(info)}",
         "help": {"text": info.remediation, "markdown": info.remediation},
         "defaultConfiguration": {"level": _LEVELS[info.severity]},
         "properties": properties,
     }
+    if docs:
+        rule["helpUri"] = f"{docs}#{anchor(info)}"
+    return rule
 
 
 def _result(finding: Finding, rule_ids: list[str]) -> dict[str, Any]:
