@@ -1,33 +1,44 @@
 """gpustack's GPU alert rules: one PrometheusRule for kube-prometheus-stack.
 
-Thresholds come from ``monitoring.alerts`` (seed 001 §7's values are the defaults). Joins of
-DCGM series match on the node and the GPU (``on(Hostname, gpu)``): ``gpu="0"`` exists on every
-node, so ``on(gpu)`` alone pairs series of different machines (DESIGN §10 GS017).
+Thresholds come from ``monitoring.alerts``. Joins of DCGM series match on the node and the GPU
+(``on(<host>, gpu)``): ``gpu="0"`` exists on every node, so ``on(gpu)`` alone pairs series of
+different machines. ``<host>`` is the node label of the pinned exporter, ``Hostname`` up to
+4.8.2 and ``hostname`` after (dcgm_exporter.host_label).
 
-XID alerts follow NVIDIA's XID catalogue (upstream-facts §9): one alert per resolution bucket,
-critical for fatal codes, warning for application-level ones. ``DCGM_FI_DEV_XID_ERRORS`` holds
-only the last code, so ``> 0`` would never resolve: the rules fire when the gauge changes to a
-code of the bucket (DESIGN §10 "Monitoring").
+XID alerts follow NVIDIA's XID catalogue: one alert per resolution bucket, critical for fatal
+codes, warning for application-level ones. They read the exporter's
+``DCGM_EXP_XID_ERRORS_COUNT`` (XIDs per code in the last 5 minutes, code in label ``xid``)
+rather than the last-XID gauge, so a repeat of the same code is seen too; fatal buckets keep
+firing for ``xidKeepFiringFor`` after the window, since the GPU stays broken.
+
+Every alert has a ``description`` and a ``runbook_url`` into the "Alerts" section that
+``runbook_section`` writes into the stack README.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gpustack.spec.models import Alerts, GpuStack
+from gpustack.spec.checks import gpu_model
+from gpustack.spec.models import Alerts, GpuStack, NodePool
 
 RULE_NAME = "gpustack-gpu-alerts"
-XID_METRIC = "DCGM_FI_DEV_XID_ERRORS"
-# How long an XID alert fires after the gauge changed; the same code twice in a row is one change.
-XID_WINDOW = "5m"
-# Join labels for DCGM series of one GPU: the exporter's node name plus the GPU index.
-GPU_JOIN = "on(Hostname, gpu)"
+XID_COUNT_METRIC = "DCGM_EXP_XID_ERRORS_COUNT"
+# dcgm-exporter's --xid-count-window-size default (5 minutes), the window of the count above.
+XID_WINDOW = "5 minutes"
+# A DCGM field every GPU reports, whatever its MIG mode: its series count is the GPU count.
+PRESENCE_METRIC = "DCGM_FI_DEV_GPU_TEMP"
+# kube-state-metrics' resource label for extended resources (nvidia.com/gpu → nvidia_com_gpu).
+NVIDIA_RESOURCES = 'resource=~"nvidia_com_.+"'
+README_SECTION = "Alerts"
 
 
 @dataclass(frozen=True)
 class XidBucket:
-    """An XID catalogue resolution bucket (upstream-facts §9) and the alert gpustack makes of it."""
+    """An XID catalogue resolution bucket and the alert gpustack makes of it."""
 
     action: str
     fatal: bool
@@ -68,9 +79,34 @@ _UNLISTED = XidBucket(
 )
 
 
-def prometheus_rule(stack: GpuStack, *, profiling: bool) -> dict[str, Any]:
-    """The rule object; ``profiling``: some pool exports DCGM_FI_PROF_* fields."""
+@dataclass(frozen=True)
+class AlertRules:
+    """What the rules need besides the thresholds: the exporter's node label and the pools."""
+
+    alerts: Alerts
+    host: str
+    pools: tuple[NodePool, ...]
+    profiling: bool
+    runbook_base: str
+
+    @property
+    def join(self) -> str:
+        return f"on({self.host}, gpu)"
+
+    def where(self) -> str:
+        return f"GPU {{{{ $labels.gpu }}}} on {{{{ $labels.{self.host} }}}}"
+
+
+def prometheus_rule(stack: GpuStack, *, host: str, profiling: bool) -> dict[str, Any]:
+    """The rule object; ``host``: the exporter's node label; ``profiling``: some pool exports DCGM_FI_PROF_*."""
     monitoring = stack.spec.monitoring
+    rules = AlertRules(
+        alerts=monitoring.alerts,
+        host=host,
+        pools=tuple(stack.spec.nodePools),
+        profiling=profiling,
+        runbook_base=monitoring.alerts.runbookBaseUrl or "README.md",
+    )
     return {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PrometheusRule",
@@ -81,97 +117,218 @@ def prometheus_rule(stack: GpuStack, *, profiling: bool) -> dict[str, Any]:
         },
         "spec": {
             "groups": [
-                {"name": "gpustack.gpu", "rules": health_rules(monitoring.alerts, profiling=profiling)},
-                {"name": "gpustack.gpu.xid", "rules": xid_rules(monitoring.alerts.criticalXids)},
+                {"name": "gpustack.gpu", "rules": health_rules(rules)},
+                {"name": "gpustack.gpu.presence", "rules": presence_rules(rules)},
+                {"name": "gpustack.gpu.xid", "rules": xid_rules(rules)},
             ]
         },
     }
 
 
-def health_rules(alerts: Alerts, *, profiling: bool) -> list[dict[str, Any]]:
+def health_rules(rules: AlertRules) -> list[dict[str, Any]]:
     """Temperature, memory, idle-but-allocated and, with profiling fields, busy-but-underfilled."""
-    rules = [
+    alerts = rules.alerts
+    result = [
         _alert(
-            "GPUHighTemperature",
+            rules, "GPUHighTemperature",
             f"DCGM_FI_DEV_GPU_TEMP > {alerts.temperatureCelsius}",
-            alerts.temperatureFor,
-            "warning",
-            "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} is at {{ $value }} °C",
+            alerts.temperatureFor, "warning",
+            f"{rules.where()} is at {{{{ $value }}}} °C",
+            f"The GPU has been above {alerts.temperatureCelsius} °C for {alerts.temperatureFor}; it throttles its "
+            "clocks next. Check the node's airflow and fans and the GPU's power draw.",
         ),
         _alert(
-            "GPUMemoryNearFull",
-            f"DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE) > {alerts.memoryUsedRatio}",
-            alerts.memoryFor,
-            "warning",
-            "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} has {{ $value | humanizePercentage }} "
-            "of its memory in use",
+            rules, "GPUMemoryNearFull",
+            _memory_expr(rules),
+            alerts.memoryFor, "warning",
+            f"{rules.where()} has {{{{ $value | humanizePercentage }}}} of its memory in use",
+            f"More than {alerts.memoryUsedRatio:.0%} of the GPU's memory has been in use for {alerts.memoryFor}: "
+            "the next allocation may fail with CUDA out of memory. GPUs held by containers that reserve "
+            "their memory at start by design ("
+            + (", ".join(alerts.memoryReservingContainers) or "none listed")
+            + ", monitoring.alerts.memoryReservingContainers) are left out.",
         ),
-        # seed 001 §7: a pod holding memory on an idle GPU; utilisation alone cannot tell.
         _alert(
-            "GPUIdleButAllocated",
+            rules, "GPUIdleButAllocated",
             f"DCGM_FI_DEV_GPU_UTIL < {alerts.idleUtilPercent} "
-            f"and {GPU_JOIN} DCGM_FI_DEV_FB_USED > {alerts.idleMemoryMiB}",
-            alerts.idleFor,
-            "warning",
-            "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} holds memory but does no work",
+            f"and {rules.join} DCGM_FI_DEV_FB_USED > {alerts.idleMemoryMiB}",
+            alerts.idleFor, "warning",
+            f"{rules.where()} holds memory but does no work",
+            f"A process holds more than {alerts.idleMemoryMiB} MiB on a GPU that has been below "
+            f"{alerts.idleUtilPercent} % busy for {alerts.idleFor}: the GPU is allocated but idle. Find the pod "
+            "with the namespace/pod labels and scale it down or give the GPU back.",
         ),
     ]
-    if profiling:
-        # GPU_UTIL is time-based (one kernel reads 100 %); GR_ENGINE_ACTIVE shows how full the
-        # engine is (seed 001 §7, §11: 78 % busy with 2 % tensor use).
-        rules.append(
+    if rules.profiling:
+        # GPU_UTIL and GR_ENGINE_ACTIVE are both time-based (one kernel on one SM reads 100 %);
+        # how many SMs have work is SM_ACTIVE.
+        result.append(
             _alert(
-                "GPUBusyButUnderfilled",
+                rules, "GPUBusyButUnderfilled",
                 f"DCGM_FI_DEV_GPU_UTIL > {alerts.underfilledUtilPercent} "
-                f"and {GPU_JOIN} DCGM_FI_PROF_GR_ENGINE_ACTIVE < {alerts.underfilledEngineActive}",
-                alerts.underfilledFor,
-                "info",
-                "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} is busy but its engines are underfilled: "
-                "larger batches would raise throughput",
+                f"and {rules.join} DCGM_FI_PROF_SM_ACTIVE < {alerts.underfilledSmActive}",
+                alerts.underfilledFor, "info",
+                f"{rules.where()} is busy but most of its SMs are idle: larger batches would raise throughput",
+                f"A kernel ran more than {alerts.underfilledUtilPercent} % of the time while fewer than "
+                f"{alerts.underfilledSmActive:.0%} of the SM cycles had a warp resident, for {alerts.underfilledFor}. "
+                "The GPU is not full: raise the batch size or concurrency before adding GPUs. "
+                "Only GPUs with DCGM profiling metrics (not GeForce) report DCGM_FI_PROF_SM_ACTIVE.",
             )
         )
-    return rules
+    return result
 
 
-def xid_rules(critical_xids: list[int]) -> list[dict[str, Any]]:
+def presence_rules(rules: AlertRules) -> list[dict[str, Any]]:
+    """A GPU gone from a node: fewer exporter series than the pool's GPUs, or fewer allocatable than capacity."""
+    alerts = rules.alerts
+    result = []
+    expr = missing_expr(rules.host, rules.pools)
+    if expr is not None:
+        expected = ", ".join(f"{pool.name}: {pool.gpu.count}" for pool in rules.pools)
+        result.append(
+            _alert(
+                rules, "GPUMissing", expr,
+                alerts.gpuGoneFor, "critical",
+                f"{{{{ $labels.{rules.host} }}}} reports {{{{ $value }}}} GPUs, fewer than its pool's nodes have",
+                f"DCGM Exporter sees fewer GPUs on the node than its pool declares ({expected}) for "
+                f"{alerts.gpuGoneFor}: a GPU fell off the bus or the driver lost it. Check `nvidia-smi` and the "
+                "kernel log (dmesg: Xid 79), then drain and restart the node.",
+            )
+        )
+    result.append(
+        _alert(
+            rules, "GPUUnallocatable",
+            f"kube_node_status_allocatable{{{NVIDIA_RESOURCES}}} "
+            f"< on(node, resource) kube_node_status_capacity{{{NVIDIA_RESOURCES}}}",
+            alerts.gpuGoneFor, "critical",
+            "{{ $labels.node }} can allocate only {{ $value }} {{ $labels.resource }}, less than its capacity",
+            "The device plugin marked GPUs of the node unhealthy (after a fatal XID, for example), so the kubelet "
+            f"allocates fewer than the node has, for {alerts.gpuGoneFor}. Check the device plugin's log on the node "
+            "and the XID alerts; drain the node and reset or replace the GPU.",
+        )
+    )
+    return result
+
+
+def missing_expr(host: str, pools: Iterable[NodePool]) -> str | None:
+    """Nodes whose distinct GPUs (by index) are fewer than their pool's ``gpu.count``.
+
+    Pools are told apart by the exporter's ``modelName`` (NVML's name, which GFD's product label
+    spells with dashes for spaces); pools of one model with different counts use the smallest.
+    A node of one GPU that loses it has no series left to count: such pools get no term (their
+    loss shows in GPUUnallocatable and the XID alerts). None when no pool has a term.
+    """
+    counts: dict[str, int] = {}
+    for pool in pools:
+        product = gpu_model(pool).product
+        counts[product] = min(counts.get(product, pool.gpu.count), pool.gpu.count)
+    terms = [
+        f'count by ({host}) (count by ({host}, gpu) ({PRESENCE_METRIC}{{modelName=~"{_model_regex(product)}"}})) '
+        f"< {count}"
+        for product, count in sorted(counts.items())
+        if count > 1
+    ]
+    if not terms:
+        return None
+    return terms[0] if len(terms) == 1 else " or ".join(f"({term})" for term in terms)
+
+
+def xid_rules(rules: AlertRules) -> list[dict[str, Any]]:
     """One alert per XID bucket; IGNORE codes and unknown codes only where the spec lists them."""
-    listed = set(critical_xids)
+    listed = set(rules.alerts.criticalXids)
     known = {code for bucket in XID_BUCKETS for code in bucket.codes}
     buckets = [*XID_BUCKETS, replace(_UNLISTED, codes=tuple(sorted(listed - known)))]
-    rules = []
+    result = []
     for bucket in buckets:
         codes = tuple(c for c in bucket.codes if bucket.action not in ("IGNORE", "UNKNOWN") or c in listed)
         if codes:
-            rules.append(_xid_alert(bucket, codes))
-    return rules
+            result.append(_xid_alert(rules, bucket, codes))
+    return result
 
 
 def xid_expr(codes: tuple[int, ...]) -> str:
-    """The last XID is one of ``codes`` and the gauge changed within the window.
-
-    The code comparison comes first so that ``$value`` is the XID code.
-    """
-    is_code = " or ".join(f"{XID_METRIC} == {code}" for code in codes)
-    return f"({is_code}) and changes({XID_METRIC}[{XID_WINDOW}]) > 0"
+    """An XID of one of ``codes`` within the exporter's count window."""
+    return f'{XID_COUNT_METRIC}{{xid=~"{"|".join(str(code) for code in codes)}"}} > 0'
 
 
-def _xid_alert(bucket: XidBucket, codes: tuple[int, ...]) -> dict[str, Any]:
+def _xid_alert(rules: AlertRules, bucket: XidBucket, codes: tuple[int, ...]) -> dict[str, Any]:
+    keep = rules.alerts.xidKeepFiringFor if bucket.fatal else None
+    lasting = f" The alert keeps firing {keep} after the last occurrence." if keep else ""
     rule = _alert(
-        bucket.alert,
+        rules, bucket.alert,
         xid_expr(codes),
-        None,
-        "critical" if bucket.fatal else "warning",
-        "XID {{ $value }} on GPU {{ $labels.gpu }} of {{ $labels.Hostname }}: " + bucket.summary,
+        None, "critical" if bucket.fatal else "warning",
+        f"XID {{{{ $labels.xid }}}} on {rules.where()} ({{{{ $value }}}} in {XID_WINDOW}): {bucket.summary}",
+        f"The driver reported XID {', '.join(map(str, codes))} (NVIDIA's XID catalogue: {bucket.action}) within "
+        f"the last {XID_WINDOW}: {bucket.summary}.{lasting}",
+        keep_firing_for=keep,
     )
     rule["labels"]["xid_action"] = bucket.action
     return rule
 
 
-def _alert(name: str, expr: str, for_: str | None, severity: str, summary: str) -> dict[str, Any]:
+def runbook_section(rule: dict[str, Any]) -> list[str]:
+    """The README section the rules' runbook_url annotations point to: one heading per alert."""
+    lines = [
+        f"## {README_SECTION}",
+        "",
+        f"PrometheusRule `{rule['metadata']['name']}` (namespace `{rule['metadata']['namespace']}`). Each alert's "
+        "`runbook_url` points to its heading here.",
+    ]
+    for group in rule["spec"]["groups"]:
+        for alert in group["rules"]:
+            timing = [f"for {alert['for']}"] if "for" in alert else []
+            if "keep_firing_for" in alert:
+                timing.append(f"keeps firing for {alert['keep_firing_for']}")
+            lines += [
+                "",
+                f"### {alert['alert']}",
+                "",
+                f"Severity {alert['labels']['severity']}{', ' if timing else ''}{', '.join(timing)}.",
+                "",
+                "```promql",
+                alert["expr"],
+                "```",
+                "",
+                alert["annotations"]["description"],
+            ]
+    return lines
+
+
+def _memory_expr(rules: AlertRules) -> str:
+    alerts = rules.alerts
+    expr = f"DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE) > {alerts.memoryUsedRatio}"
+    if alerts.memoryReservingContainers:
+        containers = "|".join(re.escape(name) for name in alerts.memoryReservingContainers)
+        expr += f' unless {rules.join} DCGM_FI_DEV_FB_USED{{container=~"{containers}"}}'
+    return expr
+
+
+def _model_regex(product: str) -> str:
+    """GFD's product label as a regex on NVML's name: each dash may have been a space."""
+    return "[ -]".join(re.escape(part) for part in product.split("-"))
+
+
+def _alert(
+    rules: AlertRules,
+    name: str,
+    expr: str,
+    for_: str | None,
+    severity: str,
+    summary: str,
+    description: str,
+    *,
+    keep_firing_for: str | None = None,
+) -> dict[str, Any]:
     rule: dict[str, Any] = {"alert": name, "expr": expr}
     if for_:
         rule["for"] = for_
+    if keep_firing_for:
+        rule["keep_firing_for"] = keep_firing_for
     rule["labels"] = {"severity": severity}
-    rule["annotations"] = {"summary": summary}
+    rule["annotations"] = {
+        "summary": summary,
+        "description": description,
+        "runbook_url": f"{rules.runbook_base}#{name.lower()}",
+    }
     return rule
-

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpustack.render import alerts, gpu_operator, nfd, runtime
+from gpustack.render import alerts, dcgm_exporter, gpu_operator, nfd, runtime
 from gpustack.render.component import Contribution, HelmRelease, RenderContext, add_object
 from gpustack.spec.checks import gpu_model
 from gpustack.spec.models import GpuStack, NodePool
@@ -23,10 +23,18 @@ KUBE_PROMETHEUS_STACK_REPO = "https://prometheus-community.github.io/helm-charts
 DCGM_EXPORTER_REPO = "https://nvidia.github.io/dcgm-exporter/helm-charts"
 # The Grafana chart mounts provider <name>'s dashboards at this folder (upstream-facts §8).
 DASHBOARD_PROVIDER = "gpu"
-# kube-prometheus-stack provisions its Prometheus data source under this name.
-PROMETHEUS_DATASOURCE = "Prometheus"
-# Pod labels copied onto GPU metrics: enough to attribute usage, bounded cardinality.
+# kube-prometheus-stack provisions its Prometheus data source with this uid. The Grafana chart
+# replaces a dashboard input ``${DS_PROMETHEUS}`` only when ``datasource`` is given as a list
+# of {name, value}; the string form rewrites only single-line "datasource": entries, which
+# current dashboards no longer have.
+PROMETHEUS_DATASOURCE_UID = "prometheus"
+DASHBOARD_INPUT = "DS_PROMETHEUS"
+# Pod labels copied onto GPU metrics: enough to attribute usage, bounded cardinality. One list
+# for both paths (the dcgm-exporter chart and the GPU Operator's dcgmExporter).
 POD_LABEL_ALLOWLIST = [r"^app$", r"^app\.kubernetes\.io/(name|instance)$"]
+# dcgm-exporter maps DRA claims of NVIDIA's driver only (its kubernetesDRA code reads driver
+# gpu.nvidia.com); HAMi's claims stay unattributed.
+DRA_ATTRIBUTED_DRIVER = "nvidia"
 # The dcgm-exporter chart's own tolerations (values.yaml); pool taints are added to these.
 EXPORTER_TOLERATIONS = ({"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"},)
 # Delivery order: the chart that brings the monitoring CRDs before the exporter's ServiceMonitor.
@@ -58,6 +66,8 @@ _BASE_FIELDS = (
     )),
     ("Errors", (
         ("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered."),
+        # Computed by the exporter: XIDs per code (label xid) in the last 5 minutes, repeats included.
+        ("DCGM_EXP_XID_ERRORS_COUNT", "gauge", "Count of XID errors within the XID count window."),
         ("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter", "Rows remapped for uncorrectable errors."),
         ("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter", "Rows remapped for correctable errors."),
         ("DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed."),
@@ -69,10 +79,12 @@ _BASE_FIELDS = (
         ("DCGM_FI_DRIVER_VERSION", "label", "Driver version."),
     )),
 )
-# The five profiling (DCP) fields seed 001 §7 saw on an L4; upstream's default CSV enables
-# the same five (upstream-facts §3).
+# Upstream's five default profiling (DCP) fields, plus SM_ACTIVE and SM_OCCUPANCY (commented
+# out upstream): GR_ENGINE_ACTIVE is time-based like GPU_UTIL, how full the SMs are is these two.
 _PROFILING_FIELDS = (
     ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge", "Ratio of time the graphics/compute engine is active."),
+    ("DCGM_FI_PROF_SM_ACTIVE", "gauge", "Ratio of cycles an SM has at least one warp assigned."),
+    ("DCGM_FI_PROF_SM_OCCUPANCY", "gauge", "Ratio of warps resident on an SM to the maximum."),
     ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "Ratio of cycles the tensor (HMMA) pipe is active."),
     ("DCGM_FI_PROF_DRAM_ACTIVE", "gauge", "Ratio of cycles the device memory interface is active."),
     ("DCGM_FI_PROF_PCIE_TX_BYTES", "gauge", "Rate of PCIe data transmitted, headers included (in B/s)."),
@@ -123,7 +135,10 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
             )
         )
     if monitoring.alerts.enabled:
-        add_object(chart, alerts.prometheus_rule(stack, profiling=bool(profiling_pools(stack))))
+        rule = alerts.prometheus_rule(
+            stack, host=dcgm_exporter.host_label(stack), profiling=bool(profiling_pools(stack))
+        )
+        add_object(chart, rule)
     return Contribution(releases=releases, notes=_notes(stack))
 
 
@@ -147,7 +162,13 @@ def collectors_csv(stack: GpuStack) -> str:
 
 def dcgm_exporter_values(stack: GpuStack) -> dict[str, Any]:
     """Values of NVIDIA's dcgm-exporter chart (upstream-facts §3)."""
-    values: dict[str, Any] = {
+    values: dict[str, Any] = {}
+    tag = dcgm_exporter.image_tag(stack)
+    if tag is not None:
+        # Pinned, so that the DCGM release and the exporter's label names are the ones gpustack
+        # wrote the alerts for (dcgm_exporter.py).
+        values["image"] = {"repository": dcgm_exporter.IMAGE_REPOSITORY, "tag": tag}
+    values |= {
         # Like the device plugin, the exporter reads the GPUs through NVML (seed 001 §7:
         # --set runtimeClassName=nvidia), and runs on GPU nodes only.
         "runtimeClassName": runtime.RUNTIME_CLASS,
@@ -161,8 +182,8 @@ def dcgm_exporter_values(stack: GpuStack) -> dict[str, Any]:
     values["kubernetes"] = {"enablePodLabels": attribution}
     if attribution:
         values["kubernetes"]["podLabelAllowlistRegex"] = POD_LABEL_ALLOWLIST
-    if stack.spec.dra.enabled:
-        # Attribute GPUs that DRA claims allocated, not only device-plugin ones.
+    if stack.spec.dra.enabled and stack.spec.dra.driver == DRA_ATTRIBUTED_DRIVER:
+        # Attribute GPUs that NVIDIA's DRA driver allocated, not only device-plugin ones.
         values["kubernetesDRA"] = {"enabled": True}
     # customMetrics replaces the chart's CSV in full (upstream-facts §3).
     values["customMetrics"] = collectors_csv(stack)
@@ -174,9 +195,14 @@ def operator_dcgm_values(stack: GpuStack) -> dict[str, Any]:
     monitoring = stack.spec.monitoring
     if not monitoring.dcgmExporter.enabled:
         return {"enabled": False}
-    return {
-        "enabled": True,
-        "enablePodLabels": monitoring.dcgmExporter.podAttribution,
+    values: dict[str, Any] = {"enabled": True}
+    tag = dcgm_exporter.image_tag(stack)
+    if tag is not None:
+        values["version"] = tag
+    values["enablePodLabels"] = monitoring.dcgmExporter.podAttribution
+    if monitoring.dcgmExporter.podAttribution:
+        values["podLabelAllowlistRegex"] = POD_LABEL_ALLOWLIST
+    return values | {
         "serviceMonitor": _service_monitor(stack),
         # The operator takes one CSV under the key dcgm-metrics.csv of this ConfigMap.
         "config": {"name": "gpustack-dcgm-metrics", "create": True, "data": collectors_csv(stack)},
@@ -210,7 +236,7 @@ def kube_prometheus_stack_values(stack: GpuStack) -> dict[str, Any]:
                     "gnetId": dashboard.gnetId,
                     "revision": dashboard.revision,
                     # Replaces the dashboards' ${DS_PROMETHEUS} input (seed 001 §7 import).
-                    "datasource": PROMETHEUS_DATASOURCE,
+                    "datasource": [{"name": DASHBOARD_INPUT, "value": PROMETHEUS_DATASOURCE_UID}],
                 }
                 for dashboard in grafana_spec.dashboards
             }

@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from gpustack.render import lint_config, runtime
+from gpustack.render import alerts, lint_config, runtime
 
 if TYPE_CHECKING:
     from gpustack.render.app import Rendered
@@ -49,9 +49,24 @@ def render(rendered: Rendered, paths: Iterable[str]) -> str:
         lines += ["", "## Host steps and notes"]
         for component, notes in rendered.notes.items():
             lines += ["", f"### {component}", ""] + [f"- {note}" for note in notes]
+    rule = _alert_rule(rendered)
+    if rule is not None:
+        lines += ["", *alerts.runbook_section(rule)]
     lines += ["", "## Layers", "", "What delivers each layer of the GPU stack, from the node up.", ""]
     lines += _diagram(rendered)
     return "\n".join(lines) + "\n"
+
+
+def _alert_rule(rendered: Rendered) -> dict[str, Any] | None:
+    """gpustack's PrometheusRule, whose alerts' runbook_url point into the README."""
+    return next(
+        (
+            obj
+            for _, obj in rendered.objects()
+            if obj["kind"] == "PrometheusRule" and obj["metadata"]["name"] == alerts.RULE_NAME
+        ),
+        None,
+    )
 
 
 def _summary(rendered: Rendered) -> str:

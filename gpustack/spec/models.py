@@ -226,20 +226,41 @@ class Alerts(Strict):
     temperatureFor: str = Field("2m", pattern=DURATION)
     memoryUsedRatio: float = Field(0.9, gt=0, le=1, description="GPUMemoryNearFull threshold.")
     memoryFor: str = Field("5m", pattern=DURATION)
+    memoryReservingContainers: list[str] = Field(
+        default_factory=lambda: ["vllm"],
+        description="Containers that reserve most of the GPU memory at start by design (vLLM takes "
+        "--gpu-memory-utilization, 0.9 by default): GPUMemoryNearFull leaves their GPUs out.",
+    )
     idleUtilPercent: int = Field(5, ge=0, le=100, description="GPUIdleButAllocated: utilisation below this...")
     idleMemoryMiB: int = Field(1024, ge=0, description="...while more than this much memory is held.")
     idleFor: str = Field("15m", pattern=DURATION)
     underfilledUtilPercent: int = Field(
         90, ge=0, le=100, description="GPUBusyButUnderfilled: GPU_UTIL above this..."
     )
-    underfilledEngineActive: float = Field(
-        0.5, ge=0, le=1, description="...while DCGM_FI_PROF_GR_ENGINE_ACTIVE is below this."
+    underfilledSmActive: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="...while DCGM_FI_PROF_SM_ACTIVE (the share of SM cycles with a warp resident) "
+        "is below this.",
     )
     underfilledFor: str = Field("30m", pattern=DURATION)
     criticalXids: list[int] = Field(
         default_factory=lambda: [31, 43, 79, 92],
         description="XID codes that must always alert "
         "(https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html).",
+    )
+    xidKeepFiringFor: str = Field(
+        "1h",
+        pattern=DURATION,
+        description="Critical XID alerts keep firing this long after the last occurrence: a GPU that "
+        "fell off the bus stays broken after the exporter's XID window has passed.",
+    )
+    gpuGoneFor: str = Field("5m", pattern=DURATION, description="GPUMissing/GPUUnallocatable: for how long.")
+    runbookBaseUrl: str | None = Field(
+        None,
+        description="Where the rendered stack README can be read (e.g. its URL in your Git host); "
+        "runbook_url annotations point to its alert section. Default: the relative path README.md.",
     )
 
 

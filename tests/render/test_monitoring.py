@@ -8,11 +8,15 @@ from crd_support import assert_valid
 from render_helpers import release
 
 from gpustack.render import alerts, monitoring
+from gpustack.render.alerts import AlertRules
 from gpustack.spec.models import Alerts
 
 GEFORCE_POOL = [{"name": "desk", "gpu": {"model": "RTX-4090"}}]
 MIXED_POOLS = [{"name": "dc", "gpu": {"model": "L4"}}, {"name": "desk", "gpu": {"model": "RTX-4090"}}]
-PROFILING_ROWS = ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE")
+PROFILING_ROWS = (
+    "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_SM_OCCUPANCY",
+    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE",
+)
 
 
 def rules_of(rendered):
@@ -60,22 +64,26 @@ def test_joins_match_node_and_gpu_never_gpu_alone(render_spec):
 
 def test_thresholds_come_from_the_spec(render_spec):
     custom = {"temperatureCelsius": 80, "memoryUsedRatio": 0.8, "idleUtilPercent": 3, "idleMemoryMiB": 2048,
-              "idleFor": "30m", "underfilledUtilPercent": 95, "underfilledEngineActive": 0.3}
+              "idleFor": "30m", "underfilledUtilPercent": 95, "underfilledSmActive": 0.3}
     rendered, _ = render_spec(monitoring={"alerts": custom})
     _, rules = rules_of(rendered)
     assert rules["GPUHighTemperature"]["expr"] == "DCGM_FI_DEV_GPU_TEMP > 80"
-    assert rules["GPUMemoryNearFull"]["expr"].endswith("> 0.8")
+    assert "+ DCGM_FI_DEV_FB_FREE) > 0.8 unless" in rules["GPUMemoryNearFull"]["expr"]
     assert rules["GPUIdleButAllocated"]["expr"] == (
         "DCGM_FI_DEV_GPU_UTIL < 3 and on(Hostname, gpu) DCGM_FI_DEV_FB_USED > 2048"
     )
     assert rules["GPUIdleButAllocated"]["for"] == "30m"
     assert rules["GPUBusyButUnderfilled"]["expr"] == (
-        "DCGM_FI_DEV_GPU_UTIL > 95 and on(Hostname, gpu) DCGM_FI_PROF_GR_ENGINE_ACTIVE < 0.3"
+        "DCGM_FI_DEV_GPU_UTIL > 95 and on(Hostname, gpu) DCGM_FI_PROF_SM_ACTIVE < 0.3"
     )
 
 
+def alert_rules(alert_settings: Alerts, *, profiling: bool) -> AlertRules:
+    return AlertRules(alert_settings, host="Hostname", pools=(), profiling=profiling, runbook_base="README.md")
+
+
 def test_seed_defaults():
-    rules = {r["alert"]: r for r in alerts.health_rules(Alerts(), profiling=False)}
+    rules = {r["alert"]: r for r in alerts.health_rules(alert_rules(Alerts(), profiling=False))}
     assert rules["GPUHighTemperature"]["expr"] == "DCGM_FI_DEV_GPU_TEMP > 85"
     assert rules["GPUHighTemperature"]["for"] == "2m"
     assert rules["GPUMemoryNearFull"]["for"] == "5m"
@@ -84,27 +92,17 @@ def test_seed_defaults():
 
 
 def xid_codes(expr: str) -> set[int]:
-    """Codes compared with ``==`` in an XID rule, after checking its shape with the parser."""
+    """Codes an XID rule matches in the count's ``xid`` label, after checking its shape with the parser."""
     parsed = promql_parser.parse(expr)
-    assert str(parsed.op) == "and"
-    assert isinstance(parsed.rhs, promql_parser.BinaryExpr)
-    assert isinstance(parsed.rhs.lhs, promql_parser.Call) and parsed.rhs.lhs.func.name == "changes"
-    codes, todo = set(), [parsed.lhs]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, promql_parser.ParenExpr):
-            todo.append(node.expr)
-        elif isinstance(node, promql_parser.BinaryExpr) and str(node.op) == "or":
-            todo += [node.lhs, node.rhs]
-        else:
-            assert isinstance(node, promql_parser.BinaryExpr) and str(node.op) == "=="
-            assert node.lhs.name == alerts.XID_METRIC
-            codes.add(int(node.rhs.val))
-    return codes
+    assert str(parsed.op) == ">" and parsed.rhs.val == 0
+    assert parsed.lhs.name == alerts.XID_COUNT_METRIC
+    [matcher] = parsed.lhs.matchers.matchers
+    assert matcher.name == "xid" and matcher.op == promql_parser.MatchOp.Re
+    return {int(code) for code in matcher.value.split("|")}
 
 
 def test_xid_alerts_cover_the_critical_list_tiered_by_the_catalogue():
-    rules = alerts.xid_rules([31, 43, 79, 92, 13])
+    rules = alerts.xid_rules(alert_rules(Alerts(criticalXids=[31, 43, 79, 92, 13]), profiling=False))
     severity = {code: rule["labels"]["severity"] for rule in rules for code in xid_codes(rule["expr"])}
     assert {31, 43, 79, 92, 13} <= set(severity)
     assert severity[79] == severity[48] == severity[74] == severity[119] == "critical"
@@ -113,13 +111,31 @@ def test_xid_alerts_cover_the_critical_list_tiered_by_the_catalogue():
     assert {r["alert"] for r in rules if 13 in xid_codes(r["expr"])} == {"GPUXidListed"}
 
 
-def test_xid_alerts_fire_on_a_change_of_the_gauge_and_resolve():
-    for rule in alerts.xid_rules([31, 43, 79, 92]):
-        expr = rule["expr"]
-        assert f"changes({alerts.XID_METRIC}[5m]) > 0" in expr
-        assert "> 0" not in expr.replace(f"changes({alerts.XID_METRIC}[5m]) > 0", "")
-        assert expr.startswith("(")  # the code comparison first: $value is the XID code
+def test_only_fatal_xid_alerts_keep_firing():
+    for rule in alerts.xid_rules(alert_rules(Alerts(xidKeepFiringFor="2h"), profiling=False)):
+        fatal = rule["labels"]["severity"] == "critical"
+        assert rule.get("keep_firing_for") == ("2h" if fatal else None)
         assert "for" not in rule
+
+
+def test_every_alert_has_a_description_and_a_runbook_in_the_readme(examples):
+    for rendered, tree in examples.values():
+        if not rendered.ctx.stack.spec.monitoring.alerts.enabled:
+            continue
+        readme = tree["README.md"]
+        for rule in rules_of(rendered)[1].values():
+            annotations = rule["annotations"]
+            assert annotations["description"] and annotations["summary"]
+            path, anchor = annotations["runbook_url"].split("#")
+            assert path == "README.md" and f"\n### {rule['alert']}\n" in readme and anchor == rule["alert"].lower()
+
+
+def test_runbook_base_url_from_the_spec():
+    stack_rules = alert_rules(Alerts(), profiling=False)
+    rule = alerts.health_rules(
+        AlertRules(stack_rules.alerts, "Hostname", (), False, "https://git.example.org/ops/gpu/README.md")
+    )[0]
+    assert rule["annotations"]["runbook_url"] == "https://git.example.org/ops/gpu/README.md#gpuhightemperature"
 
 
 def test_busy_but_underfilled_only_with_profiling(render_spec):
@@ -189,7 +205,7 @@ def test_every_csv_row_is_field_type_help(render_spec):
     for line in csv.splitlines():
         if line and not line.startswith("#"):
             field, kind, help_text = (part.strip() for part in line.split(",", 2))
-            assert field.startswith("DCGM_FI_") and kind in ("gauge", "counter", "label") and help_text
+            assert field.startswith(("DCGM_FI_", "DCGM_EXP_")) and kind in ("gauge", "counter", "label") and help_text
 
 
 # --- chart values ---------------------------------------------------------------------------
@@ -204,6 +220,38 @@ def test_exporter_values(render_spec):
     assert {"key": "gpu", "operator": "Exists", "effect": "NoSchedule"} in values["tolerations"]
     assert monitoring.EXPORTER_TOLERATIONS[0] in values["tolerations"]
     assert "kubernetesDRA" not in values
+    # The chart's own image, pinned: DCGM 4.5.3, exporter 4.8.2 (which still writes Hostname).
+    assert values["image"] == {"repository": "nvcr.io/nvidia/k8s/dcgm-exporter", "tag": "4.5.3-4.8.2-distroless"}
+
+
+DRA = {"enabled": True, "claimTemplates": [{"name": "one-gpu"}]}
+
+
+@pytest.mark.parametrize(("driver", "attributed"), [("nvidia", True), ("hami", False)])
+def test_dra_attribution_only_for_nvidias_driver(render_spec, driver, attributed):
+    rendered, _ = render_spec(dra={**DRA, "driver": driver}, devicePlugin={"enabled": False})
+    values = release(rendered, "dcgm-exporter")
+    assert ("kubernetesDRA" in values) is attributed
+
+
+def test_one_pod_label_allowlist_on_both_paths(render_spec):
+    standalone = release(render_spec()[0], "dcgm-exporter")["kubernetes"]
+    operator = release(
+        render_spec(
+            gpuOperator={"enabled": True},
+            nodePools=[{"name": "a", "gpu": {"model": "L4"}, "driver": {"source": "operator"}}],
+        )[0],
+        "gpu-operator",
+    )["dcgmExporter"]
+    assert operator["enablePodLabels"] is standalone["enablePodLabels"] is True
+    assert operator["podLabelAllowlistRegex"] == standalone["podLabelAllowlistRegex"] == monitoring.POD_LABEL_ALLOWLIST
+    # The operator's exporter image is pinned too: DCGM 4.6.0, exporter 4.8.3 (label hostname).
+    assert operator["version"] == "4.6.0-4.8.3-distroless"
+
+
+def test_no_allowlist_without_pod_attribution(render_spec):
+    values = release(render_spec(monitoring={"dcgmExporter": {"podAttribution": False}})[0], "dcgm-exporter")
+    assert values["kubernetes"] == {"enablePodLabels": False}
 
 
 def test_dashboards_through_the_grafana_providers(render_spec):
@@ -212,7 +260,11 @@ def test_dashboards_through_the_grafana_providers(render_spec):
     dashboards = grafana["dashboards"][provider["name"]]
     assert provider["options"]["path"].endswith(f"/{provider['name']}")
     assert {d["gnetId"] for d in dashboards.values()} == {12239, 23382}
-    assert all(d["datasource"] == "Prometheus" and d["revision"] >= 1 for d in dashboards.values())
+    # The list form substitutes the ${DS_PROMETHEUS} input; kube-prometheus-stack's data source uid.
+    assert all(
+        d["datasource"] == [{"name": "DS_PROMETHEUS", "value": "prometheus"}] and d["revision"] >= 1
+        for d in dashboards.values()
+    )
     assert "grafana.ini" not in grafana
 
 

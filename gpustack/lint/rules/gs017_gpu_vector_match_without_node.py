@@ -3,8 +3,8 @@
 DCGM Exporter numbers GPUs per node (``gpu="0"`` exists on every node), so ``on(gpu)``
 pairs a series of one node with those of every other: in a multi-node cluster the seed's
 ``GPUIdleButAllocated`` (seed 001 §7) compares node A's utilisation with node B's memory.
-A join keeps the node when its label list holds ``Hostname``, ``instance``, ``node`` or
-``UUID`` (DESIGN §10).
+A join keeps the node when its label list holds ``Hostname`` (``hostname`` from dcgm-exporter
+after 4.8.2, which renamed it), ``instance``, ``node`` or ``UUID`` (DESIGN §10).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from gpustack.lint.context import LintContext
 from gpustack.lint.model import Hit, Resource
 from gpustack.lint.registry import Rule
 
-NODE_LABELS = frozenset({"Hostname", "instance", "node", "UUID"})
+NODE_LABELS = frozenset({"Hostname", "hostname", "instance", "node", "UUID"})
 # Labels every scraped DCGM series carries (exporter: Hostname, UUID; Prometheus: instance);
 # ``ignoring`` all of them leaves only per-node numbering such as ``gpu`` to match on.
 ALWAYS_PRESENT_NODE_LABELS = frozenset({"Hostname", "instance", "UUID"})
