@@ -4,7 +4,10 @@ A *GPU consumer* (DESIGN §10) is a pod spec that
 - requests ``nvidia.com/gpu`` (or ``.shared``), ``nvidia.com/mig-*``, ``nvidia.com/gpumem*``
   or ``nvidia.com/gpucores`` with a value > 0 (``nvidia.com/gpu: 0`` is no GPU pod);
 - has a resource claim (template) that resolves to a GPU DeviceClass, or cannot be resolved;
-- or sets ``NVIDIA_VISIBLE_DEVICES`` to something other than ``void``, ``none`` or empty.
+- or reaches GPUs without requesting them (*GPUs outside the scheduler*): it sets
+  ``NVIDIA_VISIBLE_DEVICES`` to something other than ``void``, ``none`` or empty, or mounts
+  GPU device nodes or driver files from the host (``gpus_outside_scheduler``). The scheduler
+  does not count such a pod's GPUs, and it sees every GPU of its node.
 
 A *GPU system component* is recognised by image repository from
 ``data/system-components.yaml``, or by the GPU Operator's image placeholders; never by name.
@@ -313,15 +316,85 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+# --- GPUs reached around the scheduler ---------------------------------------------------
+
+# Host paths that hold GPU device nodes or driver files (normalised: /var/run is /run). GKE's
+# driver folder /home/kubernetes/bin/nvidia is not among them: GKE has no nvidia runtime, and
+# its documented GPUDirect sidecars mount the driver's libraries (no device nodes) from there.
+GPU_HOST_PATHS = (
+    "/dev/nvidia*",
+    "/dev/dri",
+    "/usr/bin/nvidia-*",
+    "/usr/lib/x86_64-linux-gnu/libnvidia*",
+    "/usr/lib/x86_64-linux-gnu/libcuda*",
+    "/usr/lib/aarch64-linux-gnu/libnvidia*",
+    "/usr/lib/aarch64-linux-gnu/libcuda*",
+    "/usr/lib64/libnvidia*",
+    "/usr/lib64/libcuda*",
+    "/usr/local/nvidia",
+    "/run/nvidia",  # GPU Operator driver root, MPS, validations
+    "/proc/driver/nvidia",
+)
+DEVICE_PLUGINS = "/var/lib/kubelet/device-plugins"  # any device plugin needs it, not only GPU ones
+# Images and commands that only make sense with NVIDIA GPUs: what makes a pod mounting the
+# host's whole /dev one that reaches GPUs, where a storage or network agent mounting /dev is
+# not. Host set-up agents (GKE's toolkit installer: `/` mounted, `chroot /host … nvidia-smi`)
+# work on the node, not on its GPUs: a command that enters the host is one.
+_NVIDIA_IMAGES = ("nvcr.io/nvidia/", "nvidia/")
+_NVIDIA_COMMANDS = ("nvidia-smi", "nvidia-ctk", "nvidia-container-cli")
+_ENTERS_HOST = ("chroot ", "nsenter ")
+
+
+def _under(path: str, pattern: str) -> bool:
+    return fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(path, pattern + "/*")
+
+
+def gpu_specific(path: str) -> bool:
+    """At or below a GPU device node or driver folder."""
+    return any(_under(path, pattern) for pattern in GPU_HOST_PATHS)
+
+
+def exposes_gpus(path: str) -> bool:
+    """GPU-specific, the device plugins' folder, or a folder above either (``/``, ``/dev``)."""
+    if gpu_specific(path) or _under(path, DEVICE_PLUGINS):
+        return True
+    above = "/" if path == "/" else path + "/"
+    return any(p.split("*", 1)[0].startswith(above) for p in (*GPU_HOST_PATHS, DEVICE_PLUGINS))
+
+
+def gpus_reached(pod: PodSpec, host_paths: Iterable[str]) -> str | None:
+    """How a pod reaches GPUs by itself, whatever it requests, or None: a visible-devices
+    variable, a GPU device node or driver file mounted from the host, or the host's whole
+    ``/dev`` in a pod that runs NVIDIA's images or tools."""
+    for container in pod.containers():
+        if var := visible_devices(container):
+            return f"sets {VISIBLE_DEVICES}={var.value}"
+    paths = [normalise_host_path(path) for path in host_paths]
+    for path in paths:
+        if gpu_specific(path):
+            return f"mounts host path {path}"
+    if "/dev" in paths and any(_runs_nvidia_software(c) for c in pod.containers()):
+        return "mounts host path /dev and runs NVIDIA software"
+    return None
+
+
+def _runs_nvidia_software(container: Container) -> bool:
+    command = container.data.get("command"), container.data.get("args")
+    text = " ".join(str(part) for items in command if isinstance(items, list) for part in items)
+    if any(entry in text for entry in _ENTERS_HOST):
+        return False
+    return image_repository(container.image).startswith(_NVIDIA_IMAGES) or any(t in text for t in _NVIDIA_COMMANDS)
+
+
 # --- consumers -------------------------------------------------------------------------------
 
 
-def is_gpu_consumer(pod: PodSpec, claims: ClaimIndex | None = None) -> bool:
-    """DESIGN §10: GPU resources > 0, a GPU (or unresolvable) claim, or visible devices.
+def requests_gpus(pod: PodSpec, claims: ClaimIndex | None = None) -> bool:
+    """GPU resources > 0 or a GPU (or unresolvable) claim: GPUs the scheduler allocates.
 
     Without ``claims`` (the input set's claims and classes) every claim counts as unresolved.
     """
-    if any(gpu_requests(c) or visible_devices(c) for c in pod.containers()):
+    if any(gpu_requests(c) for c in pod.containers()):
         return True
     pod_claims = pod.spec.get("resourceClaims")
     if isinstance(pod_claims, list) and pod_claims:
@@ -335,6 +408,13 @@ def uses_gpu(container: Container) -> bool:
     resources_ = container.data.get("resources")
     has_claim = isinstance(resources_, Mapping) and bool(resources_.get("claims"))
     return bool(gpu_requests(container)) or has_claim or visible_devices(container) is not None
+
+
+def outside_scheduler_note(pod: PodSpec) -> str:
+    """What a message adds about a pod that reaches GPUs it never requested ('' otherwise)."""
+    if not pod.gpus_outside_scheduler:
+        return ""
+    return f" (it {pod.gpus_outside_scheduler} without requesting any: the scheduler does not know about these GPUs)"
 
 
 def is_gpu_workload(pod: PodSpec) -> bool:

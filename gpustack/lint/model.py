@@ -139,8 +139,11 @@ class PodSpec:
     path: Path  # path of the pod spec mapping inside the resource
     spec: Mapping[str, Any]
     template_metadata: Mapping[str, Any]  # metadata of the pod template (labels, annotations), or {}
-    gpu_consumer: bool  # DESIGN §10: requests GPUs, a GPU claim, or sees GPUs via the env
+    gpu_consumer: bool  # DESIGN §10: requests GPUs, a GPU claim, or reaches GPUs outside the scheduler
     system_component: bool  # a GPU system component (device plugin, DCGM exporter, …)
+    # How the pod reaches GPUs it never requests ("sets NVIDIA_VISIBLE_DEVICES=all", "mounts
+    # host path /dev/nvidia0"): GPUs outside the scheduler; None when it requests GPUs or has none.
+    gpus_outside_scheduler: str | None = None
 
     def containers(self, *, include_init: bool = True) -> Iterator[Container]:
         if include_init:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpustack.lint.gpu import ClaimIndex, is_gpu_consumer, pod_components
+from gpustack.lint.gpu import ClaimIndex, gpus_reached, pod_components, requests_gpus
 from gpustack.lint.model import Container, Path, PodSpec, Resource
 
 # Deep enough for a JobSet in a Kubeflow TrainingRuntime (pod spec at depth 12); the node
@@ -27,7 +27,8 @@ def extract_pod_specs(resource: Resource, claims: ClaimIndex | None = None) -> l
     """Every pod spec inside ``resource``, in document order.
 
     ``claims`` resolves DRA claims to device classes; without it a pod with a claim counts
-    as a GPU consumer (DESIGN §10: a claim that cannot be resolved).
+    as a GPU consumer (DESIGN §10: a claim that cannot be resolved). A pod that reaches GPUs
+    without requesting any is a GPU consumer too, outside the scheduler.
     """
     found: list[tuple[Path, Mapping[str, Any], Mapping[str, Any]]] = []
     budget = [MAX_NODES]
@@ -37,7 +38,10 @@ def extract_pod_specs(resource: Resource, claims: ClaimIndex | None = None) -> l
         pod = PodSpec(resource, path, spec, metadata, gpu_consumer=False, system_component=False)
         # Set on the draft itself (not a copy): its containers, and what was computed about
         # them to decide these two facts, stay cached for the rules.
-        object.__setattr__(pod, "gpu_consumer", is_gpu_consumer(pod, claims))
+        requested = requests_gpus(pod, claims)
+        reached = gpus_reached(pod, (volume.host_path for volume in host_path_volumes(pod)))
+        object.__setattr__(pod, "gpu_consumer", requested or reached is not None)
+        object.__setattr__(pod, "gpus_outside_scheduler", None if requested else reached)
         object.__setattr__(pod, "system_component", bool(pod_components(pod)))
         pods.append(pod)
     return pods

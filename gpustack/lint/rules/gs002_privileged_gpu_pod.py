@@ -3,7 +3,9 @@
 The nvidia runtime (``runtimeClassName: nvidia``) injects exactly the allocated devices and
 driver files into a container that has dropped every capability: the NVIDIA device plugin
 itself runs that way (seed 000 step 5, seed 001 §5). ``privileged: true`` instead hands the
-container every device node of the host, all GPUs included, and the host's kernel.
+container every device node of the host, all GPUs included, and the host's kernel. A pod that
+reaches GPUs without requesting them (host paths, ``NVIDIA_VISIBLE_DEVICES``) counts too: the
+scheduler does not know about its GPUs.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.gpu import is_gpu_workload
+from gpustack.lint.gpu import is_gpu_workload, outside_scheduler_note
 from gpustack.lint.model import Container, Hit, Path, PodSpec
 from gpustack.lint.podspec import subject
 from gpustack.lint.registry import Rule
@@ -43,9 +45,10 @@ def _escalations(container: Container) -> Iterator[tuple[Path, str]]:
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     if not is_gpu_workload(pod):
         return
+    note = outside_scheduler_note(pod)
     for container in pod.containers():
         for path, what in _escalations(container):
-            yield Hit(pod.resource, path, f"{subject(pod, container)} of a GPU pod {what}", fix=FIX)
+            yield Hit(pod.resource, path, f"{subject(pod, container)} of a GPU pod {what}{note}", fix=FIX)
 
 
 RULE = Rule("GS002", "pod", check)

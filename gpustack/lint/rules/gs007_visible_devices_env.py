@@ -1,42 +1,133 @@
-"""GS007: ``NVIDIA_VISIBLE_DEVICES`` set by hand in a workload.
+"""GS007: ``NVIDIA_VISIBLE_DEVICES`` or ``CUDA_VISIBLE_DEVICES`` set by hand in a workload.
 
-Under the nvidia runtime this variable decides which GPUs the hook injects. The device plugin
-sets it to the UUIDs the scheduler allocated (seed 001 §6); a manifest that sets ``all`` or
-device ids exposes GPUs that other pods were given, and a pod without a GPU request gets
-GPUs the scheduler never counted. ``void`` and ``none`` hide GPUs and are fine; GPU system
-components that must see every GPU are exempt.
+``NVIDIA_VISIBLE_DEVICES`` decides which GPUs the nvidia runtime injects. The device plugin
+sets it to the UUIDs the scheduler allocated (seed 001 §6), and a value in the manifest comes
+after the plugin's in the container's env, so it wins: ``all`` exposes every GPU of the node,
+and ids are the node's GPUs, not the allocation's. In a pod that requests no GPU the
+scheduler does not know about these GPUs at all. A list no longer than the request is a
+warning: the runtime honours it, and it is right only if those happen to be the allocated
+GPUs. ``void`` and ``none`` hide GPUs and are fine.
+
+``CUDA_VISIBLE_DEVICES`` is read by CUDA inside the container, over the GPUs the container
+was given, numbered from 0. Ordinals beyond the request do not exist (CUDA stops at the first
+invalid one), UUIDs pin GPUs the allocation does not choose; a valid subset of the request
+leaves allocated GPUs idle (a warning). GPU system components that must see every GPU are
+exempt.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from fractions import Fraction
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.gpu import VISIBLE_DEVICES, visible_devices
-from gpustack.lint.model import Hit, PodSpec
+from gpustack.lint.gpu import (
+    VISIBLE_DEVICES,
+    EnvVar,
+    env_vars,
+    gpu_requests,
+    is_template_placeholder,
+    visible_devices,
+)
+from gpustack.lint.model import Container, Hit, PodSpec, Severity
 from gpustack.lint.podspec import subject
 from gpustack.lint.registry import Rule
 
+CUDA_VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
 FIX = (
-    f"Remove {VISIBLE_DEVICES} from the env and request GPUs through resources (or a claim); "
-    "the device plugin sets it to the allocated GPUs."
+    f"Remove {VISIBLE_DEVICES} and {CUDA_VISIBLE_DEVICES} from the env and request the GPUs "
+    "through resources (or a claim); the device plugin exposes exactly the allocated GPUs."
 )
+# Resources whose count is the number of GPUs (or MIG devices) CUDA enumerates in the container.
+_COUNTED = ("nvidia.com/gpu", "nvidia.com/gpu.shared")
+
+
+def _requested(container: Container) -> Fraction | None:
+    """GPUs (MIG devices) the container is given, 0 when none; None when not known."""
+    total = Fraction(0)
+    for name, amount in gpu_requests(container).items():
+        if name in _COUNTED or name.startswith("nvidia.com/mig-"):
+            if amount is None:
+                return None
+            total += amount
+    return total
+
+
+def _ids(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def _plural(count: Fraction) -> str:
+    return f"{count} GPU" if count == 1 else f"{count} GPUs"
+
+
+def _nvidia(pod: PodSpec, container: Container, var: EnvVar, requested: Fraction | None) -> Hit:
+    value = var.value or ""
+    where = f"{subject(pod, container)} sets {VISIBLE_DEVICES}={value}"
+    if pod.gpus_outside_scheduler:
+        return Hit(
+            pod.resource, var.value_path,
+            f"{where} without requesting a GPU: the nvidia runtime exposes these GPUs and the scheduler "
+            "does not know about them",
+            fix=FIX,
+        )
+    ids = _ids(value)
+    if value.strip().lower() == "all" or not requested or len(ids) > requested:
+        asks = f" but requests {_plural(requested)}" if requested else ""
+        return Hit(
+            pod.resource, var.value_path,
+            f"{where}{asks}: the nvidia runtime exposes these GPUs whatever the scheduler allocated",
+            fix=FIX,
+        )
+    return Hit(
+        pod.resource, var.value_path,
+        f"{where} within its request of {_plural(requested)}: the runtime honours the list over the "
+        "allocation, so the container gets these GPUs of the node, allocated to it or not",
+        severity=Severity.WARNING,
+        fix=FIX,
+    )
+
+
+def _cuda(pod: PodSpec, container: Container, var: EnvVar, requested: Fraction) -> Hit | None:
+    value = (var.value or "").strip()
+    ids = _ids(value)
+    if not ids or ids == ["-1"]:
+        return None  # hides every GPU: a choice
+    where = f"{subject(pod, container)} sets {CUDA_VISIBLE_DEVICES}={value} but requests {_plural(requested)}"
+    ordinals = [int(i) for i in ids if i.isdigit()]
+    if len(ordinals) < len(ids):
+        why = "CUDA numbers the container's allocated GPUs from 0, so GPU ids here pin GPUs the allocation does not choose"
+    elif len(set(ordinals)) < len(ordinals):
+        why = "an ordinal named twice makes CUDA ignore the list from there on"
+    elif max(ordinals) >= requested:
+        seen = "GPU 0" if requested == 1 else f"GPUs 0–{requested - 1}"
+        why = f"the container sees {seen} only, and CUDA stops at the first ordinal it does not have"
+    elif len(ordinals) < requested:
+        return Hit(
+            pod.resource, var.value_path,
+            f"{where}: {_plural(requested - len(ordinals))} allocated to it "
+            f"{'stays' if requested - len(ordinals) == 1 else 'stay'} idle",
+            severity=Severity.WARNING,
+            fix=f"Request as many GPUs as the container uses, or remove {CUDA_VISIBLE_DEVICES}.",
+        )
+    else:
+        return None  # every allocated GPU, in some order
+    return Hit(pod.resource, var.value_path, f"{where}: {why}", fix=FIX)
 
 
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     if pod.system_component:
         return
     for container in pod.containers():
+        requested = _requested(container)
         var = visible_devices(container)
-        if var is None:
+        if var is not None:
+            yield _nvidia(pod, container, var, requested)
+        cuda = next((v for v in env_vars(container) if v.name == CUDA_VISIBLE_DEVICES), None)
+        if cuda is None or cuda.value is None or is_template_placeholder(cuda.value):
             continue
-        yield Hit(
-            pod.resource,
-            var.value_path,
-            f"{subject(pod, container)} sets {VISIBLE_DEVICES}={var.value}: the nvidia runtime "
-            "exposes these GPUs whatever the scheduler allocated",
-            fix=FIX,
-        )
+        if requested and (hit := _cuda(pod, container, cuda, requested)):
+            yield hit
 
 
 RULE = Rule("GS007", "pod", check)
