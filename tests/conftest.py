@@ -10,6 +10,15 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
 
+@pytest.fixture(autouse=True)
+def lint_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's lint runs cache into a folder of its own: never into the repository's
+    fixture folders, never an entry of another test's (monkeypatched) rules."""
+    folder = tmp_path_factory.mktemp("lint-cache") / "cache"
+    monkeypatch.setenv("GPUSTACK_CACHE_DIR", str(folder))
+    return folder
+
+
 @pytest.fixture
 def repo() -> Path:
     return REPO

@@ -9,11 +9,14 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
 from gpustack.errors import GpustackError
+
+if TYPE_CHECKING:
+    from gpustack.lint.config import Config
 
 Format = Literal["text", "json", "sarif", "github"]
 Level = Literal["error", "warning", "info"]
@@ -153,6 +156,18 @@ def lint(
     diff: Annotated[
         bool, typer.Option("--diff", help="Print what --fix would change as a unified diff; change nothing.")
     ] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Neither read nor write the cache of earlier runs.")
+    ] = False,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache-dir", metavar="DIR",
+            help="Where the cache of earlier runs goes (GPUSTACK_CACHE_DIR; default: .gpustack_cache beside the "
+            "config, else in the linted paths' folder).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     # The help keeps the docstring's line breaks: one line per paragraph.
     """Lint Kubernetes manifests for GPU pitfalls.
@@ -164,6 +179,8 @@ def lint(
     Adopting it on an existing repository: --write-baseline FILE records today's findings, --baseline FILE then reports only new ones.
 
     --fix exits by what remains after fixing; --diff by the files as they are.
+
+    A second run on the same files reads what the first one found from the cache (keyed by each file's content, the settings and gpustack's version); --no-cache skips it.
     """
     if fix and diff:
         raise typer.BadParameter("--fix and --diff exclude each other")
@@ -175,7 +192,8 @@ def lint(
     from gpustack.lint.catalogue import load_catalogue
     from gpustack.lint.config import find_config, load_config, search_start
     from gpustack.lint.engine import lint as run_lint
-    from gpustack.lint.load import load_paths
+    from gpustack.lint.cache import Cache, cache_folder
+    from gpustack.lint.load import load_inputs, read_inputs
     from gpustack.lint.model import Severity
     from gpustack.lint.report import ReportOptions, reporter
     from gpustack.lint.selection import Choice, rule_ids, severities
@@ -204,8 +222,21 @@ def lint(
         severities={**config.severities, **severities(severity or (), catalogue)},
         baseline=None if write_baseline else baseline or config.baseline,
     )
-    loaded = load_paths(paths, excluded=config.excluded)
-    report = run_lint(loaded, config, partial=partial, catalogue=catalogue)
+    cache = None if no_cache else Cache(cache_folder(cache_dir, config.path, search_start(paths)))
+    inputs = read_inputs(paths, excluded=config.excluded)
+    # --fix and --diff edit by the findings' positions: always from documents parsed from
+    # these very bytes (the document cache is keyed by content), never from a stored report.
+    key = None if cache is None or fix or diff else cache.report_key(inputs, (config, partial), _named_files(config))
+    report = cache.get_report(key) if cache is not None and key is not None else None
+    if report is None:
+        loaded = load_inputs(inputs, cache=cache)
+        report = run_lint(loaded, config, partial=partial, catalogue=catalogue)
+        if cache is not None and key is not None:
+            cache.put_report(key, replace(report, catalogue={}))
+    else:
+        report = replace(report, catalogue=catalogue)
+    if cache is not None:
+        cache.evict()
     output = None  # what standard output carries instead of the report: a diff, fixed YAML
     if fix or diff:
         from gpustack.lint.fix import autofix
@@ -227,6 +258,11 @@ def lint(
         sys.stderr.write(f"gpustack: recorded {len(report.findings)} finding(s) in {write_baseline}\n")
         report = replace(report, findings=())  # accepted: only unreadable input fails the run
     raise typer.Exit(report.exit_code(config.fail_on, fail_if_no_objects=fail_if_no_objects))
+
+
+def _named_files(config: Config) -> list[Path]:
+    """The files the settings name, whose content the findings depend on."""
+    return [path for path in (config.spec, config.baseline, *config.chart_values) if path is not None]
 
 
 def rules(

@@ -22,8 +22,8 @@ import sys
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from functools import lru_cache, partial
-from typing import Any, BinaryIO
+from functools import cached_property, lru_cache, partial
+from typing import Any, BinaryIO, Protocol
 
 import yaml
 from yaml import events
@@ -72,29 +72,67 @@ def load_paths(
     excluded: Callable[[str], bool] = lambda path: False,
     stdin: BinaryIO | None = None,
     jobs: int | None = None,
+    cache: DocumentCache | None = None,
 ) -> LoadResult:
     """Read every path (``-`` is standard input); folders are searched recursively.
 
     ``excluded`` filters files and folders by path (config ``exclude``); a file named
-    explicitly is read whatever its suffix. ``jobs``: processes to read many files with
-    (default: ``GPUSTACK_JOBS``, else every CPU for large inputs, see ``load_files``).
+    explicitly is read whatever its suffix. ``jobs``: processes to parse many files with
+    (default: ``GPUSTACK_JOBS``, else every idle CPU for large inputs, see ``load_inputs``).
     """
-    parts: list[LoadResult | str] = []  # read, or a file still to read
+    return load_inputs(read_inputs(paths, excluded=excluded, stdin=stdin), jobs=jobs, cache=cache)
+
+
+Input = tuple[str, bytes]  # a file's name and content
+Inputs = list[LoadResult | Input]  # in input order: what could not be read, or a file's bytes
+
+
+def read_inputs(
+    paths: Iterable[str], *, excluded: Callable[[str], bool] = lambda path: False, stdin: BinaryIO | None = None
+) -> Inputs:
+    """The bytes of every file the paths name, in order (parsed by ``load_inputs``): the
+    cache key of a file is its content, read once."""
+    parts: Inputs = []
     for path in paths:
         if path == STDIN:
-            parts.append(_load_stream(stdin or sys.stdin.buffer))
+            parts.append(_read(STDIN_NAME, stdin or sys.stdin.buffer))
             continue
         files, errors = _expand(path, excluded)
-        parts.append(LoadResult(errors=tuple(errors)))
-        parts.extend(files)
-    pending = [index for index, part in enumerate(parts) if isinstance(part, str)]
-    for index, result in zip(pending, load_files([parts[index] for index in pending], jobs=jobs), strict=True):
-        parts[index] = result
-    return LoadResult.merge(part for part in parts if isinstance(part, LoadResult))
+        if errors:
+            parts.append(LoadResult(errors=tuple(errors)))
+        for file in files:
+            try:
+                with open(file, "rb") as stream:
+                    parts.append(_read(file, stream))
+            except OSError as exc:
+                parts.append(_unreadable(file, exc))
+    return parts
 
 
-# Many files are read by worker processes, one chunk each (the main process reads the
-# first): parsing is most of a large run. Below these sizes starting a worker costs more
+def _read(name: str, stream: BinaryIO) -> LoadResult | Input:
+    try:
+        return name, stream.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        return _unreadable(name, exc)
+
+
+def _unreadable(name: str, exc: OSError) -> LoadResult:
+    return LoadResult(errors=(InputError(name, f"cannot read: {exc.strerror or exc}"),))
+
+
+class DocumentCache(Protocol):
+    """Where ``load_inputs`` keeps what it parsed (``gpustack.lint.cache``): each file's
+    entry, pickled, under a key of its content."""
+
+    def documents_key(self, data: bytes) -> str: ...
+
+    def get_documents(self, key: str) -> Any | None: ...
+
+    def put_documents(self, key: str, payload: bytes) -> None: ...
+
+
+# Many files are parsed by worker processes, one chunk each (the main process parses the
+# first): parsing is most of a cold run. Below these sizes starting a worker costs more
 # than it saves, and only idle CPUs get one. GPUSTACK_JOBS sets the number of processes
 # (1: none).
 PARALLEL_FILES = 200
@@ -102,17 +140,45 @@ PARALLEL_BYTES = 2_000_000
 JOBS_VARIABLE = "GPUSTACK_JOBS"
 
 
-def load_files(files: list[str], *, jobs: int | None = None) -> list[LoadResult]:
-    """``load_file`` of each file, in order; spread over processes when there are many.
+def load_inputs(inputs: Inputs, *, jobs: int | None = None, cache: DocumentCache | None = None) -> LoadResult:
+    """Parse what ``read_inputs`` read, in order: each file's entry from ``cache`` when it
+    holds one for that content, else parsed (over processes when many) and stored there."""
+    results: list[LoadResult | None] = []
+    pending: list[tuple[int, Input, str | None]] = []  # (index in results, input, cache key)
+    for part in inputs:
+        if isinstance(part, LoadResult):
+            results.append(part)
+            continue
+        key = cache.documents_key(part[1]) if cache is not None else None
+        entry = cache.get_documents(key) if cache is not None and key is not None else None
+        if entry is not None:
+            try:
+                results.append(restore(part[0], part[1], entry))
+                continue
+            except Exception:  # an entry of another shape: parse the file again
+                pass
+        results.append(None)
+        pending.append((len(results) - 1, part, key))
+    store = cache.put_documents if cache is not None else None
+    parsed = _parse_all([item for _, item, _ in pending], [key for _, _, key in pending], jobs, store)
+    for (index, _, _), result in zip(pending, parsed, strict=True):
+        results[index] = result
+    return LoadResult.merge(result for result in results if result is not None)
 
-    The results are the same either way (tests/lint/test_fast_path.py): a worker sends its
-    resources back pickled, positions included (``_Positions.__reduce__``).
+
+def _parse_all(
+    files: list[Input], keys: list[str | None], jobs: int | None, store: Callable[[str, bytes], None] | None
+) -> list[LoadResult]:
+    """Each file parsed (``_parse``), in order; spread over processes when there are many.
+
+    The results are the same either way (tests/lint/test_fast_path.py): a worker sends each
+    file's entry pickled (``_pickled``), positions included, and the main process restores it.
     """
-    sizes = [_size(file) for file in files]
+    sizes = [len(data) for _, data in files]
     jobs = _jobs(len(files), sum(sizes), jobs)
     if jobs <= 1:
-        return [load_file(file) for file in files]
-    chunks = _chunks(files, sizes, jobs)
+        return _parse_chunk(files, keys, store)
+    bounds = _chunks(sizes, jobs)
     import multiprocessing
     import pickle
 
@@ -120,22 +186,26 @@ def load_files(files: list[str], *, jobs: int | None = None) -> list[LoadResult]
     sys.stdout.flush()  # a worker flushes on exit what the buffers held when it forked
     sys.stderr.flush()
     workers = []
-    for chunk in chunks[1:]:
+    for start, end in bounds[1:]:
         receiver, sender = context.Pipe(duplex=False)
-        worker = context.Process(target=_send_chunk, args=(sender, chunk), daemon=True)
+        worker = context.Process(target=_send_chunk, args=(sender, files[start:end], keys[start:end], store), daemon=True)
         try:
             worker.start()
-        except OSError:  # no process to be had: read it here
+        except OSError:  # no process to be had: parse it here
             receiver.close()
             worker = None
         sender.close()
-        workers.append((chunk, receiver, worker))
-    results = _load_chunk(chunks[0])
-    for chunk, receiver, worker in workers:
+        workers.append((start, end, receiver, worker))
+    start, end = bounds[0]
+    results = _parse_chunk(files[start:end], keys[start:end], store)
+    for start, end, receiver, worker in workers:
         try:
-            results.extend(pickle.loads(receiver.recv_bytes()) if worker else _load_chunk(chunk))
-        except (EOFError, OSError, pickle.UnpicklingError):  # the worker died: read it here
-            results.extend(_load_chunk(chunk))
+            if worker is None:
+                raise EOFError
+            payloads = pickle.loads(receiver.recv_bytes())
+            results.extend(restore(name, data, pickle.loads(payload)) for (name, data), payload in zip(files[start:end], payloads, strict=True))
+        except (EOFError, OSError, pickle.UnpicklingError):  # the worker died: parse it here
+            results.extend(_parse_chunk(files[start:end], keys[start:end], store))
         finally:
             receiver.close()
             if worker:
@@ -143,23 +213,28 @@ def load_files(files: list[str], *, jobs: int | None = None) -> list[LoadResult]
     return results
 
 
-def _load_chunk(files: list[str]) -> list[LoadResult]:
-    return [load_file(file) for file in files]
+def _parse_chunk(files: list[Input], keys: list[str | None], store: Callable[[str, bytes], None] | None) -> list[LoadResult]:
+    results = []
+    for (name, data), key in zip(files, keys, strict=True):
+        result, entry = _parse(name, data)
+        if store is not None and key is not None:
+            store(key, _pickled(entry))
+        results.append(result)
+    return results
 
 
-def _send_chunk(sender: Any, files: list[str]) -> None:
-    """In a worker process: read the files, send their results pickled."""
+def _send_chunk(sender: Any, files: list[Input], keys: list[str | None], store: Callable[[str, bytes], None] | None) -> None:
+    """In a worker process: parse the files, store and send their entries pickled."""
     import pickle
 
-    sender.send_bytes(pickle.dumps(_load_chunk(files), protocol=pickle.HIGHEST_PROTOCOL))
+    payloads = []
+    for (_, data), key in zip(files, keys, strict=True):
+        payload = _pickled(_parse_entry(data)[0])
+        if store is not None and key is not None:
+            store(key, payload)
+        payloads.append(payload)
+    sender.send_bytes(pickle.dumps(payloads, protocol=pickle.HIGHEST_PROTOCOL))
     sender.close()
-
-
-def _size(file: str) -> int:
-    try:
-        return os.stat(file).st_size
-    except OSError:
-        return 0
 
 
 def _jobs(files: int, size: int, jobs: int | None) -> int:
@@ -187,20 +262,21 @@ def _idle_cpus() -> int:
     return max(1, min(cpus, round(cpus - load)))
 
 
-def _chunks(files: list[str], sizes: list[int], jobs: int) -> list[list[str]]:
-    """Consecutive runs of files of about equal size; the first, read by the main process
-    while it also takes the others' results in, a little smaller."""
+def _chunks(sizes: list[int], jobs: int) -> list[tuple[int, int]]:
+    """Consecutive runs of files of about equal size, as (start, end) indexes; the first,
+    parsed by the main process while it also takes the others' results in, a little smaller."""
     total = sum(sizes) or 1
     shares = [0.85] + [1.0] * (jobs - 1)
     bounds = [total * sum(shares[: index + 1]) / sum(shares) for index in range(jobs)]
-    chunks: list[list[str]] = [[] for _ in range(jobs)]
+    starts = [0] * jobs
     done, chunk = 0, 0
-    for file, size in zip(files, sizes, strict=True):
+    for index, size in enumerate(sizes):
         while chunk < jobs - 1 and done >= bounds[chunk]:
             chunk += 1
-        chunks[chunk].append(file)
+            starts[chunk] = index
         done += size
-    return [chunk for chunk in chunks if chunk]
+    ends = [*starts[1 : chunk + 1], len(sizes)]
+    return [(starts[index], ends[index]) for index in range(chunk + 1) if ends[index] > starts[index]]
 
 
 def _expand(path: str, excluded: Callable[[str], bool]) -> tuple[list[str], list[InputError]]:
@@ -227,23 +303,6 @@ def _expand(path: str, excluded: Callable[[str], bool]) -> tuple[list[str], list
     return sorted(found), errors
 
 
-def load_file(path: str) -> LoadResult:
-    try:
-        with open(path, "rb") as stream:
-            data = stream.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        return LoadResult(errors=(InputError(path, f"cannot read: {exc.strerror or exc}"),))
-    return load_bytes(path, data)
-
-
-def _load_stream(stream: BinaryIO) -> LoadResult:
-    try:
-        data = stream.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        return LoadResult(errors=(InputError(STDIN_NAME, f"cannot read: {exc.strerror or exc}"),))
-    return load_bytes(STDIN_NAME, data)
-
-
 def load_settings(file: str, error: type[GpustackError], what: str) -> tuple[Resource, ...]:
     """The documents of a file gpustack reads for itself (config, policy): an unreadable or
     unparsable file raises ``error`` with the located problems, rather than an InputError."""
@@ -259,35 +318,70 @@ def load_settings(file: str, error: type[GpustackError], what: str) -> tuple[Res
 
 def load_bytes(name: str, data: bytes) -> LoadResult:
     """Decode and parse one file's content."""
-    if len(data) > MAX_FILE_BYTES:
-        return LoadResult(errors=(InputError(name, f"larger than {MAX_FILE_BYTES >> 20} MiB: not read"),))
-    if b"\0" in data[:8192]:
-        return LoadResult(errors=(InputError(name, "binary file (holds NUL bytes): not read"),))
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        return LoadResult(errors=(InputError(name, f"not UTF-8 (byte 0x{data[exc.start]:02x})", line),))
-    return load_text(name, text)
+    return _parse(name, data)[0]
 
 
 def load_text(name: str, text: str) -> LoadResult:
     """Parse one YAML (or JSON) stream: one Resource per object, ``kind: List`` items included."""
-    source = _Source(name, text)
-    resources: list[Resource] = []
-    errors: list[InputError] = []
+    return _result(name, text, _text_entry(text))
+
+
+# What parsing one file's content gives, whatever the file is called: ("errors", ((message,
+# line, column), ...)) when it cannot be read as YAML, else ("documents", (document, ...)),
+# each document a tuple of plain data and positions (``_Document.entry``). This is what the
+# lint cache keeps and what worker processes send back, pickled.
+Entry = tuple[str, tuple[Any, ...]]
+
+
+def _parse(name: str, data: bytes) -> tuple[LoadResult, Entry]:
+    entry, text = _parse_entry(data)
+    return _result(name, text, entry), entry
+
+
+def _parse_entry(data: bytes) -> tuple[Entry, str]:
+    if len(data) > MAX_FILE_BYTES:
+        return ("errors", ((f"larger than {MAX_FILE_BYTES >> 20} MiB: not read", None, None),)), ""
+    if b"\0" in data[:8192]:
+        return ("errors", (("binary file (holds NUL bytes): not read", None, None),)), ""
     try:
-        for document in _documents(text):
-            _resources_of(source, document, resources, errors)
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return ("errors", ((f"not UTF-8 (byte 0x{data[exc.start]:02x})", line, None),)), ""
+    return _text_entry(text), text
+
+
+def _text_entry(text: str) -> Entry:
+    try:
+        return "documents", tuple(document.entry() for document in _documents(text))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (None, None)
         message = ": ".join(part for part in (exc.context, exc.problem) if part)
-        return LoadResult(errors=(InputError(name, f"invalid YAML: {message}", line, column),))
+        return "errors", ((f"invalid YAML: {message}", line, column),)
     except _Invalid as exc:
-        return LoadResult(errors=(InputError(name, exc.message, exc.line, exc.column),))
+        return "errors", ((exc.message, exc.line, exc.column),)
     except yaml.YAMLError as exc:
-        return LoadResult(errors=(InputError(name, f"invalid YAML: {exc}"),))
+        return "errors", ((f"invalid YAML: {exc}", None, None),)
+
+
+def restore(name: str, data: bytes, entry: Entry) -> LoadResult:
+    """What ``load_bytes(name, data)`` gives, from the entry parsing ``data`` gave."""
+    kind = entry[0]
+    if kind == "errors":
+        return _result(name, "", entry)
+    return _result(name, data.decode("utf-8-sig"), entry)
+
+
+def _result(name: str, text: str, entry: Entry) -> LoadResult:
+    kind, items = entry
+    if kind == "errors":
+        return LoadResult(errors=tuple(InputError(name, message, line, column) for message, line, column in items))
+    source = _Source(name, text)
+    resources: list[Resource] = []
+    errors: list[InputError] = []
+    for item in items:
+        _resources_of(source, _Document(*item), resources, errors)
     return LoadResult(tuple(resources), tuple(errors), {name: text})
 
 
@@ -299,13 +393,27 @@ class _Document:
     column: int
     source_comment: str | None
     position: int = 0  # the root node's start, packed as ``_pack`` does
-    table: Mapping[int, Any] = field(default_factory=dict)  # _Builder.positions
-    containers: list[Any] = field(default_factory=list)  # _Builder.containers
+    containers: list[Any] = field(default_factory=list)  # every mapping and list of ``data`` (_Builder.containers)
+    wheres: list[Any] = field(default_factory=list)  # the positions of their keys or items, in the same order
+
+    def entry(self) -> tuple[Any, ...]:
+        return (self.index, self.data, self.line, self.column, self.source_comment, self.position, self.containers, self.wheres)
 
 
-def _restore_positions(source: _Source, document: int, data: Any, root: int, pairs: list[Any]) -> _Positions:
-    table = {id(container): where for container, where in pairs}
-    return _Positions(source, document, data, root, table, [container for container, _ in pairs])
+def _compact(wheres: list[Any]) -> list[list[int]]:
+    """Positions as lists only (a mapping's in its keys' order): pickle is then fast both ways."""
+    return [list(where.values()) if where.__class__ is dict else where for where in wheres]
+
+
+def _pickled(entry: Entry) -> bytes:
+    """An entry as the cache keeps it and workers send it: plain tuples and lists, the
+    containers pickled as references to the data's own mappings and lists."""
+    import pickle
+
+    kind, items = entry
+    if kind == "documents":
+        items = tuple((*item[:7], _compact(item[7])) for item in items)
+    return pickle.dumps((kind, items), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _pack(mark: Any) -> int:
@@ -317,23 +425,30 @@ def _pack(mark: Any) -> int:
 class _Positions:
     """Where the keys and items of one document start, recorded while it was read.
 
-    ``table`` maps ``id()`` of each mapping and list of the document's data to the packed
-    positions of its keys (a dict) or items (a list), as the precise path would find them:
-    a duplicate key's last occurrence, a merged key where its source mapping has it, an
-    alias where its anchor's node starts.
+    ``containers`` are the document's mappings and lists, ``wheres`` the packed positions of
+    each one's keys (a dict, or a list in the mapping's key order) or items (a list), as the
+    precise path would find them: a duplicate key's last occurrence, a merged key where its
+    source mapping has it, an alias where its anchor's node starts. The lookup table by
+    ``id()`` is built on the first ``locate``: most documents are never asked.
     """
 
     source: _Source
     document: int
     data: Any
     root: int
-    table: Mapping[int, Any]
-    containers: list[Any]  # the mappings and lists whose ids ``table`` holds
+    containers: list[Any]
+    wheres: list[Any]
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """Pickled with the objects themselves (a worker process sends them; ids change)."""
-        pairs = [(container, self.table[id(container)]) for container in self.containers]
-        return _restore_positions, (self.source, self.document, self.data, self.root, pairs)
+        """Pickled with the objects themselves (ids change in another process)."""
+        return _Positions, (self.source, self.document, self.data, self.root, self.containers, _compact(self.wheres))
+
+    @cached_property
+    def table(self) -> dict[int, Any]:
+        return {
+            id(container): dict(zip(container, where)) if where.__class__ is list and container.__class__ is dict else where
+            for container, where in zip(self.containers, self.wheres)
+        }
 
     def locate(self, prefix: Path, path: Path = ()) -> tuple[int, int]:
         node, position, table = self.data, self.root, self.table
@@ -356,7 +471,7 @@ class _Positions:
 
 
 def _resources_of(source: _Source, doc: _Document, resources: list[Resource], errors: list[InputError]) -> None:
-    positions = _Positions(source, doc.index, doc.data, doc.position, doc.table, doc.containers)
+    positions = _Positions(source, doc.index, doc.data, doc.position, doc.containers, doc.wheres)
     if doc.data is None:  # an empty document, or only comments
         return
     if not isinstance(doc.data, dict):
@@ -527,8 +642,8 @@ def _documents(text: str) -> Iterator[_Document]:
                 mark.column + 1,
                 comment,
                 builder.position(root),
-                builder.positions,
                 builder.containers,
+                builder.wheres,
             )
             previous_end = end.start_mark.line
             index += 1
@@ -589,8 +704,9 @@ class _Builder:
         self.anchors: dict[str, tuple[Any, int, int]] = {}  # anchor -> (value, nodes it expands to, position)
         self.nodes = 0
         self.alias_nodes = 0
-        self.positions: dict[int, Any] = {}  # id(mapping or list) -> key or item positions
-        self.containers: list[Any] = []  # every mapping and list: alive as long as their ids key positions
+        self.containers: list[Any] = []  # every mapping and list, as completed
+        self.wheres: list[Any] = []  # the positions of their keys (a dict) or items (a list)
+        self.indexed: dict[int, int] = {}  # id(container) -> index, filled for merges only
 
     def value(self, event: Any, depth: int) -> Any:
         kind = event.__class__
@@ -655,13 +771,13 @@ class _Builder:
         for source in merges:  # explicit keys win; earlier merges win over later ones
             if not isinstance(source, dict):
                 raise _Invalid("a merge key (<<) must hold a mapping or a list of mappings", start.start_mark)
-            source_where = self.positions[id(source)]
+            source_where = self.where(source)
             for key, item in source.items():
                 if key not in result:
                     result[key] = item
                     where[key] = source_where[key]
-        self.positions[id(result)] = where
         self.containers.append(result)
+        self.wheres.append(where)
         return result
 
     def sequence(self, start: Any, depth: int) -> list[Any]:
@@ -682,9 +798,15 @@ class _Builder:
                 where.append(self.position(event))
             event = next_event()
         self.nodes += scalars
-        self.positions[id(items)] = where
         self.containers.append(items)
+        self.wheres.append(where)
         return items
+
+    def where(self, container: dict[str, Any]) -> dict[str, int]:
+        """The key positions of a mapping read before (a merge's source; merges are rare)."""
+        if id(container) not in self.indexed:
+            self.indexed = {id(item): index for index, item in enumerate(self.containers)}
+        return self.wheres[self.indexed[id(container)]]
 
     def alias(self, event: events.AliasEvent) -> Any:
         if event.anchor not in self.anchors:

@@ -215,6 +215,7 @@ def test_large_inputs_are_spread_over_processes_unless_told_not_to(monkeypatch: 
     assert load._jobs(load.PARALLEL_FILES, 10_000, 2) == (2 if sys.platform.startswith("linux") else 1)
     monkeypatch.setenv(load.JOBS_VARIABLE, "1")
     assert load._jobs(5_000, 50_000_000, None) == 1
-    chunks = load._chunks([f"f{i}" for i in range(10)], [100] * 10, 2)
-    assert [name for chunk in chunks for name in chunk] == [f"f{i}" for i in range(10)]
-    assert len(chunks) == 2 and len(chunks[0]) <= len(chunks[1])
+    chunks = load._chunks([100] * 10, 2)
+    assert [index for start, end in chunks for index in range(start, end)] == list(range(10))
+    assert len(chunks) == 2 and chunks[0][1] - chunks[0][0] <= chunks[1][1] - chunks[1][0]
+    assert load._chunks([5_000_000, 1, 1], 3) == [(0, 1), (1, 3)]  # a large file: fewer chunks, none empty

@@ -1,0 +1,266 @@
+"""The lint cache: what a run computed, kept for the next run on the same input.
+
+Where gpustack runs (a pre-commit hook on every commit, CI on every push, an editor on save)
+nearly every file is the same as last time. Two kinds of entry, each under a key that is a
+digest of everything its value depends on:
+
+- ``documents``: one file's documents as read (plain data with the positions of every key
+  and item, ``load.cache_entry``), keyed by the file's bytes and the code that reads them
+  (``code_fingerprint``). Content-addressed, so a file renamed or copied hits too.
+- ``report``: a whole run's report, keyed by every file's name and digest, the effective
+  settings, the files they name (spec, baseline, chart values), the working folder, the day
+  (suppressions expire) and the code. Set-level rules need the whole set: when one file
+  changed, the run re-lints over the cached documents of the others.
+
+The store is a folder, ``.gpustack_cache`` beside the config (else beside the linted paths),
+``--cache-dir`` or ``GPUSTACK_CACHE_DIR``, holding a ``.gitignore`` so that git leaves it
+out. It never gets in the way: an unwritable or read-only place, a symlink where the folder
+or an entry should be, a corrupt or foreign entry all mean no cache for that entry, silently
+(entries are written to a temporary file and renamed into place, so concurrent runs read
+either a whole entry or none). It is bounded: when it outgrows ``MAX_BYTES``, the entries
+least recently used go.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import fields, is_dataclass
+from datetime import date
+from pathlib import Path, PurePath
+from typing import Any
+
+DIRNAME = ".gpustack_cache"
+ENVIRONMENT = "GPUSTACK_CACHE_DIR"
+MAX_BYTES = 256 * 1024 * 1024  # the 10,000-document corpus takes 10 MB
+_MAGIC = b"gpustack-cache 1\n"  # a file without it is not ours: ignored, and replaced on write
+_GITIGNORE = "# gpustack's lint cache: safe to delete, never to commit\n*\n"
+
+
+def digest(*parts: bytes | str) -> str:
+    """A short hex digest of ``parts`` (blake2b: as fast as reading the bytes)."""
+    hasher = hashlib.blake2b(digest_size=20)
+    for part in parts:
+        data = part.encode() if isinstance(part, str) else part
+        hasher.update(len(data).to_bytes(8, "little"))
+        hasher.update(data)
+    return hasher.hexdigest()
+
+
+_fingerprint: str | None = None
+
+
+def code_fingerprint() -> str:
+    """What decides how gpustack reads and lints, besides the input: its version, the code and
+    data files of the installed package (sizes and modification times: an edited checkout
+    never reads an entry its old code wrote), Python's and PyYAML's versions."""
+    global _fingerprint
+    if _fingerprint is None:
+        import yaml
+
+        import gpustack
+
+        root = os.path.dirname(gpustack.__file__)
+        parts = [gpustack.__version__, sys.version, yaml.__version__, str(getattr(yaml, "__with_libyaml__", False))]
+        for folder, subfolders, names in os.walk(root):
+            subfolders[:] = sorted(name for name in subfolders if name != "__pycache__")
+            for name in sorted(names):
+                if not name.endswith((".pyc", ".pyo")):
+                    path = os.path.join(folder, name)
+                    stat = os.stat(path)
+                    parts.append(f"{os.path.relpath(path, root)}:{stat.st_size}:{stat.st_mtime_ns}")
+        _fingerprint = digest(*parts)
+    return _fingerprint
+
+
+class Cache:
+    """Entries in one folder; every failure to read or write is a miss, never an error."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.usable = not os.path.islink(root)  # never followed: another place may be anyone's
+        self.writable = self.usable
+        self.ready = False
+        self.wrote = False
+        self.keys: dict[int, str] = {}  # id(content) -> documents key, for the contents of this run
+
+    # The documents of one file (``gpustack.lint.load``), by content.
+
+    def documents_key(self, data: bytes) -> str:
+        """The key of a file's documents: its content and the code that reads it (computed
+        once per content object: the report's key holds it too)."""
+        key = self.keys.get(id(data))
+        if key is None:
+            key = self.keys[id(data)] = digest(code_fingerprint(), data)
+        return key
+
+    def get_documents(self, key: str) -> Any | None:
+        return self.get("documents", key)
+
+    def put_documents(self, key: str, payload: bytes) -> None:
+        self.put_bytes("documents", key, payload)
+
+    # A whole run's report.
+
+    def report_key(self, inputs: Iterable[Any], settings: Any, files: Iterable[Path]) -> str:
+        """The key of a run's report: every input's name and content key (or what made it
+        unreadable), in order; the effective ``settings`` (``canonical``); the content of
+        the ``files`` they name (spec, baseline, chart values); the working folder, which
+        relative patterns resolve against; the day, by which suppressions expire; the code."""
+        parts = [code_fingerprint(), os.getcwd(), date.today().isoformat(), repr(canonical(settings))]
+        for item in inputs:
+            if isinstance(item, tuple):
+                parts += [item[0], self.documents_key(item[1])]
+            else:
+                parts.append(repr(canonical(item)))
+        for file in files:
+            parts += [str(file), *_contents(file)]
+        return digest(*parts)
+
+    def get_report(self, key: str) -> Any | None:
+        return self.get("report", key)
+
+    def put_report(self, key: str, report: Any) -> None:
+        self.put("report", key, report)
+
+    def get(self, kind: str, key: str) -> Any | None:
+        """The value stored under ``kind``/``key``, or None (absent, corrupt, foreign, a symlink).
+        A hit is marked used (its modification time), for ``evict``."""
+        if not self.usable:
+            return None
+        try:
+            fd = os.open(self._path(kind, key), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            return None
+        try:
+            with os.fdopen(fd, "rb") as stream:
+                data = stream.read()
+                self._mark_used(stream.fileno())
+        except OSError:
+            return None
+        if not data.startswith(_MAGIC):
+            return None
+        try:
+            return pickle.loads(memoryview(data)[len(_MAGIC) :])
+        except Exception:  # a truncated or foreign entry: a miss; the run writes it again
+            return None
+
+    def _mark_used(self, fd: int) -> None:
+        if self.writable:
+            try:
+                os.utime(fd)
+            except OSError:  # read-only: reading is all this run does
+                self.writable = False
+
+    def put(self, kind: str, key: str, value: Any) -> None:
+        self.put_bytes(kind, key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def put_bytes(self, kind: str, key: str, payload: bytes) -> None:
+        """Store a pickled value; the first failure (read-only, no space) ends writing for the run."""
+        if not self.writable:
+            return
+        try:
+            if not self.ready and not self._ready():
+                self.writable = False
+                return
+            self.ready = True
+            handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=self.root)
+            try:
+                with os.fdopen(handle, "wb") as stream:
+                    stream.write(_MAGIC)
+                    stream.write(payload)
+                os.replace(temporary, self._path(kind, key))  # atomic: readers see all or nothing
+            except BaseException:
+                os.unlink(temporary)
+                raise
+            self.wrote = True
+        except OSError:
+            self.writable = False
+
+    def _path(self, kind: str, key: str) -> str:
+        return os.path.join(self.root, f"{key}.{kind}")
+
+    def _ready(self) -> bool:
+        """The folder exists, is a real folder (not a symlink), and holds its .gitignore."""
+        try:
+            os.makedirs(self.root.parent, exist_ok=True)
+            os.mkdir(self.root)
+        except FileExistsError:
+            pass
+        if os.path.islink(self.root) or not os.path.isdir(self.root):
+            return False
+        ignore = os.path.join(self.root, ".gitignore")
+        if not os.path.lexists(ignore):
+            with open(ignore, "w", encoding="utf-8") as stream:
+                stream.write(_GITIGNORE)
+        return True
+
+    def evict(self, limit: int = MAX_BYTES) -> None:
+        """After a run that wrote: when the entries outgrow ``limit``, remove the least
+        recently used (by modification time, which a hit refreshes) down to three quarters."""
+        if not self.wrote:
+            return
+        try:
+            entries = [entry for entry in os.scandir(self.root) if entry.is_file(follow_symlinks=False)]
+            stats = [(entry.stat(follow_symlinks=False), entry.path) for entry in entries if entry.name != ".gitignore"]
+        except OSError:
+            return
+        total = sum(stat.st_size for stat, _ in stats)
+        if total <= limit:
+            return
+        for stat, path in sorted(stats, key=lambda item: item[0].st_mtime_ns):
+            if total <= limit * 3 // 4:
+                break
+            try:
+                os.unlink(path)
+            except OSError:
+                continue
+            total -= stat.st_size
+
+
+def canonical(value: Any) -> Any:
+    """``value`` as nested tuples whose ``repr`` is the same in every process (sets sorted,
+    mappings by key, dataclasses by field): a key must not change with hash randomisation."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return (type(value).__name__, *((item.name, canonical(getattr(value, item.name))) for item in fields(value)))
+    if isinstance(value, Mapping):
+        return ("{", *sorted(((canonical(key), canonical(item)) for key, item in value.items()), key=repr))
+    if isinstance(value, (set, frozenset)):
+        return ("set", *sorted((canonical(item) for item in value), key=repr))
+    if isinstance(value, (list, tuple)):
+        return tuple(canonical(item) for item in value)
+    if isinstance(value, PurePath):
+        return str(value)
+    return value
+
+
+def _contents(path: Path) -> list[str]:
+    """Digests of a named file, or of every file under a named folder; what cannot be read
+    counts as its error (the run reports it)."""
+    if not os.path.isdir(path):
+        try:
+            return [digest(path.read_bytes())]
+        except OSError as exc:
+            return [f"unreadable: {exc}"]
+    found = []
+    for folder, subfolders, names in os.walk(path):
+        subfolders.sort()
+        for name in sorted(names):
+            file = Path(folder, name)
+            found += [str(file.relative_to(path)), *_contents(file)]
+    return found
+
+
+def cache_folder(option: Path | None, config: Path | None, start: Path) -> Path:
+    """``--cache-dir``, else ``GPUSTACK_CACHE_DIR``, else ``.gpustack_cache`` beside the config
+    (the linted paths' folder without one)."""
+    if option is not None:
+        return option
+    setting = os.environ.get(ENVIRONMENT, "").strip()
+    if setting:
+        return Path(setting)
+    return (config.parent if config is not None else start) / DIRNAME

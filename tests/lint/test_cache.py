@@ -1,0 +1,232 @@
+"""The lint cache: the same findings cached or not, and never in the way.
+
+- Same output: every rule fixture folder, the examples' output and a generated corpus give
+  byte-identical JSON reports with no cache, with an empty cache, with a warm one, and with
+  one file changed (documents of the others from the cache); documents restored from the
+  cache are located exactly as freshly read ones (the precise path is the reference).
+- Never in the way: a corrupt or foreign entry is ignored and rewritten; an unwritable
+  place, a read-only cache and a symlinked folder mean no cache, silently; the folder holds
+  a .gitignore; it is bounded; concurrent runs share it; --fix never applies a stored result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from gpustack.lint import cache as cache_module
+from gpustack.lint.cache import Cache
+from gpustack.lint.load import load_inputs, read_inputs
+from lint_support import gpustack
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "rules" / "fixtures"
+SPECS = REPO / "tests" / "rules" / "specs"
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import corpus  # noqa: E402  (benchmarks/corpus.py: the benchmark's generator)
+from test_fast_path import AWKWARD, assert_same_positions  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("corpus")
+    corpus.write(corpus.generate(7, 400, 50), root)
+    return root
+
+
+def report(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    code, out, err = gpustack(capsys, "lint", "--format", "json", *args)
+    assert code in (0, 1), err
+    return out
+
+
+def entries(folder: Path) -> list[Path]:
+    return sorted(path for path in folder.iterdir() if not path.name.startswith("."))
+
+
+CASES = {
+    "rule fixtures": (FIXTURES, ()),
+    "rule fixtures, spec": (FIXTURES, ("--spec", str(SPECS / "time-slicing-fleet.yaml"))),
+    "rendered output": (REPO / "output", ()),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_same_report_without_cache_cold_and_warm(case: str, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    target, options = CASES[case]
+    if "--spec" in options and not Path(options[1]).exists():
+        pytest.skip(f"{options[1]} not present")
+    folder = tmp_path / "cache"
+    plain = report(capsys, "--no-cache", *options, str(target))
+    assert report(capsys, "--cache-dir", str(folder), *options, str(target)) == plain  # cold: parses, writes
+    assert entries(folder)
+    assert report(capsys, "--cache-dir", str(folder), *options, str(target)) == plain  # warm: the stored report
+    assert not list(target.rglob(".gpustack_cache"))  # --cache-dir: nothing beside the input
+
+
+def test_same_report_when_one_file_changed_among_many(
+    generated: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    work = tmp_path / "repo"
+    shutil.copytree(generated, work)
+    folder = tmp_path / "cache"
+    assert report(capsys, "--cache-dir", str(folder), str(work)) == report(capsys, "--no-cache", str(work))
+    files = sorted(work.rglob("*.yaml"))
+    changed = files[len(files) // 2]
+    # A finding added, one document dropped, positions shifted below the change.
+    text = changed.read_text()
+    changed.write_text(
+        "# changed\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: new}\nspec:\n  containers:\n"
+        "  - {name: c, image: 'x:1', securityContext: {privileged: true}, resources: {limits: {nvidia.com/gpu: 1}}}\n"
+        "---\n" + text.split("\n---\n", 1)[-1]
+    )
+    warm = report(capsys, "--cache-dir", str(folder), str(work))
+    assert warm == report(capsys, "--no-cache", str(work))
+    assert '"line": 11' in warm or str(changed) in warm
+
+
+def test_documents_restored_from_the_cache_are_located_as_when_read(generated: Path, tmp_path: Path) -> None:
+    awkward = tmp_path / "awkward.yaml"
+    awkward.write_text(AWKWARD)
+    store = Cache(tmp_path / "cache")
+    paths = [str(awkward), str(generated)]
+    fresh = load_inputs(read_inputs(paths), cache=store)
+    restored = load_inputs(read_inputs(paths), cache=Cache(tmp_path / "cache"))
+    assert len(entries(tmp_path / "cache")) == len(fresh.texts)
+    assert [(r.file, r.document, r.document_path, r.source_comment, r.data) for r in restored.resources] == [
+        (r.file, r.document, r.document_path, r.source_comment, r.data) for r in fresh.resources
+    ]
+    assert restored.errors == fresh.errors and restored.texts == fresh.texts
+    assert assert_same_positions(restored) > 10_000
+
+
+def test_worker_processes_store_what_they_parse(generated: Path, tmp_path: Path) -> None:
+    one = load_inputs(read_inputs([str(generated)]), jobs=1)
+    parallel = load_inputs(read_inputs([str(generated)]), jobs=3, cache=Cache(tmp_path / "cache"))
+    stored = load_inputs(read_inputs([str(generated)]), jobs=1, cache=Cache(tmp_path / "cache"))
+    assert len(entries(tmp_path / "cache")) == len(one.texts)
+    for loaded in (parallel, stored):
+        assert [(r.file, r.data, r.locate(("spec",))) for r in loaded.resources] == [
+            (r.file, r.data, r.locate(("spec",))) for r in one.resources
+        ]
+
+
+def test_corrupt_and_foreign_entries_are_ignored_and_rewritten(
+    generated: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    folder = tmp_path / "cache"
+    plain = report(capsys, "--no-cache", str(generated))
+    report(capsys, "--cache-dir", str(folder), str(generated))
+    stored = entries(folder)
+    for index, entry in enumerate(stored):
+        data = entry.read_bytes()
+        entry.write_bytes(b"not ours\n" if index % 2 else data[: len(data) // 2])  # foreign, truncated
+    assert report(capsys, "--cache-dir", str(folder), str(generated)) == plain
+    assert all(entry.read_bytes().startswith(cache_module._MAGIC) for entry in stored)
+    assert report(capsys, "--cache-dir", str(folder), str(generated)) == plain
+
+
+def test_an_unwritable_place_means_no_cache_silently(
+    generated: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    plain = report(capsys, "--no-cache", str(generated))
+    code, out, err = gpustack(capsys, "lint", "--format", "json", "--cache-dir", str(blocker / "cache"), str(generated))
+    assert (out, err) == (plain, "") and code == 1
+
+
+def test_a_read_only_cache_is_read_and_never_written(
+    generated: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "cache"
+    plain = report(capsys, "--cache-dir", str(folder), str(generated))
+    before = {entry: entry.stat().st_mtime_ns for entry in entries(folder)}
+
+    def read_only(*args: object, **kwargs: object) -> None:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    monkeypatch.setattr(os, "utime", read_only)
+    changed = sorted(generated.rglob("*.yaml"))[0]
+    original = changed.read_text()
+    try:
+        changed.write_text(original + "# changed\n")
+        code, out, err = gpustack(capsys, "lint", "--format", "json", "--cache-dir", str(folder), str(generated))
+    finally:
+        changed.write_text(original)
+    assert (code, err) == (1, "") and out == plain
+    assert {entry: entry.stat().st_mtime_ns for entry in entries(folder)} == before
+
+
+def test_a_symlinked_cache_folder_is_never_followed(
+    generated: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "cache").symlink_to(elsewhere)
+    plain = report(capsys, "--no-cache", str(generated))
+    assert report(capsys, "--cache-dir", str(tmp_path / "cache"), str(generated)) == plain
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_the_default_folder_is_beside_the_config_and_ignored_by_git(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(cache_module.ENVIRONMENT, raising=False)
+    repo = tmp_path / "repo"
+    (repo / "deploy").mkdir(parents=True)
+    (repo / ".gpustack.yaml").write_text("failOn: error\n")
+    shutil.copy(FIXTURES / "GS002" / "fires-seed-privileged-hostpath-dev.yaml", repo / "deploy" / "pod.yaml")
+    report(capsys, str(repo / "deploy"))
+    assert (repo / ".gpustack_cache" / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert not (repo / "deploy" / ".gpustack_cache").exists()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=all"], capture_output=True, text=True)
+    assert ".gpustack_cache" not in status.stdout and "deploy/pod.yaml" in status.stdout
+
+
+def test_the_cache_is_bounded(tmp_path: Path) -> None:
+    store = Cache(tmp_path / "cache")
+    for index in range(20):
+        store.put_bytes("documents", f"{index:040x}", bytes(1000))
+        os.utime(tmp_path / "cache" / f"{index:040x}.documents", ns=(index * 10**9, index * 10**9))
+    store.evict(limit=10_000)
+    kept = [int(entry.stem, 16) for entry in entries(tmp_path / "cache")]
+    assert kept == list(range(13, 20))  # the least recently used went, down to 3/4 of the limit
+
+
+def test_concurrent_runs_share_the_cache(generated: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    folder = tmp_path / "cache"
+    plain = report(capsys, "--no-cache", str(generated))
+    command = [sys.executable, "-m", "gpustack", "lint", "--format", "json", "--cache-dir", str(folder), str(generated)]
+    runs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    outputs = [run.communicate() for run in runs]
+    assert [out for out, _ in outputs] == [plain] * 3 and all(err == "" for _, err in outputs)
+    assert not [entry for entry in (folder).iterdir() if entry.name.startswith(".tmp-")]
+    assert report(capsys, "--cache-dir", str(folder), str(generated)) == plain
+
+
+def test_fix_never_applies_a_stored_result(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A warm cache, then the file edited so that every position moves: --fix must edit
+    where the fields are now, exactly as without a cache."""
+    text = (FIXTURES / "GS004" / "fires-no-context-info.yaml").read_text()
+    folder = tmp_path / "cache"
+    for name, cached in (("cached", True), ("plain", False)):
+        work = tmp_path / name
+        work.mkdir()
+        manifest = work / "m.yaml"
+        manifest.write_text(text)
+        options = ("--cache-dir", str(folder)) if cached else ("--no-cache",)
+        gpustack(capsys, "lint", *options, str(manifest))
+        manifest.write_text("# moved\n# down\n" + text)
+        gpustack(capsys, "lint", *options, "--fix", str(manifest))
+    assert (tmp_path / "cached" / "m.yaml").read_text() == (tmp_path / "plain" / "m.yaml").read_text() != "# moved\n# down\n" + text
