@@ -34,14 +34,19 @@ def stack(**spec) -> GpuStack:
 def test_the_example_runs_two_servers_on_one_shared_l4(examples):
     rendered, _ = examples["hami-vllm"]
     deployments = by_kind(rendered, "Deployment")
-    assert set(deployments) == {"qwen-a", "qwen-b"}
-    assert set(by_kind(rendered, "Service")) == {"qwen-a", "qwen-b"}
-    for name, deployment in deployments.items():
+    assert set(deployments) == {"minio", "qwen-a", "qwen-b"}
+    assert set(by_kind(rendered, "Service")) == {"minio", "qwen-a", "qwen-b"}
+    for name in ("qwen-a", "qwen-b"):
+        deployment = deployments[name]
         assert deployment["spec"]["strategy"] == {"type": "Recreate"}
         spec = pod_spec(deployment)
         assert spec["runtimeClassName"] == "nvidia"
         [container] = spec["containers"]
-        assert container["resources"]["limits"] == {"nvidia.com/gpu": 1, "nvidia.com/gpumem": 8000, "nvidia.com/gpucores": 40}
+        assert container["resources"] == {
+            "requests": {"cpu": "2", "memory": "8Gi"},
+            "limits": {"nvidia.com/gpu": 1, "nvidia.com/gpumem": 8000, "nvidia.com/gpucores": 40, "memory": "8Gi"},
+        }
+        assert container["image"] == "vllm/vllm-openai:v0.28.0"  # the field report's vLLM 0.28.0
         assert container["args"][:4] == [
             "s3://models/Qwen2.5-1.5B-Instruct",
             "--load-format=runai_streamer",
@@ -51,6 +56,9 @@ def test_the_example_runs_two_servers_on_one_shared_l4(examples):
         variables = env(container)
         assert variables["AWS_ENDPOINT_URL"] == "http://minio.vllm.svc.cluster.local:9000"
         assert variables["AWS_EC2_METADATA_DISABLED"] == "true"
+        # vLLM's Run:ai streamer page: path-style addressing and the endpoint for S3-compatible stores.
+        assert variables["RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING"] == "0"
+        assert variables["RUNAI_STREAMER_S3_ENDPOINT"] == "http://minio.vllm.svc.cluster.local:9000"
         for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
             assert variables[key] == {"secretKeyRef": {"name": "minio-credentials", "key": key}}
 
@@ -140,3 +148,50 @@ def test_pool_placement_tolerations_and_tensor_parallelism(render_spec):
     assert "--tensor-parallel-size=4" in container["args"] and "--max-model-len=8192" in container["args"]
     assert container["volumeMounts"] == [{"name": "dshm", "mountPath": "/dev/shm"}]
     assert by_kind(rendered, "Service")["v"]["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
+
+
+def test_vllm_has_shm_probes_and_resources(render_spec):
+    rendered, _ = render_spec(workloads=[{"type": "vllm", "name": "v", "model": MODEL, "cpu": "4", "memory": "24Gi"}])
+    spec = pod_spec(by_kind(rendered, "Deployment")["v"])
+    [container] = spec["containers"]
+    assert spec["volumes"] == [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "2Gi"}}]
+    assert container["volumeMounts"] == [{"name": "dshm", "mountPath": "/dev/shm"}]
+    assert container["resources"]["requests"] == {"cpu": "4", "memory": "24Gi"}
+    assert container["resources"]["limits"]["memory"] == "24Gi"
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        assert container[probe]["httpGet"] == {"path": "/health", "port": "http"}
+    # Ten minutes to stream the weights before liveness takes over.
+    assert container["startupProbe"]["failureThreshold"] * container["startupProbe"]["periodSeconds"] == 600
+
+
+def test_minio_and_the_model_loader_when_the_spec_asks(examples):
+    rendered, tree = examples["hami-vllm"]
+    minio = by_kind(rendered, "Deployment")["minio"]
+    assert minio["spec"]["strategy"] == {"type": "Recreate"}  # ReadWriteOnce volume
+    [container] = pod_spec(minio)["containers"]
+    assert container["image"].startswith("quay.io/minio/minio:RELEASE.")
+    assert env(container) == {
+        "MINIO_ROOT_USER": {"secretKeyRef": {"name": "minio-credentials", "key": "AWS_ACCESS_KEY_ID"}},
+        "MINIO_ROOT_PASSWORD": {"secretKeyRef": {"name": "minio-credentials", "key": "AWS_SECRET_ACCESS_KEY"}},
+    }
+    assert by_kind(rendered, "PersistentVolumeClaim")["minio"]["spec"]["resources"]["requests"] == {"storage": "40Gi"}
+    service = by_kind(rendered, "Service")["minio"]
+    assert service["metadata"]["namespace"] == "vllm" and service["spec"]["ports"][0]["port"] == 9000
+    job = by_kind(rendered, "Job")["model-loader"]
+    spec = pod_spec(job)
+    [download], [upload] = spec["initContainers"], spec["containers"]
+    assert "repo_id='Qwen/Qwen2.5-1.5B-Instruct'" in download["command"][-1]
+    assert download["image"] == "vllm/vllm-openai:v0.28.0"
+    assert "mc mb --ignore-existing store/models" in upload["command"][-1]
+    assert "/model store/models/Qwen2.5-1.5B-Instruct" in upload["command"][-1]
+    assert env(upload)["AWS_ENDPOINT_URL"] == "http://minio.vllm.svc.cluster.local:9000"
+    assert spec["securityContext"]["runAsNonRoot"] is True
+    assert "Prerequisite" not in tree["README.md"]
+    assert "read Secret `vllm/minio-credentials`" in tree["README.md"]
+
+
+def test_without_minio_and_loader_the_readme_lists_them_as_prerequisites(render_spec):
+    _, tree = render_spec(workloads=[{"type": "vllm", "name": "v", "model": MODEL}])
+    readme = tree["README.md"]
+    assert "**Prerequisite** for vLLM `default/v`: an S3-compatible store at http://minio:9000" in readme
+    assert "**Prerequisite** for vLLM `default/v`: the model's safetensors under s3://models/m" in readme
