@@ -1,29 +1,32 @@
-"""The value keys a Helm chart has, per version: gpustack's data, or a chart given at run time.
+"""The value keys a Helm chart has, per version, and whether its templates read them.
 
 Helm ignores a value key that no template reads (seed 001 §11 set HAMi's
 ``scheduler.kubeScheduler.imageTag``, a key chart v2.7.0 renamed, and got a kube-scheduler of
-another version than intended; upstream-facts §0). GS031 compares values with the keys below.
+another version than intended). GS031 (keys the chart does not read) and GS042 (keys the chart
+declares but never reads) compare values with the data below.
 
-A key tree maps each key to its sub-keys; a leaf is ``None`` (a value of its own: scalar, list,
-or a map gpustack does not check) or ``"*"`` (a free-form map or a subchart whose keys are not
-known: anything goes below it). A tree is derived from a chart's default ``values.yaml``:
+Each key path of a chart has, per version, one state:
 
-- a default ``{}`` or null, a key of ``FREE_FORM`` (Kubernetes types, label and annotation maps,
-  Grafana's ini), ``global`` and subcharts without data are free-form;
-- a chart's dependency conditions (``nfd.enabled``) are keys although values.yaml omits them;
-- with a chart folder or ``.tgz``, keys that templates read (``.Values.a.b``) count too, and its
-  subcharts' trees sit under their alias.
+- ``r`` read: a template reads it (``.Values.a.b``, ``index .Values "a" "b"``, a ``with``
+  scope, a named template; see ``gotemplate``), or it is a dependency's condition;
+- ``p`` passthrough: a template uses the whole subtree (``toYaml``, ``range``, ``tpl``…), so
+  anything below it is taken; ``global`` is passthrough in every chart;
+- ``d`` declared only: ``values.yaml`` sets it or shows it in a comment, and no template reads it;
+- ``-`` absent.
 
-The shipped data, ``data/chart-keys/<chart>@<version>.yaml``, is made by this module's entry
-point from the upstream files (``python -m gpustack.lint.chartkeys --help``); a test checks it
-against them. ``data/chart-keys/renames.yaml`` lists keys a chart renamed, with the version.
+Subcharts sit under their alias, their templates read as their own. The shipped data,
+``data/chart-keys/<chart>.json`` (one file per chart, every version in it: each key maps to one
+state letter per version), is made by ``python -m gpustack.lint.chartkeys`` from the packaged
+charts; a test regenerates it when ../shared is present. ``--chart-values`` reads a chart
+folder or ``.tgz`` the same way at run time. ``data/chart-keys/renames.yaml`` lists keys a
+chart renamed, with the version.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import re
-import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -31,106 +34,98 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-KeyTree = Mapping[str, Any]
-FREE = "*"
-# Keys whose maps hold Kubernetes objects or user-chosen names: never checked below.
-FREE_FORM = frozenset(
-    {
-        "affinity", "nodeSelector", "tolerations", "resources", "securityContext", "podSecurityContext",
-        "containerSecurityContext", "livenessProbe", "readinessProbe", "startupProbe",
-        "topologySpreadConstraints", "annotations", "labels", "podAnnotations", "podLabels",
-        "additionalLabels", "commonLabels", "extraLabels", "env", "extraEnv", "envFrom", "customMetrics",
-        "dashboards", "dashboardProviders", "datasources", "grafana.ini", "global",
-    }
-)
-_TEMPLATE_VALUE = re.compile(r"\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
+KeyPath = tuple[str, ...]
+READ, PASSTHROUGH, DECLARED, ABSENT = "r", "p", "d", "-"
+# Node of the stored tree: the states string, or [states, {child: node}].
+Node = Any
 _DATA = "data/chart-keys"
 
 
 @dataclass(frozen=True)
-class ChartKeys:
+class ChartData:
+    """One chart's key tree over the versions it was generated from (oldest first)."""
+
     chart: str
-    version: str
-    keys: KeyTree
-    source: str = ""  # where the keys come from, for messages
+    versions: tuple[str, ...]
+    tree: Mapping[str, Node]
+    source: str = ""
 
-    def lookup(self, path: tuple[str, ...]) -> int | None:
-        """None when ``path`` is a key (or lies below a leaf); else the index of its first step
-        that the chart does not have."""
-        node: Any = self.keys
+    def at(self, version: str) -> ChartKeys:
+        return ChartKeys(self, self.versions.index(version))
+
+
+def _states(node: Node) -> str:
+    return node if isinstance(node, str) else node[0]
+
+
+def _children(node: Node) -> Mapping[str, Node]:
+    return {} if isinstance(node, str) else node[1]
+
+
+@dataclass(frozen=True)
+class ChartKeys:
+    """The keys of one chart version (a column of its ``ChartData``)."""
+
+    data: ChartData
+    column: int
+
+    @property
+    def chart(self) -> str:
+        return self.data.chart
+
+    @property
+    def version(self) -> str:
+        return self.data.versions[self.column]
+
+    @property
+    def source(self) -> str:
+        return self.data.source or f"gpustack's data for {self.chart} {self.version}"
+
+    def state(self, path: KeyPath) -> tuple[str, int]:
+        """(state, steps walked): ``p`` as soon as a step is passthrough, ``-`` at the first
+        step the version lacks, else the last step's state."""
+        children: Mapping[str, Node] = self.data.tree
+        state = READ
         for index, step in enumerate(path):
-            if not isinstance(node, Mapping):
-                return None  # below a leaf or a free-form map
-            if step not in node:
-                return index
-            node = node[step]
-        return None
+            node = children.get(step)
+            state = _states(node)[self.column] if node is not None else ABSENT
+            if state in (ABSENT, PASSTHROUGH):
+                return state, index
+            children = _children(node)
+        return state, len(path) - 1
 
-    def siblings(self, parent: tuple[str, ...]) -> list[tuple[str, ...]]:
-        """Every key path below ``parent`` (relative to it): candidates for a hint."""
-        node: Any = self.keys
+    def reads(self, path: KeyPath) -> bool:
+        """Whether this version's templates read ``path`` (or take a subtree above it whole)."""
+        return self.state(path)[0] in (READ, PASSTHROUGH)
+
+    def lookup(self, path: KeyPath) -> int | None:
+        """None when ``path`` is a key of this version (read, declared, or below a passthrough
+        key); else the index of its first step the version does not have."""
+        state, index = self.state(path)
+        return index if state == ABSENT else None
+
+    def versions_reading(self, path: KeyPath) -> list[str]:
+        """The versions whose templates read ``path`` (or take a subtree above it)."""
+        return [v for v in self.data.versions if self.data.at(v).reads(path)]
+
+    def siblings(self, parent: KeyPath) -> list[KeyPath]:
+        """Every key path below ``parent`` (relative to it) that this version's templates read:
+        the candidates for a "did you mean"."""
+        children: Mapping[str, Node] = self.data.tree
         for step in parent:
-            node = node.get(step) if isinstance(node, Mapping) else None
-        return list(_paths(node, ())) if isinstance(node, Mapping) else []
+            node = children.get(step)
+            if node is None:
+                return []
+            children = _children(node)
+        return list(self._read_paths(children, ()))
 
-
-def _paths(tree: KeyTree, prefix: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
-    for key, sub in tree.items():
-        yield (*prefix, key)
-        if isinstance(sub, Mapping):
-            yield from _paths(sub, (*prefix, key))
-
-
-# --- deriving a tree ---------------------------------------------------------------------
-
-
-def derive(defaults: Any, *, conditions: tuple[str, ...] = (), subcharts: Mapping[str, Any] = {}) -> KeyTree:
-    """The key tree of a chart's default values (see the module docstring)."""
-    tree = _tree(defaults) if isinstance(defaults, Mapping) else {}
-    for alias, sub in subcharts.items():
-        tree[alias] = _union(tree.get(alias), sub)
-    for condition in conditions:
-        _add(tree, tuple(condition.split(".")))
-    return tree
-
-
-def _tree(values: Mapping[str, Any]) -> dict[str, Any]:
-    tree: dict[str, Any] = {}
-    for key, value in values.items():
-        key = str(key)
-        if _free_form(key) or value is None or (isinstance(value, Mapping) and not value):
-            tree[key] = FREE
-        elif isinstance(value, Mapping):
-            tree[key] = _tree(value)
-        else:
-            tree[key] = None
-    return tree
-
-
-def _free_form(key: str) -> bool:
-    """FREE_FORM, and node selectors, labels and annotations under any name (HAMi's
-    ``nvidiaNodeSelector``, ``podLabels``, ``serviceAnnotations``)."""
-    return key in FREE_FORM or key.lower().endswith(("nodeselector", "labels", "annotations"))
-
-
-def _union(a: Any, b: Any) -> Any:
-    if a == FREE or b == FREE:
-        return FREE
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return {key: _union(a.get(key), b.get(key)) if key in a and key in b else a.get(key, b.get(key))
-                for key in {**a, **b}}
-    return a if isinstance(a, Mapping) else b
-
-
-def _add(tree: dict[str, Any], path: tuple[str, ...]) -> None:
-    node = tree
-    for step in path[:-1]:
-        if step not in node:
-            node[step] = {}
-        elif not isinstance(node[step], dict):
-            return  # below a leaf or a free-form map: already allowed
-        node = node[step]
-    node.setdefault(path[-1], None)
+    def _read_paths(self, children: Mapping[str, Node], prefix: KeyPath) -> Iterator[KeyPath]:
+        for key, node in children.items():
+            state = _states(node)[self.column]
+            if state in (READ, PASSTHROUGH):
+                yield (*prefix, key)
+                if state == READ:
+                    yield from self._read_paths(_children(node), (*prefix, key))
 
 
 # --- reading a chart ----------------------------------------------------------------------
@@ -139,15 +134,20 @@ def _add(tree: dict[str, Any], path: tuple[str, ...]) -> None:
 @dataclass(frozen=True)
 class _Chart:
     meta: Mapping[str, Any]
-    values: Any
-    templates: tuple[str, ...] = ()
+    values_text: str
+    templates: Mapping[str, str] = field(default_factory=dict)
     subcharts: Mapping[str, _Chart] = field(default_factory=dict)  # by folder or archive name
+
+    @property
+    def values(self) -> Any:
+        return _yaml(self.values_text) or {}
 
 
 def read_chart(path: Path) -> ChartKeys:
     """The keys of a chart folder or packaged chart (``.tgz``), templates and subcharts included."""
     chart = _read_tgz(path) if path.is_file() else _read_folder(path)
-    return ChartKeys(str(chart.meta.get("name", "")), str(chart.meta.get("version", "")), _chart_tree(chart), str(path))
+    name, version = str(chart.meta.get("name", "")), str(chart.meta.get("version", ""))
+    return ChartData(name, (version,), encode([states(chart)]), str(path)).at(version)
 
 
 def read_charts(paths: tuple[Path, ...]) -> tuple[ChartKeys, ...]:
@@ -168,21 +168,96 @@ def read_charts(paths: tuple[Path, ...]) -> tuple[ChartKeys, ...]:
     return tuple(found)
 
 
-def _chart_tree(chart: _Chart, known: frozenset[str] = frozenset()) -> KeyTree:
-    """``known``: subchart aliases whose keys gpustack's data holds (nested when loaded)."""
+_RANK = {ABSENT: 0, DECLARED: 1, READ: 2, PASSTHROUGH: 3}
+
+
+def states(chart: _Chart) -> dict[KeyPath, str]:
+    """Each key path of ``chart`` (one version) with its state (see the module docstring)."""
+    from gpustack.lint import declaredkeys, gotemplate
+
+    found: dict[KeyPath, str] = {}
+
+    def mark(path: KeyPath, state: str) -> None:
+        for end in range(1, len(path) + 1):
+            prefix = path[:end]
+            wanted = state if end == len(path) else (READ if state == PASSTHROUGH else state)
+            if _RANK[wanted] > _RANK[found.get(prefix, ABSENT)]:
+                found[prefix] = wanted
+
+    for path in declaredkeys.set_keys(chart.values):
+        mark(path, DECLARED)
+    for path in declaredkeys.commented_keys(chart.values_text):
+        mark(path, DECLARED)
+    reads = gotemplate.reads(chart.templates)
+    for path in reads.read:
+        mark(path, READ)
+    for path in reads.passthrough:
+        mark(path, PASSTHROUGH)
+    mark(("global",), PASSTHROUGH)
     dependencies = [d for d in chart.meta.get("dependencies") or () if isinstance(d, Mapping)]
     by_name = {str(sub.meta.get("name")): sub for sub in chart.subcharts.values()}
-    subcharts: dict[str, Any] = {}
     for dependency in dependencies:
         alias = str(dependency.get("alias") or dependency.get("name"))
+        for condition in str(dependency.get("condition") or "").split(","):
+            if condition.strip():
+                mark(tuple(condition.strip().split(".")), READ)
         sub = by_name.get(str(dependency.get("name")))
-        if sub is not None:
-            subcharts[alias] = _chart_tree(sub)
-        elif alias not in known:
-            subcharts[alias] = FREE
-    conditions = tuple(c.strip() for d in dependencies for c in str(d.get("condition") or "").split(",") if c.strip())
-    referenced = tuple(m.group(1)[1:] for text in chart.templates for m in _TEMPLATE_VALUE.finditer(text))
-    return derive(chart.values, conditions=conditions + referenced, subcharts=subcharts)
+        if sub is None:
+            mark((alias,), PASSTHROUGH)  # not vendored: its keys are unknown
+            continue
+        for path, state in states(sub).items():
+            if path[:1] != ("global",):
+                mark((alias, *path), state)
+    return found
+
+
+def values_only(values: Any) -> dict[KeyPath, str]:
+    """States from a ``values.yaml`` alone (a chart gpustack has no package of): every set key
+    counts as read; empty maps and Kubernetes-typed keys (affinity, resources, …) pass through."""
+    from gpustack.lint import declaredkeys
+
+    found: dict[KeyPath, str] = {("global",): PASSTHROUGH}
+    for path in declaredkeys.set_keys(values):
+        if any(step in FREE_FORM for step in path[:-1]) or any(found.get(path[:i]) == PASSTHROUGH for i in range(len(path))):
+            continue
+        node = values
+        for step in path:
+            node = node[step]
+        free = path[-1] in FREE_FORM or node is None or (isinstance(node, Mapping) and not node)
+        found[path] = PASSTHROUGH if free else READ
+    return found
+
+
+# Keys of a values.yaml read alone whose maps hold Kubernetes objects or user-chosen names.
+FREE_FORM = frozenset(
+    {
+        "affinity", "nodeSelector", "tolerations", "resources", "securityContext", "podSecurityContext",
+        "containerSecurityContext", "livenessProbe", "readinessProbe", "startupProbe",
+        "topologySpreadConstraints", "annotations", "labels", "podAnnotations", "podLabels", "env", "extraEnv",
+    }
+)
+
+
+def encode(columns: list[Mapping[KeyPath, str]]) -> dict[str, Node]:
+    """The stored tree of per-version states (``columns``: one mapping per version, oldest first)."""
+    root: dict[str, Any] = {}
+    for column, found in enumerate(columns):
+        for path, state in found.items():
+            node = root
+            for step in path[:-1]:
+                node = node.setdefault(step, {"": [ABSENT] * len(columns), "/": {}})["/"]
+            entry = node.setdefault(path[-1], {"": [ABSENT] * len(columns), "/": {}})
+            entry[""][column] = state
+
+    def pack(children: Mapping[str, Any]) -> dict[str, Node]:
+        packed: dict[str, Node] = {}
+        for key in sorted(children):
+            entry = children[key]
+            text = "".join(entry[""])
+            packed[key] = [text, pack(entry["/"])] if entry["/"] else text
+        return packed
+
+    return pack(root)
 
 
 def _yaml(text: str) -> Any:
@@ -193,7 +268,10 @@ def _yaml(text: str) -> Any:
 
 def _read_folder(folder: Path) -> _Chart:
     values = folder / "values.yaml"
-    templates = tuple(p.read_text("utf-8", "replace") for p in sorted((folder / "templates").rglob("*")) if p.is_file())
+    templates = {
+        str(p.relative_to(folder)): p.read_text("utf-8", "replace")
+        for p in sorted((folder / "templates").rglob("*")) if p.is_file()
+    }
     subcharts: dict[str, _Chart] = {}
     charts = folder / "charts"
     for sub in sorted(charts.iterdir()) if charts.is_dir() else ():
@@ -203,7 +281,7 @@ def _read_folder(folder: Path) -> _Chart:
             subcharts[sub.name] = _read_tgz(sub)
     return _Chart(
         _yaml((folder / "Chart.yaml").read_text("utf-8")) or {},
-        _yaml(values.read_text("utf-8")) if values.is_file() else {},
+        values.read_text("utf-8") if values.is_file() else "",
         templates,
         subcharts,
     )
@@ -241,18 +319,14 @@ def _chart_of(files: Mapping[str, bytes]) -> _Chart:
         elif "/" in rest:
             nested.setdefault(rest.split("/", 1)[0], {})[rest] = data
     subcharts.update({name: _chart_of(sub) for name, sub in nested.items()})
-    templates = tuple(
-        data.decode("utf-8", "replace") for name, data in sorted(files.items()) if name.startswith(prefix + "templates/")
-    )
-    return _Chart(_yaml(text("Chart.yaml") or "") or {}, _yaml(text("values.yaml") or "") or {}, templates, subcharts)
+    templates = {
+        name: data.decode("utf-8", "replace") for name, data in sorted(files.items())
+        if name.startswith(prefix + "templates/")
+    }
+    return _Chart(_yaml(text("Chart.yaml") or "") or {}, text("values.yaml") or "", templates, subcharts)
 
 
 # --- shipped data -------------------------------------------------------------------------
-
-
-def _data_files() -> Iterator[Any]:
-    folder = resources.files("gpustack.lint").joinpath(_DATA)
-    return (entry for entry in folder.iterdir() if "@" in entry.name and entry.name.endswith(".yaml"))
 
 
 def normalise_version(version: str) -> str:
@@ -260,33 +334,25 @@ def normalise_version(version: str) -> str:
 
 
 @cache
-def shipped() -> Mapping[str, Mapping[str, str]]:
-    """chart → normalised version → data file name (read on demand)."""
-    found: dict[str, dict[str, str]] = {}
-    for entry in _data_files():
-        chart, version = entry.name[: -len(".yaml")].split("@", 1)
-        found.setdefault(chart, {})[normalise_version(version)] = entry.name
-    return found
+def _shipped(chart: str) -> ChartData | None:
+    entry = resources.files("gpustack.lint").joinpath(_DATA, f"{chart}.json")
+    if not entry.is_file():
+        return None
+    data = json.loads(entry.read_text("utf-8"))
+    return ChartData(data["chart"], tuple(data["versions"]), data["keys"])
 
 
 @cache
-def _load(name: str) -> ChartKeys:
-    data = _yaml(resources.files("gpustack.lint").joinpath(_DATA, name).read_text("utf-8"))
-    keys = dict(data["keys"])
-    for alias, ref in (data.get("subcharts") or {}).items():
-        chart, version = ref.split("@", 1)
-        sub = chart_keys(chart, version)
-        keys[alias] = _union(keys.get(alias), sub.keys if sub else FREE)
-    return ChartKeys(data["chart"], str(data["version"]), keys, f"gpustack's data for {data['chart']} {data['version']}")
+def shipped_charts() -> tuple[str, ...]:
+    """The charts gpustack has key data for."""
+    folder = resources.files("gpustack.lint").joinpath(_DATA)
+    return tuple(sorted(e.name[: -len(".json")] for e in folder.iterdir() if e.name.endswith(".json")))
 
 
 def versions(chart: str) -> tuple[str, ...]:
     """The versions of ``chart`` gpustack has key data for, as the data writes them."""
-    return tuple(_yaml_version(name) for name in shipped().get(chart, {}).values())
-
-
-def _yaml_version(name: str) -> str:
-    return name[: -len(".yaml")].split("@", 1)[1]
+    data = _shipped(chart) if chart in shipped_charts() else None
+    return data.versions if data else ()
 
 
 def chart_keys(chart: str, version: str, extra: tuple[ChartKeys, ...] = ()) -> ChartKeys | None:
@@ -297,8 +363,9 @@ def chart_keys(chart: str, version: str, extra: tuple[ChartKeys, ...] = ()) -> C
     for keys in extra:
         if keys.chart == chart and normalise_version(keys.version) == wanted:
             return keys
-    name = shipped().get(chart, {}).get(wanted)
-    return _load(name) if name else None
+    data = _shipped(chart) if chart in shipped_charts() else None
+    match = [v for v in data.versions if normalise_version(v) == wanted] if data else []
+    return data.at(match[0]) if data and match else None
 
 
 def newest_version(chart: str) -> str | None:
@@ -331,22 +398,32 @@ def renames(chart: str) -> tuple[Rename, ...]:
 # --- the generator ------------------------------------------------------------------------
 
 
-def dump(keys: ChartKeys, *, source: str, subcharts: Mapping[str, str] = {}) -> str:
-    """The data file of ``keys``: a header saying where they come from, then the tree."""
-    import yaml
+def generate(packages: list[Path]) -> dict[str, dict[str, Any]]:
+    """chart name -> its data file's content, from packaged charts (any versions, any order)."""
+    by_chart: dict[str, list[tuple[str, _Chart]]] = {}
+    for package in packages:
+        chart = _read_tgz(package) if package.is_file() else _read_folder(package)
+        by_chart.setdefault(str(chart.meta["name"]), []).append((str(chart.meta["version"]), chart))
+    generated = {}
+    for name, found in sorted(by_chart.items()):
+        found.sort(key=lambda item: version_key(item[0]))
+        generated[name] = {
+            "chart": name,
+            "versions": [version for version, _ in found],
+            "keys": encode([states(chart) for _, chart in found]),
+        }
+    return generated
 
-    header = (
-        f"# Value keys of chart {keys.chart} {keys.version}, derived by `python -m gpustack.lint.chartkeys`\n"
-        f"# from {source}.\n"
-        "# A key maps to its sub-keys; null is a key with a value of its own, \"*\" a free-form map\n"
-        "# (anything goes below it). Regenerate rather than edit.\n"
-    )
-    body = {"chart": keys.chart, "version": keys.version, "subcharts": dict(subcharts), "keys": _sorted(keys.keys)}
-    return header + yaml.safe_dump(body, sort_keys=False, default_flow_style=False, width=120)
+
+def generate_values_only(values: Path, name: str, version: str) -> dict[str, Any]:
+    """The data of a chart gpustack has only the ``values.yaml`` of."""
+    return {"chart": name, "versions": [version], "keys": encode([values_only(_yaml(values.read_text("utf-8")))])}
 
 
-def _sorted(tree: Any) -> Any:
-    return {key: _sorted(tree[key]) for key in sorted(tree)} if isinstance(tree, Mapping) else tree
+def dump(data: Mapping[str, Any]) -> str:
+    """Compact JSON, one top-level key per line (small, and diffs stay readable)."""
+    keys = ",\n".join(f"{json.dumps(k)}:{json.dumps(v, separators=(',', ':'))}" for k, v in data["keys"].items())
+    return f'{{"chart":{json.dumps(data["chart"])},"versions":{json.dumps(data["versions"])},"keys":{{\n{keys}}}}}\n'
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -354,31 +431,21 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(
         prog="python -m gpustack.lint.chartkeys",
-        description="Print the key data of a chart, from a chart folder, a .tgz, or a values.yaml and Chart.yaml.",
+        description="Write gpustack's chart key data (one JSON file per chart, every version in it) from packaged"
+        " charts (.tgz) or chart folders; or from a values.yaml alone (--values-only NAME VERSION).",
     )
-    parser.add_argument("chart", type=Path, help="a chart folder, a packaged chart (.tgz), or a values.yaml")
-    parser.add_argument("--chart-yaml", type=Path, help="the Chart.yaml beside a values.yaml (name, dependencies)")
-    parser.add_argument("--name", help="the chart name (default: Chart.yaml's)")
-    parser.add_argument("--version", help="the chart version (default: Chart.yaml's)")
-    parser.add_argument("--source", default=None, help="where the files come from, for the header")
-    parser.add_argument(
-        "--subchart", action="append", default=[], metavar="ALIAS=CHART@VERSION",
-        help="a subchart whose keys gpustack's data holds, nested under ALIAS",
-    )
-    parser.add_argument(
-        "--read", action="append", default=[], metavar="KEY",
-        help="a key the templates read that values.yaml only shows in a comment (a.b.c)",
-    )
+    parser.add_argument("charts", nargs="+", type=Path, help="packaged charts (.tgz) or chart folders; or one values.yaml")
+    parser.add_argument("--out", type=Path, required=True, help="the folder to write <chart>.json into")
+    parser.add_argument("--values-only", nargs=2, metavar=("NAME", "VERSION"), help="read CHARTS[0] as a values.yaml")
     args = parser.parse_args(argv)
-    subcharts = dict(item.split("=", 1) for item in args.subchart)
-    if args.chart.suffix in (".yaml", ".yml"):
-        meta = _yaml(args.chart_yaml.read_text("utf-8")) if args.chart_yaml else {}
-        chart = _Chart(meta, _yaml(args.chart.read_text("utf-8")), tuple(f".Values.{key}" for key in args.read))
-        keys = ChartKeys(str(meta.get("name", "")), str(meta.get("version", "")), _chart_tree(chart, frozenset(subcharts)))
+    if args.values_only:
+        generated = {args.values_only[0]: generate_values_only(args.charts[0], *args.values_only)}
     else:
-        keys = read_chart(args.chart)
-    keys = ChartKeys(args.name or keys.chart, args.version or keys.version, keys.keys)
-    sys.stdout.write(dump(keys, source=args.source or str(args.chart), subcharts=subcharts))
+        generated = generate(args.charts)
+    args.out.mkdir(parents=True, exist_ok=True)
+    for name, data in generated.items():
+        (args.out / f"{name}.json").write_text(dump(data), "utf-8")
+        print(f"{args.out / (name + '.json')}: {len(data['versions'])} versions")
     return 0
 
 

@@ -67,8 +67,10 @@ def values(ctx: RenderContext) -> dict[str, Any]:
     }
     if gfd.enabled:
         # noTimestamp: no nvidia.com/gfd.timestamp label rewritten every interval, one etcd
-        # write per node less per interval (seed 000 step 7).
-        result["gfd"].update(sleepInterval=gfd.sleepInterval, noTimestamp=True)
+        # write per node less per interval (seed 000 step 7). Top level: the chart's GFD
+        # template reads .Values.sleepInterval / .Values.noTimestamp (0.15.0 to 0.20.0), while
+        # its values.yaml declares them under gfd:, where nothing reads them.
+        result.update(sleepInterval=gfd.sleepInterval, noTimestamp=True)
     tolerations = nfd.gpu_tolerations(stack, chart_defaults=CHART_TOLERATIONS)
     if tolerations:
         result["tolerations"] = tolerations

@@ -1,7 +1,8 @@
-"""gpustack's chart key data against the upstream values files, and charts read at run time.
+"""gpustack's chart key data: fresh against the packaged charts, right on the keys that matter,
+and charts read at run time.
 
-The data files are made by ``python -m gpustack.lint.chartkeys``; ``GENERATED`` records the
-arguments of each, so that a failing comparison prints the command that regenerates it.
+The data files are made by ``python -m gpustack.lint.chartkeys`` from ../shared/reference/charts
+(every packaged version); the DRA driver of NVIDIA from its values.yaml alone (no package).
 """
 
 from __future__ import annotations
@@ -11,91 +12,85 @@ import tarfile
 from pathlib import Path
 
 import pytest
-import yaml
 
 from gpustack.lint import chartkeys
+from gpustack.lint.chartkeys import ABSENT, DECLARED, PASSTHROUGH, READ
 from gpustack.lint.config import Config
 from gpustack.lint.engine import lint
 from gpustack.lint.load import load_text
 
 DATA = Path(chartkeys.__file__).parent / "data" / "chart-keys"
-UPSTREAM = "shared/reference/chart-values"
-# data file → (values.yaml, Chart.yaml, extra arguments) under ../shared/reference/chart-values
-GENERATED: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    "node-feature-discovery@0.19.0.yaml": (
-        "kubernetes-sigs__node-feature-discovery__deployment__helm__node-feature-discovery__values@v0.19.0.yaml",
-        "kubernetes-sigs__node-feature-discovery__deployment__helm__node-feature-discovery__Chart@v0.19.0.yaml",
-        ("--version", "0.19.0"),
-    ),
-    "nvidia-device-plugin@0.20.0.yaml": (
-        "NVIDIA__k8s-device-plugin__deployments__helm__nvidia-device-plugin__values.yaml",
-        "NVIDIA__k8s-device-plugin__deployments__helm__nvidia-device-plugin__Chart.yaml",
-        ("--subchart", "nfd=node-feature-discovery@0.19.0", "--read", "devicePlugin.enableHostNetwork",
-         "--read", "gfd.enableHostNetwork", "--read", "mps.enableHostNetwork"),
-    ),
-    "gpu-operator@v26.7.0.yaml": (
-        "NVIDIA__gpu-operator__deployments__gpu-operator__values@v26.7.0.yaml",
-        "NVIDIA__gpu-operator__deployments__gpu-operator__Chart@v26.7.0.yaml",
-        ("--version", "v26.7.0", "--subchart", "node-feature-discovery=node-feature-discovery@0.19.0",
-         *(arg for key in ("hostPaths.kubeletRootDir", "dcgmExporter.config.name", "dcgmExporter.config.create",
-                           "dcgmExporter.config.data", "dcgmExporter.hpcJobMapping",
-                           "dcgmExporter.podLabelAllowlistRegex") for arg in ("--read", key))),
-    ),
-    "dcgm-exporter@4.8.2.yaml": (
-        "NVIDIA__dcgm-exporter__deployment__values.yaml",
-        "NVIDIA__dcgm-exporter__deployment__Chart.yaml",
-        ("--read", "customMetrics"),
-    ),
-    "hami@2.10.0.yaml": (
-        "Project-HAMi__HAMi__charts__hami__values.yaml",
-        "Project-HAMi__HAMi__charts__hami__Chart.yaml",
-        ("--read", "scheduler.nodeLabelSelector", "--read", "scheduler.serviceAccountName"),
-    ),
-    "kube-prometheus-stack@88.5.3.yaml": (
-        "prometheus-community__helm-charts__charts__kube-prometheus-stack__values.yaml",
-        "prometheus-community__helm-charts__charts__kube-prometheus-stack__Chart.yaml",
-        (),
-    ),
-    "dra-driver-nvidia-gpu@0.5.0-dev.yaml": (
-        "NVIDIA__k8s-dra-driver-gpu__deployments__helm__dra-driver-nvidia-gpu__values.yaml",
-        "",
-        ("--name", "dra-driver-nvidia-gpu", "--version", "0.5.0-dev"),
+VALUES_ONLY = {
+    "dra-driver-nvidia-gpu": (
+        "chart-values/NVIDIA__k8s-dra-driver-gpu__deployments__helm__dra-driver-nvidia-gpu__values.yaml",
+        "0.5.0-dev",
     ),
 }
 
 
-def _generated(name: str, reference: Path, capsys: pytest.CaptureFixture[str]) -> dict:
-    values, chart, extra = GENERATED[name]
-    argv = [str(reference / values), *(["--chart-yaml", str(reference / chart)] if chart else []), *extra]
-    assert chartkeys.main(argv) == 0
-    return yaml.safe_load(capsys.readouterr().out)
+def test_data_is_fresh_from_the_packaged_charts(shared: Path) -> None:
+    packages = sorted((shared / "reference" / "charts").glob("*.tgz"))
+    generated = chartkeys.generate(packages)
+    for name, (values, version) in VALUES_ONLY.items():
+        generated[name] = chartkeys.generate_values_only(shared / "reference" / values, name, version)
+    command = "python -m gpustack.lint.chartkeys ../shared/reference/charts/*.tgz --out gpustack/lint/data/chart-keys"
+    assert {p.stem for p in DATA.glob("*.json")} == set(generated), f"regenerate with `{command}`"
+    for name, data in generated.items():
+        assert (DATA / f"{name}.json").read_text() == chartkeys.dump(data), f"{name} is stale: `{command}`"
 
 
-@pytest.mark.parametrize("name", sorted(GENERATED))
-def test_data_matches_the_upstream_values(name: str, shared: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    reference = shared / "reference" / "chart-values"
-    committed = yaml.safe_load((DATA / name).read_text())
-    fresh = _generated(name, reference, capsys)
-    values, chart, extra = GENERATED[name]
-    command = f"python -m gpustack.lint.chartkeys {UPSTREAM}/{values} --chart-yaml {UPSTREAM}/{chart} {' '.join(extra)}"
-    assert committed["keys"] == fresh["keys"], f"stale: regenerate {name} with `{command}`"
-    assert (committed["chart"], str(committed["version"])) == (fresh["chart"], str(fresh["version"]))
+def _state(chart: str, version: str, key: str) -> str:
+    keys = chartkeys.chart_keys(chart, version)
+    assert keys is not None
+    state, _ = keys.state(tuple(key.split(".")))
+    return state
 
 
-def test_every_data_file_is_checked() -> None:
-    on_disk = {p.name for p in DATA.glob("*@*.yaml")}
-    # hami-dra-driver's values.yaml is not among the shared references (Project-HAMi/k8s-dra-driver).
-    assert on_disk - set(GENERATED) == {"hami-dra-driver@0.1.0.yaml"}
+@pytest.mark.parametrize(
+    ("chart", "version", "key", "state"),
+    [
+        # read by a template, shown only in a comment of values.yaml (or not at all)
+        ("kube-prometheus-stack", "88.5.3", "alertmanager.alertmanagerSpec.configSecret", READ),
+        ("kube-prometheus-stack", "45.31.1", "alertmanager.alertmanagerSpec.configSecret", READ),
+        ("kube-prometheus-stack", "88.5.3", "kubeScheduler.service.selector", PASSTHROUGH),
+        ("kube-prometheus-stack", "88.5.3", "kubeEtcd.service.selector", PASSTHROUGH),
+        ("gpu-operator", "v26.7.0", "validator.driver.env", PASSTHROUGH),
+        ("gpu-operator", "v23.9.2", "validator.driver.env", PASSTHROUGH),
+        # declared under gfd, read at the top level (0.15.0 on); a subchart of its own in 0.14.5
+        ("nvidia-device-plugin", "0.20.0", "gfd.sleepInterval", DECLARED),
+        ("nvidia-device-plugin", "0.15.1", "gfd.noTimestamp", DECLARED),
+        ("nvidia-device-plugin", "0.20.0", "sleepInterval", READ),
+        ("nvidia-device-plugin", "0.14.5", "gfd.sleepInterval", READ),
+        ("nvidia-device-plugin", "0.14.5", "sleepInterval", ABSENT),
+        # the subchart's keys under its alias, its condition read
+        ("nvidia-device-plugin", "0.20.0", "nfd.worker.config", PASSTHROUGH),  # toYaml into nfd-worker.conf
+        ("nvidia-device-plugin", "0.20.0", "nfd.enabled", READ),
+        # HAMi's rename in 2.7
+        ("hami", "2.6.1", "scheduler.kubeScheduler.imageTag", READ),
+        ("hami", "2.10.0", "scheduler.kubeScheduler.imageTag", ABSENT),
+        ("hami", "2.10.0", "scheduler.kubeScheduler.image.tag", READ),
+        ("hami", "2.10.0", "devicePlugin.nvidiaNodeSelector.any-label", PASSTHROUGH),
+    ],
+)
+def test_key_states(chart: str, version: str, key: str, state: str) -> None:
+    assert _state(chart, version, key) == state
 
 
-def test_lookup_and_hint_find_the_renamed_hami_key() -> None:
+def test_every_packaged_version_has_data(shared: Path) -> None:
+    for package in (shared / "reference" / "charts").glob("*.tgz"):
+        chart, version = package.stem.rsplit("-", 1)
+        assert chartkeys.chart_keys(chart, version) is not None, package.name
+
+
+def test_the_data_stays_small() -> None:
+    """Every version of every chart in well under a megabyte (measured: about 160 kB)."""
+    assert sum(p.stat().st_size for p in DATA.glob("*.json")) < 400_000
+
+
+def test_versions_reading_names_where_a_key_lives() -> None:
     keys = chartkeys.chart_keys("hami", "2.10.0")
     assert keys is not None
-    assert keys.lookup(("scheduler", "kubeScheduler", "imageTag")) == 2
-    assert keys.lookup(("scheduler", "kubeScheduler", "image", "tag")) is None
-    assert keys.lookup(("devicePlugin", "nvidiaNodeSelector", "nvidia.com/gpu.present")) is None  # free-form
-    assert chartkeys.chart_keys("hami", "2.10.3") is None  # exact only: see chartversions
-    assert chartkeys.chart_keys("gpu-operator", "26.7.0") is chartkeys.chart_keys("gpu-operator", "v26.7.0")
+    assert keys.versions_reading(("scheduler", "kubeScheduler", "imageTag")) == ["2.5.3", "2.6.1"]
 
 
 def _tgz(files: dict[str, bytes]) -> bytes:
@@ -117,7 +112,8 @@ def test_chart_values_reads_a_packaged_chart_with_templates_and_subcharts(tmp_pa
                 "gpu-stack/Chart.yaml": b"name: gpu-stack\nversion: 1.2.0\ndependencies:\n"
                 b"  - {name: exporter, alias: metrics, condition: metrics.enabled}\n",
                 "gpu-stack/values.yaml": b"image:\n  tag: ''\n# extraFlags: []\n",
-                "gpu-stack/templates/ds.yaml": b"args: {{ .Values.extraFlags | toJson }}\n",
+                "gpu-stack/templates/ds.yaml": b"args: {{ .Values.extraFlags | toJson }}\n"
+                b"image: {{ .Values.image.tag }}\n",
                 "gpu-stack/charts/exporter-1.0.0.tgz": sub,
             }
         )

@@ -18,7 +18,7 @@ def _newest(chart: str) -> str:
 def test_exact_with_or_without_v(raw: str) -> None:
     found = resolve("gpu-operator", raw)
     assert (found.version, found.note, found.certain) == ("v26.7.0", None, True)
-    assert found.keys is chartkeys.chart_keys("gpu-operator", "v26.7.0")
+    assert found.keys == chartkeys.chart_keys("gpu-operator", "v26.7.0")
 
 
 def test_a_patch_without_data_uses_the_same_minor_with_a_note() -> None:

@@ -41,7 +41,7 @@ def test_a_finding_inside_values_content_carries_the_file_line_and_column() -> N
     line = HELMCHART.splitlines()[finding.line - 1]
     assert (finding.line, finding.column) == (13, 7)
     assert line[finding.column - 1 :].startswith("sleepIntervall:")
-    assert finding.fix == "Did you mean `gfd.sleepInterval`?"
+    assert finding.fix == "Did you mean `sleepInterval` (top level)?"  # gfd.sleepInterval: read by no template
 
 
 def test_argo_cd_values_string_and_indentation_indicator_positions() -> None:

@@ -10,9 +10,11 @@ one label write per labeller every 0.6 s across the cluster (the 60 s default is
 
 Where intervals are written: NFD's worker config (``core.sleepInterval`` in the
 ``nfd-worker.conf`` of a ConfigMap or in the chart values ``worker.config``, also as the
-device plugin's ``nfd`` and the GPU Operator's ``node-feature-discovery`` subchart), GFD's
-``gfd.sleepInterval`` (device plugin chart), ``GFD_SLEEP_INTERVAL`` (GFD containers, the GPU
-Operator's ``gfd.env`` and ClusterPolicy).
+device plugin's ``nfd`` and the GPU Operator's ``node-feature-discovery`` subchart), the device
+plugin chart's GFD interval (``gfd.sleepInterval`` up to 0.14, where GFD was a subchart; the
+top-level ``sleepInterval`` from 0.15.0 on, whatever values.yaml declares), ``GFD_SLEEP_INTERVAL``
+(GFD containers, the GPU Operator's ``gfd.env`` and ClusterPolicy). Of a chart's keys, only
+those its templates read at the release's version count (``gpustack.lint.chartkeys``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from gpustack.lint import sets
+from gpustack.lint import chartversions, sets
 from gpustack.lint.context import LintContext
 from gpustack.lint.gpu import env_vars
 from gpustack.lint.load import load_text
@@ -32,12 +34,15 @@ SECONDS_PER_NODE = 0.6
 GFD_ENV = "GFD_SLEEP_INTERVAL"
 NFD_CONFIG_FILE = "nfd-worker.conf"
 # Chart values that set an interval: (chart, keys, labeller); a GFD ``env`` list holds
-# GFD_SLEEP_INTERVAL (upstream-facts §1, §2; the charts' NFD subcharts take NFD's values).
+# GFD_SLEEP_INTERVAL (the charts' NFD subcharts take NFD's values). Where a chart read the
+# interval under different keys across versions, each is listed: only the keys the release's
+# version reads are judged.
 CHART_SOURCES = (
     ("node-feature-discovery", ("worker", "config", "core", "sleepInterval"), "NFD worker"),
     ("nvidia-device-plugin", ("nfd", "worker", "config", "core", "sleepInterval"), "NFD worker"),
     ("gpu-operator", ("node-feature-discovery", "worker", "config", "core", "sleepInterval"), "NFD worker"),
     ("nvidia-device-plugin", ("gfd", "sleepInterval"), "GFD"),
+    ("nvidia-device-plugin", ("sleepInterval",), "GFD"),
     ("gpu-operator", ("gfd", "env"), "GFD"),
 )
 _DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
@@ -106,8 +111,11 @@ def check_values(ctx: LintContext) -> Iterator[Hit]:
     if ctx.cluster is None:
         return
     for release in sets.releases(ctx):
+        chart_keys = chartversions.resolve(release.chart, release.version, ctx.chart_values).keys
         for chart, keys, labeller in CHART_SOURCES:
-            value = sets.get_value(release.values, *keys) if release.chart == chart else None
+            if release.chart != chart or (chart_keys is not None and not chart_keys.reads(keys)):
+                continue
+            value = sets.get_value(release.values, *keys)
             if keys[-1] == "env":
                 found = _env_interval(value)
                 value = found[1] if found else None

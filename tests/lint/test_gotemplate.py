@@ -1,0 +1,62 @@
+"""The .Values paths Go templates read, and the keys values.yaml shows only in comments."""
+
+from __future__ import annotations
+
+from gpustack.lint.declaredkeys import commented_keys
+from gpustack.lint.gotemplate import reads
+
+TEMPLATE = """
+{{- define "x.sel" -}}
+app: {{ .name }}
+{{ toYaml .extra }}
+{{- end }}
+{{- if .Values.noTimestamp }}{{ .Values.sleepInterval | quote }}{{ end }}
+{{- with .Values.gfd }}{{ .enabled }}{{ toYaml .nodeSelector | nindent 4 }}{{ else }}{{ .Values.other }}{{ end }}
+{{ range $k, $v := .Values.labels }}{{ $k }}: {{ $v.x }}{{ end }}
+{{ index .Values "kube-state-metrics" "nameOverride" }}
+{{ $root := . }}{{ $root.Values.r.s }}
+{{ include "x.sel" .Values.svc }}
+{{ include "x.sel" (dict "name" .Values.n "extra" .Values.e) }}
+{{ (.Values.p | default dict).q }}
+{{ toYaml .Values | sha256sum }}
+{{- /* .Values.commented */ -}}
+{{ tpl (toYaml .Values.tplme) . }}
+{{ index .Values.hosts 0 }}
+{{ with .Subcharts.gfd }}{{ .Values.sleepInterval }}{{ end }}
+"""
+
+
+def test_reads_and_passthroughs() -> None:
+    found = reads({"t.yaml": TEMPLATE})
+    assert found.read >= {
+        ("noTimestamp",), ("sleepInterval",), ("gfd", "enabled"), ("other",), ("kube-state-metrics", "nameOverride"),
+        ("r", "s"), ("svc", "name"), ("n",), ("p", "q"), ("gfd", "sleepInterval"),
+    }
+    assert found.passthrough == {
+        ("gfd", "nodeSelector"), ("labels",), ("svc", "extra"), ("e",), ("tplme",), ("hosts",),
+    }
+    assert ("commented",) not in found.read  # a comment
+    assert () not in found.passthrough  # a checksum of all values passes nothing through
+
+
+def test_else_restores_the_dot() -> None:
+    found = reads({"t": "{{ with .Values.a }}{{ .b }}{{ else }}{{ .Values.c }}{{ end }}{{ .Values.d }}"})
+    assert found.read == {("a",), ("a", "b"), ("c",), ("d",)}
+
+
+def test_commented_keys_sit_under_their_parents() -> None:
+    text = """\
+alertmanager:
+  alertmanagerSpec:
+    ## The secret to use.
+    # configSecret:
+    script: |
+      # notAKey: inside a block scalar
+    # ref: https://example.invalid/docs
+    list:
+      - name: a
+        # nested: in a list item
+  # Note: prose, capitalised
+# topLevel: {}
+"""
+    assert commented_keys(text) == {("alertmanager", "alertmanagerSpec", "configSecret"), ("topLevel",)}
