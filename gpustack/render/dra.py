@@ -37,13 +37,14 @@ class DraDriver:
 
 DRIVERS = {
     # Not published to a Helm repository: installed from the chart in its Git repository
-    # (its README: helm install ./chart/hami-dra-driver). "main" follows upstream.
+    # (its README: helm install ./chart/hami-dra-driver). Pinned to the tag v0.1.0 (commit
+    # ebeaad9 of main): a branch would let a push upstream change a synced cluster.
     "hami": DraDriver(
         name="hami-core-gpu.project-hami.io",
         release="hami-dra-driver",
         chart="hami-dra-driver",
         repo="https://github.com/Project-HAMi/k8s-dra-driver.git",
-        version="main",
+        version="v0.1.0",
         namespace="hami-dra-driver",  # the chart refuses the default namespace
         path="chart/hami-dra-driver",
     ),
@@ -181,7 +182,7 @@ def _notes(stack: GpuStack, dra_driver: DraDriver, gates: dict[str, dict[str, bo
             f"The `{dra_driver.chart}` chart is not published to a Helm repository: Argo CD installs it from "
             f"{dra_driver.repo} (folder `{dra_driver.path}`), K3s' helm-controller cannot, so on K3s without "
             "Argo CD install it with the Helm command of the apply order. "
-            "Pin `dra.version` to a tag or commit of that repository."
+            f"The chart is pinned to tag {dra_driver.version}; `dra.version` selects another tag of that repository."
         )
     version = stack.spec.cluster.kubernetesVersion
     if gates:

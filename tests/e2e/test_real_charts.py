@@ -1,0 +1,130 @@
+"""Every example through the real upstream charts: valid objects, no ignored value, lint-clean.
+
+The e2e tier (``pytest -m e2e``): needs ``helm`` and ../shared/reference/charts; skipped with
+the reason when either is absent, failed instead in CI (``CI=true``, set by ``.ci/run``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from real_charts import (
+    CrdSchemas,
+    Helm,
+    TemplateError,
+    changed,
+    leaves,
+    objects,
+    perturbed,
+    volatile_lines,
+    with_leaf,
+)
+from render_helpers import Result, cli
+
+from gpustack.render import k8s_validate, write
+from gpustack.render.component import HelmRelease
+from gpustack.yamlio import dump
+
+pytestmark = pytest.mark.e2e
+
+WORKERS = max(2, os.cpu_count() or 2)
+
+
+OUTPUTS: dict[tuple[Any, ...], Any] = {}  # examples share releases: each is templated once
+
+
+def once(key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
+    if key not in OUTPUTS:
+        OUTPUTS[key] = compute()
+    return OUTPUTS[key]
+
+
+def release_key(helm: Helm, release: HelmRelease) -> tuple[Any, ...]:
+    return (helm, release.name, release.chart, release.version, release.namespace, dump(dict(release.values)))
+
+
+def template(helm: Helm, release: HelmRelease, folder: Path, *, crds: bool = False) -> str:
+    """The chart's output for the release's own values."""
+    return once(("template", crds, *release_key(helm, release)), lambda: helm.template(release, release.values, folder, crds=crds))
+
+
+@pytest.fixture(scope="session")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("helm")
+
+
+def chart_objects(helm: Helm, rendered: Any, work: Path) -> Iterator[tuple[HelmRelease, dict[str, Any]]]:
+    for release in rendered.releases:
+        yield from ((release, obj) for obj in objects(template(helm, release, work, crds=True)))
+
+
+def test_every_release_renders_through_its_chart_into_valid_objects(example: tuple[Result, Helm], work: Path):
+    (rendered, _), helm = example
+    schemas = CrdSchemas()
+    schemas.add_upstream()
+    pairs = list(chart_objects(helm, rendered, work))
+    schemas.add(obj for _, obj in pairs)
+    minor = rendered.ctx.stack.spec.cluster.minor
+    found, unknown = [], set()
+    everything = [(r.name, obj) for r, obj in pairs] + list(rendered.objects())
+    for where, obj in everything:
+        name = f"{where}: {obj['kind']} {obj['metadata'].get('name')}"
+        if schemas.knows(obj):
+            found += [f"{name}: {p}" for p in schemas.problems(obj)]
+        elif k8s_validate._validator(obj["apiVersion"], obj["kind"], k8s_validate.schema_version(minor)):
+            found += [f"{name}: {p.message} at {p.path}" for p in k8s_validate.problems(obj, minor=minor, where=where)]
+        else:
+            unknown.add(f"{obj['apiVersion']} {obj['kind']}")
+    assert not unknown, f"kinds with no schema to check them: {sorted(unknown)}"
+    assert not found, "\n".join(found)
+
+
+def ignored_values(helm: Helm, release: HelmRelease, work: Path) -> list[str]:
+    """The leaves of the release's values whose change leaves the chart's output as it was."""
+    baseline = template(helm, release, work)
+    volatile = volatile_lines(baseline, helm.template(release, release.values, work))
+
+    def probe(path: tuple[str | int, ...], value: Any) -> str | None:
+        try:
+            output = helm.template(release, with_leaf(release.values, path, perturbed(value)), work)
+        except TemplateError:
+            return None  # the chart read the value and refused the changed one
+        return None if changed(baseline, volatile, output) else ".".join(map(str, path))
+
+    with ThreadPoolExecutor(WORKERS) as pool:
+        results = pool.map(lambda leaf: probe(*leaf), list(leaves(release.values)))
+    return [path for path in results if path]
+
+
+def test_every_emitted_value_changes_the_chart_output(example: tuple[Result, Helm], work: Path):
+    (rendered, _), helm = example
+    ignored = [
+        f"{release.chart} {release.version}: {path}"
+        for release in rendered.releases
+        for path in once(("ignored", *release_key(helm, release)), lambda r=release: ignored_values(helm, r, work))
+    ]
+    assert not ignored, "values the chart ignores (a change leaves its output as it was):\n" + "\n".join(ignored)
+
+
+def test_the_stack_with_its_charts_output_lints_clean(example: tuple[Result, Helm], work: Path, tmp_path: Path, capsys):
+    (rendered, tree), helm = example
+    write.write_tree(tree, tmp_path / "stack")
+    charts = tmp_path / "stack" / "charts"
+    charts.mkdir()
+    for release in rendered.releases:
+        (charts / f"{release.name}.yaml").write_text(template(helm, release, work), encoding="utf-8")
+    code, out, _ = cli(capsys, "lint", str(tmp_path / "stack"), "--spec", rendered.ctx.spec_file, "--fail-on", "info")
+    assert code == 0, out
+
+
+def test_a_value_the_chart_does_not_read_is_reported(helm_binary: str, work: Path):
+    from real_charts import CHARTS
+
+    values = {"master": {"replicaCount": 2}, "gpustackUnread": {"enabled": True}}
+    release = HelmRelease("nfd", "node-feature-discovery", str(CHARTS), "0.19.0", "nfd", values)
+    assert ignored_values(Helm(helm_binary, 36), release, work) == ["gpustackUnread.enabled"]
