@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
 
@@ -35,7 +35,14 @@ from gpustack.render import (
     runtime,
     workloads,
 )
-from gpustack.render.component import Contribution, HelmRelease, RenderContext, add_object
+from gpustack.render.component import (
+    BUILTIN_NAMESPACES,
+    POD_SECURITY_PRIVILEGED,
+    Contribution,
+    HelmRelease,
+    RenderContext,
+    add_object,
+)
 from gpustack.yamlio import dump, dump_all
 
 COMPONENTS: tuple[ModuleType, ...] = (
@@ -48,7 +55,7 @@ DeliveryStep = Callable[[RenderContext, Sequence[HelmRelease]], Mapping[str, Obj
 DELIVERY: tuple[DeliveryStep, ...] = (gitops.k3s_helm_charts, gitops.argocd_applications)
 
 NAMESPACES = "namespaces"
-BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+RELEASE_NAMESPACES = "helm/namespaces.yaml"
 
 
 @dataclass(frozen=True)
@@ -62,9 +69,11 @@ class Rendered:
     notes: dict[str, list[str]]  # component → README bullets
     files: dict[str, str]  # files contributed as text
     delivery: dict[str, Objects]  # delivery objects by path
+    namespaces: Objects = field(default_factory=list)  # the releases' namespaces (RELEASE_NAMESPACES)
 
     def objects(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        """(path, object) of every Kubernetes object, manifests then delivery."""
+        """(path, object) of every Kubernetes object: release namespaces, manifests, delivery."""
+        yield from ((RELEASE_NAMESPACES, obj) for obj in self.namespaces)
         for name, objects in self.manifests.items():
             yield from ((f"manifests/{name}.yaml", obj) for obj in objects)
         for path, objects in self.delivery.items():
@@ -91,7 +100,11 @@ def render(ctx: RenderContext) -> Rendered:
     for obj in namespace_objects(rendered):
         add_object(namespaces, obj)
     manifests = {NAMESPACES: namespaces.to_json(), **rendered.manifests}
-    rendered = replace(rendered, manifests={name: objs for name, objs in manifests.items() if objs})
+    rendered = replace(
+        rendered,
+        manifests={name: objs for name, objs in manifests.items() if objs},
+        namespaces=release_namespaces(rendered.releases),
+    )
     k8s_validate.validate_all(rendered.objects(), minor=ctx.stack.spec.cluster.minor)
     return rendered
 
@@ -152,24 +165,32 @@ def _merge_values(a: Mapping[str, Any], b: Mapping[str, Any], where: str) -> dic
     return result
 
 
+def release_namespaces(releases: Sequence[HelmRelease]) -> Objects:
+    """``helm/namespaces.yaml``: the releases' namespaces, for the Helm commands and K3s HelmCharts.
+
+    They hold GPU node agents (NFD worker, device plugin, operator operands) that use host paths,
+    so Pod Security admission must allow them from the start (GPU Operator install guide). Argo CD
+    creates them itself, labels included (``gitops.release_application``), so they are not in
+    ``manifests/``: the manifests Application owning them would delete them, charts inside, when
+    it is pruned or deleted.
+    """
+    names = sorted({r.namespace for r in releases} - BUILTIN_NAMESPACES)
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": dict(POD_SECURITY_PRIVILEGED)}}
+        for name in names
+    ]
+
+
 def namespace_objects(rendered: Rendered) -> Objects:
-    """Namespaces the releases and namespaced objects live in (the built-in ones exist)."""
-    # Release namespaces hold GPU node agents (NFD worker, device plugin, operator operands) that
-    # use host paths: Pod Security admission must allow them (GPU Operator install guide).
-    privileged = {r.namespace for r in rendered.releases}
-    used = privileged | {
+    """Namespaces of ``manifests/`` objects that no release creates (the built-in ones exist)."""
+    used = {
         obj["metadata"]["namespace"]
         for objects in rendered.manifests.values()
         for obj in objects
         if obj["metadata"].get("namespace")
     }
-    result = []
-    for name in sorted(used - BUILTIN_NAMESPACES):
-        metadata: dict[str, Any] = {"name": name}
-        if name in privileged:
-            metadata["labels"] = {"pod-security.kubernetes.io/enforce": "privileged"}
-        result.append({"apiVersion": "v1", "kind": "Namespace", "metadata": metadata})
-    return result
+    created = {r.namespace for r in rendered.releases}
+    return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}} for name in sorted(used - created - BUILTIN_NAMESPACES)]
 
 
 def values_file(release: HelmRelease) -> str:
@@ -194,6 +215,8 @@ def tree(rendered: Rendered) -> dict[str, str]:
     files["manifests/kustomization.yaml"] = dump(kustomization)
     for release in rendered.releases:
         files[release.values_path] = values_file(release)
+    if rendered.namespaces:
+        files[RELEASE_NAMESPACES] = dump_all(rendered.namespaces)
     for path, objects in rendered.delivery.items():
         files[path] = dump_all(objects)
     for path, text in rendered.files.items():
@@ -205,6 +228,25 @@ def tree(rendered: Rendered) -> dict[str, str]:
     return dict(sorted(files.items()))
 
 
+def stream_objects(rendered: Rendered) -> Iterator[dict[str, Any]]:
+    """What ``render -o -`` prints: the objects of one owner that applies them all.
+
+    With Argo CD, that owner is an Application using the config management plugin: it gets the
+    releases' Applications (each creates its namespace) and ``manifests/``, but neither the root
+    nor the manifests Application (they sync the committed tree the plugin replaces) nor the K3s
+    HelmCharts (a second install of the same releases). Without Argo CD: every object, for
+    ``kubectl apply -f -``.
+    """
+    if not rendered.ctx.stack.spec.gitops.argocd.enabled:
+        yield from (obj for _, obj in rendered.objects())
+        return
+    for objects in rendered.manifests.values():
+        yield from objects
+    for path, objects in rendered.delivery.items():
+        if gitops.plugin_owns(path):
+            yield from objects
+
+
 def stream(rendered: Rendered) -> str:
-    """Every Kubernetes object as one YAML stream (``render -o -``, an Argo CD plugin's output)."""
-    return dump_all(obj for _, obj in rendered.objects())
+    """Every object of ``stream_objects`` as one YAML stream (``render -o -``)."""
+    return dump_all(stream_objects(rendered))

@@ -16,11 +16,19 @@ from Git; K3s' helm-controller cannot, so on K3s it is left to the README's Helm
 
 from __future__ import annotations
 
+import copy
+import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from gpustack.render.component import Contribution, HelmRelease, RenderContext
+from gpustack.render.component import (
+    BUILTIN_NAMESPACES,
+    POD_SECURITY_PRIVILEGED,
+    Contribution,
+    HelmRelease,
+    RenderContext,
+)
 from gpustack.spec.models import GpuStack
 from gpustack.yamlio import dump
 
@@ -31,6 +39,18 @@ SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 # Deleting an Application deletes what it deployed (the app-of-apps convention).
 FINALIZER = "resources-finalizer.argocd.argoproj.io"
 PLUGIN_PATH = "argocd/plugin.yaml"
+ROOT_PATH = "argocd/root.yaml"
+MANIFESTS_APP_PATH = "argocd/apps/manifests.yaml"
+# Every child retries a failed sync with backoff: Argo CD does not retry an automated sync that
+# failed for the same commit, and on an empty cluster a child can fail until another child's CRDs
+# or namespace exist (about 37 minutes of attempts in all).
+RETRY = {"limit": 10, "backoff": {"duration": "30s", "factor": 2, "maxDuration": "5m"}}
+# ServerSideApply: CRDs such as kube-prometheus-stack's exceed the annotation size of client-side
+# apply. SkipDryRunOnMissingResource: a child's custom resources (ServiceMonitors,
+# PrometheusRules, …) may need CRDs that another child installs; without it the whole sync fails
+# its dry run until they exist. It changes nothing for kinds that exist, so every child has it:
+# gpustack does not read the charts' templates to know which of them hold custom resources.
+CHILD_SYNC_OPTIONS = ("ServerSideApply=true", "SkipDryRunOnMissingResource=true")
 PLUGIN_NAME = "gpustack"
 PLUGIN_VERSION = "v1"
 
@@ -71,9 +91,18 @@ def argocd_applications(ctx: RenderContext, releases: Sequence[HelmRelease]) -> 
     apps = {f"argocd/apps/{r.name}.yaml": [release_application(stack, r)] for r in releases}
     # Last: the workloads need HAMi's webhook and scheduler, the PrometheusRules the CRDs of
     # kube-prometheus-stack; the charts' namespaces are created by the charts' Applications.
+    # Waves order the first apply only: without a health check for Application objects (an
+    # argocd-cm customization gpustack does not own), Argo CD does not wait for a wave to be
+    # healthy. Convergence rests on RETRY and CHILD_SYNC_OPTIONS instead.
     last_wave = max((r.wave for r in releases), default=0) + 1
-    apps["argocd/apps/manifests.yaml"] = [manifests_application(stack, wave=last_wave)]
-    return {"argocd/root.yaml": [root_application(stack)], **apps}
+    apps[MANIFESTS_APP_PATH] = [manifests_application(stack, wave=last_wave)]
+    return {ROOT_PATH: [root_application(stack)], **apps}
+
+
+def plugin_owns(path: str) -> bool:
+    """Whether a delivery file's objects belong in ``render -o -`` for a plugin Application: the
+    releases' Applications, not the root or manifests Applications (they sync the committed tree)."""
+    return path.startswith("argocd/apps/") and path != MANIFESTS_APP_PATH
 
 
 def release_application(stack: GpuStack, release: HelmRelease) -> dict[str, Any]:
@@ -83,15 +112,18 @@ def release_application(stack: GpuStack, release: HelmRelease) -> dict[str, Any]
     else:
         source["path"] = release.path
     source["helm"] = {"releaseName": release.name, "valuesObject": dict(release.values)}
+    own_namespace = release.namespace not in BUILTIN_NAMESPACES
     return _application(
         stack,
         name=f"{stack.metadata.name}-{release.name}",
         wave=release.wave,
         source=source,
         namespace=release.namespace,
-        # CreateNamespace: the release's namespace; ServerSideApply: CRDs such as
-        # kube-prometheus-stack's exceed the annotation size of client-side apply.
-        sync_options=["CreateNamespace=true", "ServerSideApply=true"],
+        # The release's namespace is the Application's: created by it with the Pod Security labels
+        # before the chart's privileged pods (managedNamespaceMetadata), and never pruned with it.
+        # Built-in namespaces (kube-system) are left as the cluster has them.
+        sync_options=["CreateNamespace=true", *CHILD_SYNC_OPTIONS] if own_namespace else list(CHILD_SYNC_OPTIONS),
+        namespace_labels=POD_SECURITY_PRIVILEGED if own_namespace else None,
     )
 
 
@@ -102,7 +134,7 @@ def manifests_application(stack: GpuStack, *, wave: int) -> dict[str, Any]:
         wave=wave,
         source=_rendered_source(stack, "manifests"),
         namespace="default",
-        sync_options=[],
+        sync_options=list(CHILD_SYNC_OPTIONS),
     )
 
 
@@ -128,6 +160,10 @@ def stack_path(stack: GpuStack) -> str:
 def plugin_config(ctx: RenderContext) -> str:
     """``plugin.yaml`` of an Argo CD config management plugin sidecar that runs ``gpustack render``."""
     spec_file = PurePosixPath(ctx.spec_file).name
+    # The default spec name is assigned quoted and expanded inside double quotes: no character
+    # of a file name reaches the shell as syntax. The Application's plugin env GPUSTACK_SPEC
+    # reaches the plugin as ARGOCD_ENV_GPUSTACK_SPEC.
+    command = f'spec={shlex.quote(spec_file)}; gpustack render "${{ARGOCD_ENV_GPUSTACK_SPEC:-$spec}}" -o -'
     config = {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "ConfigManagementPlugin",
@@ -137,8 +173,7 @@ def plugin_config(ctx: RenderContext) -> str:
             "discover": {"fileName": spec_file},
             "generate": {
                 "command": ["sh", "-c"],
-                # The Application's plugin env GPUSTACK_SPEC reaches the plugin as ARGOCD_ENV_GPUSTACK_SPEC.
-                "args": [f'gpustack render "${{ARGOCD_ENV_GPUSTACK_SPEC:-{spec_file}}}" -o -'],
+                "args": [command],
             },
         },
     }
@@ -165,15 +200,27 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         notes.append(
             f"Argo CD: commit this folder to {stack.spec.gitops.argocd.repoURL} at `{stack_path(stack)}`, then "
             "`kubectl apply -f argocd/root.yaml` once: it syncs `argocd/apps`, one Application per chart with "
-            "its values inline, ordered by sync waves (NFD and kube-prometheus-stack with its CRDs first, the "
-            "device plugins and exporter next), and `manifests/` last."
+            "its values inline, and one for `manifests/`. Each chart's Application creates its namespace with "
+            "the Pod Security label `enforce: privileged` (managedNamespaceMetadata); deleting the manifests "
+            "Application leaves them and the charts in place."
+        )
+        notes.append(
+            "Sync waves order the first apply (NFD and kube-prometheus-stack with its CRDs first, the device "
+            "plugins and exporter next, `manifests/` last), but Argo CD does not wait for a wave's Applications "
+            "to be healthy unless its `argocd-cm` has a health check for Applications. gpustack does not rely "
+            "on it (that ConfigMap belongs to your Argo CD installation): every Application retries failed "
+            "syncs with backoff (10 attempts, 30 s doubling up to 5 min) and skips the dry run of custom "
+            "resources whose CRD another Application has not installed yet, so the stack converges on an empty "
+            "cluster without a manual sync."
         )
         files[PLUGIN_PATH] = plugin_config(ctx)
         notes.append(
             f"Instead of committing the output, Argo CD can render the spec itself: `{PLUGIN_PATH}` configures a "
-            f"config management plugin that runs `gpustack render SPEC -o -` (every manifest and delivery object "
-            f"as one stream) in a repo-server sidecar; Applications select it with `plugin: {{name: "
-            f"{PLUGIN_NAME}-{PLUGIN_VERSION}}}` and may set the spec's path in its env `GPUSTACK_SPEC`."
+            f"config management plugin that runs `gpustack render SPEC -o -` in a repo-server sidecar. One "
+            f"Application selects it with `plugin: {{name: {PLUGIN_NAME}-{PLUGIN_VERSION}}}` (and may set the "
+            f"spec's path in its env `GPUSTACK_SPEC`) in place of `argocd/root.yaml`: the stream holds each "
+            f"chart's Application and the objects of `manifests/`, not the root and manifests Applications, "
+            f"which sync the committed folder."
         )
     return Contribution(notes=notes, files=files)
 
@@ -193,6 +240,7 @@ def _application(
     namespace: str,
     sync_options: list[str],
     cascade: bool = True,
+    namespace_labels: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     argocd = stack.spec.gitops.argocd
     metadata: dict[str, Any] = {"name": name, "namespace": argocd.namespace}
@@ -203,6 +251,9 @@ def _application(
     sync_policy: dict[str, Any] = {"automated": {"prune": True, "selfHeal": True}}
     if sync_options:
         sync_policy["syncOptions"] = sync_options
+    if namespace_labels:
+        sync_policy["managedNamespaceMetadata"] = {"labels": dict(namespace_labels)}
+    sync_policy["retry"] = copy.deepcopy(RETRY)
     return {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Application",

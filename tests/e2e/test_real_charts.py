@@ -128,3 +128,42 @@ def test_a_value_the_chart_does_not_read_is_reported(helm_binary: str, work: Pat
     values = {"master": {"replicaCount": 2}, "gpustackUnread": {"enabled": True}}
     release = HelmRelease("nfd", "node-feature-discovery", str(CHARTS), "0.19.0", "nfd", values)
     assert ignored_values(Helm(helm_binary, 36), release, work) == ["gpustackUnread.enabled"]
+
+
+def custom_kinds(objs: list[dict[str, Any]], minor: int) -> set[tuple[str, str]]:
+    """(group, kind) of the custom resources among ``objs`` (kinds the Kubernetes API lacks)."""
+    version = k8s_validate.schema_version(minor)
+    return {
+        (obj["apiVersion"].split("/")[0], obj["kind"])
+        for obj in objs
+        if obj["kind"] != "CustomResourceDefinition" and k8s_validate._validator(obj["apiVersion"], obj["kind"], version) is None
+    }
+
+
+def crd_kinds(objs: list[dict[str, Any]]) -> set[tuple[str, str]]:
+    return {(o["spec"]["group"], o["spec"]["names"]["kind"]) for o in objs if o["kind"] == "CustomResourceDefinition"}
+
+
+def test_every_argocd_child_with_custom_resources_converges_without_a_health_checked_wave(
+    example: tuple[Result, Helm], work: Path
+):
+    """gpustack renders no health check for Applications, so waves do not wait: a child holding
+    custom resources whose CRDs come from another child must skip their dry run (and retry)."""
+    (rendered, _), helm = example
+    if not rendered.ctx.stack.spec.gitops.argocd.enabled:
+        pytest.skip("no Argo CD delivery in this example")
+    minor = rendered.ctx.stack.spec.cluster.minor
+    held = {f"argocd/apps/{r.name}.yaml": objects(template(helm, r, work, crds=True)) for r in rendered.releases}
+    held["argocd/apps/manifests.yaml"] = [obj for objs in rendered.manifests.values() for obj in objs]
+    installed = set().union(*(crd_kinds(objs) for objs in held.values()))
+    checked = 0
+    for path, objs in held.items():
+        [app] = rendered.delivery[path]
+        policy = app["spec"]["syncPolicy"]
+        assert policy["retry"]["limit"] > 0, path
+        needed = custom_kinds(objs, minor) - crd_kinds(objs)
+        assert needed <= installed, f"{path}: no child installs the CRDs of {sorted(needed - installed)}"
+        if needed:
+            checked += 1
+            assert "SkipDryRunOnMissingResource=true" in policy["syncOptions"], f"{path} holds {sorted(needed)}"
+    assert checked >= 2, "the manifests Application and the exporter hold custom resources of other children's CRDs"

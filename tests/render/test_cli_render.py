@@ -6,6 +6,7 @@ import pytest
 from render_helpers import EXAMPLES, REPO, cli
 from ruamel.yaml import YAML
 
+from gpustack.render import app
 
 EXAMPLE = REPO / "examples" / "k3s-l4.yaml"
 
@@ -43,12 +44,15 @@ def test_default_folder_is_output_slash_name(capsys, tmp_path, monkeypatch):
     assert (tmp_path / "output" / "k3s-l4" / "cluster" / "config.yaml").is_file()
 
 
-def test_stdout_stream_holds_every_object(capsys, examples):
-    code, out, _ = cli(capsys, "render", str(EXAMPLES[-1]), "-o", "-")
+@pytest.mark.parametrize("example", [EXAMPLES[0], EXAMPLES[-1]], ids=lambda p: p.stem)
+def test_stdout_stream_holds_what_one_owner_applies(capsys, examples, example):
+    code, out, _ = cli(capsys, "render", str(example), "-o", "-")
     assert code == 0
     documents = [d for d in YAML(typ="safe").load_all(out) if d is not None]
-    rendered, _ = examples[EXAMPLES[-1].stem]
-    assert documents == [obj for _, obj in rendered.objects()]
+    rendered, _ = examples[example.stem]
+    assert documents == list(app.stream_objects(rendered))
+    if not rendered.ctx.stack.spec.gitops.argocd.enabled:
+        assert documents == [obj for _, obj in rendered.objects()]
     assert all({"apiVersion", "kind", "metadata"} <= set(d) for d in documents)
 
 

@@ -81,7 +81,8 @@ def test_argocd_app_of_apps(render_spec):
         assert (source["repoURL"], source["chart"], source["targetRevision"]) == (r.repo, r.chart, r.version)
         assert source["helm"] == {"releaseName": r.name, "valuesObject": dict(r.values)}
         assert app["spec"]["destination"]["namespace"] == r.namespace
-        assert "CreateNamespace=true" in app["spec"]["syncPolicy"]["syncOptions"]
+        creates = "CreateNamespace=true" in app["spec"]["syncPolicy"]["syncOptions"]
+        assert creates is (r.namespace != "kube-system")
         waves.append(r.wave)
     # CRD-bearing and node-labelling charts first, the device plugins and exporter after them.
     assert min(waves) == 0 and max(waves) == 1
@@ -124,3 +125,117 @@ def test_no_argocd_no_applications_and_no_plugin(render_spec):
 )
 def test_own_schemas_refuse_what_the_api_would(obj):
     assert crd_schemas.problems(obj)
+
+
+def children(rendered):
+    """The Applications the root syncs, by file."""
+    return {path: objs[0] for path, objs in rendered.delivery.items() if path.startswith("argocd/apps/")}
+
+
+def argocd_results(examples, render_spec):
+    return [result for result in examples.values() if result[0].ctx.stack.spec.gitops.argocd.enabled] + [
+        render_spec(gitops=ARGOCD, sharing={"hami": {"enabled": True}}, devicePlugin={"enabled": False},
+                    workloads=[{"type": "smokeTest", "namespace": "smoke"}])
+    ]
+
+
+def test_every_child_retries_with_backoff_and_skips_the_dry_run_of_missing_kinds(examples, render_spec):
+    for rendered, _ in argocd_results(examples, render_spec):
+        for path, app in children(rendered).items():
+            policy = app["spec"]["syncPolicy"]
+            assert policy["retry"]["limit"] > 0 and policy["retry"]["backoff"]["factor"] > 1, path
+            # Children hold custom resources of CRDs that other children install (the manifests
+            # Application's PrometheusRule, the exporters' ServiceMonitors): no wave waits for health.
+            assert "SkipDryRunOnMissingResource=true" in policy["syncOptions"], path
+            assert policy["automated"] == {"prune": True, "selfHeal": True}
+
+
+def identity(obj):
+    return (obj["apiVersion"].split("/")[0] if "/" in obj["apiVersion"] else "", obj["kind"],
+            obj["metadata"].get("namespace"), obj["metadata"]["name"])
+
+
+def created_namespaces(apps):
+    """Namespaces that chart Applications create (CreateNamespace), with the labels they set."""
+    return {
+        app["spec"]["destination"]["namespace"]: app["spec"]["syncPolicy"].get("managedNamespaceMetadata", {})
+        for app in apps
+        if "CreateNamespace=true" in app["spec"]["syncPolicy"].get("syncOptions", [])
+    }
+
+
+def assert_owned_once(objects, apps):
+    ids = [identity(obj) for obj in objects]
+    assert len(ids) == len(set(ids)), "an object emitted twice"
+    namespaces = {name for _, kind, _, name in ids if kind == "Namespace"}
+    assert not namespaces & set(created_namespaces(apps)), "a namespace both emitted and created by an Application"
+
+
+def test_each_delivery_mode_owns_every_object_once(examples, render_spec):
+    from gpustack.render import app as pipeline
+
+    for rendered, _ in argocd_results(examples, render_spec):
+        argocd = rendered.ctx.stack.spec.gitops.argocd
+        # Git: the root owns argocd/apps, the manifests Application manifests/, chart Applications their namespace.
+        apps = list(children(rendered).values())
+        git_owned = apps + [obj for objs in rendered.manifests.values() for obj in objs]
+        assert_owned_once(git_owned, apps)
+        # Plugin: one Application owns the stream; nothing in it syncs the committed tree.
+        stream = list(pipeline.stream_objects(rendered))
+        streamed_apps = [obj for obj in stream if obj["kind"] == "Application"]
+        assert_owned_once(stream, streamed_apps)
+        assert all(a["spec"]["source"]["repoURL"] != argocd.repoURL for a in streamed_apps)
+        assert not any(obj["kind"] == "HelmChart" for obj in stream)
+        # Both: every release's namespace is created by its Application with the Pod Security label.
+        owned = {r.namespace for r in rendered.releases} - {"kube-system"}
+        for namespace in owned:
+            labels = created_namespaces(streamed_apps)[namespace]["labels"]
+            assert labels == {"pod-security.kubernetes.io/enforce": "privileged"}
+        assert owned == set(created_namespaces(apps))
+
+
+def test_without_argocd_the_stream_is_every_object_with_the_release_namespaces_first(render_spec):
+    from gpustack.render import app as pipeline
+
+    rendered, _ = render_spec()
+    stream = list(pipeline.stream_objects(rendered))
+    assert stream == [obj for _, obj in rendered.objects()]
+    assert [o["metadata"]["name"] for o in stream if o["kind"] == "Namespace"] == sorted(
+        {r.namespace for r in rendered.releases} - {"kube-system"}
+    )
+    assert stream[0]["kind"] == "Namespace"
+
+
+def test_git_sourced_charts_are_pinned_to_a_tag(examples):
+    rendered, _ = examples["dra-hami"]
+    [app] = rendered.delivery["argocd/apps/hami-dra-driver.yaml"]
+    assert app["spec"]["source"]["targetRevision"] == "v0.1.0"
+
+
+def test_the_plugin_command_quotes_the_spec_file_name(tmp_path):
+    import shutil
+    import subprocess
+
+    from render_helpers import render_file, spec_document
+
+    from gpustack.yamlio import dump
+
+    name = "it's a \"spec\" $(touch pwned) `id`.yaml"
+    spec = tmp_path / name
+    spec.write_text(dump(spec_document(gitops=ARGOCD)), encoding="utf-8")
+    _, tree = render_file(spec)
+    plugin = YAML(typ="safe").load(tree[gitops.PLUGIN_PATH])
+    assert plugin["spec"]["discover"]["fileName"] == name
+    fake = tmp_path / "bin" / "gpustack"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\nprintf "%s\\n" "$@"\n', encoding="utf-8")
+    fake.chmod(0o755)
+    env = {"PATH": f"{fake.parent}:/usr/bin:/bin"}
+    command = plugin["spec"]["generate"]["command"] + plugin["spec"]["generate"]["args"]
+    assert shutil.which(command[0], path=env["PATH"])
+    run = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert run.stdout.splitlines() == ["render", name, "-o", "-"]
+    assert not (tmp_path / "pwned").exists()
+    with_env = subprocess.run(command, env={**env, "ARGOCD_ENV_GPUSTACK_SPEC": "stacks/a b.yaml"}, cwd=tmp_path,
+                              capture_output=True, text=True, check=True)
+    assert with_env.stdout.splitlines() == ["render", "stacks/a b.yaml", "-o", "-"]
