@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 Format = Literal["text", "json", "sarif", "github"]
 Level = Literal["error", "warning", "info"]
-Distribution = Literal["k3s", "rke2", "k0s", "kubeadm", "gke", "eks", "aks", "openshift", "generic"]
+Distribution = Literal["k3s", "rke2", "k0s", "kubeadm", "talos", "microk8s", "gke", "eks", "aks", "openshift", "generic"]
 
 
 def lint(

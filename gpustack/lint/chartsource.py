@@ -23,7 +23,7 @@ SOURCE_GROUP = "source.toolkit.fluxcd.io/"
 SOURCE_KINDS = frozenset({"OCIRepository", "HelmChart"})
 # Mirrors that republish an upstream chart under another repository name (the chart inside is
 # the upstream one): the name gpustack's chart knowledge uses.
-MIRRORED_NAMES: Mapping[str, str] = {"nvidia-gpu-operator": "gpu-operator"}
+MIRRORED_NAMES: Mapping[str, str] = {"nvidia-gpu-operator": "gpu-operator", "bjw-s-app-template": "app-template"}
 
 
 @dataclass(frozen=True)
@@ -76,11 +76,11 @@ class SourceIndex:
 
     def resolve(self, ref: ChartRef, release: str) -> ChartSource:
         source = self.find(ref)
-        if source is None:
+        if source is None:  # sources are commonly named after their chart
             return ChartSource(
-                "", None, None,
-                f"{release}: its chartRef {ref} is not among the linted files, so the chart it installs "
-                "is unknown and chart rules skip it; lint the source with the release",
+                MIRRORED_NAMES.get(ref.name, ref.name), None, None,
+                f"{release}: its chartRef {ref} is not among the linted files: taken to install chart "
+                f"{ref.name} (the source's name), version unknown; lint the source with the release",
             )
         if source.kind == "HelmChart":
             return _helm_chart(source, release)

@@ -15,9 +15,13 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-# Distributions whose default containerd runtime is not nvidia (pods need runtimeClassName).
-RUNTIME_CLASS_DISTRIBUTIONS = frozenset({"k3s", "rke2", "k0s", "kubeadm"})
-DISTRIBUTIONS = ("k3s", "rke2", "k0s", "kubeadm", "gke", "eks", "aks", "openshift", "generic")
+# Distributions whose default containerd runtime is not nvidia (pods need runtimeClassName):
+# K3s and RKE2 register the nvidia runtime beside runc; Talos's nvidia-container-toolkit
+# extension too (https://www.talos.dev/latest/talos-guides/configuration/nvidia-gpu/), unless a
+# machine-config patch makes it containerd's default. MicroK8s's gpu addon runs the GPU
+# Operator, whose toolkit may or may not be the default: a warning there, not an error.
+RUNTIME_CLASS_DISTRIBUTIONS = frozenset({"k3s", "rke2", "k0s", "kubeadm", "talos"})
+DISTRIBUTIONS = ("k3s", "rke2", "k0s", "kubeadm", "talos", "microk8s", "gke", "eks", "aks", "openshift", "generic")
 
 
 @dataclass(frozen=True)

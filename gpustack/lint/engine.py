@@ -84,6 +84,7 @@ def lint(
         chart_values=config.chart_keys(),
         texts=loaded.texts,
     )
+    ctx = _with_value_pods(ctx, errors)
     if partial and any(rule.scope == "set" for rule in enabled):
         skipped = ", ".join(rule.id for rule in enabled if rule.scope == "set")
         notes.append(Note(f"{skipped} skipped: --partial input is not the whole set these rules need"))
@@ -140,6 +141,28 @@ def _pod_specs(resources: tuple[Resource, ...], errors: list[InputError]) -> tup
     except Exception as exc:  # a bug must cost the pod rules, not the run
         errors.append(InputError("<input>", f"internal error: finding pod specs failed: {exc!r}"))
         return ()
+
+
+def _with_value_pods(ctx: LintContext, errors: list[InputError]) -> LintContext:
+    """The context with the pod specs that chart releases build from their values (app-template
+    and the charts ``data/value-pods.yaml`` describes)."""
+    from gpustack.lint import sets
+    from gpustack.lint.gpu import ClaimIndex
+    from gpustack.lint.valuepods import chart_shapes, value_pod_specs
+
+    described = chart_shapes()
+    found: list[PodSpec] = []
+    claims: ClaimIndex | None = None
+    for release in sets.releases(ctx):
+        if release.chart in described:
+            claims = claims or ClaimIndex.from_resources(ctx.resources)
+            try:
+                found += value_pod_specs(release, claims)
+            except Exception as exc:  # a bug must cost this release, not the run
+                errors.append(InputError(release.resource.file, f"internal error: reading {release} failed: {exc!r}"))
+    if not found:
+        return ctx
+    return sets.same_releases(ctx, replace(ctx, pod_specs=ctx.pod_specs + tuple(found)))
 
 
 class _Targets:
@@ -224,6 +247,13 @@ def _finding(rule: Rule, hit: Hit, info: RuleInfo, config: Config) -> Finding:
 
 
 def _rebased(hit: Hit) -> tuple[Edit, ...]:
-    """The hit's edits with paths from the document root (a List's item starts at items[n])."""
+    """The hit's edits with paths from the document root (a List's item starts at items[n]);
+    for an object built from chart values, at the values keys, or none where one cannot go."""
     prefix = hit.resource.document_path
-    return tuple(replace(edit, path=(*prefix, *edit.path)) for edit in hit.edits)
+    origin = hit.resource.origin
+    if origin is None:
+        return tuple(replace(edit, path=(*prefix, *edit.path)) for edit in hit.edits)
+    paths = [origin(edit.path) for edit in hit.edits]
+    if any(path is None for path in paths):
+        return ()
+    return tuple(replace(edit, path=(*prefix, *path)) for edit, path in zip(hit.edits, paths, strict=True) if path)

@@ -72,6 +72,9 @@ class Resource:
     document: int = 0
     source_comment: str | None = None  # the `# Source:` of `helm template` output, if any
     document_path: Path = ()  # where the object sits in its document: () or ("items", n) of a List
+    # An object gpustack built from chart values (``valuepods``): the path in the document's
+    # real object that a path of this one is copied from, or None where an edit cannot go.
+    origin: Callable[[Path], Path | None] | None = field(default=None, repr=False, compare=False)
 
     # Computed once: rules ask for them hundreds of thousands of times on a large input
     # (``cached_property`` writes the instance's __dict__, which a frozen dataclass allows).

@@ -273,6 +273,12 @@ def releases(ctx: LintContext) -> tuple[HelmChartRelease, ...]:
 _RELEASES: dict[int, tuple[weakref.ref[LintContext], tuple[HelmChartRelease, ...]]] = {}
 
 
+def same_releases(ctx: LintContext, other: LintContext) -> LintContext:
+    """``other`` (``ctx`` with more pod specs, the same resources) sharing its releases."""
+    _RELEASES[id(other)] = (weakref.ref(other), releases(ctx))
+    return other
+
+
 def _releases(ctx: LintContext) -> tuple[HelmChartRelease, ...]:
     configs: dict[tuple[str | None, str | None], list[ValuesLayer]] = {}
     by_file: dict[str, list[Resource]] = {}

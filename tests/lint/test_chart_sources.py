@@ -53,8 +53,8 @@ def test_oci_repository_gives_chart_name_and_raw_version(ref: str, version: str 
 
 def test_a_source_in_another_namespace_is_not_the_one_named() -> None:
     release = _release(RELEASE + _oci("{tag: 0.17.4}", namespace="flux-system"))
-    assert release.chart == ""
-    assert "is not among the linted files" in (release.note or "")
+    assert (release.chart, release.version) == ("plugin-chart", None)  # the source's name, said in a note
+    assert "is not among the linted files: taken to install chart plugin-chart" in (release.note or "")
 
 
 def test_helm_chart_source_gives_chart_and_version() -> None:

@@ -84,7 +84,7 @@ def test_every_problem_is_reported_with_its_position(tmp_path: Path) -> None:
         Problem("expected one of error, warning, info, not 'warn'", file, 4, 1, "failOn"),
         Problem("expected a list of path patterns", file, 5, 1, "exclude"),
         Problem(
-            "expected one of k3s, rke2, k0s, kubeadm, gke, eks, aks, openshift, generic, not 'minikube'",
+            "expected one of k3s, rke2, k0s, kubeadm, talos, microk8s, gke, eks, aks, openshift, generic, not 'minikube'",
             file, 6, 1, "distribution",
         ),
         Problem("expected a list of XID codes (positive integers)", file, 7, 1, "xidCritical"),
