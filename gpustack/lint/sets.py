@@ -431,9 +431,30 @@ class DevicePlugin:
     pod: PodSpec | None = None
     release: HelmChartRelease | None = None
 
+    @property
+    def operator(self) -> bool:
+        """Deployed by the GPU Operator (its ClusterPolicy, or the chart that creates it)."""
+        return self.release.chart == "gpu-operator" if self.release is not None else self.pod is None
+
+    @property
+    def deployment(self) -> tuple[str | None, ...]:
+        """What a cluster holds once: a Helm release (chart and release name), an object
+        (kind and name), the GPU Operator. Two plugins of one deployment are the same plugin
+        written twice (an overlay, another cluster of the repository, upstream's alternative
+        static manifests in two namespaces), never a pair."""
+        if self.operator:
+            return ("gpu-operator",)
+        if self.release is not None:
+            return ("release", self.release.chart, self.release.release)
+        return ("object", self.resource.ref.kind, self.resource.ref.name)
+
     def __str__(self) -> str:
-        name = "HAMi's device plugin" if self.vendor == "hami" else "NVIDIA's device plugin"
-        return f"{name} ({self.resource.ref})"
+        if self.vendor == "hami":
+            name = "HAMi's device plugin"
+        else:
+            name = "the GPU Operator's device plugin" if self.operator else "NVIDIA's device plugin"
+        where = self.resource.ref if self.resource.kind else f"values file {self.resource.file}"
+        return f"{name} ({where})"
 
 
 def device_plugins(resource: Resource, pods: Iterable[PodSpec]) -> Iterator[DevicePlugin]:

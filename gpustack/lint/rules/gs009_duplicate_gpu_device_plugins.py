@@ -1,10 +1,14 @@
-"""GS009: HAMi's device plugin and NVIDIA's in one set, on nodes they may share.
+"""GS009: two device plugins that advertise ``nvidia.com/gpu`` on nodes they may share.
 
-Both advertise ``nvidia.com/gpu`` to the kubelet; on a node running both, whichever
+Any two providers of the resource count: HAMi's and NVIDIA's, the GPU Operator's (its device
+plugin is on by default) and the standalone nvidia-device-plugin chart, two plugin DaemonSets.
+On a node running both, each registers ``nvidia.com/gpu`` with the kubelet, whichever
 registered last owns the resource and the other's allocations break (HAMi FAQ, HAMi#646;
-seed 001 §11 had to uninstall NVIDIA's plugin). HAMi's maintainers allow both only on
-separate nodes (HAMi#2076): the rule stays quiet when the two placements cannot meet
-(``placement.py``: contradictory required node labels, or, with a spec, no pool both reach).
+seed 001 §11 had to uninstall NVIDIA's plugin; the GPU Operator's prerequisites: no device
+plugin pre-installed). Two may live side by side only on separate nodes (HAMi#2076): the
+rule stays quiet when two placements cannot meet (``placement.py``: contradictory required
+node labels, or, with a spec, no pool both reach), and for one deployment written twice (the
+same release or object in two overlays or clusters of a repository).
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from gpustack.lint.context import LintContext
 from gpustack.lint.model import Hit, PodSpec, Resource
 from gpustack.lint.registry import Rule
 
+OPERATOR_LABEL = placement.OPERATOR_DEVICE_PLUGIN_LABEL
+
 
 def check(ctx: LintContext) -> Iterator[Hit]:
     pods: dict[Resource, list[PodSpec]] = {}
@@ -26,22 +32,37 @@ def check(ctx: LintContext) -> Iterator[Hit]:
         plugin for resource in ctx.resources for plugin in sets.device_plugins(resource, pods.get(resource, ()))
     ]
     plugins += [plugin for release in sets.releases(ctx) if (plugin := sets.release_plugin(release))]
-    hami = [p for p in plugins if p.vendor == "hami"]
-    nvidia = [p for p in plugins if p.vendor == "nvidia"]
     for plugin in plugins:
-        for other in nvidia if plugin.vendor == "hami" else hami:
+        for other in plugins:
+            if other.deployment == plugin.deployment:
+                continue
             shared = _shared(plugin, other, ctx.cluster)
             if shared is None:
                 continue
             yield Hit(
                 plugin.resource,
                 plugin.path,
-                f"{plugin} and {other} both advertise nvidia.com/gpu{shared}",
-                fix="Keep one per node: with HAMi, remove NVIDIA's device plugin (GPU Operator: "
-                "`devicePlugin.enabled: false`), or keep NVIDIA's off HAMi's nodes (node affinity `NotIn` "
-                f"on the label HAMi selects; GPU Operator: label them `{placement.OPERATOR_DEVICE_PLUGIN_LABEL}=false`).",
+                f"{plugin} and {other} both advertise nvidia.com/gpu{shared}: on a node running both, "
+                "the one that registered last owns the resource and the other's allocations break",
+                fix=_fix(plugin, other),
             )
             break
+
+
+def _fix(a: sets.DevicePlugin, b: sets.DevicePlugin) -> str:
+    if "hami" in (a.vendor, b.vendor) and a.vendor != b.vendor:
+        return (
+            "Keep one per node: with HAMi, remove NVIDIA's device plugin (GPU Operator: "
+            "`devicePlugin.enabled: false`), or keep NVIDIA's off HAMi's nodes (node affinity `NotIn` "
+            f"on the label HAMi selects; GPU Operator: label them `{OPERATOR_LABEL}=false`)."
+        )
+    if a.operator or b.operator:
+        return (
+            "Keep one: set `devicePlugin.enabled: false` in the GPU Operator (ClusterPolicy or chart "
+            "values) and keep the standalone plugin, or remove the standalone plugin; to split nodes "
+            f"between them, label the standalone plugin's nodes `{OPERATOR_LABEL}=false`."
+        )
+    return "Keep one device plugin per node: remove one, or give them node selectors that no node satisfies both."
 
 
 def _shared(a: sets.DevicePlugin, b: sets.DevicePlugin, cluster: ClusterFacts | None) -> str | None:
