@@ -438,14 +438,15 @@ class DevicePlugin:
 
     @property
     def deployment(self) -> tuple[str | None, ...]:
-        """What a cluster holds once: a Helm release (chart and release name), an object
-        (kind and name), the GPU Operator. Two plugins of one deployment are the same plugin
-        written twice (an overlay, another cluster of the repository, upstream's alternative
-        static manifests in two namespaces), never a pair."""
+        """What a cluster holds once: a chart's release, an object (kind and name), the GPU
+        Operator. Two plugins of one deployment are the same plugin written twice (a values
+        file beside the HelmChart or Application that delivers it, an overlay, another cluster
+        of the repository, upstream's alternative static manifests in two namespaces), never a
+        pair."""
         if self.operator:
             return ("gpu-operator",)
         if self.release is not None:
-            return ("release", self.release.chart, self.release.release)
+            return ("release", self.release.chart)
         return ("object", self.resource.ref.kind, self.resource.ref.name)
 
     def __str__(self) -> str:
