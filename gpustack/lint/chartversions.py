@@ -102,7 +102,7 @@ def _outside(chart: str, text: str, wanted: str, known: dict[str, str]) -> Resol
     return Resolution(
         None, None,
         f"no key data for {chart} {text}, nor for its minor release: its values are not checked (nearest known"
-        f" version: {known[nearest]}; known: {listed}). Pin a known version, or give the chart with --chart-values",
+        f" version: {known[nearest]}; known: {listed})",
     )
 
 

@@ -71,6 +71,14 @@ class _Subcharts:
     path: Path
 
 
+@dataclass(frozen=True)
+class Either:
+    """A variable assigned more than once (``$x := .Values.a`` … ``$x = .Values.b``): the
+    template may use any of them, so each is followed."""
+
+    items: tuple[Any, ...]
+
+
 ROOT = Root()
 UNKNOWN = None
 
@@ -228,6 +236,7 @@ class Analysis:
 
     # a pipeline: commands separated by |, each command's result the last argument of the next
     def _pipeline(self, tokens: list[Token], dot: Any, variables: dict[str, Any]) -> Any:
+        reassigned = any(t.kind == "assign" and t.text == "=" for t in tokens[:4])
         declared, tokens = _declarations(tokens)
         value: Any = UNKNOWN
         first = True
@@ -235,7 +244,7 @@ class Analysis:
             value = self._command(command, dot, variables, None if first else (value,))
             first = False
         for name in declared:
-            variables[name] = value
+            variables[name] = _either(variables.get(name), value) if reassigned else value
         return value
 
     def _command(self, tokens: list[Token], dot: Any, variables: dict[str, Any], piped: tuple[Any, ...] | None) -> Any:
@@ -277,6 +286,8 @@ class Analysis:
         return value
 
     def _field(self, value: Any, name: str) -> Any:
+        if isinstance(value, Either):
+            return _either(*(self._field(item, name) for item in value.items))
         if isinstance(value, Root):
             if name == "Subcharts":
                 return _Subcharts(value.path)
@@ -306,7 +317,7 @@ class Analysis:
         if function in ("index", "get", "hasKey", "pluck", "dig"):
             return self._index(function, arguments)
         if function in RETURNS_ARGUMENT:
-            found = [a for a in arguments if isinstance(a, (Values, Dict, Root))]
+            found = [a for a in arguments if isinstance(a, (Values, Dict, Root, Either))]
             return found[-1] if function == "default" and found else (found[0] if found else UNKNOWN)
         if function in WHOLE and function not in SHALLOW:
             for argument in arguments:
@@ -329,13 +340,20 @@ class Analysis:
         return value
 
     def _whole(self, value: Any) -> None:
-        if isinstance(value, Values) and value.path:  # the whole root: checksums of all values
+        if isinstance(value, Either):
+            for item in value.items:
+                self._whole(item)
+        elif isinstance(value, Values) and value.path:  # the whole root: checksums of all values
             self.reads.passthrough.add(value.path)
         elif isinstance(value, Dict):
             for _, item in value.items:
                 self._whole(item)
 
     def _call(self, name: str, context: Any) -> None:
+        if isinstance(context, Either):
+            for item in context.items:
+                self._call(name, item)
+            return
         body = self.defines.get(name)
         if body is None:
             self._whole(context)  # a helper of a library chart gpustack did not read
@@ -346,6 +364,16 @@ class Analysis:
             return
         self._done.add(key)
         self._body(body, context)
+
+
+def _either(*values: Any) -> Any:
+    """One value, or an ``Either`` of the distinct known ones."""
+    items: list[Any] = []
+    for value in values:
+        for item in value.items if isinstance(value, Either) else (value,):
+            if item is not UNKNOWN and item not in items:
+                items.append(item)
+    return items[0] if len(items) == 1 else (Either(tuple(items)) if items else UNKNOWN)
 
 
 def _declarations(tokens: list[Token]) -> tuple[list[str], list[Token]]:

@@ -49,20 +49,24 @@ def _normalise(text: str) -> str:
 
 
 def closest_read(keys: ChartKeys, path: KeyPath) -> KeyPath | None:
-    """The key the templates read that ``path`` most likely meant: among the read keys under
-    the same parent (``imageTag`` -> ``image.tag``), else a read key anywhere with (nearly) the
-    same last name (``gfd.sleepInterval`` -> top-level ``sleepInterval``)."""
+    """The key the templates read that ``path`` most likely meant, first found of: the one read
+    key anywhere with the same last name (``gfd.sleepInterval`` -> top-level ``sleepInterval``,
+    ``manager`` -> ``driver.manager``); the closest read key under the same parent (``imageTag``
+    -> ``image.tag``); the one read key anywhere with nearly the same last name."""
     parent, unknown = path[:-1], path[-1]
-    candidates = {_normalise(".".join(c)): (*parent, *c) for c in keys.siblings(parent)}
-    match = difflib.get_close_matches(_normalise(unknown), list(candidates), n=1, cutoff=0.6)
-    if match and candidates[match[0]] != path:
-        return candidates[match[0]]
     by_name: dict[str, list[KeyPath]] = {}
     for candidate in keys.siblings(()):
         if candidate != path:
             by_name.setdefault(_normalise(candidate[-1]), []).append(candidate)
+    # Only a name that one read key has: `enabled` is everywhere and says nothing.
+    if len(by_name.get(_normalise(unknown), ())) == 1:
+        return by_name[_normalise(unknown)][0]
+    candidates = {_normalise(".".join(c)): (*parent, *c) for c in keys.siblings(parent)}
+    match = difflib.get_close_matches(_normalise(unknown), list(candidates), n=1, cutoff=0.6)
+    if match and candidates[match[0]] != path:
+        return candidates[match[0]]
     match = difflib.get_close_matches(_normalise(unknown), list(by_name), n=1, cutoff=0.85)
-    return min(by_name[match[0]], key=len) if match else None
+    return by_name[match[0]][0] if match and len(by_name[match[0]]) == 1 else None
 
 
 def did_you_mean(keys: ChartKeys, path: KeyPath) -> str | None:

@@ -60,3 +60,15 @@ alertmanager:
 # topLevel: {}
 """
     assert commented_keys(text) == {("alertmanager", "alertmanagerSpec", "configSecret"), ("topLevel",)}
+
+
+def test_a_reassigned_variable_follows_every_value() -> None:
+    """nvidia-device-plugin 0.14: the plugin's nodeSelector, else GFD's, passed whole."""
+    template = """
+{{- $nodeSelector := .Values.nodeSelector }}
+{{- if and (empty $nodeSelector) .Subcharts.gfd }}
+{{- $nodeSelector = .Subcharts.gfd.Values.nodeSelector }}
+{{- end }}
+{{- with $nodeSelector }}{{ toYaml . }}{{ end }}
+"""
+    assert reads({"t": template}).passthrough == {("nodeSelector",), ("gfd", "nodeSelector")}

@@ -25,7 +25,10 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     for release in sets.releases(ctx):
         resolution = chartversions.resolve(release.chart, release.version, ctx.chart_values)
         if resolution.keys is None and resolution.note is not None:
-            yield Hit(release.resource, release.path, f"{release.owner}: {resolution.note}.", severity=Severity.INFO)
+            yield Hit(
+                release.resource, release.path, f"{release.owner}: {resolution.note}", severity=Severity.INFO,
+                fix="Pin a version gpustack has key data for, or give the chart with --chart-values.",
+            )
         for layer in release.layers:
             for path in valuehints.written(layer):
                 yield from _check_key(release, layer, path, resolution)
