@@ -71,6 +71,16 @@ def resolve(chart: str, raw: str | None, extra: tuple[ChartKeys, ...] = ()) -> R
     return _range(chart, text, known, extra)
 
 
+def read_of(
+    chart: str, raw: str | None, alternatives: tuple[tuple[str, ...], ...], extra: tuple[ChartKeys, ...] = ()
+) -> tuple[tuple[str, ...], ...]:
+    """Of the key paths a rule could read a setting from (a key renamed across versions, or
+    declared in one place and read in another), those the release's version reads; all of them
+    when gpustack has no data for it."""
+    keys = resolve(chart, raw, extra).keys
+    return alternatives if keys is None else tuple(path for path in alternatives if keys.reads(path))
+
+
 def _range(chart: str, text: str, known: dict[str, str], extra: tuple[ChartKeys, ...]) -> Resolution:
     import nodesemver  # only for ranges: 60 ms of import
 

@@ -489,11 +489,20 @@ HAMI_SELECTOR_KEYS = ("nvidiaNodeSelector", "nvidianodeSelector")
 HAMI_DEFAULT_SELECTOR: Mapping[str, Any] = {"gpu": "on"}
 
 
-def hami_node_selector(values: Mapping[str, Any]) -> Mapping[str, Any]:
+def hami_selector_keys(release: HelmChartRelease, ctx: LintContext) -> tuple[str, ...]:
+    """The device plugin node selector keys the release's HAMi version reads (renamed in 2.8)."""
+    from gpustack.lint import chartversions
+
+    alternatives = tuple(("devicePlugin", key) for key in HAMI_SELECTOR_KEYS)
+    return tuple(path[-1] for path in chartversions.read_of(release.chart, release.version, alternatives, ctx.chart_values))
+
+
+def hami_node_selector(values: Mapping[str, Any], keys: tuple[str, ...] = HAMI_SELECTOR_KEYS) -> Mapping[str, Any]:
     """The node selector of a HAMi release's device plugin: its values over the chart's default
-    (Helm merges the maps; a null removes a default key)."""
+    (Helm merges the maps; a null removes a default key). ``keys``: the names under
+    ``devicePlugin`` the chart version reads (``hami_selector_keys``)."""
     selector = HAMI_DEFAULT_SELECTOR
-    for key in HAMI_SELECTOR_KEYS:
+    for key in keys:
         user = get_value(values, "devicePlugin", key)
         selector = coalesce(selector, user if isinstance(user, Mapping) else {})
     return selector

@@ -41,9 +41,10 @@ def check_values(ctx: LintContext) -> Iterator[Hit]:
         plugin = sets.release_plugin(release)
         if plugin is None or plugin.vendor != "hami":
             continue
-        if _selects_gpu_on(sets.hami_node_selector(release.values)):
+        read = sets.hami_selector_keys(release, ctx)
+        if _selects_gpu_on(sets.hami_node_selector(release.values, read)):
             # Where the values set it, else the chart reference (the chart's default).
-            where = [release.where("devicePlugin", key, LABEL) for key in sets.HAMI_SELECTOR_KEYS]
+            where = [release.where("devicePlugin", key, LABEL) for key in read]
             owner, path = next((w for w in where if w[1] != release.path), (release.resource, release.path))
             yield _hit(plugin, owner, path)
 

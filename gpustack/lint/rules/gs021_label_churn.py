@@ -111,9 +111,8 @@ def check_values(ctx: LintContext) -> Iterator[Hit]:
     if ctx.cluster is None:
         return
     for release in sets.releases(ctx):
-        chart_keys = chartversions.resolve(release.chart, release.version, ctx.chart_values).keys
         for chart, keys, labeller in CHART_SOURCES:
-            if release.chart != chart or (chart_keys is not None and not chart_keys.reads(keys)):
+            if release.chart != chart or not chartversions.read_of(chart, release.version, (keys,), ctx.chart_values):
                 continue
             value = sets.get_value(release.values, *keys)
             if keys[-1] == "env":
