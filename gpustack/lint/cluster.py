@@ -586,33 +586,46 @@ def _pool(stack: GpuStack, pool: NodePool, gates: Mapping[str, bool], *, hami: b
         compute_capability=model.computeCapability,
         datacenter=model.segment == "datacenter",
     )
-    sharing = _sharing(stack, hami=hami)
-    resources = _resources(stack, gpu, sharing, gates)
+    sharing = _sharing(stack, pool, hami=hami)
+    resources = _resources(stack, pool, gpu, sharing, gates)
     labels = {**_discovered_labels(stack, pool, gpu, sharing, gfd=gfd), **pool.labels}
     taints = tuple(Taint(t.key, t.value, t.effect) for t in pool.taints)
     return Pool(pool.name, pool.count, pool.gpu.count, gpu, labels, taints, sharing, pool.driver.source, resources)
 
 
-def _sharing(stack: GpuStack, *, hami: bool) -> Sharing:
+def _sharing(stack: GpuStack, pool: NodePool, *, hami: bool) -> Sharing:
+    from gpustack.spec.partitioning import pool_sharing
+
     if hami:
         settings = stack.spec.sharing.hami
         return Sharing("hami", settings.splitCount, settings.memoryScaling, settings.coreScaling)
-    shared = stack.spec.devicePlugin.sharing
+    shared = pool_sharing(stack, pool)
     if shared.strategy == "none":
         return Sharing()
     return Sharing(shared.strategy, shared.replicas, renamed=shared.renameByDefault)
 
 
-def _resources(stack: GpuStack, gpu: GpuFacts, sharing: Sharing, gates: Mapping[str, bool]) -> frozenset[str]:
-    """GPU extended resources a pool's nodes advertise (upstream-facts §1, §6, §7)."""
+def _resources(
+    stack: GpuStack, pool: NodePool, gpu: GpuFacts, sharing: Sharing, gates: Mapping[str, bool]
+) -> frozenset[str]:
+    """GPU extended resources a pool's nodes advertise (upstream-facts §1, §6, §7).
+
+    A pool with a MIG layout of its own advertises exactly its profiles (mixed) or its MIG
+    devices as nvidia.com/gpu (single); the cluster-wide mixed strategy any profile of the GPU.
+    """
+    from gpustack.spec.partitioning import pool_mig_strategy
+
     if sharing.hami:
         return frozenset({GPU, *HAMI_RESOURCES})
     spec = stack.spec
     found: set[str] = set()
     if spec.devicePlugin.enabled:
-        found.add(SHARED_GPU if sharing.renamed else GPU)
-        if spec.devicePlugin.migStrategy == "mixed":
-            found.update(MIG_PREFIX + profile for profile in gpu.mig_profiles)
+        mixed = pool_mig_strategy(stack, pool) == "mixed"
+        if pool.mig is None or not mixed:
+            found.add(SHARED_GPU if sharing.renamed else GPU)
+        if mixed:
+            profiles = pool.mig.layout if pool.mig is not None else gpu.mig_profiles
+            found.update(MIG_PREFIX + profile for profile in profiles)
     if spec.dra.enabled and gates.get("DRAExtendedResource"):
         found.add(GPU)  # both DRA drivers' DeviceClasses set extendedResourceName nvidia.com/gpu
     return frozenset(found)
@@ -622,6 +635,8 @@ def _discovered_labels(
     stack: GpuStack, pool: NodePool, gpu: GpuFacts, sharing: Sharing, *, gfd: bool
 ) -> dict[str, str | None]:
     """The labels NFD and GFD put on a pool's nodes as this stack deploys them."""
+    from gpustack.spec.partitioning import pool_mig_strategy
+
     labels: dict[str, str | None] = {}
     if stack.spec.nfd.enabled:
         labels[NFD_GPU_LABEL] = "true"
@@ -633,7 +648,7 @@ def _discovered_labels(
     product: str | None = gpu.product
     if sharing.strategy in ("timeSlicing", "mps") and not sharing.renamed:
         product = f"{gpu.product}-SHARED"
-    if gpu.mig_capable and stack.spec.devicePlugin.migStrategy == "single":
+    if gpu.mig_capable and pool_mig_strategy(stack, pool) == "single":
         product = None  # -MIG-<profile> suffix depends on the node's MIG layout
     labels.update(
         {

@@ -31,6 +31,7 @@ from gpustack.render import (
     lint_config,
     monitoring,
     nfd,
+    partitioning,
     readme,
     runtime,
     workloads,
@@ -46,7 +47,7 @@ from gpustack.render.component import (
 from gpustack.yamlio import dump, dump_all
 
 COMPONENTS: tuple[ModuleType, ...] = (
-    runtime, nfd, device_plugin, gpu_operator, hami, dra, monitoring, workloads, gitops
+    runtime, nfd, device_plugin, gpu_operator, partitioning, hami, dra, monitoring, workloads, gitops
 )
 
 Objects = list[dict[str, Any]]

@@ -8,45 +8,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpustack.render import nfd
+from gpustack.render import nfd, partitioning
 from gpustack.render.component import Contribution, HelmRelease, RenderContext
 from gpustack.spec.checks import hami_pool_labels, hami_pools
-from gpustack.spec.models import DevicePlugin
-from gpustack.yamlio import dump
+from gpustack.spec.partitioning import DEFAULT_CONFIG, configured_pools
 
 RELEASE = "nvidia-device-plugin"
 NAMESPACE = "kube-system"  # seed 001 §9: helm ... -n kube-system
 REPO = "https://nvidia.github.io/k8s-device-plugin"
 RUNTIME_CLASS = "nvidia"
 SHARED_RESOURCE = "nvidia.com/gpu"
-CONFIG_NAME = "default"
 
 # The chart's own tolerations (values.yaml); pool taints are added to these.
 CHART_TOLERATIONS = (
     {"key": "CriticalAddonsOnly", "operator": "Exists"},
     {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
 )
-
-
-def sharing_config(plugin: DevicePlugin) -> str | None:
-    """The plugin's config file (``version: v1``) for time-slicing or MPS; ``None`` without sharing.
-
-    Format per upstream-facts §1 (api/config/v1): ``sharing.timeSlicing`` or ``sharing.mps``
-    with replicated ``nvidia.com/gpu``. The MIG strategy stays a chart value (a flag).
-    """
-    sharing = plugin.sharing
-    if sharing.strategy == "none":
-        return None
-    resources = [{"name": SHARED_RESOURCE, "replicas": sharing.replicas}]
-    if sharing.strategy == "timeSlicing":
-        body = {
-            "renameByDefault": sharing.renameByDefault,
-            "failRequestsGreaterThanOne": sharing.failRequestsGreaterThanOne,
-            "resources": resources,
-        }
-    else:
-        body = {"renameByDefault": sharing.renameByDefault, "resources": resources}
-    return dump({"version": "v1", "sharing": {sharing.strategy: body}})
 
 
 def values(ctx: RenderContext) -> dict[str, Any]:
@@ -57,7 +34,6 @@ def values(ctx: RenderContext) -> dict[str, Any]:
         # No privileged mode, no /dev mounts: the nvidia runtime injects the devices (seed 000 step 5,
         # seed 001 §5: --set runtimeClassName=nvidia).
         "runtimeClassName": RUNTIME_CLASS,
-        "migStrategy": plugin.migStrategy,
         # Off HAMi's pools when HAMi serves some of them: both plugins advertise nvidia.com/gpu
         # (upstream-facts §7, HAMi#2076: separate nodes by DaemonSet affinity). GFD shares the value.
         "affinity": nfd.gpu_node_affinity(exclude=hami_pool_labels(stack)),
@@ -74,9 +50,13 @@ def values(ctx: RenderContext) -> dict[str, Any]:
     tolerations = nfd.gpu_tolerations(stack, chart_defaults=CHART_TOLERATIONS)
     if tolerations:
         result["tolerations"] = tolerations
-    config = sharing_config(plugin)
-    if config is not None:
-        result["config"] = {"map": {CONFIG_NAME: config}, "default": CONFIG_NAME}
+    configs = partitioning.plugin_configs(stack)
+    if not configured_pools(stack):
+        # One strategy for every node: the chart's value (its env var overrides config files).
+        result["migStrategy"] = plugin.migStrategy
+    if configs:
+        # Per-node configs: a node labelled nvidia.com/device-plugin.config=<name> takes <name>.
+        result["config"] = {"map": configs, "default": DEFAULT_CONFIG}
     return result
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from gpustack.errors import Problem, SpecError
-from gpustack.render import device_plugin, nfd
+from gpustack.render import nfd, partitioning
 from gpustack.render.component import Contribution, HelmRelease, RenderContext
 from gpustack.spec.checks import hami_pools
 from gpustack.spec.models import GpuStack
+from gpustack.spec.partitioning import DEFAULT_CONFIG
 
 RELEASE = "gpu-operator"
 NAMESPACE = "gpu-operator"
@@ -76,14 +77,9 @@ def values(ctx: RenderContext) -> dict[str, Any]:
             {"name": "GFD_SLEEP_INTERVAL", "value": plugin.gfd.sleepInterval},
         ]
     operator_plugin: dict[str, Any] = {"enabled": plugin.enabled}
-    config = device_plugin.sharing_config(plugin)
-    if config is not None:
-        operator_plugin["config"] = {
-            "create": True,
-            "name": CONFIG_NAME,
-            "default": device_plugin.CONFIG_NAME,
-            "data": {device_plugin.CONFIG_NAME: config},
-        }
+    configs = partitioning.plugin_configs(stack)
+    if configs:
+        operator_plugin["config"] = {"create": True, "name": CONFIG_NAME, "default": DEFAULT_CONFIG, "data": configs}
     result: dict[str, Any] = {
         "nfd": {"enabled": False},
         "driver": driver_values(ctx),
@@ -91,8 +87,19 @@ def values(ctx: RenderContext) -> dict[str, Any]:
         "devicePlugin": operator_plugin,
         "gfd": gfd,
         # The chart defaults to single; the spec's default is none (upstream-facts §2).
-        "mig": {"strategy": plugin.migStrategy},
+        "mig": {"strategy": partitioning.operator_mig_strategy(stack)},
     }
+    mig_config = partitioning.mig_parted_config(stack)
+    if mig_config is not None:
+        # The MIG manager applies config <pool> to nodes labelled nvidia.com/mig.config=<pool>.
+        result["migManager"] = {
+            "config": {
+                "create": True,
+                "name": partitioning.MIG_MANAGER_CONFIG,
+                "default": partitioning.MIG_DISABLED,
+                "data": {"config.yaml": mig_config},
+            }
+        }
     tolerations = nfd.gpu_tolerations(stack, chart_defaults=CHART_TOLERATIONS)
     if tolerations:
         result["daemonsets"] = {"tolerations": tolerations}

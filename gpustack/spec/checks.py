@@ -11,6 +11,14 @@ from collections.abc import Callable, Iterator
 from gpustack.spec.catalogue import GpuModel, load_catalogue
 from gpustack.spec.featuregates import gate_problems
 from gpustack.spec.models import GpuStack, Mps, NodePool
+from gpustack.spec.partitioning import (
+    COMPUTE_SLICES,
+    DEVICE_PLUGIN_CONFIG_LABEL,
+    MEMORY_SLICES,
+    MIG_CONFIG_LABEL,
+    mig_pools,
+    mig_slices,
+)
 
 Finding = tuple[tuple[str | int, ...], str]
 DRA_MIN_MINOR = 34  # resource.k8s.io/v1 is served from Kubernetes 1.34
@@ -88,19 +96,90 @@ def check_driver_source(stack: GpuStack) -> Iterator[Finding]:
 
 
 def check_mig(stack: GpuStack) -> Iterator[Finding]:
+    """The cluster-wide migStrategy: pools without MIG then serve whole GPUs, so one MIG pool is enough."""
     plugin = stack.spec.devicePlugin
     if plugin.migStrategy == "none":
         return
-    for i, pool in enumerate(stack.spec.nodePools):
-        if not gpu_model(pool).mig_capable:
-            yield ("spec", "devicePlugin", "migStrategy"), (
-                f"migStrategy {plugin.migStrategy!r} but pool {pool.name!r} has {pool.gpu.model} GPUs, "
-                "which cannot do MIG: set migStrategy: none or use a MIG-capable GPU (A100, H100, H200)"
-            )
-            break
+    if not any(gpu_model(pool).mig_capable for pool in stack.spec.nodePools):
+        yield ("spec", "devicePlugin", "migStrategy"), (
+            f"migStrategy {plugin.migStrategy!r} but no pool has MIG-capable GPUs "
+            f"({', '.join(sorted({p.gpu.model for p in stack.spec.nodePools}))}): set migStrategy: none or use a "
+            "MIG-capable GPU (A100, H100, H200)"
+        )
+    if mig_pools(stack):
+        yield ("spec", "devicePlugin", "migStrategy"), (
+            "pools set their own mig (strategy and layout): leave devicePlugin.migStrategy at none"
+        )
     if isinstance(plugin.sharing, Mps):
         yield ("spec", "devicePlugin", "sharing", "strategy"), (
             "MPS sharing does not work on MIG devices: use migStrategy: none or sharing strategy timeSlicing"
+        )
+
+
+def check_pool_partitioning(stack: GpuStack) -> Iterator[Finding]:
+    """Per-pool sharing and MIG layouts: the device plugin must apply them, the GPU must have the profiles."""
+    spec = stack.spec
+    hami = {p.name for p in hami_pools(stack)}
+    for i, pool in enumerate(spec.nodePools):
+        if pool.sharing is not None or pool.mig is not None:
+            yield from _pool_config_problems(stack, i, pool, in_hami=pool.name in hami)
+        if pool.mig is not None:
+            yield from _layout_problems(i, pool)
+    strategies = {pool.mig.strategy for pool in mig_pools(stack) if pool.mig is not None}
+    if spec.gpuOperator.enabled and len(strategies) > 1:
+        yield ("spec", "nodePools"), (
+            "the GPU Operator applies one mig.strategy to every node, the pools ask for single and mixed: "
+            "use one strategy on every MIG pool"
+        )
+
+
+def _pool_config_problems(stack: GpuStack, i: int, pool: NodePool, *, in_hami: bool) -> Iterator[Finding]:
+    field = "sharing" if pool.sharing is not None else "mig"
+    if in_hami:
+        yield _pool_path(i, field), f"pool {pool.name!r} is served by HAMi, which splits GPUs itself: remove {field}"
+    elif not stack.spec.devicePlugin.enabled:
+        yield _pool_path(i, field), (
+            f"pool {pool.name!r} sets {field}, which NVIDIA's device plugin applies, but devicePlugin.enabled is false"
+        )
+    if pool.sharing is not None and pool.mig is not None and pool.sharing.strategy != "none":
+        yield _pool_path(i, "sharing"), f"pool {pool.name!r} sets both sharing and a MIG layout: choose one"
+    for label in (DEVICE_PLUGIN_CONFIG_LABEL, MIG_CONFIG_LABEL):
+        value = pool.labels.get(label)
+        if value is not None and value != pool.name:
+            yield _pool_path(i, "labels", label), (
+                f"gpustack names pool {pool.name!r}'s configs after the pool: the label must be {label}={pool.name}"
+            )
+
+
+def _layout_problems(i: int, pool: NodePool) -> Iterator[Finding]:
+    assert pool.mig is not None
+    model = gpu_model(pool)
+    path = _pool_path(i, "mig", "layout")
+    if not model.mig_capable:
+        yield _pool_path(i, "mig"), f"pool {pool.name!r} has {pool.gpu.model} GPUs, which cannot do MIG"
+        return
+    compute = memory = 0
+    for profile, count in pool.mig.layout.items():
+        slices = mig_slices(profile, model)
+        if slices is None:
+            yield (*path, profile), (
+                f"{pool.gpu.model} has no MIG profile {profile!r}; it has {', '.join(model.migProfiles)}"
+            )
+            return
+        if count < 1:
+            yield (*path, profile), f"{profile}: the count must be at least 1"
+            return
+        compute += slices[0] * count
+        memory += slices[1] * count
+    if compute > COMPUTE_SLICES or memory > MEMORY_SLICES:
+        yield path, (
+            f"the layout takes {compute} compute and {memory} memory slices of a {pool.gpu.model} "
+            f"({model.memoryMiB} MiB), which has {COMPUTE_SLICES} and {MEMORY_SLICES}: use fewer or smaller instances"
+        )
+    if pool.mig.strategy == "single" and len(pool.mig.layout) > 1:
+        yield _pool_path(i, "mig", "strategy"), (
+            "strategy single advertises every MIG device as nvidia.com/gpu, so all must be one profile: "
+            "use one profile or strategy mixed"
         )
 
 
@@ -252,6 +331,7 @@ CHECKS: tuple[Callable[[GpuStack], Iterator[Finding]], ...] = (
     check_unique_pools,
     check_driver_source,
     check_mig,
+    check_pool_partitioning,
     check_profiling,
     check_hami,
     check_dra,

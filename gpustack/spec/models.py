@@ -134,19 +134,6 @@ class Toolkit(Strict):
     )
 
 
-class NodePool(Strict):
-    name: str = Field(pattern=DNS_LABEL, description="Pool name (DNS-1123 label).")
-    count: int = Field(1, ge=1, description="Number of nodes in the pool.")
-    gpu: Gpu
-    labels: dict[str, str] = Field(default_factory=dict, description="Labels the pool's nodes carry.")
-    taints: list[Taint] = Field(default_factory=list, description="Taints the pool's nodes carry.")
-    driver: Driver = Field(default_factory=Driver)
-    toolkit: Toolkit = Field(default_factory=Toolkit)
-
-
-# --- device plugin, operator, NFD ----------------------------------------------------------
-
-
 class NoSharing(Strict):
     strategy: Literal["none"] = "none"
 
@@ -167,6 +154,43 @@ class Mps(Strict):
 
 
 Sharing = Annotated[NoSharing | TimeSlicing | Mps, Field(discriminator="strategy")]
+
+
+class PoolMig(Strict):
+    strategy: Literal["single", "mixed"] = Field(
+        "mixed",
+        description="How the device plugin advertises the pool's MIG devices: mixed as "
+        "nvidia.com/mig-<profile>, single as nvidia.com/gpu (one profile only).",
+    )
+    layout: dict[str, int] = Field(
+        min_length=1,
+        description="MIG profile → instances on each GPU of the pool, e.g. {1g.10gb: 4, 3g.40gb: 1}; "
+        "profiles from the catalogue's migProfiles, at most 7 compute and 8 memory slices per GPU.",
+    )
+
+
+class NodePool(Strict):
+    name: str = Field(pattern=DNS_LABEL, description="Pool name (DNS-1123 label).")
+    count: int = Field(1, ge=1, description="Number of nodes in the pool.")
+    gpu: Gpu
+    labels: dict[str, str] = Field(default_factory=dict, description="Labels the pool's nodes carry.")
+    taints: list[Taint] = Field(default_factory=list, description="Taints the pool's nodes carry.")
+    driver: Driver = Field(default_factory=Driver)
+    toolkit: Toolkit = Field(default_factory=Toolkit)
+    sharing: Sharing | None = Field(
+        None,
+        description="Time-slicing or MPS for this pool's GPUs (default: devicePlugin.sharing). Applied "
+        "through a device plugin config of the pool's name, selected by the node label "
+        "nvidia.com/device-plugin.config.",
+    )
+    mig: PoolMig | None = Field(
+        None,
+        description="MIG layout of this pool's GPUs: applied by the GPU Operator's MIG manager (node label "
+        "nvidia.com/mig.config) or with nvidia-mig-parted on the host.",
+    )
+
+
+# --- device plugin, operator, NFD ----------------------------------------------------------
 
 
 class Gfd(Strict):

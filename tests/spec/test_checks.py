@@ -18,6 +18,7 @@ from gpustack.spec.models import GpuStack
 HEADER = "apiVersion: gpustack.io/v1alpha1\nkind: GpuStack\nmetadata:\n  name: t\nspec:\n"
 K3S = "cluster:\n  distribution: k3s\n  kubernetesVersion: \"1.36\"\n"
 L4_POOL = "nodePools:\n  - name: a\n    gpu:\n      model: L4\n"
+H100_MIG = "nodePools:\n  - name: a\n    gpu:\n      model: H100\n    mig:\n      strategy: mixed\n      layout:\n"
 
 # (check function, spec body below `spec:`, reported path, message fragment)
 CASES = [
@@ -30,10 +31,29 @@ CASES = [
     ("check_driver_source", K3S + L4_POOL + "    driver:\n      source: operator\n    toolkit:\n      mode: legacy  # <-\n"
      "gpuOperator:\n  enabled: true\n", "spec.nodePools[0].toolkit.mode", "legacy"),
     ("check_mig", K3S + L4_POOL + "devicePlugin:\n  migStrategy: single  # <-\n",
-     "spec.devicePlugin.migStrategy", "cannot do MIG"),
+     "spec.devicePlugin.migStrategy", "no pool has MIG-capable GPUs"),
     ("check_mig", K3S + "nodePools:\n  - name: a\n    gpu:\n      model: H100\n"
      "devicePlugin:\n  migStrategy: single\n  sharing:\n    strategy: mps  # <-\n    replicas: 2\n",
      "spec.devicePlugin.sharing.strategy", "MPS"),
+    ("check_pool_partitioning", K3S + H100_MIG + "        1g.5gb: 2  # <-\n",
+     "spec.nodePools[0].mig.layout.1g.5gb", "no MIG profile '1g.5gb'; it has 1g.10gb"),
+    ("check_pool_partitioning", K3S + H100_MIG.replace("layout:", "layout:  # <-") + "        3g.40gb: 1\n"
+     "        4g.40gb: 1\n        1g.10gb: 1\n", "spec.nodePools[0].mig.layout", "8 compute and 9 memory slices"),
+    ("check_pool_partitioning", K3S + H100_MIG.replace("mixed", "single  # <-") + "        1g.10gb: 2\n        2g.20gb: 1\n",
+     "spec.nodePools[0].mig.strategy", "one profile"),
+    ("check_pool_partitioning", K3S + L4_POOL + "    mig:  # <-\n      layout:\n        1g.10gb: 1\n",
+     "spec.nodePools[0].mig", "cannot do MIG"),
+    ("check_pool_partitioning", K3S + H100_MIG + "        1g.10gb: 2\n    sharing:  # <-\n      strategy: timeSlicing\n"
+     "      replicas: 2\n", "spec.nodePools[0].sharing", "choose one"),
+    ("check_pool_partitioning", K3S + L4_POOL + "    sharing:  # <-\n      strategy: timeSlicing\n      replicas: 2\n"
+     "devicePlugin:\n  enabled: false\nsharing:\n  hami:\n    enabled: true\n", "spec.nodePools[0].sharing", "HAMi"),
+    ("check_pool_partitioning", K3S + L4_POOL + "    labels:\n      nvidia.com/device-plugin.config: other  # <-\n"
+     "    sharing:\n      strategy: timeSlicing\n      replicas: 2\n",
+     "spec.nodePools[0].labels.nvidia.com/device-plugin.config", "nvidia.com/device-plugin.config=a"),
+    ("check_pool_partitioning", K3S + "gpuOperator:\n  enabled: true\n"
+     + H100_MIG.replace("nodePools:", "nodePools:  # <-") + "        1g.10gb: 2\n  - name: b\n    gpu:\n"
+     "      model: H100\n    mig:\n      strategy: single\n      layout:\n        3g.40gb: 2\n",
+     "spec.nodePools", "one mig.strategy"),
     ("check_profiling", K3S + "nodePools:\n  - name: a\n    gpu:\n      model: RTX-4090\n"
      "monitoring:\n  dcgmExporter:\n    profiling: \"on\"  # <-\n", "spec.monitoring.dcgmExporter.profiling", "GeForce"),
     ("check_hami", K3S + L4_POOL + "devicePlugin:\n  enabled: true  # <-\nsharing:\n  hami:\n    enabled: true\n",
