@@ -11,6 +11,7 @@ from typing import Any
 from gpustack.render import nfd, partitioning
 from gpustack.render.component import Contribution, HelmRelease, RenderContext
 from gpustack.spec.checks import hami_pool_labels, hami_pools
+from gpustack.spec.labelling import sleep_interval
 from gpustack.spec.partitioning import DEFAULT_CONFIG, configured_pools
 
 RELEASE = "nvidia-device-plugin"
@@ -46,7 +47,7 @@ def values(ctx: RenderContext) -> dict[str, Any]:
         # write per node less per interval (seed 000 step 7). Top level: the chart's GFD
         # template reads .Values.sleepInterval / .Values.noTimestamp (0.15.0 to 0.20.0), while
         # its values.yaml declares them under gfd:, where nothing reads them.
-        result.update(sleepInterval=gfd.sleepInterval, noTimestamp=True)
+        result.update(sleepInterval=sleep_interval(stack, gfd.sleepInterval), noTimestamp=True)
     tolerations = nfd.gpu_tolerations(stack, chart_defaults=CHART_TOLERATIONS)
     if tolerations:
         result["tolerations"] = tolerations

@@ -12,8 +12,9 @@ from typing import Any
 from gpustack.errors import Problem, SpecError
 from gpustack.render import nfd, partitioning
 from gpustack.render.component import Contribution, HelmRelease, RenderContext
-from gpustack.spec.checks import hami_pools
+from gpustack.spec.checks import SKIP_DRIVER_LABEL, hami_pools
 from gpustack.spec.models import GpuStack
+from gpustack.spec.labelling import sleep_interval
 from gpustack.spec.partitioning import DEFAULT_CONFIG
 
 RELEASE = "gpu-operator"
@@ -22,7 +23,6 @@ REPO = "https://helm.ngc.nvidia.com/nvidia"
 # The operator runs each operand on nodes labelled nvidia.com/gpu.deploy.<operand>=true and
 # leaves a node alone where the label is already false (corpus: state-driver and
 # state-device-plugin DaemonSets' nodeSelector; upstream-facts §2).
-SKIP_DRIVER_LABEL = "nvidia.com/gpu.deploy.driver"
 SKIP_DEVICE_PLUGIN_LABEL = "nvidia.com/gpu.deploy.device-plugin"
 CONFIG_NAME = "gpustack-device-plugin-config"
 
@@ -74,7 +74,7 @@ def values(ctx: RenderContext) -> dict[str, Any]:
         # Same label-churn settings as the standalone GFD (device_plugin.py; seed 000 step 7).
         gfd["env"] = [
             {"name": "GFD_NO_TIMESTAMP", "value": "true"},
-            {"name": "GFD_SLEEP_INTERVAL", "value": plugin.gfd.sleepInterval},
+            {"name": "GFD_SLEEP_INTERVAL", "value": sleep_interval(stack, plugin.gfd.sleepInterval)},
         ]
     operator_plugin: dict[str, Any] = {"enabled": plugin.enabled}
     configs = partitioning.plugin_configs(stack)
@@ -109,18 +109,17 @@ def values(ctx: RenderContext) -> dict[str, Any]:
 def notes(ctx: RenderContext) -> list[str]:
     spec = ctx.stack.spec
     result = []
-    # With driver.enabled (some pool takes the operator's driver) the host pools must opt out;
-    # without it no driver container runs anywhere.
-    host_pools = [
-        p for p in spec.nodePools if p.driver.source == "host" and p.labels.get(SKIP_DRIVER_LABEL) != "false"
-    ]
+    # With driver.enabled (some pool takes the operator's driver) the host pools opt out through
+    # the label their spec must carry (checks.check_driver_source); without it no driver
+    # container runs anywhere.
+    host_pools = [p for p in spec.nodePools if p.driver.source == "host"]
     if host_pools and driver_values(ctx)["enabled"]:
         selectors = ", ".join(_node_selector(p.labels) or f"the nodes of pool `{p.name}`" for p in host_pools)
         result.append(
-            "Pools with a host-installed driver keep it: before installing the operator, label their nodes "
-            f"`{SKIP_DRIVER_LABEL}=false` ({selectors}), e.g. "
-            f"`kubectl label node <node> {SKIP_DRIVER_LABEL}=false`, and add the label to the pools' `labels` "
-            "in the spec (`gpustack lint --spec` reports GS035 until then)."
+            "Pools with a host-installed driver keep it: before installing the operator, make sure their nodes "
+            f"carry `{SKIP_DRIVER_LABEL}=false` as the spec says ({selectors}), e.g. "
+            f"`kubectl label node <node> {SKIP_DRIVER_LABEL}=false`; without it the operator installs a second "
+            "driver there."
         )
     hami = hami_pools(ctx.stack) if spec.devicePlugin.enabled else []
     if hami:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gpustack.render.component import Contribution, HelmRelease, RenderContext
+from gpustack.spec.labelling import sleep_interval
 from gpustack.spec.models import GpuStack
 
 RELEASE = "node-feature-discovery"
@@ -72,7 +73,7 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
     worker: dict[str, Any] = {
         "config": {
             # Large clusters: every relabel is an etcd write; raise it (seed 000 step 7).
-            "core": {"sleepInterval": nfd.sleepInterval},
+            "core": {"sleepInterval": sleep_interval(ctx.stack, nfd.sleepInterval)},
             "sources": {"pci": {"deviceClassWhitelist": list(GPU_PCI_CLASSES), "deviceLabelFields": ["vendor"]}},
         },
     }

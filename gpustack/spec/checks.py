@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 
 from gpustack.spec.catalogue import GpuModel, load_catalogue
 from gpustack.spec.featuregates import gate_problems
+from gpustack.spec.labelling import SECONDS_PER_NODE, duration_seconds, nodes, shortest_seconds
 from gpustack.spec.models import GpuStack, Mps, NodePool
 from gpustack.spec.partitioning import (
     COMPUTE_SLICES,
@@ -71,6 +72,37 @@ def check_gpu_models(stack: GpuStack) -> Iterator[Finding]:
             )
 
 
+NVIDIA_PCI_VENDOR = "10de"
+# The GPU Operator skips its driver container on nodes with this label set to false.
+SKIP_DRIVER_LABEL = "nvidia.com/gpu.deploy.driver"
+
+
+def check_vendor(stack: GpuStack) -> Iterator[Finding]:
+    """Everything gpustack renders (device plugin, GPU Operator, DCGM, HAMi) is NVIDIA's."""
+    for i, pool in enumerate(stack.spec.nodePools):
+        custom = pool.gpu.custom
+        if custom is not None and custom.pciVendor != NVIDIA_PCI_VENDOR:
+            yield _pool_path(i, "gpu", "custom", "pciVendor"), (
+                f"pool {pool.name!r} has a GPU of PCI vendor {custom.pciVendor}, not NVIDIA ({NVIDIA_PCI_VENDOR}): "
+                "gpustack renders NVIDIA's stack only (driver, device plugin, GPU Operator, DCGM); deploy that "
+                "vendor's own device plugin and leave this pool out of the spec"
+            )
+
+
+def check_labelling_interval(stack: GpuStack) -> Iterator[Finding]:
+    """A relabel interval the spec sets must suit the fleet (what `gpustack lint` GS021 asks)."""
+    wanted = shortest_seconds(stack)
+    for path, value in (
+        (("spec", "nfd", "sleepInterval"), stack.spec.nfd.sleepInterval),
+        (("spec", "devicePlugin", "gfd", "sleepInterval"), stack.spec.devicePlugin.gfd.sleepInterval),
+    ):
+        if value is not None and 0 < duration_seconds(value) < wanted:
+            yield path, (
+                f"{value} relabels {nodes(stack)} nodes too often for etcd ({SECONDS_PER_NODE} s per node): "
+                f"use at least {wanted:.0f}s, or leave it out for a default that suits the fleet"
+            )
+
+
 def check_unique_pools(stack: GpuStack) -> Iterator[Finding]:
     seen: set[str] = set()
     for i, pool in enumerate(stack.spec.nodePools):
@@ -86,6 +118,17 @@ def check_driver_source(stack: GpuStack) -> Iterator[Finding]:
             yield _pool_path(i, "driver", "source"), (
                 f"pool {pool.name!r} expects the GPU Operator's driver container but "
                 "spec.gpuOperator.enabled is false: enable the operator or set driver.source: host"
+            )
+        if (
+            operator
+            and pool.driver.source == "host"
+            and any(p.driver.source == "operator" for p in stack.spec.nodePools)
+            and pool.labels.get(SKIP_DRIVER_LABEL) != "false"
+        ):
+            yield _pool_path(i, "driver", "source"), (
+                f"pool {pool.name!r} keeps its host driver while the GPU Operator deploys its driver container "
+                f"to GPU nodes: add `{SKIP_DRIVER_LABEL}: \"false\"` to the pool's labels (and label its nodes "
+                "so), or the operator installs a second driver on them"
             )
         if pool.driver.source == "operator" and pool.toolkit.mode == "legacy":
             yield _pool_path(i, "toolkit", "mode"), (
@@ -328,6 +371,7 @@ def check_workloads(stack: GpuStack) -> Iterator[Finding]:
 
 
 CHECKS: tuple[Callable[[GpuStack], Iterator[Finding]], ...] = (
+    check_vendor,
     check_unique_pools,
     check_driver_source,
     check_mig,
@@ -336,6 +380,7 @@ CHECKS: tuple[Callable[[GpuStack], Iterator[Finding]], ...] = (
     check_hami,
     check_dra,
     check_feature_gates,
+    check_labelling_interval,
     check_workloads,
 )
 

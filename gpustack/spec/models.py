@@ -195,7 +195,11 @@ class NodePool(Strict):
 
 class Gfd(Strict):
     enabled: bool = Field(True, description="Deploy GPU Feature Discovery (nvidia.com/gpu.* node labels).")
-    sleepInterval: str = Field("60s", pattern=DURATION, description="Label refresh interval.")
+    sleepInterval: str | None = Field(
+        None,
+        pattern=DURATION,
+        description="Label refresh interval; default 60s, or 0.6 s per node when that is longer.",
+    )
 
 
 class DevicePlugin(Versioned):
@@ -218,11 +222,11 @@ class GpuOperator(Versioned):
 class Nfd(Versioned):
     enabled: bool = Field(True, description="Deploy Node Feature Discovery.")
     version: str = Field("0.19.0", description="node-feature-discovery chart version.")
-    sleepInterval: str = Field(
-        "60s",
+    sleepInterval: str | None = Field(
+        None,
         pattern=DURATION,
-        description="Worker relabel interval. Hundreds of nodes relabelling often load etcd: "
-        "raise it on large clusters.",
+        description="Worker relabel interval; default 60s, or 0.6 s per node when that is longer: "
+        "hundreds of nodes relabelling often load etcd.",
     )
 
 

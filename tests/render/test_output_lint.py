@@ -30,6 +30,9 @@ VARIANTS = {
 }
 
 
+RULE_SPECS = sorted((REPO / "tests" / "rules" / "specs").glob("*.yaml"))
+
+
 def lint(capsys, folder, spec: str) -> tuple[int, str]:
     """Lint a rendered folder with its spec as context (distribution, pools, capacities)."""
     with pytest.raises(SystemExit) as exit_info:
@@ -47,6 +50,31 @@ def test_every_example_output_lints_clean(capsys, examples):
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_variants_lint_clean(capsys, tmp_path, render_spec, variant):
     rendered, tree = render_spec(**VARIANTS[variant])
+    write.write_tree(tree, tmp_path / "out")
+    code, out = lint(capsys, tmp_path / "out", rendered.ctx.spec_file)
+    assert code == 0, out
+
+
+@pytest.mark.parametrize("spec", RULE_SPECS, ids=[path.stem for path in RULE_SPECS])
+def test_every_test_spec_is_refused_or_renders_lint_clean(capsys, tmp_path, spec):
+    """What validate accepts, the renderer makes lint-clean (the rule fixtures' cluster specs)."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["validate", str(spec)])
+    capsys.readouterr()
+    if exit_info.value.code:
+        return
+    with pytest.raises(SystemExit) as exit_info:
+        main(["render", str(spec), "-o", str(tmp_path / "out")])
+    assert not exit_info.value.code, capsys.readouterr().err
+    capsys.readouterr()
+    code, out = lint(capsys, tmp_path / "out", str(spec))
+    assert code == 0, out
+
+
+def test_a_large_fleet_gets_a_relabel_interval_that_lints_clean(capsys, tmp_path, render_spec):
+    rendered, tree = render_spec(nodePools=[{"name": "g6", "count": 150, "gpu": {"model": "L4"}}])
+    assert "sleepInterval: 90s" in tree["helm/node-feature-discovery.values.yaml"]
+    assert "sleepInterval: 90s" in tree["helm/nvidia-device-plugin.values.yaml"]
     write.write_tree(tree, tmp_path / "out")
     code, out = lint(capsys, tmp_path / "out", rendered.ctx.spec_file)
     assert code == 0, out

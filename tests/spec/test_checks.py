@@ -54,6 +54,16 @@ CASES = [
      + H100_MIG.replace("nodePools:", "nodePools:  # <-") + "        1g.10gb: 2\n  - name: b\n    gpu:\n"
      "      model: H100\n    mig:\n      strategy: single\n      layout:\n        3g.40gb: 2\n",
      "spec.nodePools", "one mig.strategy"),
+    ("check_vendor", K3S + "nodePools:\n  - name: amd\n    gpu:\n      model: MI300X\n      custom:\n"
+     "        product: AMD-Instinct-MI300X\n        pciVendor: \"1002\"  # <-\n        pciDevice: \"74a1\"\n"
+     "        pciClass: \"0302\"\n        architecture: cdna3\n        computeCapability: \"9.4\"\n"
+     "        memoryMiB: 196608\n        powerLimitW: 750\n        dcgmProfiling: false\n        ecc: true\n"
+     "        segment: datacenter\n", "spec.nodePools[0].gpu.custom.pciVendor", "PCI vendor 1002, not NVIDIA"),
+    ("check_driver_source", K3S + L4_POOL + "    driver:\n      source: operator\n  - name: b\n    gpu:\n"
+     "      model: T4\n    driver:\n      source: host  # <-\ngpuOperator:\n  enabled: true\n",
+     "spec.nodePools[1].driver.source", 'nvidia.com/gpu.deploy.driver: "false"'),
+    ("check_labelling_interval", K3S + "nodePools:\n  - name: a\n    count: 200\n    gpu:\n      model: L4\n"
+     "nfd:\n  sleepInterval: 60s  # <-\n", "spec.nfd.sleepInterval", "at least 120s"),
     ("check_profiling", K3S + "nodePools:\n  - name: a\n    gpu:\n      model: RTX-4090\n"
      "monitoring:\n  dcgmExporter:\n    profiling: \"on\"  # <-\n", "spec.monitoring.dcgmExporter.profiling", "GeForce"),
     ("check_hami", K3S + L4_POOL + "devicePlugin:\n  enabled: true  # <-\nsharing:\n  hami:\n    enabled: true\n",

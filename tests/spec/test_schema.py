@@ -17,5 +17,5 @@ def test_committed_schema_is_fresh():
 
 def test_schema_documents_defaults():
     text = spec_schema_text()
-    for default in ('"default": "1.36"', '"default": "0.20.0"', '"default": "60s"'):
+    for default in ('"default": "1.36"', '"default": "0.20.0"', '"default": "2m"'):
         assert default in text

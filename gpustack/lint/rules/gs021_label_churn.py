@@ -29,8 +29,8 @@ from gpustack.lint.gpu import env_vars
 from gpustack.lint.load import load_text
 from gpustack.lint.model import Hit, Path, Resource
 from gpustack.lint.registry import Rule
+from gpustack.spec.labelling import SECONDS_PER_NODE
 
-SECONDS_PER_NODE = 0.6
 GFD_ENV = "GFD_SLEEP_INTERVAL"
 NFD_CONFIG_FILE = "nfd-worker.conf"
 # Chart values that set an interval: (chart, keys, labeller); a GFD ``env`` list holds
