@@ -30,6 +30,9 @@ def _pool(index: int) -> dict[str, Any]:
         "labels": {"gpustack.io/pool": name} | ({"gpustack.io/sharing": "hami"} if model in GEFORCE else {}),
         "driver": {"source": "host", "version": "595.84"} if index % 2 else {"source": "operator"},
     }
+    if index % 2:
+        # Host-driver pools opt out of the GPU Operator's driver container (validate asks for it).
+        pool["labels"]["nvidia.com/gpu.deploy.driver"] = "false"
     if model not in GEFORCE:
         pool["taints"] = [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]
     return pool
