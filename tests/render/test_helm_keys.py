@@ -35,7 +35,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "devicePlugin": {"sharing": {"strategy": "mps", "replicas": 2}},
         "nodePools": [
             {"name": "a", "gpu": {"model": "A100-80GB"}, "driver": {"source": "operator", "version": "595.91.07"}},
-            {"name": "b", "gpu": {"model": "L4"}, "taints": [{"key": "x", "effect": "NoExecute"}]},
+            {"name": "b", "gpu": {"model": "L4"}, "taints": [{"key": "x", "effect": "NoExecute"}],
+             "labels": {"nvidia.com/gpu.deploy.driver": "false"}},
         ],
     },
     "nvidia-dra-with-taints": {
