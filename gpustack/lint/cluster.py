@@ -518,7 +518,7 @@ def load_cluster(path: str) -> ClusterFacts:
     """Read a spec with ``load_spec`` (a bad spec raises ``SpecError``, located) into facts."""
     from gpustack.spec.load import load_spec
 
-    loaded = load_spec(path)
+    loaded = load_spec(path, render=False)
     return facts_of(loaded.stack, loaded.file)
 
 

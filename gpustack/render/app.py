@@ -21,6 +21,7 @@ from typing import Any
 from gpustack.errors import GpustackError
 from gpustack.render import (
     cluster,
+    control_plane,
     device_plugin,
     dra,
     gitops,
@@ -47,7 +48,7 @@ from gpustack.render.component import (
 from gpustack.yamlio import dump, dump_all
 
 COMPONENTS: tuple[ModuleType, ...] = (
-    runtime, nfd, device_plugin, gpu_operator, partitioning, hami, dra, monitoring, workloads, gitops
+    runtime, nfd, device_plugin, gpu_operator, partitioning, hami, dra, monitoring, control_plane, workloads, gitops
 )
 
 Objects = list[dict[str, Any]]

@@ -2,9 +2,10 @@
 
 Written after every component has contributed, because the gates are the union of what the
 components need (``Contribution.feature_gates``) and the user's ``cluster.featureGates``.
-K3s: ``cluster/config.yaml`` for /etc/rancher/k3s (upstream-facts §4). kubeadm:
-``cluster/kubeadm-config.yaml``, a ClusterConfiguration (v1beta4, ``extraArgs`` as name/value
-lists) plus a KubeletConfiguration (upstream-facts §5).
+K3s: ``cluster/config.yaml`` for /etc/rancher/k3s. kubeadm: ``cluster/kubeadm-config.yaml``, a
+ClusterConfiguration (v1beta4, ``extraArgs`` as name/value lists: version, pod subnet, gates,
+control-plane metrics addresses), a KubeletConfiguration and a KubeProxyConfiguration, plus one
+``cluster/join-<pool>.yaml`` JoinConfiguration per pool with its taints and labels.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from gpustack.errors import GpustackError
+from gpustack.render import control_plane
 from gpustack.render.component import GATE_COMPONENTS
-from gpustack.spec.models import GpuStack
+from gpustack.spec.models import GpuStack, NodePool, SystemPool, Taint
 from gpustack.yamlio import dump, dump_all
 
 Gates = dict[str, dict[str, bool]]
@@ -24,6 +26,9 @@ K3S_ARGS = {
     "scheduler": "kube-scheduler-arg",
     "kubelet": "kubelet-arg",
 }
+KUBEADM_API = "kubeadm.k8s.io/v1beta4"
+# Flannel's default network; other CNIs document their own (Calico: 192.168.0.0/16).
+KUBEADM_POD_SUBNET = "10.244.0.0/16"
 KUBEADM_SECTIONS = {"apiserver": "apiServer", "controller-manager": "controllerManager", "scheduler": "scheduler"}
 
 
@@ -61,33 +66,105 @@ def k3s_config(stack: GpuStack, gates: Gates) -> str:
     for component in GATE_COMPONENTS:
         if gates[component]:
             config[K3S_ARGS[component]] = [f"feature-gates={gate_flag(gates[component])}"]
+    for key, args in control_plane.k3s_args(stack).items():
+        config[key] = [*config.get(key, []), *args]  # type: ignore[misc]
+    if stack.spec.cluster.podSubnet:
+        config["cluster-cidr"] = stack.spec.cluster.podSubnet
     if stack.spec.cluster.nvidiaDefaultRuntime:
         config["default-runtime"] = "nvidia"
     header = (
-        f"# K3s configuration of stack {stack.metadata.name}: merge into /etc/rancher/k3s/config.yaml\n"
-        "# (or drop into /etc/rancher/k3s/config.yaml.d/) on every node, then restart K3s.\n"
+        f"# K3s configuration of stack {stack.metadata.name}: /etc/rancher/k3s/config.yaml on every node\n"
+        "# before K3s first starts (or drop it into /etc/rancher/k3s/config.yaml.d/ and restart K3s).\n"
         "# Agents skip the server-only keys with a warning.\n"
     )
     return header + (dump(config) if config else "{}\n")
 
 
+def kubeadm_version(stack: GpuStack) -> str:
+    """ClusterConfiguration kubernetesVersion: the spec's release, else the newest patch of its minor."""
+    return stack.spec.cluster.kubeadmVersion or f"stable-{stack.spec.cluster.kubernetesVersion}"
+
+
 def kubeadm_config(stack: GpuStack, gates: Gates) -> str:
-    cluster: dict[str, object] = {"apiVersion": "kubeadm.k8s.io/v1beta4", "kind": "ClusterConfiguration"}
+    cluster: dict[str, object] = {
+        "apiVersion": KUBEADM_API,
+        "kind": "ClusterConfiguration",
+        "kubernetesVersion": kubeadm_version(stack),
+        "networking": {"podSubnet": stack.spec.cluster.podSubnet or KUBEADM_POD_SUBNET},
+    }
+    bind = control_plane.kubeadm_bind_args(stack)
     for component, section in KUBEADM_SECTIONS.items():
-        if gates[component]:
-            cluster[section] = {"extraArgs": [{"name": "feature-gates", "value": gate_flag(gates[component])}]}
+        args = [{"name": "feature-gates", "value": gate_flag(gates[component])}] if gates[component] else []
+        args += bind.get(section, [])
+        if args:
+            cluster[section] = {"extraArgs": args}
+    etcd = control_plane.kubeadm_etcd_args(stack)
+    if etcd:
+        cluster["etcd"] = {"local": {"extraArgs": etcd}}
     kubelet: dict[str, object] = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration"}
     if gates["kubelet"]:
         kubelet["featureGates"] = gates["kubelet"]
+    documents: list[dict[str, object]] = [cluster, kubelet]
+    metrics = control_plane.kube_proxy_metrics_address(stack)
+    if metrics:
+        documents.append(
+            {"apiVersion": "kubeproxy.config.k8s.io/v1alpha1", "kind": "KubeProxyConfiguration", "metricsBindAddress": metrics}
+        )
     header = (
         f"# kubeadm configuration of stack {stack.metadata.name} (Kubernetes {stack.spec.cluster.kubernetesVersion}):\n"
-        "# `kubeadm init --config kubeadm-config.yaml`, or merge into your own configuration.\n"
+        "# `kubeadm init --config kubeadm-config.yaml` on the first control-plane node.\n"
     )
-    return header + dump_all([cluster, kubelet])
+    return header + dump_all(documents)
+
+
+def join_config(stack: GpuStack, pool: NodePool | SystemPool) -> str:
+    """A JoinConfiguration for the nodes of one pool: its taints and labels from the first start.
+
+    The discovery values are left as shell variables for ``envsubst``: `kubeadm token create
+    --print-join-command` on a control-plane node prints them.
+    """
+    registration: dict[str, object] = {"taints": [_taint(t) for t in pool.taints]}
+    if pool.labels:
+        labels = ",".join(f"{key}={value}" for key, value in pool.labels.items())
+        registration["kubeletExtraArgs"] = [{"name": "node-labels", "value": labels}]
+    join = {
+        "apiVersion": KUBEADM_API,
+        "kind": "JoinConfiguration",
+        "discovery": {
+            "bootstrapToken": {
+                "apiServerEndpoint": "${CONTROL_PLANE_ENDPOINT}",
+                "token": "${JOIN_TOKEN}",
+                "caCertHashes": ["${CA_CERT_HASH}"],
+            }
+        },
+        "nodeRegistration": registration,
+    }
+    header = (
+        f"# kubeadm JoinConfiguration of pool {pool.name} (stack {stack.metadata.name}). On each of its nodes:\n"
+        "#   CONTROL_PLANE_ENDPOINT=host:6443 JOIN_TOKEN=... CA_CERT_HASH=sha256:... \\\n"
+        f"#     envsubst < join-{pool.name}.yaml > /tmp/join.yaml && kubeadm join --config /tmp/join.yaml\n"
+        "# (`kubeadm token create --print-join-command` on a control-plane node prints the three values).\n"
+    )
+    return header + dump(join)
+
+
+def _taint(taint: Taint) -> dict[str, str]:
+    result = {"key": taint.key}
+    if taint.value is not None:
+        result["value"] = taint.value
+    result["effect"] = taint.effect
+    return result
 
 
 def config_files(stack: GpuStack, gates: Gates) -> dict[str, str]:
     """``cluster/…`` files of the tree (paths relative to the stack's output folder)."""
     if stack.spec.cluster.distribution == "k3s":
         return {"cluster/config.yaml": k3s_config(stack, gates)}
-    return {"cluster/kubeadm-config.yaml": kubeadm_config(stack, gates)}
+    files = {"cluster/kubeadm-config.yaml": kubeadm_config(stack, gates)}
+    for pool in [*stack.spec.nodePools, *stack.spec.systemPools]:
+        files[join_path(pool.name)] = join_config(stack, pool)
+    return files
+
+
+def join_path(pool: str) -> str:
+    return f"cluster/join-{pool}.yaml"

@@ -97,17 +97,7 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
     monitoring = stack.spec.monitoring
     if not monitoring.enabled:
         return Contribution()
-    releases = [
-        HelmRelease(
-            name=monitoring.release,
-            chart="kube-prometheus-stack",
-            repo=KUBE_PROMETHEUS_STACK_REPO,
-            version=monitoring.version,
-            namespace=monitoring.namespace,
-            values=kube_prometheus_stack_values(stack),
-            wave=MONITORING_WAVE,
-        )
-    ]
+    releases = [kube_prometheus_stack_release(stack)]
     exporter = monitoring.dcgmExporter
     if stack.spec.gpuOperator.enabled:
         # Values added to gpu_operator's release (the pipeline merges releases of one name).
@@ -140,6 +130,19 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         )
         add_object(chart, rule)
     return Contribution(releases=releases, notes=_notes(stack))
+
+
+def kube_prometheus_stack_release(stack: GpuStack) -> HelmRelease:
+    monitoring = stack.spec.monitoring
+    return HelmRelease(
+        name=monitoring.release,
+        chart="kube-prometheus-stack",
+        repo=KUBE_PROMETHEUS_STACK_REPO,
+        version=monitoring.version,
+        namespace=monitoring.namespace,
+        values=kube_prometheus_stack_values(stack),
+        wave=MONITORING_WAVE,
+    )
 
 
 def profiling_pools(stack: GpuStack) -> list[NodePool]:

@@ -73,11 +73,14 @@ def _alert_rule(rendered: Rendered) -> dict[str, Any] | None:
 def _summary(rendered: Rendered) -> str:
     spec = rendered.ctx.stack.spec
     distribution = "K3s" if spec.cluster.distribution == "k3s" else "kubeadm"
-    version = f" ({spec.cluster.k3sVersion})" if spec.cluster.k3sVersion else ""
+    release = spec.cluster.k3sVersion or spec.cluster.kubeadmVersion
+    version = f" ({release})" if release else ""
     pools = ", ".join(
         f"`{p.name}` ({p.count} × node, {p.gpu.count} × {p.gpu.model} each)" for p in spec.nodePools
     )
-    return f"{distribution}{version}, Kubernetes {spec.cluster.kubernetesVersion}. Node pools: {pools}."
+    system = ", ".join(f"`{p.name}` ({p.count} × node, no GPU)" for p in spec.systemPools)
+    system = f" System pools: {system}." if system else ""
+    return f"{distribution}{version}, Kubernetes {spec.cluster.kubernetesVersion}. Node pools: {pools}.{system}"
 
 
 def _describe(rendered: Rendered, path: str) -> str:
@@ -88,9 +91,14 @@ def _describe(rendered: Rendered, path: str) -> str:
         return f": values for chart {r.chart} {r.version} (release `{r.name}`, namespace `{r.namespace}`)"
     if path in objects:
         return f": {_object_list(objects[path])}"
+    if path.startswith("cluster/join-"):
+        pool = path.removeprefix("cluster/join-").removesuffix(".yaml")
+        return f": kubeadm JoinConfiguration of pool `{pool}` (its taints and labels)"
     return {
-        "cluster/config.yaml": ": K3s configuration for /etc/rancher/k3s/config.yaml (feature gates, default runtime)",
-        "cluster/kubeadm-config.yaml": ": kubeadm ClusterConfiguration and KubeletConfiguration (feature gates)",
+        "cluster/config.yaml": ": K3s configuration for /etc/rancher/k3s/config.yaml (feature gates, default "
+        "runtime, control-plane metrics addresses)",
+        "cluster/kubeadm-config.yaml": ": kubeadm ClusterConfiguration, KubeletConfiguration and "
+        "KubeProxyConfiguration (version, pod subnet, feature gates, control-plane metrics addresses)",
         "manifests/kustomization.yaml": ": lists the manifests, `kubectl apply -k manifests/`",
         lint_config.PATH: ": `gpustack lint` settings, so that `gpustack lint <this folder>` checks the values files "
         "against their charts",
@@ -131,8 +139,11 @@ def _apply_steps(rendered: Rendered) -> list[str]:
             steps.append("`cluster/config.yaml` is empty: no feature gate differs from this version's defaults.")
     else:
         steps.append(
-            "New clusters: `kubeadm init --config cluster/kubeadm-config.yaml`; existing ones: carry its "
-            "feature gates into the control-plane manifests and every kubelet's configuration."
+            "New clusters: `kubeadm init --config cluster/kubeadm-config.yaml` on the first control-plane node, "
+            "install the pod network (CNI) for its `podSubnet`, then join each pool's nodes with its "
+            "`cluster/join-<pool>.yaml` (taints and labels from the first start; the file's header gives the "
+            "command). Existing clusters: carry its feature gates and metrics addresses into the control-plane "
+            "manifests, the kube-proxy ConfigMap and every kubelet's configuration."
         )
     early = [f"-f {path}" for path in _by_path(rendered.objects()) if path in _early_paths()]
     if early:

@@ -6,12 +6,13 @@ paths into ``file:line:col``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import ipaddress
+from collections.abc import Callable, Iterator, Sequence
 
 from gpustack.spec.catalogue import GpuModel, load_catalogue
 from gpustack.spec.featuregates import gate_problems
 from gpustack.spec.labelling import SECONDS_PER_NODE, duration_seconds, nodes, shortest_seconds
-from gpustack.spec.models import GpuStack, Mps, NodePool
+from gpustack.spec.models import GpuStack, Mps, NodePool, Taint
 from gpustack.spec.partitioning import (
     COMPUTE_SLICES,
     DEVICE_PLUGIN_CONFIG_LABEL,
@@ -105,10 +106,56 @@ def check_labelling_interval(stack: GpuStack) -> Iterator[Finding]:
 
 def check_unique_pools(stack: GpuStack) -> Iterator[Finding]:
     seen: set[str] = set()
-    for i, pool in enumerate(stack.spec.nodePools):
-        if pool.name in seen:
-            yield _pool_path(i, "name"), f"node pool {pool.name!r} is defined twice; pool names must be unique"
-        seen.add(pool.name)
+    pools = [("nodePools", i, p.name) for i, p in enumerate(stack.spec.nodePools)]
+    pools += [("systemPools", i, p.name) for i, p in enumerate(stack.spec.systemPools)]
+    for section, i, name in pools:
+        if name in seen:
+            yield ("spec", section, i, "name"), f"node pool {name!r} is defined twice; pool names must be unique"
+        seen.add(name)
+
+
+def repels(taints: Sequence[Taint]) -> bool:
+    """Whether pods without tolerations stay off nodes with these taints."""
+    return any(t.effect in ("NoSchedule", "NoExecute") for t in taints)
+
+
+def check_cluster(stack: GpuStack) -> Iterator[Finding]:
+    cluster = stack.spec.cluster
+    path = ("spec", "cluster")
+    if cluster.kubeadmVersion and cluster.distribution != "kubeadm":
+        yield (*path, "kubeadmVersion"), "kubeadmVersion is for distribution kubeadm; K3s takes k3sVersion"
+    if cluster.kubeadmVersion and cluster.kubeadmVersion.split(".")[1] != str(cluster.minor):
+        yield (*path, "kubeadmVersion"), (
+            f"kubeadmVersion {cluster.kubeadmVersion} is not of Kubernetes {cluster.kubernetesVersion}: "
+            "make the two agree"
+        )
+    for i, address in enumerate(cluster.serverAddresses):
+        try:
+            ipaddress.ip_address(address)
+        except ValueError:
+            yield (*path, "serverAddresses", i), (
+                f"{address!r} is not an IP address; kube-prometheus-stack's endpoints take the servers' IPs"
+            )
+    if cluster.podSubnet:
+        try:
+            ipaddress.ip_network(cluster.podSubnet)
+        except ValueError:
+            yield (*path, "podSubnet"), f"{cluster.podSubnet!r} is not a network in CIDR notation, e.g. 10.244.0.0/16"
+
+
+def check_system_pool(stack: GpuStack) -> Iterator[Finding]:
+    """kubeadm taints its control plane: with every pool tainted, the monitoring stack and the
+    NFD master (no GPU tolerations) would stay Pending."""
+    spec = stack.spec
+    if spec.cluster.distribution != "kubeadm" or not all(repels(p.taints) for p in spec.nodePools):
+        return
+    if any(not repels(p.taints) for p in spec.systemPools):
+        return
+    yield ("spec", "nodePools"), (
+        "every node pool is tainted and kubeadm taints the control plane, so Prometheus, Grafana, "
+        "kube-state-metrics and the NFD master have nowhere to run: add an untainted pool under "
+        "spec.systemPools (nodes without GPUs), or leave one pool untainted"
+    )
 
 
 def check_driver_source(stack: GpuStack) -> Iterator[Finding]:
@@ -373,6 +420,7 @@ def check_workloads(stack: GpuStack) -> Iterator[Finding]:
 CHECKS: tuple[Callable[[GpuStack], Iterator[Finding]], ...] = (
     check_vendor,
     check_unique_pools,
+    check_cluster,
     check_driver_source,
     check_mig,
     check_pool_partitioning,
@@ -385,9 +433,15 @@ CHECKS: tuple[Callable[[GpuStack], Iterator[Finding]], ...] = (
 )
 
 
-def check(stack: GpuStack) -> list[Finding]:
+# Checks of what the rendered stack needs, not of the cluster it describes: `gpustack lint
+# --spec` takes a spec of GPU pools alone as context.
+RENDER_CHECKS: tuple[Callable[[GpuStack], Iterator[Finding]], ...] = (check_system_pool,)
+
+
+def check(stack: GpuStack, *, render: bool = True) -> list[Finding]:
     """All cross-field problems; GPU models first since later checks read the catalogue."""
     unknown = list(check_gpu_models(stack))
     if unknown:
         return unknown
-    return [finding for rule in CHECKS for finding in rule(stack)]
+    rules = CHECKS + RENDER_CHECKS if render else CHECKS
+    return [finding for rule in rules for finding in rule(stack)]

@@ -93,8 +93,9 @@ def read_source(path: str) -> tuple[str, Any]:
     return path, source
 
 
-def load_spec(path: str) -> LoadedSpec:
-    """Parse, validate against the models, resolve GPU models and run the cross-field checks."""
+def load_spec(path: str, *, render: bool = True) -> LoadedSpec:
+    """Parse, validate against the models, resolve GPU models and run the cross-field checks
+    (``render=False``: not those of what only a rendered stack needs, for lint's context)."""
     from gpustack.spec.checks import check
 
     file, source = read_source(path)
@@ -104,7 +105,7 @@ def load_spec(path: str) -> LoadedSpec:
         problems = [locate(source, file, e["loc"], _message(e)) for e in exc.errors()]
         raise SpecError(sorted(set(problems), key=_order)) from None
     loaded = LoadedSpec(stack, file, source)
-    problems = [loaded.problem(loc, message) for loc, message in check(stack)]
+    problems = [loaded.problem(loc, message) for loc, message in check(stack, render=render)]
     if problems:
         raise SpecError(problems)
     return loaded

@@ -87,10 +87,30 @@ class Cluster(Strict):
     )
     k3sVersion: str | None = Field(
         None,
-        description="K3s release, e.g. v1.36.4+k3s1 (only for distribution k3s; documentation).",
+        description="K3s release, e.g. v1.36.4+k3s1 (only for distribution k3s): the README's install "
+        "command pins it.",
+    )
+    kubeadmVersion: str | None = Field(
+        None,
+        pattern=r"^v1\.[0-9]{2}\.[0-9]+$",
+        description="Kubernetes release for kubeadm, e.g. v1.35.2 (only for distribution kubeadm): "
+        "ClusterConfiguration kubernetesVersion and the pinned packages. Default: stable-<minor>, "
+        "the newest patch when `kubeadm init` runs.",
+    )
+    podSubnet: str | None = Field(
+        None,
+        pattern=r"^[0-9a-f.:]+/[0-9]{1,3}$",
+        description="Pod network CIDR (kubeadm networking.podSubnet, K3s cluster-cidr); it must match "
+        "the CNI's. Default: 10.244.0.0/16 on kubeadm (Flannel's), K3s' own on K3s.",
+    )
+    serverAddresses: list[str] = Field(
+        default_factory=list,
+        description="IP addresses of the control-plane nodes (K3s servers). On K3s the controller "
+        "manager, scheduler and kube-proxy run inside the k3s process, not as pods: "
+        "kube-prometheus-stack scrapes them at these addresses, and without them those jobs are off.",
     )
 
-    @field_validator("kubernetesVersion", "k3sVersion", mode="before")
+    @field_validator("kubernetesVersion", "k3sVersion", "kubeadmVersion", mode="before")
     @classmethod
     def _quote(cls, value: Any) -> Any:
         return _version_string(value)
@@ -132,6 +152,15 @@ class Toolkit(Strict):
         description="NVIDIA Container Toolkit mode: auto (CDI when specs exist, else legacy), "
         "legacy (OCI hook) or cdi.",
     )
+
+
+class SystemPool(Strict):
+    """Nodes without GPUs for the cluster's own services (Prometheus, Grafana, the NFD master)."""
+
+    name: str = Field(pattern=DNS_LABEL, description="Pool name (DNS-1123 label).")
+    count: int = Field(1, ge=1, description="Number of nodes in the pool.")
+    labels: dict[str, str] = Field(default_factory=dict, description="Labels the pool's nodes carry.")
+    taints: list[Taint] = Field(default_factory=list, description="Taints the pool's nodes carry.")
 
 
 class NoSharing(Strict):
@@ -536,6 +565,10 @@ Workload = Annotated[SmokeTest | Nbody | Vllm | Minio | ModelLoader, Field(discr
 class StackSpec(Strict):
     cluster: Cluster
     nodePools: list[NodePool] = Field(min_length=1)
+    systemPools: list[SystemPool] = Field(
+        default_factory=list,
+        description="Node pools without GPUs (kubeadm: one JoinConfiguration each, like the GPU pools).",
+    )
     devicePlugin: DevicePlugin = Field(default_factory=DevicePlugin)
     gpuOperator: GpuOperator = Field(default_factory=GpuOperator)
     nfd: Nfd = Field(default_factory=Nfd)

@@ -167,3 +167,66 @@ def test_every_argocd_child_with_custom_resources_converges_without_a_health_che
             checked += 1
             assert "SkipDryRunOnMissingResource=true" in policy["syncOptions"], f"{path} holds {sorted(needed)}"
     assert checked >= 2, "the manifests Application and the exporter hold custom resources of other children's CRDs"
+
+
+# kube-prometheus-stack's control-plane jobs: Service suffix → (its Down alert, the port the
+# component serves metrics on, the labels of kubeadm's static pod / kube-proxy DaemonSet).
+CONTROL_PLANE = {
+    "kube-controller-manager": ("KubeControllerManagerDown", 10257, {"component": "kube-controller-manager"}),
+    "kube-scheduler": ("KubeSchedulerDown", 10259, {"component": "kube-scheduler"}),
+    "kube-proxy": ("KubeProxyDown", 10249, {"k8s-app": "kube-proxy"}),
+    "kube-etcd": ("etcdMembersDown", 2381, {"component": "etcd"}),
+}
+
+
+def kubeadm_binds(files: dict[str, str]) -> set[str]:
+    """Components whose metrics the kubeadm configuration binds to every interface."""
+    bound = set()
+    for doc in objects(files["cluster/kubeadm-config.yaml"]):
+        if doc["kind"] == "ClusterConfiguration":
+            for section, name in (("controllerManager", "kube-controller-manager"), ("scheduler", "kube-scheduler")):
+                if {"name": "bind-address", "value": "0.0.0.0"} in doc.get(section, {}).get("extraArgs", []):
+                    bound.add(name)
+            if {"name": "listen-metrics-urls", "value": "http://0.0.0.0:2381"} in doc.get("etcd", {}).get("local", {}).get("extraArgs", []):
+                bound.add("kube-etcd")
+        if doc["kind"] == "KubeProxyConfiguration" and doc.get("metricsBindAddress") == "0.0.0.0:10249":
+            bound.add("kube-proxy")
+    return bound
+
+
+def k3s_binds(files: dict[str, str]) -> set[str]:
+    config = objects(files["cluster/config.yaml"])[0] if objects(files["cluster/config.yaml"]) else {}
+    wanted = {"kube-controller-manager": ("kube-controller-manager-arg", "bind-address=0.0.0.0"),
+              "kube-scheduler": ("kube-scheduler-arg", "bind-address=0.0.0.0"),
+              "kube-proxy": ("kube-proxy-arg", "metrics-bind-address=0.0.0.0")}
+    return {name for name, (key, arg) in wanted.items() if arg in config.get(key, [])}
+
+
+def test_control_plane_jobs_scrape_what_the_cluster_config_binds(example: tuple[Result, Helm], work: Path):
+    """Each control-plane job kube-prometheus-stack keeps finds a bound endpoint, and each job it
+    cannot scrape is off together with its Down alert (no critical alert from the first minute)."""
+    (rendered, files), helm = example
+    [kps] = [r for r in rendered.releases if r.chart == "kube-prometheus-stack"]
+    output = objects(template(helm, kps, work))
+    cluster = rendered.ctx.stack.spec.cluster
+    kubeadm = cluster.distribution == "kubeadm"
+    bound = kubeadm_binds(files) if kubeadm else k3s_binds(files)
+    alerts = {r["alert"] for o in output if o["kind"] == "PrometheusRule" for g in o["spec"]["groups"]
+              for r in g["rules"] if "alert" in r}
+    for suffix, (alert, port, labels) in CONTROL_PLANE.items():
+        name = f"{kps.name}-{suffix}"
+        services = [o for o in output if o["kind"] == "Service" and o["metadata"]["name"] == name]
+        if not services:
+            assert alert not in alerts, f"{alert} without a {suffix} job"
+            continue
+        [service] = services
+        assert alert in alerts
+        assert suffix in bound, f"{suffix} is scraped but the cluster configuration leaves it on 127.0.0.1"
+        assert [p["targetPort"] for p in service["spec"]["ports"]] == [port]
+        if kubeadm:
+            assert service["spec"]["selector"] == labels
+        else:
+            [endpoints] = [o for o in output if o["kind"] == "Endpoints" and o["metadata"]["name"] == name]
+            [subset] = endpoints["subsets"]
+            assert [a["ip"] for a in subset["addresses"]] == list(cluster.serverAddresses)
+            assert [p["port"] for p in subset["ports"]] == [port]

@@ -6,6 +6,8 @@ import pytest
 from ruamel.yaml import YAML
 
 from gpustack.errors import GpustackError
+from render_helpers import release
+
 from gpustack.render import cluster, runtime
 
 SAFE = YAML(typ="safe")
@@ -36,19 +38,82 @@ def test_k3s_without_gates_is_an_empty_mapping(render_spec):
 
 
 def test_kubeadm_v1beta4_extra_args_and_kubelet_gates(render_spec):
-    rendered, files = render_spec(cluster={"distribution": "kubeadm", "kubernetesVersion": "1.35", "featureGates": GATES})
+    rendered, files = render_spec(cluster={"distribution": "kubeadm", "kubernetesVersion": "1.35", "featureGates": GATES},
+                                  monitoring={"enabled": False})
     assert "cluster/config.yaml" not in files
     cluster_config, kubelet = SAFE.load_all(files["cluster/kubeadm-config.yaml"])
     value = CONTROL_PLANE
     assert cluster_config["apiVersion"] == "kubeadm.k8s.io/v1beta4"
     assert cluster_config["kind"] == "ClusterConfiguration"
+    assert cluster_config["kubernetesVersion"] == "stable-1.35"
+    assert cluster_config["networking"] == {"podSubnet": "10.244.0.0/16"}
     for section in ("apiServer", "controllerManager", "scheduler"):
         assert cluster_config[section] == {"extraArgs": [{"name": "feature-gates", "value": value}]}
+    assert "etcd" not in cluster_config  # no monitoring, no metrics to expose
     assert kubelet == {
         "apiVersion": "kubelet.config.k8s.io/v1beta1",
         "kind": "KubeletConfiguration",
         "featureGates": {"ExampleGate": True},
     }
+
+
+def test_kubeadm_binds_control_plane_metrics_where_the_chart_scrapes_them(render_spec):
+    rendered, files = render_spec(cluster={"distribution": "kubeadm", "kubernetesVersion": "1.35", "featureGates": GATES,
+                                           "kubeadmVersion": "v1.35.2", "podSubnet": "192.168.0.0/16"})
+    cluster_config, _, proxy = SAFE.load_all(files["cluster/kubeadm-config.yaml"])
+    assert cluster_config["kubernetesVersion"] == "v1.35.2"
+    assert cluster_config["networking"] == {"podSubnet": "192.168.0.0/16"}
+    for section in ("controllerManager", "scheduler"):
+        assert cluster_config[section]["extraArgs"] == [
+            {"name": "feature-gates", "value": CONTROL_PLANE}, {"name": "bind-address", "value": "0.0.0.0"}
+        ]
+    assert cluster_config["etcd"] == {"local": {"extraArgs": [{"name": "listen-metrics-urls",
+                                                               "value": "http://0.0.0.0:2381"}]}}
+    assert proxy == {"apiVersion": "kubeproxy.config.k8s.io/v1alpha1", "kind": "KubeProxyConfiguration",
+                     "metricsBindAddress": "0.0.0.0:10249"}
+    # kube-prometheus-stack's defaults select the static pods (component: ...) at these ports.
+    assert not {"kubeControllerManager", "kubeScheduler", "kubeProxy", "kubeEtcd"} & set(
+        release(rendered, "kube-prometheus-stack")
+    )
+
+
+def test_kubeadm_joins_each_pool_with_its_taints_and_labels(render_spec):
+    taint = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+    rendered, files = render_spec(
+        cluster={"distribution": "kubeadm"},
+        nodePools=[{"name": "gpu", "gpu": {"model": "L4"}, "labels": {"tier": "a", "zone": "b"}, "taints": [taint]}],
+        systemPools=[{"name": "sys", "count": 2}],
+    )
+    join = SAFE.load(files["cluster/join-gpu.yaml"])
+    assert join["kind"] == "JoinConfiguration" and join["apiVersion"] == "kubeadm.k8s.io/v1beta4"
+    assert join["nodeRegistration"] == {
+        "taints": [taint],
+        "kubeletExtraArgs": [{"name": "node-labels", "value": "tier=a,zone=b"}],
+    }
+    assert join["discovery"]["bootstrapToken"]["token"] == "${JOIN_TOKEN}"
+    assert SAFE.load(files["cluster/join-sys.yaml"])["nodeRegistration"] == {"taints": []}
+    assert "envsubst < join-gpu.yaml" in files["cluster/join-gpu.yaml"]
+
+
+def test_k3s_binds_control_plane_metrics_only_where_they_are_scraped(render_spec):
+    rendered, files = render_spec(cluster={"serverAddresses": ["10.0.0.5"], "podSubnet": "10.42.0.0/16"})
+    config = SAFE.load(files["cluster/config.yaml"])
+    assert config == {
+        "kube-controller-manager-arg": ["bind-address=0.0.0.0"],
+        "kube-scheduler-arg": ["bind-address=0.0.0.0"],
+        "kube-proxy-arg": ["metrics-bind-address=0.0.0.0"],
+        "cluster-cidr": "10.42.0.0/16",
+    }
+    values = release(rendered, "kube-prometheus-stack")
+    for job in ("kubeControllerManager", "kubeScheduler", "kubeProxy"):
+        assert values[job] == {"endpoints": ["10.0.0.5"]}
+    assert values["kubeEtcd"] == {"enabled": False}
+    # Without the servers' addresses nothing can be scraped: the jobs (and their Down alerts) are off.
+    rendered, files = render_spec()
+    assert SAFE.load(files["cluster/config.yaml"]) == {}
+    values = release(rendered, "kube-prometheus-stack")
+    assert all(values[job] == {"enabled": False} for job in ("kubeControllerManager", "kubeScheduler", "kubeProxy"))
+    assert any("cluster.serverAddresses" in note for note in rendered.notes["control-plane"])
 
 
 def test_kubeadm_default_runtime_goes_to_nvidia_ctk(render_spec):

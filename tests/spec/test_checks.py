@@ -26,6 +26,18 @@ CASES = [
      "spec.nodePools[0].gpu.model", "unknown GPU model 'L5'; known: L4"),
     ("check_unique_pools", K3S + L4_POOL + "  - name: a  # <-\n    gpu:\n      model: T4\n",
      "spec.nodePools[1].name", "defined twice"),
+    ("check_unique_pools", K3S + L4_POOL + "systemPools:\n  - name: a  # <-\n",
+     "spec.systemPools[0].name", "defined twice"),
+    ("check_cluster", "cluster:\n  distribution: kubeadm\n  kubernetesVersion: \"1.35\"\n"
+     "  kubeadmVersion: v1.36.1  # <-\n" + L4_POOL, "spec.cluster.kubeadmVersion", "not of Kubernetes 1.35"),
+    ("check_cluster", K3S + "  kubeadmVersion: v1.36.1  # <-\n" + L4_POOL, "spec.cluster.kubeadmVersion", "k3sVersion"),
+    ("check_cluster", K3S + "  serverAddresses:\n    - 10.0.0.1\n    - server-1  # <-\n" + L4_POOL,
+     "spec.cluster.serverAddresses[1]", "not an IP address"),
+    ("check_cluster", K3S + "  podSubnet: 10.0.0.300/16  # <-\n" + L4_POOL, "spec.cluster.podSubnet", "CIDR"),
+    ("check_system_pool", "cluster:\n  distribution: kubeadm\n  kubernetesVersion: \"1.35\"\n"
+     "nodePools:  # <-\n  - name: a\n    gpu:\n      model: L4\n    taints:\n      - key: nvidia.com/gpu\n"
+     "        effect: NoSchedule\nsystemPools:\n  - name: sys\n    taints:\n      - key: x\n        effect: NoExecute\n",
+     "spec.nodePools", "spec.systemPools"),
     ("check_driver_source", K3S + L4_POOL + "    driver:\n      source: operator  # <-\n",
      "spec.nodePools[0].driver.source", "spec.gpuOperator.enabled is false"),
     ("check_driver_source", K3S + L4_POOL + "    driver:\n      source: operator\n    toolkit:\n      mode: legacy  # <-\n"
@@ -113,10 +125,35 @@ def test_check_fires_with_path_and_line(tmp_path, rule, body, path, fragment):
 
 def test_every_check_has_a_case():
     covered = {case[0] for case in CASES}
-    assert {rule.__name__ for rule in checks.CHECKS} | {"check_gpu_models"} <= covered
+    assert {rule.__name__ for rule in checks.CHECKS + checks.RENDER_CHECKS} | {"check_gpu_models"} <= covered
 
 
 def test_a_valid_spec_passes_every_check(tmp_path):
     file = tmp_path / "spec.yaml"
     file.write_text(spec_text(K3S + L4_POOL), encoding="utf-8")
     assert load_spec(str(file)).stack.spec.nodePools[0].gpu.model == "L4"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # an untainted system pool, a PreferNoSchedule-only GPU pool, and K3s (its server runs pods)
+        "cluster:\n  distribution: kubeadm\n" + L4_POOL + "    taints:\n      - key: g\n        effect: NoSchedule\n"
+        "systemPools:\n  - name: sys\n",
+        "cluster:\n  distribution: kubeadm\n" + L4_POOL + "    taints:\n      - key: g\n        effect: PreferNoSchedule\n",
+        K3S + L4_POOL + "    taints:\n      - key: g\n        effect: NoSchedule\n",
+    ],
+    ids=["system-pool", "prefer-no-schedule", "k3s"],
+)
+def test_somewhere_for_the_monitoring_stack_to_run(body):
+    stack = GpuStack.model_validate(YAML(typ="safe").load(spec_text(body)))
+    assert list(checks.check_system_pool(stack)) == []
+
+
+def test_lint_context_specs_skip_the_render_only_checks(tmp_path):
+    tainted = "cluster:\n  distribution: kubeadm\n" + L4_POOL + "    taints:\n      - key: g\n        effect: NoSchedule\n"
+    file = tmp_path / "spec.yaml"
+    file.write_text(spec_text(tainted), encoding="utf-8")
+    assert load_spec(str(file), render=False).stack.spec.nodePools[0].taints
+    with pytest.raises(SpecError):
+        load_spec(str(file))
