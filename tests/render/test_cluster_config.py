@@ -154,3 +154,23 @@ def test_known_user_gates_only_where_read_and_not_at_their_default():
 def test_components_disagreeing_on_a_gate_is_an_error():
     with pytest.raises(GpustackError, match="disagree"):
         cluster.merge_gates([{"kubelet": {"A": True}}, {"kubelet": {"A": False}}], {}, minor=36)
+
+
+def test_kubeadm_host_driver_example_joins_tainted_gpu_pools_and_an_untainted_system_pool(examples):
+    rendered, files = examples["kubeadm-host-driver"]
+    taint = [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]
+    for pool, labels in (("l40s", "gpu-class=training"), ("l4", "gpu-class=inference")):
+        registration = SAFE.load(files[f"cluster/join-{pool}.yaml"])["nodeRegistration"]
+        assert registration == {"taints": taint, "kubeletExtraArgs": [{"name": "node-labels", "value": labels}]}
+    assert SAFE.load(files["cluster/join-system.yaml"])["nodeRegistration"] == {"taints": []}
+    # No GPU Operator: the host driver and toolkit, nvidia-ctk's runtime, the charts' node agents.
+    assert {r.chart for r in rendered.releases} == {
+        "kube-prometheus-stack", "node-feature-discovery", "nvidia-device-plugin", "dcgm-exporter"
+    }
+    assert "manifests/runtime.yaml" in files
+    # The GPU pools' node agents tolerate the taint the pools carry (the device plugin's chart does
+    # by default, so its values leave its list alone).
+    for tolerations in (release(rendered, "dcgm-exporter")["tolerations"],
+                        release(rendered, "node-feature-discovery")["worker"]["tolerations"]):
+        assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in tolerations
+    assert "tolerations" not in release(rendered, "nvidia-device-plugin")
