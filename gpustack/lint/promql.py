@@ -294,3 +294,42 @@ def comparisons(node: Any) -> Iterator[Comparison]:
 
     promql_parser.walk(node, visit)
     yield from found
+
+
+@dataclass(frozen=True)
+class RangeCall:
+    """A function applied to the raw samples of one series selector: ``rate(X[5m])``,
+    ``delta(X[10m:1m])``."""
+
+    function: str
+    metrics: frozenset[str]  # series the range selects
+
+    def __str__(self) -> str:
+        return f"{self.function}()"
+
+
+def range_calls(node: Any) -> Iterator[RangeCall]:
+    """Every call whose argument is a range over a plain selector (``X[5m]``, or a subquery
+    ``X[5m:1m]`` of one), outermost first. A range over a computed expression (``sum(X)[5m:]``)
+    is not a series' raw samples and is left out."""
+    import promql_parser as pp
+
+    found: list[RangeCall] = []
+
+    def visit(child: Any) -> None:
+        if not isinstance(child, pp.Call):
+            return
+        for arg in child.args:
+            selector = None
+            if isinstance(arg, pp.MatrixSelector):
+                selector = arg.vector_selector
+            elif isinstance(arg, pp.SubqueryExpr):
+                inner = arg.expr
+                while isinstance(inner, pp.ParenExpr):
+                    inner = inner.expr
+                selector = inner if isinstance(inner, pp.VectorSelector) else None
+            if selector is not None:
+                found.append(RangeCall(child.func.name, frozenset(_selector_names(selector))))
+
+    pp.walk(node, visit)
+    yield from found

@@ -116,3 +116,16 @@ def test_the_parser_is_imported_only_when_used() -> None:
         "assert 'promql_parser' not in sys.modules, 'imported eagerly'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_range_calls_name_the_function_and_the_series_of_plain_ranges() -> None:
+    calls = promql.range_calls(
+        tree(
+            "rate(DCGM_FI_DEV_GPU_UTIL[5m]) + irate((DCGM_FI_DEV_FB_USED)[5m:1m])"
+            " + deriv(sum(DCGM_FI_DEV_GPU_TEMP)[10m:]) + avg(DCGM_FI_DEV_POWER_USAGE)"
+        )
+    )
+    assert [(call.function, sorted(call.metrics)) for call in calls] == [
+        ("rate", ["DCGM_FI_DEV_GPU_UTIL"]),
+        ("irate", ["DCGM_FI_DEV_FB_USED"]),
+    ]
