@@ -5,7 +5,8 @@ render through Go, they give no syntax tree, and neither knows Helm's functions)
 small tokenizer of ``{{ }}`` actions with an abstract evaluation of what each value is:
 
 - a dot or variable is the chart's root (or a subchart's, ``.Subcharts.gfd``), a path below ``.Values``, a ``dict`` literal (named
-  templates called with ``(dict "root" . "x" .Values.y)``), or unknown;
+  templates called with ``(dict "root" . "x" .Values.y)``), a ``list`` literal (called with ``(list . "x")``
+  and taken apart with ``index . 0``), or unknown;
 - ``.Values.a.b``, ``$.Values.a.b``, ``$root.Values.a.b``, ``index .Values "a" "b"``,
   ``get``/``hasKey``/``dig`` read ``a.b``; ``with`` moves the dot (``else`` moves it back);
   ``include``/``template`` evaluate the named template with the argument as its dot;
@@ -30,7 +31,7 @@ WHOLE = frozenset(
     {
         "toYaml", "toJson", "toPrettyJson", "toRawJson", "toToml", "mustToJson", "mustToPrettyJson",
         "mustToRawJson", "tpl", "merge", "mergeOverwrite", "mustMerge", "mustMergeOverwrite", "deepCopy",
-        "mustDeepCopy", "keys", "values", "pick", "omit", "sortAlpha", "join", "toStrings", "list", "append",
+        "mustDeepCopy", "keys", "values", "pick", "omit", "sortAlpha", "join", "toStrings", "append",
         "mustAppend", "prepend", "concat", "uniq", "without", "has", "first", "last", "rest", "initial", "len",
         "set", "unset", "print", "printf", "println", "b64enc", "sha256sum", "quote", "squote", "toString",
         "fromYaml", "include", "template", "range", "empty", "eq", "ne", "kindIs", "typeIs", "kindOf", "typeOf",
@@ -62,6 +63,13 @@ class Values:
 @dataclass(frozen=True)
 class Dict:
     items: tuple[tuple[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class Seq:
+    """A ``list`` literal: named templates called with ``(list $ .Values.y)`` read ``index . 0``."""
+
+    items: tuple[Any, ...]
 
 
 @dataclass(frozen=True)
@@ -278,6 +286,8 @@ class Analysis:
             return self._apply(first.text, [], []) if first.text not in ("nil", "true", "false") else UNKNOWN
         if first.kind == "string":
             return _unquote(first.text)
+        if first.kind == "number" and first.text.isdigit():
+            return int(first.text)
         return UNKNOWN
 
     def _fields(self, value: Any, chain: str) -> Any:
@@ -314,10 +324,12 @@ class Analysis:
         if function == "dict":
             keys = arguments[0::2]
             return Dict(tuple((k, v) for k, v in zip(keys, arguments[1::2], strict=False) if isinstance(k, str)))
+        if function == "list":
+            return Seq(tuple(arguments))
         if function in ("index", "get", "hasKey", "pluck", "dig"):
             return self._index(function, arguments)
         if function in RETURNS_ARGUMENT:
-            found = [a for a in arguments if isinstance(a, (Values, Dict, Root, Either))]
+            found = [a for a in arguments if isinstance(a, (Values, Dict, Seq, Root, Either))]
             return found[-1] if function == "default" and found else (found[0] if found else UNKNOWN)
         if function in WHOLE and function not in SHALLOW:
             for argument in arguments:
@@ -333,6 +345,9 @@ class Analysis:
             base, keys = (arguments[0], arguments[1:]) if arguments else (UNKNOWN, [])
         value = base
         for key in keys:
+            if isinstance(value, Seq) and isinstance(key, int):
+                value = value.items[key] if key < len(value.items) else UNKNOWN
+                continue
             if not isinstance(key, str):
                 self._whole(value)  # a computed key or a list index: any key below may be read
                 return UNKNOWN
@@ -347,6 +362,9 @@ class Analysis:
             self.reads.passthrough.add(value.path)
         elif isinstance(value, Dict):
             for _, item in value.items:
+                self._whole(item)
+        elif isinstance(value, Seq):
+            for item in value.items:
                 self._whole(item)
 
     def _call(self, name: str, context: Any) -> None:

@@ -72,3 +72,20 @@ def test_a_reassigned_variable_follows_every_value() -> None:
 {{- with $nodeSelector }}{{ toYaml . }}{{ end }}
 """
     assert reads({"t": template}).passthrough == {("nodeSelector",), ("gfd", "nodeSelector")}
+
+
+def test_a_list_context_is_taken_apart_by_index() -> None:
+    """kube-prometheus-stack 75+: ``kubeVersionOverride`` is read by a helper that receives
+    the root inside ``(list $ ...)`` and takes it out with ``index . 0``."""
+    template = """
+{{- define "kps.kubeVersion" -}}{{ default .Capabilities.KubeVersion.Version .Values.kubeVersionOverride }}{{- end -}}
+{{- define "kps.byVersion" -}}
+{{- $values := index . 0 -}}{{- $default := index . 2 -}}
+{{ include "kps.kubeVersion" $values }}{{ print $default }}
+{{- end -}}
+{{ include "kps.byVersion" (list . ">= 1.22-0" .Values.insecure) }}
+{{ range (list .Values.a .Values.b) }}{{ . }}{{ end }}
+"""
+    found = reads({"t": template})
+    assert {("kubeVersionOverride",), ("insecure",)} <= found.read
+    assert found.passthrough == {("a",), ("b",)}  # ranged over: anything below them is used
