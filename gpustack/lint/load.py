@@ -472,7 +472,7 @@ class _Positions:
 
 def _resources_of(source: _Source, doc: _Document, resources: list[Resource], errors: list[InputError]) -> None:
     positions = _Positions(source, doc.index, doc.data, doc.position, doc.containers, doc.wheres)
-    if doc.data is None:  # an empty document, or only comments
+    if doc.data is None or _is_json_patch(doc.data):  # empty, only comments, or a kustomize patch file
         return
     if not isinstance(doc.data, dict):
         what = "a list" if isinstance(doc.data, list) else "a scalar"
@@ -488,6 +488,16 @@ def _resources_of(source: _Source, doc: _Document, resources: list[Resource], er
                 errors.append(InputError(source.name, f"items[{index}] is not a Kubernetes object", line, column))
         return
     resources.append(source.resource(doc, doc.data, (), positions))
+
+
+def _is_json_patch(data: Any) -> bool:
+    """A JSON 6902 patch (``- op: replace``, ``path: /spec/x``), which kustomize's ``patches``
+    name by file: operations on an object, not an object."""
+    return (
+        isinstance(data, list)
+        and bool(data)
+        and all(isinstance(item, dict) and isinstance(item.get("op"), str) and "path" in item for item in data)
+    )
 
 
 def _is_list_kind(data: dict[str, Any]) -> bool:

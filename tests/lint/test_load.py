@@ -155,6 +155,15 @@ def test_documents_that_are_not_mappings_are_errors_and_the_others_are_read() ->
     )
 
 
+def test_a_json_patch_file_is_not_an_error() -> None:
+    """kustomize ``patches: [{path: patch-channel.yaml}]`` files hold JSON 6902 operations."""
+    patch = "- op: replace\n  path: /spec/channel\n  value: stable\n"
+    assert load_text("patch-channel.yaml", patch).errors == ()
+    assert load_text("odd.yaml", patch + "- 1\n").errors == (
+        InputError("odd.yaml", "document is a list, not a Kubernetes object", 1, 1),
+    )
+
+
 def test_too_large(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(load, "MAX_FILE_BYTES", 10)
     assert load_bytes("big.yaml", b"a: 12345678901").errors == (InputError("big.yaml", "larger than 0 MiB: not read"),)
