@@ -201,6 +201,7 @@ class ClusterFacts:
             key in GFD_LABELS
             or key == GPU_PRESENT_LABEL
             or key.startswith(PCI_LABEL_PREFIX)
+            or key == GPU  # a resource name, never set as a label: only a pool's own labels carry it
             or key in self.label_keys
         )
 

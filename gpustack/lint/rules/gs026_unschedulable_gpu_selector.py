@@ -6,9 +6,11 @@ GFD's ``nvidia.com/gpu.product``, ``gpu.family``, ``gpu.memory``, ``gpu.count``,
 ``feature.node.kubernetes.io/pci-10de.present`` from gpustack's NFD (``deviceLabelFields:
 [vendor]``, so no ``pci-0302_10de``); ``nvidia.com/gpu.present`` only under the GPU Operator;
 and the pool's own labels. A selector copied from another cluster (seed 001 §9: the PCI
-class label differs between a GeForce PC and an L4) then fails with "didn't match Pod's
-node affinity/selector" and the pod stays Pending. Labels the spec does not describe
-(hostname, zone, …) are never judged. Needs ``--spec``.
+class label differs between a GeForce PC and an L4), or one on ``nvidia.com/gpu`` (the
+resource name: NFD, GFD and the GPU Operator set ``nvidia.com/gpu.present``, ``.product``,
+``.count``, ``.deploy.*``, never the bare key, so only a pool's own labels carry it), then
+fails with "didn't match Pod's node affinity/selector" and the pod stays Pending. Labels the
+spec does not describe (hostname, zone, …) are never judged. Needs ``--spec``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Iterator
 
 from gpustack.lint.cluster import (
     GFD_LABELS,
+    GPU,
     GPU_PRESENT_LABEL,
     NFD_GPU_LABEL,
     PCI_LABEL_PREFIX,
@@ -47,6 +50,8 @@ def _shown(test: LabelTest) -> str:
 
 
 def _hint(key: str, cluster: ClusterFacts) -> str:
+    if key == GPU:
+        return f"; {GPU} is the device plugin's resource name, which no discovery component sets as a node label"
     if key == GPU_PRESENT_LABEL and not cluster.gpu_operator:
         return f"; only the GPU Operator sets {GPU_PRESENT_LABEL}"
     if key.startswith(PCI_LABEL_PREFIX) and key != NFD_GPU_LABEL:
