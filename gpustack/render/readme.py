@@ -1,4 +1,4 @@
-"""The stack's README.md: what was generated, the apply order, host steps, and the layers.
+"""The stack's README.md: what was generated, the host steps, the apply order, notes, the layers.
 
 Built last from the merged render, so it describes exactly the files in the tree. Its first
 line marks the folder as gpustack output (write.py only replaces folders that carry it).
@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from gpustack.render import alerts, lint_config, runtime
+from gpustack.render import alerts, host_steps, lint_config, runtime
 
 if TYPE_CHECKING:
     from gpustack.render.app import Rendered
@@ -44,10 +44,11 @@ def render(rendered: Rendered, paths: Iterable[str]) -> str:
     lines += [_summary(rendered), ""]
     lines += ["## What was generated", ""]
     lines += [f"- `{path}`{_describe(rendered, path)}" for path in paths]
+    lines += ["", *host_steps.markdown(stack)]
     lines += ["", "## Apply order", ""]
     lines += [f"{i}. {step}" for i, step in enumerate(_apply_steps(rendered), start=1)]
     if rendered.notes:
-        lines += ["", "## Host steps and notes"]
+        lines += ["", "## Notes"]
         for component, notes in rendered.notes.items():
             lines += ["", f"### {component}", ""] + [f"- {note}" for note in notes]
     rule = _alert_rule(rendered)
@@ -127,24 +128,8 @@ def _object_list(objects: Iterable[Mapping[str, Any]]) -> str:
 
 
 def _apply_steps(rendered: Rendered) -> list[str]:
-    stack = rendered.ctx.stack
+    """From a machine with kubectl, once the host steps are done: namespaces, charts, manifests."""
     steps = []
-    if rendered.notes:
-        steps.append("Prepare every GPU node as the host steps below say.")
-    gates = any(rendered.feature_gates.values())
-    if stack.spec.cluster.distribution == "k3s":
-        if gates or stack.spec.cluster.nvidiaDefaultRuntime:
-            steps.append("Put `cluster/config.yaml` into /etc/rancher/k3s/ before K3s starts (or restart K3s).")
-        else:
-            steps.append("`cluster/config.yaml` is empty: no feature gate differs from this version's defaults.")
-    else:
-        steps.append(
-            "New clusters: `kubeadm init --config cluster/kubeadm-config.yaml` on the first control-plane node, "
-            "install the pod network (CNI) for its `podSubnet`, then join each pool's nodes with its "
-            "`cluster/join-<pool>.yaml` (taints and labels from the first start; the file's header gives the "
-            "command). Existing clusters: carry its feature gates and metrics addresses into the control-plane "
-            "manifests, the kube-proxy ConfigMap and every kubelet's configuration."
-        )
     early = [f"-f {path}" for path in _by_path(rendered.objects()) if path in _early_paths()]
     if early:
         steps.append(f"`kubectl apply {' '.join(early)}`: what the charts' pods need before they start.")

@@ -177,6 +177,11 @@ def check_driver_source(stack: GpuStack) -> Iterator[Finding]:
                 f"to GPU nodes: add `{SKIP_DRIVER_LABEL}: \"false\"` to the pool's labels (and label its nodes "
                 "so), or the operator installs a second driver on them"
             )
+        if operator and pool.toolkit.version:
+            yield _pool_path(i, "toolkit", "version"), (
+                f"pool {pool.name!r}: the GPU Operator runs its own toolkit container, so no toolkit package "
+                "is installed on the host to pin: remove toolkit.version (the operator's toolkit follows its chart)"
+            )
         if pool.driver.source == "operator" and pool.toolkit.mode == "legacy":
             yield _pool_path(i, "toolkit", "mode"), (
                 f"pool {pool.name!r}: the GPU Operator installs its own toolkit and injects devices "

@@ -146,11 +146,18 @@ class Driver(Versioned):
     version: str | None = Field(None, description='Driver branch or version, e.g. "595" or "595.84".')
 
 
-class Toolkit(Strict):
+class Toolkit(Versioned):
     mode: Literal["auto", "legacy", "cdi"] = Field(
         "auto",
         description="NVIDIA Container Toolkit mode: auto (CDI when specs exist, else legacy), "
         "legacy (OCI hook) or cdi.",
+    )
+    version: str | None = Field(
+        None,
+        pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$",
+        description='Toolkit release installed on the host, e.g. "1.20.0": the README\'s apt command pins '
+        "its packages to it. Without the GPU Operator only (the operator runs its own toolkit). "
+        "Default: the newest release when the command runs.",
     )
 
 

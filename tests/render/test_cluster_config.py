@@ -117,18 +117,18 @@ def test_k3s_binds_control_plane_metrics_only_where_they_are_scraped(render_spec
 
 
 def test_kubeadm_default_runtime_goes_to_nvidia_ctk(render_spec):
-    rendered, files = render_spec(cluster={"distribution": "kubeadm", "nvidiaDefaultRuntime": True})
-    note = next(n for n in rendered.notes["runtime"] if "nvidia-ctk runtime configure" in n)
-    assert "--runtime=containerd --set-as-default" in note
+    _, files = render_spec(cluster={"distribution": "kubeadm", "nvidiaDefaultRuntime": True})
+    assert "sudo nvidia-ctk runtime configure --runtime=containerd --set-as-default\n" in files["README.md"]
     # Without the GPU Operator nobody else creates the RuntimeClass: gpustack does.
     assert SAFE.load(files["manifests/runtime.yaml"]) == runtime.runtime_class()
     assert "runtime.yaml" in SAFE.load(files["manifests/kustomization.yaml"])["resources"]
 
 
 def test_k3s_registers_its_own_runtime_class(render_spec):
-    rendered, files = render_spec()
+    _, files = render_spec()
     assert "manifests/runtime.yaml" not in files
-    assert any("apply no RuntimeClass of your own" in n and "config-v3.toml.tmpl" in n for n in rendered.notes["runtime"])
+    step = next(p for p in files["README.md"].split("\n### ") if p.split("\n", 1)[0].endswith("containerd runtime nvidia"))
+    assert "apply no RuntimeClass of your own" in step and "config-v3.toml.tmpl" in step
 
 
 def test_component_gates_only_where_needed_and_unknown_user_gates_everywhere():

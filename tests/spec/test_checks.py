@@ -42,6 +42,9 @@ CASES = [
      "spec.nodePools[0].driver.source", "spec.gpuOperator.enabled is false"),
     ("check_driver_source", K3S + L4_POOL + "    driver:\n      source: operator\n    toolkit:\n      mode: legacy  # <-\n"
      "gpuOperator:\n  enabled: true\n", "spec.nodePools[0].toolkit.mode", "legacy"),
+    ("check_driver_source", K3S + L4_POOL + "    driver:\n      source: operator\n    toolkit:\n"
+     "      version: 1.20.0  # <-\ngpuOperator:\n  enabled: true\n", "spec.nodePools[0].toolkit.version",
+     "remove toolkit.version"),
     ("check_mig", K3S + L4_POOL + "devicePlugin:\n  migStrategy: single  # <-\n",
      "spec.devicePlugin.migStrategy", "no pool has MIG-capable GPUs"),
     ("check_mig", K3S + "nodePools:\n  - name: a\n    gpu:\n      model: H100\n"
