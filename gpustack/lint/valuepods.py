@@ -17,6 +17,7 @@ mapping in the file (not a YAML string). Fields the chart converts (``image`` fr
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -53,6 +54,8 @@ class Shape:
     containers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     container_fields: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # single shape
     pod_fields: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    probes: tuple[str, ...] = ()  # a container's probe settings, relative to the container
+    probes_on: Mapping[str, Any] | None = None  # where the chart enables probes by default; None: nowhere
 
 
 @cache
@@ -82,6 +85,8 @@ def _shape(name: str, item: Mapping[str, Any]) -> Shape:
         containers={group: _keys(key) for group, key in (item.get("containers") or {}).items()},
         container_fields={key: _keys(where) for key, where in (item.get("container") or {}).items()},
         pod_fields={key: _keys(where) for key, where in (item.get("pod") or {}).items()} if "container" in item else {},
+        probes=_keys(item.get("probes")),
+        probes_on=item.get("probesOn"),
     )
 
 
@@ -210,7 +215,10 @@ def _controllers(
                 if isinstance(items, Mapping) else []
             if containers:
                 pod[group] = [
-                    _container(cname, item, (*pod_path, group, index), (*root, *keys, cname), origins)
+                    _container(
+                        cname, item, (*pod_path, group, index), (*root, *keys, cname), origins,
+                        _Probes(shape, _probes_on(release, shape, name, cname)),
+                    )
                     for index, (cname, item) in enumerate(containers)
                 ]
         _persistence(release, shape, name, pod, pod_path, origins)
@@ -220,12 +228,17 @@ def _controllers(
         yield _built(release, home, data, origins)
 
 
-def _container(name: str, item: Mapping[str, Any], path: Path, root: Path, origins: _Origins) -> dict[str, Any]:
+def _container(
+    name: str, item: Mapping[str, Any], path: Path, root: Path, origins: _Origins, probes: _Probes
+) -> dict[str, Any]:
     container: dict[str, Any] = {"name": name}
     origins.add(path, root, exact=True)
     for key, value in item.items():
         if key not in _CONTAINER_SKIPPED:
             container[key] = [value] if key in ("command", "args") and isinstance(value, str) else value
+    for probe, (spec, where) in probes.rendered(item, root).items():
+        container[probe] = spec
+        origins.add((*path, probe), where, exact=False)
     image = _image(item.get("image"))
     if image:
         container["image"] = image
@@ -234,6 +247,59 @@ def _container(name: str, item: Mapping[str, Any], path: Path, root: Path, origi
     if env:
         container["env"] = env
     return container
+
+
+@dataclass(frozen=True)
+class _Probes:
+    """Where a container's probe settings sit (``probes.<name>``) and whether the chart enables
+    them when the user's values leave ``enabled`` out."""
+
+    shape: Shape
+    on_by_default: bool
+
+    def rendered(self, item: Mapping[str, Any], root: Path) -> dict[str, tuple[dict[str, Any], Path]]:
+        """``readinessProbe`` → (the probe as bjw-s common renders it, the values key it comes from)."""
+        if not self.shape.probes:
+            return {}
+        settings = _get(item, self.shape.probes)
+        settings = settings if isinstance(settings, Mapping) else {}
+        found: dict[str, tuple[dict[str, Any], Path]] = {}
+        for name in ("liveness", "readiness", "startup"):
+            probe = settings.get(name)
+            probe = probe if isinstance(probe, Mapping) else {}
+            if probe.get("enabled", self.on_by_default) is not True:
+                continue
+            where = (*root, *self.shape.probes, name) if name in settings else root
+            found[f"{name}Probe"] = (_probe_spec(probe), where)
+        return found
+
+
+def _probe_spec(probe: Mapping[str, Any]) -> dict[str, Any]:
+    """The probe bjw-s common renders: ``spec`` as it is with ``custom: true``; else ``command``
+    (when ``type`` is unset or AUTO), or a check of ``type`` (TCP when unset; AUTO follows the
+    primary service, taken as TCP here) on ``port`` (the primary service's port when unset)."""
+    spec = probe.get("spec")
+    if probe.get("custom") is True and isinstance(spec, Mapping):
+        return dict(spec)
+    kind = str(probe.get("type") or "").upper()
+    if "command" in probe and kind in ("", "AUTO"):
+        return {"exec": {"command": probe["command"]}}
+    check = {"HTTP": "httpGet", "HTTPS": "httpGet", "GRPC": "grpc"}.get(kind, "tcpSocket")
+    keys = ("path", "port") if check == "httpGet" else ("port",)
+    return {check: {key: probe[key] for key in keys if key in probe}}
+
+
+def _probes_on(release: HelmChartRelease, shape: Shape, controller: str | None, container: str | None) -> bool:
+    """Whether the chart's own values enable this container's probes (``probesOn``): by name,
+    below a chart major; a release of unknown version is taken to be below it."""
+    on = shape.probes_on
+    if on is None:
+        return False
+    if any(key in on and on[key] != name for key, name in (("controller", controller), ("container", container))):
+        return False
+    before = on.get("before")
+    major = re.match(r"\D*(\d+)", release.version or "")
+    return before is None or major is None or int(major.group(1)) < int(before)
 
 
 def _image(image: Any) -> str | None:
@@ -357,7 +423,9 @@ def _single(release: HelmChartRelease, home: ValuesLayer, shape: Shape) -> Itera
             pod[key] = value
     item = {key: value for key, keys in shape.container_fields.items() if (value := _get(values, keys)) is not None}
     container_path = (*pod_path, "containers", 0)
-    container = _container(fullname, {k: v for k, v in item.items()}, container_path, (), origins)
+    if shape.probes:  # top-level: where the built container reads them (``probes``)
+        item["probes"] = _get(values, shape.probes)
+    container = _container(fullname, item, container_path, (), origins, _Probes(shape, _probes_on(release, shape, None, None)))
     origins.entries[container_path] = ((), False)  # the container's fields are spread over the values root
     for key, keys in shape.container_fields.items():
         if key not in ("image", "env"):

@@ -108,3 +108,41 @@ spec:
     code, out, _ = gpustack(capsys, "lint", "--distribution", "k3s", "--format", "json", file)
     [finding] = [f for f in json.loads(out)["findings"] if f["rule"] == "GS004"]
     assert (finding["line"], finding["fixable"]) == (12, False)
+
+
+def _probes(version: str, controller: str, values: str = "") -> set[str]:
+    text = f"""\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {{name: llm, namespace: ai}}
+spec:
+  chart: {{spec: {{chart: app-template, version: "{version}", sourceRef: {{kind: HelmRepository, name: bjw-s}}}}}}
+  values:
+    controllers:
+      {controller}:
+        containers:
+          main:
+            image: {{repository: vllm/vllm-openai, tag: v0.10.0}}
+            {values}
+"""
+    [workload] = _workloads(text)
+    [container] = workload["spec"]["template"]["spec"]["containers"]
+    return {key for key in container if key.endswith("Probe")}
+
+
+def test_probes_render_as_the_chart_version_renders_them() -> None:
+    every = {"livenessProbe", "readinessProbe", "startupProbe"}
+    assert _probes("2.6.0", "main") == every  # common 2.x defaults, controller main's container main
+    assert _probes("2.6.0", "vllm") == set()
+    assert _probes("3.7.3", "main") == set()  # off unless enabled from 3.0
+    assert _probes("", "main") == every  # unknown version: the defaults may apply
+    assert _probes("2.6.0", "main", "probes: {readiness: {enabled: false}}") == {"livenessProbe", "startupProbe"}
+    custom = "probes: {readiness: {enabled: true, custom: true, spec: {httpGet: {path: /health, port: 8000}}}}"
+    assert _probes("4.6.2", "main", custom) == {"readinessProbe"}
+    [workload] = _workloads(
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: llm}\nspec:\n"
+        "  chart: {spec: {chart: app-template, version: 4.6.2}}\n  values:\n    controllers:\n      main:\n"
+        "        containers:\n          main:\n            image: vllm/vllm-openai\n            " + custom + "\n"
+    )
+    [container] = workload["spec"]["template"]["spec"]["containers"]
+    assert container["readinessProbe"] == {"httpGet": {"path": "/health", "port": 8000}}

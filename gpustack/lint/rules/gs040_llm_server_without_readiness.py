@@ -1,0 +1,152 @@
+"""GS040: an LLM inference server without a readiness or startup probe.
+
+A pod without either is Ready as soon as its containers start, so its Service sends requests
+to a server that is still loading gigabytes of weights (vLLM, SGLang and TGI listen only once
+the model is loaded; NIM and llama.cpp answer 503 until then): requests fail or hang, and a
+rolling update retires ready pods for unready ones. Servers are recognised by image and
+command (``data/llm-servers.yaml``); pods built from app-template values carry the probes the
+chart renders (``valuepods``: enabled ones, and common 2.x's defaults). The fix adds an HTTP
+readinessProbe on the server's health path, only where the port it listens on is plain: the
+container declares it as a containerPort.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from gpustack.lint.context import LintContext
+from gpustack.lint.model import Container, Hit, PodSpec, SetValue
+from gpustack.lint.podspec import subject
+from gpustack.lint.registry import Rule
+
+# Workloads whose pods take traffic through Services; a Job's or a bare Pod's rarely do.
+SERVING_KINDS = frozenset({"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "LeaderWorkerSet"})
+GATING_PROBES = ("readinessProbe", "startupProbe")
+
+
+@dataclass(frozen=True)
+class Server:
+    name: str
+    images: tuple[re.Pattern[str], ...]
+    commands: tuple[re.Pattern[str], ...]
+    health: str
+    port: int | None
+    port_flags: tuple[str, ...]
+    port_env: str | None
+
+
+@cache
+def servers() -> tuple[Server, ...]:
+    from ruamel.yaml import YAML
+
+    text = resources.files("gpustack.lint").joinpath("data/llm-servers.yaml").read_text("utf-8")
+    data = YAML(typ="safe").load(text)
+    return tuple(
+        Server(
+            name,
+            tuple(re.compile(p) for p in item.get("images", ())),
+            tuple(re.compile(p) for p in item.get("commands", ())),
+            item["health"],
+            item.get("port"),
+            tuple(item.get("portFlags", ())),
+            item.get("portEnv"),
+        )
+        for name, item in data["servers"].items()
+    )
+
+
+def _words(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    return [str(item) for item in value if isinstance(item, (str, int))] if isinstance(value, list) else []
+
+
+def server_of(container: Container) -> Server | None:
+    """The server the container runs: by its command and args, or by an image whose entrypoint
+    starts it when the container sets no command."""
+    command = _words(container.data.get("command"))
+    text = " ".join(command + _words(container.data.get("args")))
+    for server in servers():
+        if any(pattern.search(text) for pattern in server.commands):
+            return server
+    if command:
+        return None
+    return next((s for s in servers() if any(p.search(container.image) for p in s.images)), None)
+
+
+def listening_port(server: Server, container: Container) -> int | None:
+    """The port the server listens on: its flag in the args, its environment variable (a value
+    without a port keeps the default), or its default; None when a flag names no number."""
+    words = " ".join(_words(container.data.get("command")) + _words(container.data.get("args"))).split()
+    for index, word in enumerate(words):
+        for flag in server.port_flags:
+            value = word[len(flag) + 1 :] if word.startswith(f"{flag}=") else None
+            if word == flag and index + 1 < len(words):
+                value = words[index + 1]
+            if value is not None:
+                return int(value) if value.isdigit() else None
+    env = container.data.get("env")
+    for item in env if isinstance(env, list) else ():
+        if isinstance(item, Mapping) and item.get("name") == server.port_env and server.port_env:
+            digits = str(item.get("value", "")).rsplit(":", 1)[-1]  # "8080", "0.0.0.0:11434"
+            if digits.isdigit():
+                return int(digits)
+    return server.port
+
+
+def _declared_port(container: Container, port: int | None) -> int | str | None:
+    """How the container's ``ports`` name ``port`` (its name, else the number); None when absent."""
+    ports = container.data.get("ports")
+    for item in ports if isinstance(ports, list) and port is not None else ():
+        if isinstance(item, Mapping) and item.get("containerPort") == port:
+            name = item.get("name")
+            return name if isinstance(name, str) and name else port
+    return None
+
+
+def _leader_set_worker(pod: PodSpec) -> bool:
+    """A LeaderWorkerSet's workers next to a leader template: Services send traffic to the leader."""
+    return (
+        pod.resource.kind == "LeaderWorkerSet"
+        and "workerTemplate" in pod.path
+        and isinstance(pod.resource.get(("spec", "leaderWorkerTemplate", "leaderTemplate")), Mapping)
+    )
+
+
+def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
+    if _leader_set_worker(pod):
+        return
+    for container in pod.containers(include_init=False):
+        if any(isinstance(container.data.get(probe), Mapping) for probe in GATING_PROBES):
+            continue
+        server = server_of(container)
+        if server is None:
+            continue
+        port = listening_port(server, container)
+        built = pod.resource.origin is not None  # from chart values: probes are set the chart's way
+        declared = None if built else _declared_port(container, port)
+        probe = {"httpGet": {"path": server.health, "port": declared}}
+        if built:
+            fix = (
+                f"Enable a readiness probe in the container's values: `probes.readiness: {{enabled: true, custom: true, "
+                f"spec: {{httpGet: {{path: {server.health}, port: {port or '<port>'}}}}}}}`."
+            )
+        else:
+            fix = f"Add `readinessProbe: {{httpGet: {{path: {server.health}, port: {port or '<port>'}}}}}` to the container."
+        yield Hit(
+            pod.resource,
+            container.path,
+            f"{subject(pod, container)} runs {server.name} without a readiness or startup probe: the pod is Ready "
+            "as soon as its container starts, so its Service sends requests before the server can answer "
+            "(it loads the model first)",
+            fix=fix,
+            edits=(SetValue((*container.path, "readinessProbe"), probe),) if declared is not None else (),
+        )
+
+
+RULE = Rule("GS040", "pod", check, SERVING_KINDS)
