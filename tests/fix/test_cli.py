@@ -33,6 +33,7 @@ spec:
         - name: vllm
           image: vllm/vllm-openai:v0.9.1
           args: ["--model", "Qwen/Qwen2.5-7B-Instruct", "--max-model-len", "8192"]
+          readinessProbe: {httpGet: {path: /health, port: 8000}}
           resources:
             requests:
               cpu: "4"
@@ -54,7 +55,7 @@ FIXED = VLLM.replace(
 DIFF = """\
 --- a/vllm.yaml
 +++ b/vllm.yaml
-@@ -24,4 +24,10 @@
+@@ -25,4 +25,10 @@
                nvidia.com/gpu: 1
              limits:
                memory: 24Gi

@@ -31,6 +31,7 @@ spec:{strategy}
         - name: vllm
           image: vllm/vllm-openai:v0.11.0
           args: [s3://models/Qwen2.5-1.5B-Instruct, --served-model-name=qwen-{name}, --gpu-memory-utilization=0.80]
+          readinessProbe: {{ httpGet: {{ path: /health, port: 8000 }} }}
           resources:
             limits: {{ nvidia.com/gpu: 1, nvidia.com/gpumem: 8000, nvidia.com/gpucores: 40 }}
 """
@@ -87,7 +88,7 @@ def test_seed_rolling_update_deadlocks_with_the_numbers(capsys: pytest.CaptureFi
         "RollingUpdate (maxUnavailable 25% of 1 replica = 0): a new pod needs 8000 MiB more, 7034 MiB free on "
         "NVIDIA-L4 (23034 MiB); needs 40 % more cores, 20 % free, while its old pod and Deployment "
         "vllm/vllm-hami-b hold the rest, so it stays Pending and the rollout deadlocks",
-        "qwen.yaml:20:1: error GS005 rolling-update-on-packed-gpu: Deployment vllm/vllm-hami-b rolls out with "
+        "qwen.yaml:21:1: error GS005 rolling-update-on-packed-gpu: Deployment vllm/vllm-hami-b rolls out with "
         "RollingUpdate (maxUnavailable 25% of 1 replica = 0): a new pod needs 8000 MiB more, 7034 MiB free on "
         "NVIDIA-L4 (23034 MiB); needs 40 % more cores, 20 % free, while its old pod and Deployment "
         "vllm/vllm-hami-a hold the rest, so it stays Pending and the rollout deadlocks",
