@@ -6,6 +6,12 @@ A pod that gets GPUs from the device plugin (or HAMi) without ``runtimeClassName
 starts without the devices and driver files (seed 000 step 5, seed 001 §5–§6). The device
 plugin, GFD and DCGM Exporter read GPUs through NVML and need it too (seed 001 §5, §7).
 
+Where no spec is given, the set itself may settle it (``runtimeevidence``): a Talos patch, K3s
+or RKE2 config or GPU Operator that makes nvidia the default (or injects GPUs through CDI)
+silences the rule; one that keeps runc the default makes it an error whatever the
+distribution. A managed cloud (``--distribution``, config or the pod's node labels) and a spec
+(``--spec`` or config ``spec:``, ``cluster.nvidiaDefaultRuntime``) win over the set's evidence.
+
 DRA claims are exempt: DRA drivers hand devices over through CDI, which containerd applies
 under any runtime (a system DaemonSet with an admin claim, such as DCGM Exporter in DRA mode,
 too). GKE, EKS and AKS make the nvidia runtime (or their own driver mounts) the
@@ -16,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpustack.lint import sets
+from gpustack.lint import runtimeevidence, sets
 from gpustack.lint.context import RUNTIME_CLASS_DISTRIBUTIONS, LintContext
 from gpustack.lint.gpu import gpu_requests, is_gpu_workload, pod_components, visible_devices
 from gpustack.lint.model import Hit, PodSpec, SetValue, Severity
@@ -47,18 +53,32 @@ def _distribution(pod: PodSpec, ctx: LintContext) -> str | None:
     return ctx.distribution
 
 
-def _nvidia_is_default(ctx: LintContext) -> bool:
-    """The spec says nvidia is containerd's default runtime (``cluster.nvidiaDefaultRuntime``)."""
-    return ctx.cluster is not None and ctx.cluster.nvidia_default_runtime
+def _evidence(ctx: LintContext) -> runtimeevidence.Evidence | None:
+    """What the set says of the default runtime; None under a spec, which decides alone."""
+    return None if ctx.cluster is not None else runtimeevidence.default_runtime(ctx)
 
 
 def _severity(distribution: str | None, ctx: LintContext) -> Severity | None:
-    """None: no finding. Error where runc is the default, info without any context."""
-    if distribution in MANAGED or _nvidia_is_default(ctx):
+    """None: no finding. Error where runc is the default, info without any context.
+
+    Precedence: a managed cloud, then the spec's ``cluster.nvidiaDefaultRuntime``, then the
+    set's evidence, then the distribution's own default runtime."""
+    if distribution in MANAGED or (ctx.cluster is not None and ctx.cluster.nvidia_default_runtime):
         return None
+    if (evidence := _evidence(ctx)) is not None:
+        return None if evidence.gpus_without_class else Severity.ERROR
     if distribution in RUNTIME_CLASS_DISTRIBUTIONS:
         return Severity.ERROR
     return Severity.INFO if distribution is None else Severity.WARNING
+
+
+def _where(distribution: str | None, ctx: LintContext) -> str:
+    """Where the message says runc is the default: the set's evidence, else the distribution."""
+    if (evidence := _evidence(ctx)) is not None:
+        return f"where runc is the default runtime ({evidence})"
+    if distribution in RUNTIME_CLASS_DISTRIBUTIONS:
+        return f"on {distribution}"
+    return f"where runc is the default runtime ({RUNC_DEFAULT})"
 
 
 def _why(pod: PodSpec) -> str | None:
@@ -88,14 +108,10 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     severity = _severity(distribution, ctx)
     if severity is None:
         return
-    if distribution in RUNTIME_CLASS_DISTRIBUTIONS:
-        where = f"on {distribution}"
-    else:
-        where = f"where runc is the default runtime ({RUNC_DEFAULT})"
     yield Hit(
         pod.resource,
         pod.path,
-        f"{subject(pod)} sets no runtimeClassName but {why}: {where} its containers start "
+        f"{subject(pod)} sets no runtimeClassName but {why}: {_where(distribution, ctx)} its containers start "
         "without GPU devices or driver",
         severity=severity,
         fix=FIX,
@@ -128,12 +144,11 @@ def check_values(ctx: LintContext) -> Iterator[Hit]:
         severity = _severity(distribution, ctx)
         if severity is None:
             continue
-        where = f"on {distribution}" if distribution else f"where runc is the default runtime ({RUNC_DEFAULT})"
         resource, path = release.where(*keys)
         yield Hit(
             resource,
             path,
-            f"{release} leaves `{'.'.join(keys)}` unset: {where} its GPU DaemonSet reads GPUs through NVML "
+            f"{release} leaves `{'.'.join(keys)}` unset: {_where(distribution, ctx)} its GPU DaemonSet reads GPUs through NVML "
             "and starts without GPU devices or driver",
             severity=severity,
             fix=f"Set `{'.'.join(keys)}: nvidia` in the chart's values.",
