@@ -7,6 +7,7 @@ paths into ``file:line:col``.
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Callable, Iterator, Sequence
 
 from gpustack.spec.catalogue import GpuModel, load_catalogue
@@ -128,6 +129,18 @@ def check_cluster(stack: GpuStack) -> Iterator[Finding]:
         yield (*path, "kubeadmVersion"), (
             f"kubeadmVersion {cluster.kubeadmVersion} is not of Kubernetes {cluster.kubernetesVersion}: "
             "make the two agree"
+        )
+    if cluster.k3sVersion and cluster.distribution != "k3s":
+        yield (*path, "k3sVersion"), "k3sVersion is for distribution k3s; kubeadm takes kubeadmVersion"
+    k3s_minor = re.match(r"v1\.([0-9]+)\.[0-9]+", cluster.k3sVersion or "")
+    if cluster.k3sVersion and k3s_minor is None:
+        yield (*path, "k3sVersion"), (
+            f"k3sVersion {cluster.k3sVersion!r} is not a K3s release such as v1.36.4+k3s1 (the install script's "
+            "INSTALL_K3S_VERSION)"
+        )
+    elif k3s_minor is not None and k3s_minor.group(1) != str(cluster.minor):
+        yield (*path, "k3sVersion"), (
+            f"k3sVersion {cluster.k3sVersion} is not of Kubernetes {cluster.kubernetesVersion}: make the two agree"
         )
     for i, address in enumerate(cluster.serverAddresses):
         try:

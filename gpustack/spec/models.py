@@ -149,8 +149,8 @@ class Driver(Versioned):
 class Toolkit(Versioned):
     mode: Literal["auto", "legacy", "cdi"] = Field(
         "auto",
-        description="NVIDIA Container Toolkit mode: auto (CDI when specs exist, else legacy), "
-        "legacy (OCI hook) or cdi.",
+        description="NVIDIA Container Toolkit mode: auto (the toolkit picks: just-in-time CDI where NVML "
+        "finds the GPUs from release 1.20, the legacy hook before), legacy (OCI hook) or cdi.",
     )
     version: str | None = Field(
         None,

@@ -31,6 +31,11 @@ CASES = [
     ("check_cluster", "cluster:\n  distribution: kubeadm\n  kubernetesVersion: \"1.35\"\n"
      "  kubeadmVersion: v1.36.1  # <-\n" + L4_POOL, "spec.cluster.kubeadmVersion", "not of Kubernetes 1.35"),
     ("check_cluster", K3S + "  kubeadmVersion: v1.36.1  # <-\n" + L4_POOL, "spec.cluster.kubeadmVersion", "k3sVersion"),
+    ("check_cluster", K3S + "  k3sVersion: v1.35.4+k3s1  # <-\n" + L4_POOL, "spec.cluster.k3sVersion",
+     "not of Kubernetes 1.36"),
+    ("check_cluster", K3S + "  k3sVersion: 1.36.4  # <-\n" + L4_POOL, "spec.cluster.k3sVersion", "v1.36.4+k3s1"),
+    ("check_cluster", "cluster:\n  distribution: kubeadm\n  kubernetesVersion: \"1.36\"\n"
+     "  k3sVersion: v1.36.4+k3s1  # <-\n" + L4_POOL, "spec.cluster.k3sVersion", "kubeadmVersion"),
     ("check_cluster", K3S + "  serverAddresses:\n    - 10.0.0.1\n    - server-1  # <-\n" + L4_POOL,
      "spec.cluster.serverAddresses[1]", "not an IP address"),
     ("check_cluster", K3S + "  podSubnet: 10.0.0.300/16  # <-\n" + L4_POOL, "spec.cluster.podSubnet", "CIDR"),
