@@ -4,10 +4,16 @@ NFD names PCI labels ``pci-<class>_<vendor>.present``. GeForce cards are VGA con
 (0300), datacenter GPUs (L4, A100, H100) are 3D controllers (0302): a selector copied from a
 desktop never matches them, and EC2's virtual VGA device (vendor 1d0f) makes a bare
 ``pci-0300.present`` true on every instance (seed 001 §9, reference §10).
+
+Where the set says the GPU nodes are GeForce (or workstation) cards, VGA controllers all,
+``pci-0300_10de.present`` is right and the rule stays quiet: the pod (or another pod of the set)
+requires a GFD ``nvidia.com/gpu.product`` naming such a card, or every pool of the spec has one.
+A bare ``pci-0300.present`` stays wrong there too: a board's own VGA (a BMC, an iGPU) carries it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
@@ -27,6 +33,8 @@ FIX = (
     "NVIDIA's charts configure it); `nvidia.com/gpu.product` (GFD) selects a model."
 )
 PRODUCT = "nvidia.com/gpu.product"
+# GFD products of VGA-class cards (display outputs): GeForce, TITAN, Quadro, RTX Axxxx.
+VGA_PRODUCT = re.compile(r"GeForce|TITAN|Quadro|RTX-A\d{4}", re.IGNORECASE)
 
 
 def _is_vga_test(test: LabelTest) -> bool:
@@ -56,6 +64,27 @@ def _product_edits(pod: PodSpec, test: LabelTest, tests: list[LabelTest], ctx: L
     )
 
 
+def _requires_vga_product(tests: list[LabelTest]) -> bool:
+    """Whether a pod requires a GFD ``nvidia.com/gpu.product`` that only VGA-class cards have."""
+    return any(
+        test.required and test.key == PRODUCT and test.operator == "In" and test.values
+        and all(VGA_PRODUCT.search(value) for value in test.values)
+        for test in tests
+    )
+
+
+def _geforce_evidence(tests: list[LabelTest], ctx: LintContext) -> bool:
+    """Whether the pod, the spec or another pod of the set says the GPU nodes are VGA-class cards."""
+    if _requires_vga_product(tests):
+        return True
+    if ctx.cluster is not None and ctx.cluster.pools:
+        return all(pool.gpu.pci_class == "0300" for pool in ctx.cluster.pools)
+    return ctx.memo(
+        ("GS001", "vga-products"),
+        lambda: any(_requires_vga_product(list(node_label_tests(pod))) for pod in ctx.pod_specs),
+    )
+
+
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     tests = list(node_label_tests(pod))
     datacenter_terms = {
@@ -66,8 +95,13 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
             continue  # OR'd with a nodeSelectorTerm that datacenter GPUs satisfy
         if test.key.endswith("pci-0300.present"):
             why = "any VGA device matches it, EC2's virtual VGA (vendor 1d0f) included"
+        elif _geforce_evidence(tests, ctx):
+            continue  # GeForce nodes: their cards are VGA controllers
         else:
-            why = "datacenter GPUs (L4, A100, H100) are PCI class 0302 and never carry it"
+            why = (
+                "datacenter GPUs (L4, A100, H100) are PCI class 0302 and never carry it; it fits only GeForce and "
+                "workstation cards (VGA controllers)"
+            )
         yield Hit(
             pod.resource,
             test.path,
