@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from typing import Literal
 
@@ -9,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ruamel.yaml import YAML
 
 from gpustack.resources import data_dir
+from gpustack.suggest import close_matches
 
 
 class GpuModel(BaseModel):
@@ -20,7 +22,7 @@ class GpuModel(BaseModel):
     pciVendor: str = Field("10de", pattern=r"^[0-9a-f]{4}$", description="PCI vendor id (NVIDIA: 10de).")
     pciDevice: str = Field(pattern=r"^[0-9a-f]{4}$", description="PCI device id, e.g. 27b8 for the L4.")
     pciClass: Literal["0300", "0302"] = Field(
-        description="PCI class: 0300 (VGA, GeForce) or 0302 (3D controller, datacenter GPUs)."
+        description="PCI class: 0300 (VGA: GeForce and workstation cards) or 0302 (3D controller, datacenter GPUs)."
     )
     architecture: str = Field(description="GFD's nvidia.com/gpu.family, e.g. ada-lovelace.")
     computeCapability: str = Field(pattern=r"^\d+\.\d+$", description="CUDA compute capability.")
@@ -29,7 +31,9 @@ class GpuModel(BaseModel):
     migProfiles: tuple[str, ...] = Field((), description="MIG profiles; empty when the GPU cannot do MIG.")
     dcgmProfiling: bool = Field(description="Whether DCGM_FI_PROF_* profiling metrics are available.")
     ecc: bool = Field(description="Whether the memory has ECC.")
-    segment: Literal["datacenter", "geforce"] = Field(description="datacenter or geforce.")
+    segment: Literal["datacenter", "workstation", "geforce"] = Field(
+        description="datacenter, workstation (professional cards with display outputs) or geforce."
+    )
     aliases: tuple[str, ...] = Field((), description="Other names accepted for this SKU.")
 
     @property
@@ -37,23 +41,37 @@ class GpuModel(BaseModel):
         return bool(self.migProfiles)
 
 
+def normalized(name: str) -> str:
+    """The form names are compared in: case-insensitive, spaces and underscores as dashes
+    ("RTX 4090" and "rtx_4090" are RTX-4090)."""
+    return re.sub(r"[\s_]+", "-", name.strip()).lower()
+
+
 class Catalogue:
-    """GPU SKUs by name, looked up case-insensitively (aliases included)."""
+    """GPU SKUs by name, looked up by ``normalized`` name (aliases included)."""
 
     def __init__(self, entries: dict[str, GpuModel]) -> None:
         self.entries = entries
         self._index: dict[str, str] = {}
         for key, model in entries.items():
             for name in (key, *model.aliases):
-                self._index[name.lower()] = key
+                self._index[normalized(name)] = key
 
     def names(self) -> list[str]:
         return list(self.entries)
 
     def resolve(self, name: str) -> tuple[str, GpuModel] | None:
         """Return ``(catalogue key, model)`` for a SKU name or alias, ``None`` when unknown."""
-        key = self._index.get(name.lower())
+        key = self._index.get(normalized(name))
         return (key, self.entries[key]) if key else None
+
+    def suggestions(self, name: str) -> list[str]:
+        """Catalogue keys for a name too short to pick one (``A100``: its variants) or close to
+        ``name`` (a typo), best first."""
+        typed = normalized(name)
+        variants = [form for form in self._index if form.startswith(f"{typed}-")]
+        close = close_matches(name, self._index, normalize=normalized, n=5, cutoff=0.5)
+        return list(dict.fromkeys(self._index[normalized(match)] for match in (*variants, *close)))[:3]
 
     def by_pci_device(self, device_id: str) -> list[tuple[str, GpuModel]]:
         return [(k, m) for k, m in self.entries.items() if m.pciDevice == device_id.lower()]

@@ -22,6 +22,7 @@ from gpustack.spec.partitioning import (
     mig_pools,
     mig_slices,
 )
+from gpustack.suggest import did_you_mean
 
 Finding = tuple[tuple[str | int, ...], str]
 DRA_MIN_MINOR = 34  # resource.k8s.io/v1 is served from Kubernetes 1.34
@@ -67,10 +68,10 @@ def check_gpu_models(stack: GpuStack) -> Iterator[Finding]:
     catalogue = load_catalogue()
     for i, pool in enumerate(stack.spec.nodePools):
         if pool.gpu.custom is None and catalogue.resolve(pool.gpu.model) is None:
-            known = ", ".join(catalogue.names())
+            hint = did_you_mean(catalogue.suggestions(pool.gpu.model))
             yield _pool_path(i, "gpu", "model"), (
-                f"unknown GPU model {pool.gpu.model!r}; known: {known}. "
-                "For another GPU add gpu.custom with its facts (see `gpustack schema`)"
+                f"unknown GPU model {pool.gpu.model!r}; {hint + ' ' if hint else ''}`gpustack gpus` lists "
+                "the catalogue. For another GPU add gpu.custom with its facts (see `gpustack schema`)"
             )
 
 

@@ -23,7 +23,7 @@ H100_MIG = "nodePools:\n  - name: a\n    gpu:\n      model: H100\n    mig:\n    
 # (check function, spec body below `spec:`, reported path, message fragment)
 CASES = [
     ("check_gpu_models", K3S + "nodePools:\n  - name: a\n    gpu:\n      model: L5  # <-\n",
-     "spec.nodePools[0].gpu.model", "unknown GPU model 'L5'; known: L4"),
+     "spec.nodePools[0].gpu.model", "unknown GPU model 'L5'; did you mean L4"),
     ("check_unique_pools", K3S + L4_POOL + "  - name: a  # <-\n    gpu:\n      model: T4\n",
      "spec.nodePools[1].name", "defined twice"),
     ("check_unique_pools", K3S + L4_POOL + "systemPools:\n  - name: a  # <-\n",
