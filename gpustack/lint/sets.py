@@ -102,7 +102,7 @@ def helm_releases(resource: Resource) -> Iterator[HelmChartRelease]:
     HelmChart, Argo CD Application, Flux HelmRelease, kustomize ``helmCharts``. ``releases``
     adds what takes the whole set (HelmChartConfig, values files)."""
     api_group = (resource.ref.api_version or "").split("/")[0]
-    if _is_kustomization(resource):
+    if is_kustomization(resource):
         yield from _kustomize_releases(resource)
         return
     spec = resource.get(("spec",))
@@ -164,7 +164,7 @@ def _argo_release(resource: Resource, path: Path, source: Mapping[str, Any]) -> 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 
-def _is_kustomization(resource: Resource) -> bool:
+def is_kustomization(resource: Resource) -> bool:
     if resource.kind == "Kustomization":
         return (resource.ref.api_version or "").startswith("kustomize.config.k8s.io/")
     return resource.kind is None and posixpath.basename(resource.file.replace("\\", "/")) in KUSTOMIZATION_FILES
@@ -300,7 +300,7 @@ def _releases(ctx: LintContext) -> tuple[HelmChartRelease, ...]:
                 below = tuple(layer for layer in release.layers if layer.written is None)
                 above = tuple(layer for layer in release.layers if layer.written is not None)  # `set`
                 release = _with_layers(release, below + extra + above)
-            elif _is_kustomization(resource):
+            elif is_kustomization(resource):
                 release = _with_values_file(release, by_file)
             found.append(release)
     for (namespace, name), layers in configs.items():  # a packaged K3s chart configured (traefik, …)
