@@ -5,7 +5,9 @@ jsii starts a Node.js process. ``JSII_NODE`` points it at the node binary shippe
 ``JSII_RUNTIME_PACKAGE_CACHE_ROOT`` moves jsii's package cache (by default under the home
 folder) into the temporary folder, so that an Argo CD config management plugin with a
 read-only root filesystem can render (DESIGN §10 "Render for Argo CD"). Both must be set
-before ``cdk8s`` is first imported; explicit settings in the environment win.
+before ``cdk8s`` is first imported; explicit settings in the environment win. jsii's Node
+process also makes a folder in Node's temporary folder; one it cannot write to is refused here,
+with the variable that names it, rather than as Node's error from inside jsii.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import shutil
 import stat
 import tempfile
 from pathlib import Path
+
+from gpustack.errors import GpustackError
 
 
 def node_binary() -> Path:
@@ -49,8 +53,22 @@ def cache_root() -> str:
     return private
 
 
+def check_node_temp_folder() -> None:
+    """``GpustackError`` unless Node's temporary folder (``os.tmpdir()``: ``TMPDIR``, ``TMP``,
+    ``TEMP``, else /tmp) is a folder this process may write to."""
+    variable = next((name for name in ("TMPDIR", "TMP", "TEMP") if os.environ.get(name)), None)
+    folder = os.environ[variable] if variable else "/tmp"
+    if not (os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK)):
+        named = f"{variable}={folder}" if variable else folder
+        fix = f"point {variable} at a writable folder or unset it" if variable else "set TMPDIR to a writable folder"
+        raise GpustackError(
+            f"{named} is not a writable folder: render's Node.js runtime (jsii) keeps its temporary files there; {fix}"
+        )
+
+
 def prepare() -> None:
     """Set ``JSII_NODE`` and ``JSII_RUNTIME_PACKAGE_CACHE_ROOT`` unless already set; idempotent."""
+    check_node_temp_folder()
     os.environ.setdefault("JSII_NODE", str(node_binary()))
     if "JSII_RUNTIME_PACKAGE_CACHE_ROOT" not in os.environ:
         os.environ["JSII_RUNTIME_PACKAGE_CACHE_ROOT"] = cache_root()

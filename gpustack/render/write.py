@@ -3,21 +3,31 @@
 The tree is written into a temporary folder next to the target, then swapped in with two
 renames, so a failed render leaves the previous output untouched and no partial files. Paths
 are checked before anything is written: relative, no ``..``, so nothing lands outside the
-target. An existing target is replaced only when it is empty or earlier gpustack output (its
-README.md carries the marker), never, say, a repository given by mistake as ``-o .``.
+target. An existing target is replaced only when it is empty or holds nothing but earlier
+gpustack output: the files its generated README.md lists (and lint's cache), never a file
+someone added (an overlay, a nested ``.git``), nor, say, a repository given as ``-o .``.
+
+A render holds a lock on its temporary folder while it runs; the next render of the same
+target removes the temporary folders nobody holds (left by a render that was killed).
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import fcntl
 import os
+import re
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePosixPath
 
 from gpustack.errors import GpustackError
+from gpustack.lint.cache import DIRNAME as LINT_CACHE
 from gpustack.render import readme
+
+SHOWN_FOREIGN = 10  # files named in the refusal; the rest are counted
 
 
 def safe_path(path: str) -> PurePosixPath:
@@ -33,16 +43,83 @@ def _check_replaceable(target: Path) -> None:
         raise GpustackError(f"{target} exists and is not a folder")
     if not target.is_dir() or not any(target.iterdir()):
         return
-    marker = target / readme.PATH
     try:
-        generated = marker.is_file() and marker.read_text(encoding="utf-8").startswith(readme.MARKER)
+        ours = readme.generated_paths((target / readme.PATH).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError):
-        generated = False
-    if not generated:
+        ours = None
+    if ours is None:
         raise GpustackError(
             f"{target} is not empty and holds no gpustack output (no generated {readme.PATH}); "
             "choose a new or empty folder"
         )
+    foreign = _foreign(target, ours)
+    if foreign:
+        shown = ", ".join(foreign[:SHOWN_FOREIGN])
+        more = f" and {len(foreign) - SHOWN_FOREIGN} more" if len(foreign) > SHOWN_FOREIGN else ""
+        raise GpustackError(
+            f"{target} holds files gpustack did not write: {shown}{more}; render replaces the whole "
+            "folder: move them out, or render into another folder"
+        )
+
+
+def _foreign(target: Path, ours: frozenset[str]) -> list[str]:
+    """What ``target`` holds besides the files ``ours`` names: other files, links, special
+    files, folders (named once, with a trailing slash). Lint's cache is not foreign."""
+    folders = {parent.as_posix() for path in ours for parent in PurePosixPath(path).parents}
+    found: list[str] = []
+    for folder, subfolders, names in os.walk(target):
+        relative = PurePosixPath(Path(folder).relative_to(target).as_posix())
+        kept = []
+        for name in subfolders:
+            path = (relative / name).as_posix()
+            if path == LINT_CACHE:
+                continue
+            if path in folders and not os.path.islink(os.path.join(folder, name)):
+                kept.append(name)
+            else:
+                found.append(f"{path}/")
+        subfolders[:] = kept
+        for name in names:
+            path, full = (relative / name).as_posix(), os.path.join(folder, name)
+            if path not in ours or os.path.islink(full) or not os.path.isfile(full):
+                found.append(path)
+    return sorted(found)
+
+
+def _leftovers(target: Path) -> Iterator[Path]:
+    """Temporary folders of renders of ``target`` (``mkdtemp``'s names, below)."""
+    pattern = re.compile(rf"^\.{re.escape(target.name)}\.[a-z0-9_]{{8}}\.(tmp|old)$")
+    with contextlib.suppress(OSError):
+        for entry in target.parent.iterdir():
+            if pattern.match(entry.name) and entry.is_dir() and not entry.is_symlink():
+                yield entry
+
+
+def _remove_stale(target: Path) -> None:
+    """Remove the temporary folders that no running render holds: a ``.tmp`` whose lock is
+    free, an ``.old`` whose ``.tmp`` is gone or free."""
+    for leftover in list(_leftovers(target)):
+        staging = leftover.with_suffix(".tmp")
+        try:
+            with _lock(staging):
+                shutil.rmtree(leftover, ignore_errors=True)
+        except FileNotFoundError:  # an .old whose render is over
+            shutil.rmtree(leftover, ignore_errors=True)
+        except (BlockingIOError, PermissionError):  # a render running now
+            continue
+        except OSError:
+            continue
+
+
+@contextlib.contextmanager
+def _lock(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``folder`` (``BlockingIOError`` when another process holds it)."""
+    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        yield
+    finally:
+        os.close(descriptor)
 
 
 def _umask() -> int:
@@ -57,24 +134,26 @@ def write_tree(files: Mapping[str, str], target: Path) -> None:
     _check_replaceable(target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale(target)
         staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     except OSError as exc:
         raise GpustackError(f"cannot write {target}: {exc.strerror or exc}") from None
     old = staging.with_suffix(".old")
     try:
-        staging.chmod(0o777 & ~_umask())  # mkdtemp makes it 0700
-        for path, text in files.items():
-            file = staging.joinpath(*paths[path].parts)
-            file.parent.mkdir(parents=True, exist_ok=True)
-            file.write_text(text, encoding="utf-8", newline="\n")
-        if target.exists():
-            target.rename(old)
-        try:
-            staging.rename(target)
-        except OSError:
-            if old.exists():
-                old.rename(target)
-            raise
+        with _lock(staging):
+            staging.chmod(0o777 & ~_umask())  # mkdtemp makes it 0700
+            for path, text in files.items():
+                file = staging.joinpath(*paths[path].parts)
+                file.parent.mkdir(parents=True, exist_ok=True)
+                file.write_text(text, encoding="utf-8", newline="\n")
+            if target.exists():
+                target.rename(old)
+            try:
+                staging.rename(target)
+            except OSError:
+                if old.exists():
+                    old.rename(target)
+                raise
     except OSError as exc:
         raise GpustackError(f"cannot write {target}: {exc.strerror or exc}") from None
     finally:

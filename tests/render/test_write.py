@@ -9,8 +9,16 @@ import pytest
 from gpustack.errors import GpustackError
 from gpustack.render import readme, write
 
-OLD = {"README.md": f"{readme.MARKER} old -->\n", "helm/a.values.yaml": "a: 1\n", "stale.yaml": "x: 1\n"}
-NEW = {"README.md": f"{readme.MARKER} new -->\n", "helm/a.values.yaml": "a: 2\n", "manifests/b.yaml": "b: 1\n"}
+
+
+def tree(version: str, files: dict[str, str]) -> dict[str, str]:
+    """``files`` and a generated README that lists them, as render writes it."""
+    listing = "".join(f"- `{path}`\n" for path in sorted(files))
+    return {readme.PATH: f"{readme.MARKER} {version} -->\n{readme.GENERATED}\n\n{listing}\n## Apply order\n", **files}
+
+
+OLD = tree("old", {"helm/a.values.yaml": "a: 1\n", "stale.yaml": "x: 1\n"})
+NEW = tree("new", {"helm/a.values.yaml": "a: 2\n", "manifests/b.yaml": "b: 1\n"})
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
