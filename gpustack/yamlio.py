@@ -1,7 +1,7 @@
 """YAML in and out.
 
 Reading keeps positions (ruamel.yaml round-trip nodes carry line/column) so that errors can
-point at ``file:line:col``. Writing is deterministic: key order as built, block style, no
+point at ``file:line:col``, in time linear in the text's size and to ``MAX_DEPTH`` levels. Writing is deterministic: key order as built, block style, no
 line wrapping, multi-line strings as literal blocks.
 """
 
@@ -14,17 +14,79 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.composer import Composer
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
+from ruamel.yaml.scanner import Scanner
 
 from gpustack.errors import GpustackError, Problem
+
+# A spec nests about eight levels. ruamel composes and constructs recursively, four Python
+# frames per level: far deeper input would end in a RecursionError (after seconds) instead.
+MAX_DEPTH = 64
+
+
+class _TooDeep(Exception):
+    def __init__(self, mark: Any) -> None:
+        super().__init__()
+        self.mark = mark
+
+
+def _check_depth(text: str) -> None:
+    """``_TooDeep`` at the first node deeper than ``MAX_DEPTH``, found by libyaml's C parser:
+    ruamel's scanner takes seconds over a line of thousands of ``[`` before its composer gets
+    that deep. What libyaml cannot parse is left to ruamel to report, in its own words."""
+    import yaml
+
+    parser = yaml.CSafeLoader(text)
+    depth = 0
+    try:
+        while (event := parser.get_event()) is not None:
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise _TooDeep(event.start_mark)
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+    except yaml.MarkedYAMLError as exc:
+        if exc.problem == "exceeded maximum nesting depth":  # libyaml's own limit, 1000 levels
+            raise _TooDeep(exc.problem_mark) from None
+    except yaml.YAMLError:
+        pass
+    finally:
+        parser.dispose()
+
+
+class _DepthLimitedComposer(Composer):  # type: ignore[misc]
+    """ruamel's composer, which recurses once per level: stopped at ``MAX_DEPTH`` levels, long
+    before Python's recursion limit (a RecursionError, seconds later)."""
+
+    _nesting = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self._nesting += 1
+        try:
+            if self._nesting > MAX_DEPTH:
+                raise _TooDeep(self.parser.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._nesting -= 1
 
 
 def load_positioned(text: str, filename: str) -> Any:
     """Parse one YAML document keeping positions; raise ``GpustackError`` with the location."""
     yaml = YAML(typ="rt")
+    # Comments are dropped while scanning: the round-trip scanner joins a run of comment lines
+    # one string concatenation at a time, quadratic in their number (100,000 comment lines
+    # took 44 s). The composer and constructor still record every key's and item's position.
+    yaml.Scanner = Scanner
+    yaml.Composer = _DepthLimitedComposer
     try:
+        _check_depth(text)
         return yaml.load(text)
+    except _TooDeep as exc:
+        line, column = exc.mark.line + 1, exc.mark.column + 1
+        raise GpustackError(Problem(f"nested deeper than {MAX_DEPTH} levels: not read", filename, line, column)) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None

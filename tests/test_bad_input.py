@@ -163,3 +163,130 @@ def test_render_with_an_unusable_tmpdir_says_so(tmp_path, capsys, monkeypatch):
     assert f"TMPDIR={tmp_path / 'missing'} is not a writable folder" in err
     assert time.monotonic() - started < 30
     assert not (tmp_path / "out").exists()
+
+
+# --- spec files that are not what they should be ---------------------------------------------
+
+
+DESCRIPTION_LINE = next(n for n, line in enumerate(SPEC.splitlines(), 1) if "description:" in line)
+
+
+def write_spec(folder: Path, name: str, content: str | bytes) -> Path:
+    path = folder / name
+    path.write_bytes(content.encode() if isinstance(content, str) else content)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (SPEC.replace("description:", "description: café #").encode("latin-1"), f":{DESCRIPTION_LINE}: cannot read the spec: not UTF-8 (byte 0xe9)"),
+        (SPEC.encode("utf-16"), ":1: cannot read the spec: UTF-16 or UTF-32 text (byte-order mark): not read; save it as UTF-8"),
+        (b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)), ": cannot read the spec: binary file (holds NUL bytes): not read"),
+    ],
+    ids=["latin-1", "utf-16", "binary"],
+)
+@pytest.mark.parametrize("command", ["validate", "lint"])
+def test_a_spec_that_is_not_utf8_is_named_and_the_rest_still_checked(tmp_path, capsys, content, message, command):
+    bad = write_spec(tmp_path, "bad.yaml", content)
+    good = write_spec(tmp_path, "good.yaml", SPEC)
+    if command == "validate":
+        code, out, err = run(capsys, "validate", str(bad), str(good))
+        assert f"{good}: ok" in out
+    else:
+        code, out, err = run(capsys, "lint", "--spec", str(bad), str(REPO / "examples" / "manifests"))
+    assert code == 2
+    assert f"error: {bad}{message}" in err.splitlines()
+
+
+def test_render_names_a_spec_that_is_not_utf8(tmp_path, capsys, monkeypatch):
+    bad = write_spec(tmp_path, "bad.yaml", SPEC.encode("utf-16"))
+    monkeypatch.setattr("gpustack.commands.render.require_render_tools", lambda: None)
+    code, _, err = run(capsys, "render", str(bad), "-o", str(tmp_path / "out"))
+    assert code == 2 and f"error: {bad}:1: cannot read the spec: UTF-16" in err
+
+
+def test_a_spec_larger_than_lints_limit_is_refused_unread(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("gpustack.userinput.MAX_FILE_BYTES", len(SPEC) - 1)
+    spec = write_spec(tmp_path, "big.yaml", SPEC)
+    code, _, err = run(capsys, "validate", str(spec))
+    assert code == 2 and f"error: {spec}: cannot read the spec: larger than" in err
+
+
+def test_a_spec_from_standard_input_gets_the_same_checks(tmp_path, capsys, monkeypatch):
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"kind: \xff\n")))
+    code, _, err = run(capsys, "validate", "-")
+    assert code == 2 and "error: -:1: cannot read the spec: not UTF-8 (byte 0xff)" in err
+
+
+@pytest.mark.parametrize(("levels", "column"), [(65, 71), (5000, 1007)])
+def test_a_deeply_nested_spec_is_refused_at_once(tmp_path, capsys, levels, column):
+    """5,000 levels ended in a RecursionError after 5.7 s; libyaml stops at 1,000 levels."""
+    spec = write_spec(tmp_path, "deep.yaml", SPEC + "extra: " + "[" * levels + "]" * levels + "\n")
+    started = time.monotonic()
+    code, _, err = run(capsys, "validate", str(spec))
+    assert code == 2
+    assert f"error: {spec}:{SPEC.count(chr(10)) + 1}:{column}: nested deeper than 64 levels: not read" in err
+    assert time.monotonic() - started < 2
+
+
+def test_a_spec_nested_as_deep_as_allowed_is_read(tmp_path, capsys):
+    spec = write_spec(tmp_path, "deep.yaml", SPEC + "extra: " + "[" * 63 + "]" * 63 + "\n")
+    code, _, err = run(capsys, "validate", str(spec))
+    assert code == 2 and "extra: unknown key" in err
+
+
+def _parse_seconds(text: str) -> float:
+    from gpustack.yamlio import load_positioned
+
+    started = time.perf_counter()
+    load_positioned(text, "spec.yaml")
+    return time.perf_counter() - started
+
+
+def test_spec_reading_is_linear_in_comment_lines():
+    """20,000 comment lines inside a mapping took 2.2 s, 100,000 took 44 s (quadratic)."""
+    lines = SPEC.splitlines(keepends=True)
+    cut = lines.index("  cluster:\n") + 1
+
+    def commented(count: int) -> str:
+        return "".join(lines[:cut]) + "    # a comment\n" * count + "".join(lines[cut:])
+
+    small, large = _parse_seconds(commented(5_000)), _parse_seconds(commented(40_000))
+    assert large < 8 * small * 2, (small, large)  # 8 times the lines: at most twice linear, noise included
+
+
+def test_positions_survive_comments(tmp_path, capsys):
+    spec = write_spec(tmp_path, "s.yaml", SPEC.replace("        count: 1\n", "        # one\n        count: 0  # none\n"))
+    code, _, err = run(capsys, "validate", str(spec))
+    line = spec.read_text().splitlines().index("        count: 0  # none") + 1
+    assert code == 2 and f"error: {spec}:{line}:9: spec.nodePools[0].gpu.count: Input should be greater than or equal to 1" in err
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ('kubernetesVersion: "1.36"', 'kubernetesVersion: "1.20"', "Kubernetes 1.20 is not one gpustack renders: 1.25 to 1.37"),
+        ('kubernetesVersion: "1.36"', 'kubernetesVersion: "1.99"', "Kubernetes 1.99 is not one gpustack renders: 1.25 to 1.37"),
+        ("        count: 1\n", "        count: true\n", "spec.nodePools[0].gpu.count: Input should be a valid integer"),
+        ("    - name: g6\n", "    - name: g6\n      count: 100000000000\n", "spec.nodePools[0].count: Input should be less than or equal to 5000"),
+        ("    - name: g6\n", '    - name: g6\n      count: "3"\n', "spec.nodePools[0].count: Input should be a valid integer"),
+    ],
+)
+def test_validate_refuses_what_render_cannot_do(tmp_path, capsys, old, new, message):
+    assert old in SPEC
+    spec = write_spec(tmp_path, "s.yaml", SPEC.replace(old, new, 1))
+    code, _, err = run(capsys, "validate", str(spec))
+    assert code == 2 and message in err
+
+
+def test_the_supported_minors_are_those_render_knows():
+    from gpustack.spec.featuregates import GATES
+    from gpustack.spec.models import NEWEST_MINOR, OLDEST_MINOR
+
+    assert NEWEST_MINOR == max(minor for gate in GATES.values() for minor in gate.states)
+    validate = pytest.importorskip("kubernetes_validate.utils")
+    shipped = {int(version.split(".")[1]) for version in validate.all_versions()}
+    assert OLDEST_MINOR in shipped and NEWEST_MINOR in shipped

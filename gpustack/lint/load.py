@@ -32,11 +32,11 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from gpustack.errors import GpustackError, Problem
 from gpustack.lint.model import InputError, Path, Resource
 from gpustack.lint.yaml11 import MERGE, key_text, plain
+from gpustack.userinput import MAX_FILE_BYTES, Unreadable, decode
 
 STDIN = "-"
 STDIN_NAME = "<stdin>"
 SUFFIXES = (".yaml", ".yml", ".json")
-MAX_FILE_BYTES = 32 * 1024 * 1024
 MAX_DEPTH = 200  # libyaml stops at 1000; no manifest nests deeper than a few dozen levels
 MAX_ALIAS_NODES = 100_000  # nodes that aliases may add to one document (billion laughs)
 
@@ -339,15 +339,10 @@ def _parse(name: str, data: bytes) -> tuple[LoadResult, Entry]:
 
 
 def _parse_entry(data: bytes) -> tuple[Entry, str]:
-    if len(data) > MAX_FILE_BYTES:
-        return ("errors", ((f"larger than {MAX_FILE_BYTES >> 20} MiB: not read", None, None),)), ""
-    if b"\0" in data[:8192]:
-        return ("errors", (("binary file (holds NUL bytes): not read", None, None),)), ""
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        return ("errors", ((f"not UTF-8 (byte 0x{data[exc.start]:02x})", line, None),)), ""
+        text = decode(data)
+    except Unreadable as exc:
+        return ("errors", ((exc.message, exc.line, None),)), ""
     return _text_entry(text), text
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -12,6 +11,7 @@ from ruamel.yaml.comments import CommentedMap
 
 from gpustack.errors import GpustackError, Problem, SpecError
 from gpustack.spec.models import PATTERN_MEANINGS, GpuStack
+from gpustack.userinput import MAX_FILE_BYTES, Unreadable, decode
 from gpustack.yamlio import load_positioned, position
 
 Loc = Sequence[str | int]
@@ -74,14 +74,27 @@ def _message(error: dict[str, Any]) -> str:
     return message.removeprefix("Value error, ")
 
 
-def read_source(path: str) -> tuple[str, Any]:
-    """Read and parse a spec file; ``-`` reads standard input."""
+def read_text(path: str) -> str:
+    """A spec file's text (``-``: standard input) within lint's limits for manifests: size and
+    encoding (``gpustack.userinput``); ``SpecError`` naming the file otherwise."""
     import sys
 
     try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        if path == "-":
+            data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+        else:
+            with open(path, "rb") as stream:
+                data = stream.read(MAX_FILE_BYTES + 1)
+        return decode(data)
+    except OSError as exc:
         raise SpecError(Problem(f"cannot read the spec: {exc.strerror or exc}", path)) from None
+    except Unreadable as exc:
+        raise SpecError(Problem(f"cannot read the spec: {exc.message}", path, exc.line)) from None
+
+
+def read_source(path: str) -> tuple[str, Any]:
+    """Read and parse a spec file; ``-`` reads standard input."""
+    text = read_text(path)
     try:
         source = load_positioned(text, path)
     except GpustackError as exc:

@@ -16,6 +16,12 @@ from gpustack.spec.catalogue import GpuModel
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 K8S_MINOR = r"^1\.[0-9]{2}$"
 DURATION = r"^([0-9]+(ms|s|m|h))+$"
+# The Kubernetes minors a stack can target: from the oldest whose OpenAPI schema
+# kubernetes-validate ships (render validates every object against it) to the newest whose
+# feature-gate defaults gpustack.spec.featuregates knows (tests hold both to it).
+OLDEST_MINOR, NEWEST_MINOR = 25, 37
+# Kubernetes' documented scalability limit: https://kubernetes.io/docs/setup/best-practices/cluster-large/
+MAX_NODES = 5000
 # What each pattern means, for error messages ("should match pattern '^[a-z0-9]…'" says little).
 PATTERN_MEANINGS = {
     DNS_LABEL: "must be a DNS-1123 label: lowercase letters, digits and '-', "
@@ -43,7 +49,9 @@ def _as_written(number: int | float) -> str:
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    """No unknown keys, and no conversions: ``count: true`` is not 1, ``"3"`` is not 3."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=True)
 
 
 class Versioned(Strict):
@@ -73,8 +81,8 @@ class Cluster(Strict):
     kubernetesVersion: str = Field(
         "1.36",
         pattern=K8S_MINOR,
-        description='Kubernetes minor version as a string, e.g. "1.36". Selects feature-gate '
-        "defaults and the schema rendered objects are validated against.",
+        description=f'Kubernetes minor version as a string, e.g. "1.36", from 1.{OLDEST_MINOR} to '
+        f"1.{NEWEST_MINOR}. Selects feature-gate defaults and the schema rendered objects are validated against.",
     )
     featureGates: dict[str, bool] = Field(
         default_factory=dict,
@@ -114,6 +122,13 @@ class Cluster(Strict):
     @classmethod
     def _quote(cls, value: Any) -> Any:
         return _version_string(value)
+
+    @field_validator("kubernetesVersion")
+    @classmethod
+    def _supported(cls, value: str) -> str:
+        if not OLDEST_MINOR <= int(value.split(".")[1]) <= NEWEST_MINOR:
+            raise ValueError(f"Kubernetes {value} is not one gpustack renders: 1.{OLDEST_MINOR} to 1.{NEWEST_MINOR}")
+        return value
 
     @property
     def minor(self) -> int:
@@ -165,7 +180,7 @@ class SystemPool(Strict):
     """Nodes without GPUs for the cluster's own services (Prometheus, Grafana, the NFD master)."""
 
     name: str = Field(pattern=DNS_LABEL, description="Pool name (DNS-1123 label).")
-    count: int = Field(1, ge=1, description="Number of nodes in the pool.")
+    count: int = Field(1, ge=1, le=MAX_NODES, description="Number of nodes in the pool.")
     labels: dict[str, str] = Field(default_factory=dict, description="Labels the pool's nodes carry.")
     taints: list[Taint] = Field(default_factory=list, description="Taints the pool's nodes carry.")
 
@@ -207,7 +222,7 @@ class PoolMig(Strict):
 
 class NodePool(Strict):
     name: str = Field(pattern=DNS_LABEL, description="Pool name (DNS-1123 label).")
-    count: int = Field(1, ge=1, description="Number of nodes in the pool.")
+    count: int = Field(1, ge=1, le=MAX_NODES, description="Number of nodes in the pool.")
     gpu: Gpu
     labels: dict[str, str] = Field(default_factory=dict, description="Labels the pool's nodes carry.")
     taints: list[Taint] = Field(default_factory=list, description="Taints the pool's nodes carry.")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gpustack.lint import load
+from gpustack import userinput
 from gpustack.lint.load import load_bytes, load_paths, load_text
 from gpustack.lint.model import InputError
 
@@ -125,7 +125,7 @@ def test_json_with_tabs() -> None:
         ("a: b\n c: d\n", "invalid YAML: mapping values are not allowed in this context", 2),
         (b"kind: Pod\x00\x01", "binary file (holds NUL bytes): not read", None),
         (b"a: 1\nb: \xff\n", "not UTF-8 (byte 0xff)", 2),
-        (b"\xff\xfea\x00", "binary file (holds NUL bytes): not read", None),
+        (b"\xff\xfea\x00", "UTF-16 or UTF-32 text (byte-order mark): not read; save it as UTF-8", 1),
         ("a: &a [*a]\n", "alias *a refers to no anchor defined before it", 1),
         ("a: *nowhere\n", "alias *nowhere refers to no anchor defined before it", 1),
         ("{[1]: 2}\n", "a mapping key must be a plain value, not a mapping or list", 1),
@@ -165,7 +165,7 @@ def test_a_json_patch_file_is_not_an_error() -> None:
 
 
 def test_too_large(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(load, "MAX_FILE_BYTES", 10)
+    monkeypatch.setattr(userinput, "MAX_FILE_BYTES", 10)
     assert load_bytes("big.yaml", b"a: 12345678901").errors == (InputError("big.yaml", "larger than 0 MiB: not read"),)
 
 
