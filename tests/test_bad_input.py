@@ -290,3 +290,94 @@ def test_the_supported_minors_are_those_render_knows():
     validate = pytest.importorskip("kubernetes_validate.utils")
     shipped = {int(version.split(".")[1]) for version in validate.all_versions()}
     assert OLDEST_MINOR in shipped and NEWEST_MINOR in shipped
+
+
+# --- lint and --fix -------------------------------------------------------------------------
+
+PITFALLS = (REPO / "examples" / "manifests" / "seed-pitfalls.yaml").read_text(encoding="utf-8")
+
+
+def test_a_named_pipe_in_a_linted_folder_is_named_not_waited_on(tmp_path):
+    (tmp_path / "a.yaml").write_text(PITFALLS)
+    os.mkfifo(tmp_path / "pipe.yaml")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-m", "gpustack", "lint", "--no-cache", "--fail-on", "error", str(tmp_path)],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+    assert done.returncode == 1  # an unreadable file, as the README says
+    assert f"{tmp_path / 'pipe.yaml'}: error: not a regular file (a named pipe, socket or device): not read" in done.stdout
+    assert "GS00" in done.stdout  # a.yaml was still linted
+
+
+def test_duplicate_keys_in_a_manifest_are_reported_with_their_line(tmp_path, capsys):
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  name: b\nspec:\n  containers: []\n")
+    code, out, _ = run(capsys, "lint", "--no-cache", str(manifest))
+    assert code == 1
+    assert f"{manifest}:5:3: error: duplicate key 'name' (first at line 4): kubectl and Helm refuse the document" in out
+
+
+def test_a_charts_templates_folder_gets_a_hint_to_pipe_helm_template(tmp_path, capsys):
+    templates = tmp_path / "chart" / "templates"
+    templates.mkdir(parents=True)
+    (templates / "deployment.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n"
+    )
+    code, out, _ = run(capsys, "lint", "--no-cache", str(templates))
+    assert code == 2  # nothing readable
+    assert "deployment.yaml:4:10: error: " in out
+    assert "a Helm template? lint what it renders to: `helm template CHART | gpustack lint -`" in out
+
+
+def fixable(tmp_path: Path, mode: int = 0o640) -> Path:
+    manifest = tmp_path / "pitfalls.yaml"
+    manifest.write_text(PITFALLS)
+    manifest.chmod(mode)
+    return manifest
+
+
+def test_fix_writes_in_place_keeping_inode_mode_and_hard_links(tmp_path, capsys):
+    manifest = fixable(tmp_path)
+    os.link(manifest, tmp_path / "pitfalls.yaml.link")
+    if os.geteuid() == 0:
+        os.chown(manifest, 1234, 1234)
+    before = os.stat(manifest)
+    code, _, err = run(capsys, "lint", "--no-cache", "--fix", str(manifest))
+    after = os.stat(manifest)
+    assert (after.st_ino, after.st_nlink, after.st_mode, after.st_uid, after.st_gid) == (
+        before.st_ino, 2, before.st_mode, before.st_uid, before.st_gid,
+    )
+    assert manifest.read_text() != PITFALLS
+    assert (tmp_path / "pitfalls.yaml.link").read_text() == manifest.read_text()
+    assert "fixed 3 findings in 1 file" in err and code == 1
+
+
+def test_fix_leaves_a_read_only_file_alone_and_does_not_count_it(tmp_path, capsys):
+    manifest = fixable(tmp_path, 0o444)
+    code, out, err = run(capsys, "lint", "--no-cache", "--fix", str(manifest))
+    assert manifest.read_text() == PITFALLS and manifest.stat().st_mode & 0o777 == 0o444
+    assert f"{manifest}: error: not fixed: the file is read-only (mode 0444)" in out
+    assert "fixed 0 findings in 0 files" in err
+    assert code == 1 and "GS004" in out  # the findings are still reported
+
+
+def test_fix_on_a_read_only_file_system_reports_and_goes_on(tmp_path, capsys, monkeypatch):
+    import builtins
+    import errno
+
+    manifest = fixable(tmp_path)
+    real_open = builtins.open
+
+    def read_only_file_system(file, mode="r", *args, **kwargs):
+        if "+" in mode or "w" in mode:
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), file)
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", read_only_file_system)
+    code, out, err = run(capsys, "lint", "--no-cache", "--fix", str(manifest))
+    monkeypatch.undo()
+    assert manifest.read_text() == PITFALLS
+    assert f"{manifest}: error: not fixed: cannot write it: Read-only file system" in out
+    assert "fixed 0 findings in 0 files" in err
+    assert code == 1 and "GS004" in out

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -299,8 +300,18 @@ def _expand(path: str, excluded: Callable[[str], bool]) -> tuple[list[str], list
         for name in names:
             file = os.path.normpath(os.path.join(folder, name))  # "./a.yaml" -> "a.yaml"
             if name.endswith(SUFFIXES) and not name.startswith(".") and not excluded(file):
-                found.append(file)
-    return sorted(found), errors
+                if _special(file):  # reading a named pipe nobody writes to waits forever
+                    errors.append(InputError(file, "not a regular file (a named pipe, socket or device): not read"))
+                else:
+                    found.append(file)
+    return sorted(found), sorted(errors, key=lambda error: error.file)
+
+
+def _special(file: str) -> bool:
+    try:
+        return not stat.S_ISREG(os.stat(file).st_mode)
+    except OSError:  # a dangling link: opening it says why
+        return False
 
 
 def load_settings(file: str, error: type[GpustackError], what: str) -> tuple[Resource, ...]:
@@ -346,6 +357,10 @@ def _parse_entry(data: bytes) -> tuple[Entry, str]:
     return _text_entry(text), text
 
 
+# Said of a file that does not parse and holds template actions: a chart's templates/.
+TEMPLATE_HINT = "; it holds {{ }}: a Helm template? lint what it renders to: `helm template CHART | gpustack lint -`"
+
+
 def _text_entry(text: str) -> Entry:
     try:
         return "documents", tuple(document.entry() for document in _documents(text))
@@ -353,11 +368,15 @@ def _text_entry(text: str) -> Entry:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (None, None)
         message = ": ".join(part for part in (exc.context, exc.problem) if part)
-        return "errors", ((f"invalid YAML: {message}", line, column),)
+        return "errors", ((f"invalid YAML: {message}{_hint(text)}", line, column),)
     except _Invalid as exc:
-        return "errors", ((exc.message, exc.line, exc.column),)
+        return "errors", ((f"{exc.message}{_hint(text)}", exc.line, exc.column),)
     except yaml.YAMLError as exc:
-        return "errors", ((f"invalid YAML: {exc}", None, None),)
+        return "errors", ((f"invalid YAML: {exc}{_hint(text)}", None, None),)
+
+
+def _hint(text: str) -> str:
+    return TEMPLATE_HINT if "{{" in text and "}}" in text else ""
 
 
 def restore(name: str, data: bytes, entry: Entry) -> LoadResult:
@@ -390,9 +409,13 @@ class _Document:
     position: int = 0  # the root node's start, packed as ``_pack`` does
     containers: list[Any] = field(default_factory=list)  # every mapping and list of ``data`` (_Builder.containers)
     wheres: list[Any] = field(default_factory=list)  # the positions of their keys or items, in the same order
+    problems: tuple[tuple[str, int, int], ...] = ()  # (message, line, column) of what is read but wrong
 
     def entry(self) -> tuple[Any, ...]:
-        return (self.index, self.data, self.line, self.column, self.source_comment, self.position, self.containers, self.wheres)
+        return (
+            self.index, self.data, self.line, self.column, self.source_comment, self.position, self.containers,
+            self.wheres, self.problems,
+        )
 
 
 def _compact(wheres: list[Any]) -> list[list[int]]:
@@ -407,7 +430,7 @@ def _pickled(entry: Entry) -> bytes:
 
     kind, items = entry
     if kind == "documents":
-        items = tuple((*item[:7], _compact(item[7])) for item in items)
+        items = tuple((*item[:7], _compact(item[7]), *item[8:]) for item in items)
     return pickle.dumps((kind, items), protocol=pickle.HIGHEST_PROTOCOL)
 
 
@@ -467,6 +490,7 @@ class _Positions:
 
 def _resources_of(source: _Source, doc: _Document, resources: list[Resource], errors: list[InputError]) -> None:
     positions = _Positions(source, doc.index, doc.data, doc.position, doc.containers, doc.wheres)
+    errors.extend(InputError(source.name, message, line, column) for message, line, column in doc.problems)
     if doc.data is None or _is_json_patch(doc.data):  # empty, only comments, or a kustomize patch file
         return
     if not isinstance(doc.data, dict):
@@ -649,6 +673,7 @@ def _documents(text: str) -> Iterator[_Document]:
                 builder.position(root),
                 builder.containers,
                 builder.wheres,
+                tuple(builder.duplicates),
             )
             previous_end = end.start_mark.line
             index += 1
@@ -712,6 +737,7 @@ class _Builder:
         self.containers: list[Any] = []  # every mapping and list, as completed
         self.wheres: list[Any] = []  # the positions of their keys (a dict) or items (a list)
         self.indexed: dict[int, int] = {}  # id(container) -> index, filled for merges only
+        self.duplicates: list[tuple[str, int, int]] = []  # keys given twice: (message, line, column)
 
     def value(self, event: Any, depth: int) -> Any:
         kind = event.__class__
@@ -758,12 +784,16 @@ class _Builder:
                     event = next_event()
                     continue
                 mark = event.start_mark
+                if key in where and event.value == key:  # not `y` after `on` (both "true" to JSON)
+                    self.duplicates.append(_duplicate(key, where[key], mark))
                 where[key] = mark.line << 32 | mark.column
             else:
                 key = value(event, depth)
                 if isinstance(key, (dict, list)):
                     raise _Invalid("a mapping key must be a plain value, not a mapping or list", event.start_mark)
                 key = key_text(key)
+                if key in where:
+                    self.duplicates.append(_duplicate(key, where[key], event.start_mark))
                 where[key] = self.position(event)
             event = next_event()
             if event.__class__ is _SCALAR and event.anchor is None:
@@ -825,6 +855,13 @@ class _Builder:
                 event.start_mark,
             )
         return value
+
+
+def _duplicate(key: str, first: int, mark: Any) -> tuple[str, int, int]:
+    """A key given twice in one mapping: current kubectl and Helm refuse the document, older
+    readers keep the last value and drop the first unseen. Linted as the latter, reported."""
+    message = f"duplicate key {key!r} (first at line {(first >> 32) + 1}): kubectl and Helm refuse the document"
+    return message, mark.line + 1, mark.column + 1
 
 
 def _check_depth(event: Any, depth: int) -> None:

@@ -108,10 +108,17 @@ def test_aliases_share_values() -> None:
     assert data["a"] == data["c"] == {"b": [1]}
 
 
-def test_duplicate_keys_keep_the_last_and_locate_it() -> None:
-    resource = one("a: 1\na: 2\n")
-    assert resource.data == {"a": 2}
-    assert resource.locate(("a",)) == (2, 1)
+def test_duplicate_keys_keep_the_last_locate_it_and_are_reported() -> None:
+    result = load_text("f.yaml", "a: 1\na: 2\n'a': 3\nb: {c: 1, c: 2}\n")
+    [resource] = result.resources
+    assert resource.data == {"a": 3, "b": {"c": 2}}
+    assert resource.locate(("a",)) == (3, 1)
+    first = "kubectl and Helm refuse the document"
+    assert result.errors == (
+        InputError("f.yaml", f"duplicate key 'a' (first at line 1): {first}", 2, 1),
+        InputError("f.yaml", f"duplicate key 'a' (first at line 2): {first}", 3, 1),
+        InputError("f.yaml", f"duplicate key 'c' (first at line 4): {first}", 4, 11),
+    )
 
 
 def test_json_with_tabs() -> None:

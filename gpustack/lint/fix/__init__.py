@@ -8,6 +8,7 @@ checks the result, ``output`` writes files or a diff. Imported only for --fix an
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from gpustack.lint.engine import Report
@@ -28,18 +29,24 @@ def autofix(loaded: LoadResult, report: Report, relint: Relint, *, write: bool) 
     """Fix the fixable findings of ``report`` (the lint of ``loaded``): write the files
     (``write``; standard input goes to ``output``), or only show the diff."""
     outcome = fix(loaded, report, relint)
-    findings = _count(outcome.count, "finding")
-    files = _count(len(outcome.fixed), "file")
     if not write:
         diff = unified_diff(outcome.originals, outcome.fixed)
-        return Autofixed(_with(report, outcome), diff, f"--fix would fix {findings} in {files}\n")
-    unwritten = tuple(
-        error
+        return Autofixed(_with(report, outcome), diff, f"--fix would fix {_summary(outcome, outcome.fixed)}\n")
+    unwritten = {
+        file: error
         for file, text in outcome.fixed.items()
         if file != STDIN_NAME and (error := write_file(file, outcome.originals[file], text)) is not None
-    )
+    }
+    written = [file for file in outcome.fixed if file not in unwritten]
     stdin = outcome.fixed.get(STDIN_NAME, outcome.originals.get(STDIN_NAME))
-    return Autofixed(_with(outcome.report, outcome, unwritten), stdin, f"fixed {findings} in {files}\n")
+    report = _with(outcome.report, outcome, tuple(unwritten.values()))
+    return Autofixed(report, stdin, f"fixed {_summary(outcome, written)}\n")
+
+
+def _summary(outcome: FixOutcome, files: Iterable[str]) -> str:
+    """``N findings in M files``, of ``files`` only (those written, or that would be)."""
+    files = list(files)
+    return f"{_count(sum(outcome.counts.get(file, 0) for file in files), 'finding')} in {_count(len(files), 'file')}"
 
 
 def _with(report: Report, outcome: FixOutcome, unwritten: tuple[InputError, ...] = ()) -> Report:

@@ -32,9 +32,14 @@ class FixOutcome:
     report: Report  # of the set with the fixed texts
     originals: Mapping[str, str]  # file -> text before
     fixed: Mapping[str, str]  # file -> text after, changed files only (input order)
-    count: int  # findings fixed
+    counts: Mapping[str, int]  # file -> findings fixed in it
     failures: tuple[InputError, ...]  # files left as they were, and why
     notes: tuple[Note, ...]  # fixable findings left out, and why
+
+    @property
+    def count(self) -> int:
+        """Findings fixed in all files."""
+        return sum(self.counts.values())
 
 
 def fix(loaded: LoadResult, report: Report, relint: Relint) -> FixOutcome:
@@ -74,10 +79,17 @@ def fix(loaded: LoadResult, report: Report, relint: Relint) -> FixOutcome:
         report=report,
         originals=loaded.texts,
         fixed=fixed,
-        count=len(applied - remaining),
+        counts=_per_file(applied - remaining),
         failures=tuple(InputError(file, f"not fixed, left as it was: {why}") for file, why in failed.items()),
         notes=tuple(note for key, note in refused.items() if key in remaining),
     )
+
+
+def _per_file(keys: set[_Key]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for key in keys:
+        counts[key[1]] = counts.get(key[1], 0) + 1
+    return counts
 
 
 def _fixable(report: Report, *, exclude: Mapping[str, str]) -> dict[str, list[Finding]]:

@@ -1,13 +1,11 @@
-"""Where fixed texts go: a unified diff, or the files themselves, written atomically."""
+"""Where fixed texts go: a unified diff, or the files themselves, written in place."""
 
 from __future__ import annotations
 
 import codecs
-import contextlib
 import difflib
 import os
 import stat
-import tempfile
 from collections.abc import Mapping
 
 from gpustack.lint.model import InputError
@@ -31,27 +29,25 @@ def _lines(text: str) -> list[str]:
 
 
 def write_file(path: str, original: str, text: str) -> InputError | None:
-    """Replace the file's content with ``text``: through a temporary file in the same folder
-    and ``os.replace``, keeping its mode and byte-order mark, never half-written. A file whose
-    content is no longer ``original`` is left alone."""
+    """Replace the file's content with ``text`` in place, once the re-lint has vouched for it:
+    the file keeps its inode, so its owner, mode and hard links stay (a rename would give a
+    new file, owned by whoever runs the fix), and its byte-order mark. A read-only file (no
+    write permission bit) or one whose content is no longer ``original`` is left alone."""
     real = os.path.realpath(path)  # a link keeps pointing at the fixed file
     try:
-        with open(real, "rb") as stream:
-            data = stream.read()
         mode = stat.S_IMODE(os.stat(real).st_mode)
-    except OSError as exc:
-        return InputError(path, f"not fixed: cannot read it again: {exc.strerror}")
-    if data.decode("utf-8-sig", errors="replace") != original:
-        return InputError(path, "not fixed: it changed while it was being linted")
-    bom = codecs.BOM_UTF8 if data.startswith(codecs.BOM_UTF8) else b""
-    descriptor, temporary = tempfile.mkstemp(dir=os.path.dirname(real), prefix=f".{os.path.basename(real)}.")
-    try:
-        with os.fdopen(descriptor, "wb") as stream:
+        if not mode & 0o222:
+            return InputError(path, f"not fixed: the file is read-only (mode {mode:04o})")
+        with open(real, "r+b") as stream:
+            data = stream.read()
+            if data.decode("utf-8-sig", errors="replace") != original:
+                return InputError(path, "not fixed: it changed while it was being linted")
+            bom = codecs.BOM_UTF8 if data.startswith(codecs.BOM_UTF8) else b""
+            stream.seek(0)
             stream.write(bom + text.encode("utf-8"))
-        os.chmod(temporary, mode)
-        os.replace(temporary, real)
+            stream.truncate()
+            stream.flush()
+            os.fsync(stream.fileno())
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        return InputError(path, f"not fixed: cannot write it: {exc.strerror}")
+        return InputError(path, f"not fixed: cannot write it: {exc.strerror or exc}")
     return None
