@@ -381,3 +381,24 @@ def test_fix_on_a_read_only_file_system_reports_and_goes_on(tmp_path, capsys, mo
     assert f"{manifest}: error: not fixed: cannot write it: Read-only file system" in out
     assert "fixed 0 findings in 0 files" in err
     assert code == 1 and "GS004" in out
+
+
+# --- doctor on a node without a GPU -----------------------------------------------------------
+
+
+def test_doctor_without_a_gpu_reports_one_problem_and_blocks_the_rest(tmp_path, capsys):
+    (tmp_path / "proc").mkdir()  # a node's tree with nothing GPU-related in it
+    code, out, _ = run(capsys, "doctor", "--root", str(tmp_path))
+    lines = out.splitlines()
+    assert code == 1
+    assert lines[0].startswith("problem  pci") and lines[-1] == "1 problem(s): pci"
+    assert all("not checked: blocked by the pci layer" in line for line in lines[1:-1])
+    assert not any(line.startswith("ok") for line in lines)
+
+
+def test_doctor_does_not_call_an_absent_file_ok(tmp_path):
+    from gpustack.node import modules
+    from gpustack.node.result import Status
+    from gpustack.node.root import NodeRoot
+
+    assert modules.check(NodeRoot.open(str(tmp_path))).status is Status.NA

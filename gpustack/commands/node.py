@@ -25,7 +25,7 @@ def doctor(
 ) -> None:
     """Check each layer a GPU needs on this node, from the PCI bus to the device plugin.
 
-    Prints ok, problem (with what to do and the seed step it traces to) or n/a per layer.
+    Prints ok, problem (with what to do and the upstream documentation of that step) or n/a per layer; without an NVIDIA GPU the layers after pci are not checked.
     Exits 0 when every applicable layer is ok, 1 otherwise.
     """
     from gpustack.node import layers, report

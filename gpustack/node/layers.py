@@ -43,7 +43,14 @@ LAYERS: tuple[Layer, ...] = (
 
 
 def run(root: NodeRoot) -> tuple[LayerResult, ...]:
-    return tuple(_guarded(layer, root) for layer in LAYERS)
+    """Every layer's result; without an NVIDIA GPU on the PCI bus the others are not checked
+    (each would only report its own absence: driver, device nodes, toolkit, … for no GPU)."""
+    first, *others = LAYERS
+    found = _guarded(first, root)
+    if found.status is Status.PROBLEM:
+        blocked = f"not checked: blocked by the {first.LAYER} layer (no NVIDIA GPU to check it for)"
+        return (found, *(not_applicable(layer.LAYER, blocked) for layer in others))
+    return (found, *(_guarded(layer, root) for layer in others))
 
 
 def _guarded(layer: Layer, root: NodeRoot) -> LayerResult:

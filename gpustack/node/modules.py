@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpustack.node import docs
-from gpustack.node.result import LayerResult, ok, problem
+from gpustack.node.result import LayerResult, not_applicable, ok, problem
 from gpustack.node.root import NodeRoot
 
 LAYER = "nouveau"
@@ -15,6 +15,8 @@ def loaded(root: NodeRoot) -> frozenset[str]:
 
 
 def check(root: NodeRoot) -> LayerResult:
+    if root.read_text("/proc/modules") is None:  # no /proc: a mounted image, not a running node
+        return not_applicable(LAYER, "cannot tell: no /proc/modules to list the loaded modules")
     if "nouveau" in loaded(root):
         # A stock Ubuntu cloud image boots with nouveau bound to the GPU (seed 001 §2); the
         # nvidia driver package blacklists it, but only a reboot after installing unloads it.
