@@ -402,3 +402,139 @@ def test_doctor_does_not_call_an_absent_file_ok(tmp_path):
     from gpustack.node.root import NodeRoot
 
     assert modules.check(NodeRoot.open(str(tmp_path))).status is Status.NA
+
+
+# --- fuzz: spec loading, validate, render -----------------------------------------------------
+
+from typing import Any  # noqa: E402
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from gpustack.errors import GpustackError  # noqa: E402
+
+SPEC_WORDS = [
+    "apiVersion", "kind", "metadata", "name", "spec", "cluster", "distribution", "kubernetesVersion",
+    "nodePools", "gpu", "model", "count", "driver", "source", "host", "operator", "toolkit", "mode", "sharing",
+    "strategy", "timeSlicing", "mps", "replicas", "mig", "layout", "1g.10gb", "labels", "taints", "k3s",
+    "kubeadm", "L4", "H100", "1.36", "1.3", "gpustack.io/v1alpha1", "GpuStack", "dra", "hami", "enabled",
+    "monitoring", "gitops", "argocd", "true", "~", "0", "-1", "1e400", "0x10", "&a", "*a", "<<", "!!int",
+]  # fmt: skip
+spec_scalars = st.one_of(
+    st.sampled_from(SPEC_WORDS), st.text(max_size=10), st.integers(), st.floats(allow_nan=True), st.booleans(), st.none()
+)
+spec_data = st.recursive(
+    spec_scalars,
+    lambda children: st.one_of(
+        st.lists(children, max_size=3), st.dictionaries(st.sampled_from(SPEC_WORDS), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
+
+
+def loads_or_refuses(path: Path, *, render: bool = True):
+    """``load_spec``: a spec, or a ``GpustackError`` (located); nothing else may come out."""
+    from gpustack.spec.load import load_spec
+
+    try:
+        return load_spec(str(path), render=render)
+    except GpustackError as error:
+        assert error.problems and all(problem.file == str(path) for problem in error.problems), error.problems
+        return None
+
+
+def _paths(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [path]
+    if isinstance(node, dict):
+        for key, value in node.items():
+            found += _paths(value, (*path, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found += _paths(value, (*path, index))
+    return found
+
+
+def mutated(document: Any, path: tuple[Any, ...], value: Any, delete: bool) -> Any:
+    if not path:
+        return value
+    head, *rest = path
+    copy = dict(document) if isinstance(document, dict) else list(document)
+    if delete and not rest:
+        del copy[head]
+    else:
+        copy[head] = mutated(document[head], tuple(rest), value, delete)
+    return copy
+
+
+@FUZZ
+@given(st.lists(st.sampled_from(list("ab:-[]{}&*!|>'\"#\n \t,?%@`") + SPEC_WORDS), max_size=60))
+def test_fuzz_yaml_like_text_is_loaded_or_refused(tmp_path_factory, tokens):
+    spec = tmp_path_factory.mktemp("fuzz") / "spec.yaml"
+    spec.write_text("".join(tokens))
+    loads_or_refuses(spec)
+
+
+@FUZZ
+@given(st.binary(max_size=300))
+def test_fuzz_bytes_are_loaded_or_refused(tmp_path_factory, content):
+    spec = tmp_path_factory.mktemp("fuzz") / "spec.yaml"
+    spec.write_bytes(content)
+    loads_or_refuses(spec)
+
+
+def _example(index: int) -> Any:
+    import yaml
+
+    return yaml.safe_load(EXAMPLES[index % len(EXAMPLES)].read_text(encoding="utf-8"))
+
+
+@FUZZ
+@given(st.data())
+def test_fuzz_examples_with_one_value_changed_validate_or_are_refused(tmp_path_factory, data):
+    """Every example with one value replaced by random data (or one key removed): validated,
+    for render and for lint's context, or refused with located problems."""
+    import json
+
+    document = _example(data.draw(st.integers(0, len(EXAMPLES) - 1), label="example"))
+    path = data.draw(st.sampled_from(_paths(document)), label="path")
+    changed = mutated(document, path, data.draw(spec_data, label="value"), data.draw(st.booleans(), label="delete"))
+    spec = tmp_path_factory.mktemp("fuzz") / "spec.yaml"
+    spec.write_text(json.dumps(changed, allow_nan=True))
+    loads_or_refuses(spec, render=data.draw(st.booleans(), label="render"))
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_fuzz_render_of_changed_examples_renders_or_refuses(tmp_path_factory, data):
+    """Render is slow (cdk8s, Node): a handful of changed examples, each rendered into a
+    folder, or refused with a message."""
+    pytest.importorskip("cdk8s")
+    import json
+
+    from gpustack.render import app
+    from gpustack.render.component import RenderContext
+
+    document = _example(data.draw(st.integers(0, len(EXAMPLES) - 1), label="example"))
+    leaves = [path for path in _paths(document) if not isinstance(_get(document, path), (dict, list))]
+    path = data.draw(st.sampled_from(leaves), label="path")
+    value = data.draw(st.one_of(st.just(_get(document, path)), spec_scalars), label="value")
+    changed = mutated(document, path, value, False)
+    folder = tmp_path_factory.mktemp("fuzz")
+    (folder / "spec.yaml").write_text(json.dumps(changed, allow_nan=True))
+    loaded = loads_or_refuses(folder / "spec.yaml")
+    if loaded is None:
+        return
+    try:
+        write.write_tree(app.tree(app.render(RenderContext(stack=loaded.stack, spec_file=loaded.file))), folder / "out")
+    except GpustackError as error:
+        assert error.problems
+    else:
+        assert (folder / "out" / readme.PATH).is_file()
+
+
+def _get(document: Any, path: tuple[Any, ...]) -> Any:
+    for step in path:
+        document = document[step]
+    return document
