@@ -105,9 +105,7 @@ def _remove_stale(target: Path) -> None:
                 shutil.rmtree(leftover, ignore_errors=True)
         except FileNotFoundError:  # an .old whose render is over
             shutil.rmtree(leftover, ignore_errors=True)
-        except (BlockingIOError, PermissionError):  # a render running now
-            continue
-        except OSError:
+        except OSError:  # held by a render running now (BlockingIOError), or not ours to open
             continue
 
 
