@@ -96,6 +96,9 @@ def load_positioned(text: str, filename: str) -> Any:
         ) from None
     except YAMLError as exc:
         raise GpustackError(Problem(f"invalid YAML: {exc}", filename)) from None
+    except (ValueError, TypeError, IndexError, KeyError) as exc:
+        # ruamel's constructors on odd tagged values, e.g. a bare `!!int`: an IndexError
+        raise GpustackError(Problem(f"invalid YAML: a value it cannot construct ({exc})", filename)) from None
 
 
 def position(node: Any, path: Sequence[str | int]) -> tuple[int, int] | None:

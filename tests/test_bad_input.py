@@ -221,6 +221,23 @@ def test_a_spec_from_standard_input_gets_the_same_checks(tmp_path, capsys, monke
     assert code == 2 and "error: -:1: cannot read the spec: not UTF-8 (byte 0xff)" in err
 
 
+@pytest.mark.parametrize("text", ["!!int", "kind: !!float\n"])
+def test_a_tagged_value_ruamel_cannot_construct_is_refused(tmp_path, capsys, text):
+    """Found by the fuzz test below: ruamel raised an IndexError on a bare ``!!int``."""
+    spec = write_spec(tmp_path, "tagged.yaml", text)
+    code, _, err = run(capsys, "validate", str(spec))
+    assert code == 2 and f"error: {spec}: invalid YAML: a value it cannot construct" in err
+
+
+def test_a_lone_surrogate_escape_is_refused_at_its_key(tmp_path, capsys):
+    """Found by the fuzz test below: ``"\\ud83d\\ude00"`` (JSON's way to write one emoji) is two
+    lone surrogates to YAML, which render could not write (UnicodeEncodeError)."""
+    spec = write_spec(tmp_path, "s.yaml", SPEC.replace("description: ", 'description: "\\ud83d\\ude00" #', 1))
+    code, _, err = run(capsys, "validate", str(spec))
+    assert code == 2
+    assert f"error: {spec}:{DESCRIPTION_LINE}:3: metadata.description: holds half of a UTF-16 surrogate pair" in err
+
+
 @pytest.mark.parametrize(("levels", "column"), [(65, 71), (5000, 1007)])
 def test_a_deeply_nested_spec_is_refused_at_once(tmp_path, capsys, levels, column):
     """5,000 levels ended in a RecursionError after 5.7 s; libyaml stops at 1,000 levels."""

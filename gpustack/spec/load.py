@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +16,7 @@ from gpustack.userinput import MAX_FILE_BYTES, Unreadable, decode
 from gpustack.yamlio import load_positioned, position
 
 Loc = Sequence[str | int]
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,26 @@ def read_source(path: str) -> tuple[str, Any]:
         raise SpecError(
             Problem("a spec is a YAML mapping with apiVersion: gpustack.io/v1alpha1, kind: GpuStack", path, 1, 1)
         )
+    surrogate = _surrogate(source, ())
+    if surrogate is not None:
+        message = "holds half of a UTF-16 surrogate pair (a \\uD800-\\uDFFF escape): write the character itself"
+        raise SpecError(locate(source, path, surrogate, message))
     return path, source
+
+
+def _surrogate(node: Any, loc: tuple[str | int, ...]) -> Loc | None:
+    """Where a key or string holds a lone surrogate (YAML's ``"\\ud83d"``), which no file can
+    be written with; ``None`` when nothing does."""
+    if isinstance(node, str):
+        return loc if _SURROGATE.search(node) else None
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, value in items:
+        if isinstance(key, str) and _SURROGATE.search(key):
+            return (*loc, key)
+        found = _surrogate(value, (*loc, key))
+        if found is not None:
+            return found
+    return None
 
 
 def load_spec(path: str, *, render: bool = True) -> LoadedSpec:

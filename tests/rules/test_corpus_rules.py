@@ -37,7 +37,9 @@ def pods() -> tuple[PodSpec, ...]:
     if not CORPUS.is_dir():
         pytest.skip(f"{CORPUS} not present")
     loaded = load_paths([str(CORPUS)])
-    assert len(loaded.errors) <= 10, loaded.errors
+    # Keys given twice are reported but their objects read (tests/lint/test_lint_corpus.py).
+    unreadable = [error for error in loaded.errors if not error.message.startswith("duplicate key ")]
+    assert len(unreadable) <= 10, unreadable
     return extract_all(loaded.resources)
 
 
