@@ -16,7 +16,10 @@ import typer
 from gpustack.errors import GpustackError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from gpustack.lint.config import Config
+    from gpustack.lint.load import Inputs
 
 Format = Literal["text", "json", "sarif", "github"]
 Level = Literal["error", "warning", "info"]
@@ -156,6 +159,14 @@ def lint(
     diff: Annotated[
         bool, typer.Option("--diff", help="Print what --fix would change as a unified diff; change nothing.")
     ] = False,
+    set_roots: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--set-root", metavar="DIR",
+            help="A folder linted apart as a whole set, like a git repository in the input (repeatable; config roots).",
+            show_default=False,
+        ),
+    ] = None,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Neither read nor write the cache of earlier runs.")
     ] = False,
@@ -195,6 +206,7 @@ def lint(
     from gpustack.lint.cache import Cache, cache_folder
     from gpustack.lint.load import load_inputs, read_inputs
     from gpustack.lint.model import Severity
+    from gpustack.lint.roots import repositories
     from gpustack.lint.report import ReportOptions, reporter
     from gpustack.lint.selection import Choice, rule_ids, severities
 
@@ -221,12 +233,18 @@ def lint(
         ),
         severities={**config.severities, **severities(severity or (), catalogue)},
         baseline=None if write_baseline else baseline or config.baseline,
+        roots=(*config.roots, *_folders(set_roots or (), "--set-root")),
     )
     cache = None if no_cache else Cache(cache_folder(cache_dir, config.path, search_start(paths)))
     inputs = read_inputs(paths, excluded=config.excluded)
     # --fix and --diff edit by the findings' positions: always from documents parsed from
     # these very bytes (the document cache is keyed by content), never from a stored report.
-    key = None if cache is None or fix or diff else cache.report_key(inputs, (config, partial), _named_files(config))
+    # Which git repositories hold the files decides the roots (roots.py), hence the findings.
+    key = (
+        None
+        if cache is None or fix or diff
+        else cache.report_key(inputs, (config, partial, repositories(_names(inputs))), _named_files(config))
+    )
     report = cache.get_report(key) if cache is not None and key is not None else None
     if report is None:
         loaded = load_inputs(inputs, cache=cache)
@@ -258,6 +276,19 @@ def lint(
         sys.stderr.write(f"gpustack: recorded {len(report.findings)} finding(s) in {write_baseline}\n")
         report = replace(report, findings=())  # accepted: only unreadable input fails the run
     raise typer.Exit(report.exit_code(config.fail_on, fail_if_no_objects=fail_if_no_objects))
+
+
+def _folders(paths: Iterable[Path], option: str) -> list[Path]:
+    """The folders an option names; one that is not a folder is a usage error."""
+    for path in paths:
+        if not path.is_dir():
+            raise typer.BadParameter(f"{option} {path}: no such folder")
+    return list(paths)
+
+
+def _names(inputs: Inputs) -> list[str]:
+    """The names of the files read."""
+    return [item[0] for item in inputs if isinstance(item, tuple)]
 
 
 def _named_files(config: Config) -> list[Path]:

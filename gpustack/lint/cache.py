@@ -8,7 +8,7 @@ digest of everything its value depends on:
   and item, ``load.cache_entry``), keyed by the file's bytes and the code that reads them
   (``code_fingerprint``). Content-addressed, so a file renamed or copied hits too.
 - ``report``: a whole run's report, keyed by every file's name and digest, the effective
-  settings, the files they name (spec, baseline, chart values), the working folder, the day
+  settings (with the roots: configured, and the git repositories that hold the files), the files they name (spec, baseline, chart values), the working folder, the day
   (suppressions expire) and the code. Set-level rules need the whole set: when one file
   changed, the run re-lints over the cached documents of the others.
 

@@ -21,6 +21,7 @@ Every key is optional::
     spec: gpustack.yaml    # the stack's spec, as context (relative to this file)
     values:                # plain Helm values files (path patterns) -> chart[@version]
       helm/hami.values.yaml: hami@2.10.0
+    roots: [clusters/prod, clusters/staging]  # folders linted apart, as whole sets (roots.py)
 
 Unknown keys and unknown rule ids are errors, located ``file:line:col``, so that a typo
 never silently turns a rule back on.
@@ -74,6 +75,7 @@ class Config:
     chart_values: tuple[Path, ...] = ()  # --chart-values: chart folders or .tgz files
     exemptions: tuple[Exemption, ...] = ()
     baseline: Path | None = None  # --baseline or baseline:
+    roots: tuple[Path, ...] = ()  # --set-root and roots: folders linted apart (roots.py)
 
     def excluded(self, path: str) -> bool:
         """Whether ``path`` or a folder above it matches an ``exclude`` pattern (as in
@@ -181,6 +183,7 @@ class _Reader:
             "ignore": lambda value: self.rule_list("ignore", value),
             "exemptions": self.exemptions,
             "baseline": lambda value: self.file("baseline", value, "the baseline file"),
+            "roots": self.roots,
         }
         settings: dict[str, Any] = {}
         for key, value in data.items():
@@ -301,6 +304,20 @@ class _Reader:
             return {key: self.path.parent / value}
         self.problem((key,), f"expected the path of {what}")
         return {}
+
+    def roots(self, value: Any) -> dict[str, Any]:
+        """Folders relative to the config's folder, each linted apart as a whole set."""
+        if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
+            self.problem(("roots",), "expected a list of folders (relative to this file)")
+            return {}
+        folders = []
+        for index, item in enumerate(value):
+            folder = self.path.parent / item
+            if folder.is_dir():
+                folders.append(folder)
+            else:
+                self.problem(("roots", index), f"no such folder: {folder}")
+        return {"roots": tuple(folders)}
 
     def values(self, value: Any) -> dict[str, Any]:
         if isinstance(value, dict) and all(isinstance(v, str) and v and not v.startswith("@") for v in value.values()):

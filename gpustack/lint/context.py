@@ -58,8 +58,9 @@ class LintContext:
         return self._pods_by_resource.get(id(resource), ())
 
     def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
-        """A value computed once per run and shared by all checks of a rule (an index over
-        the set), so that a rule run per object never rescans the whole set."""
+        """A value computed once per set (a run lints each root's set apart) and shared by
+        all checks of a rule (an index over the set), so that a rule run per object never
+        rescans the whole set."""
         if key not in self._memo:
             self._memo[key] = compute()
         return self._memo[key]

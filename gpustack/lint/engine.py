@@ -2,10 +2,12 @@
 
 Rules never search: pod rules get each pod spec, object rules each object of their kinds,
 set rules the whole set once (skipped with a note on ``--partial`` input, which is not the
-whole set). A Hit becomes a Finding here: severity is the catalogue's default, replaced by
-the rule's own when it knows the context better (``Hit.severity``), replaced by the user's
-config above all; the position comes from ``Resource.locate``; the fix hint is the hit's or
-the catalogue's remediation. Suppressions (annotations, comments, config exemptions, the
+whole set). The set is a root's (``roots.py``): every rule runs over one root's objects at
+a time, so that nothing one repository or cluster holds changes another's findings. A Hit
+becomes a Finding here: severity is the catalogue's default, replaced by the rule's own when
+it knows the context better (``Hit.severity``), replaced by the user's config above all; the
+position comes from ``Resource.locate``; the fix hint is the hit's or the catalogue's
+remediation. Suppressions (annotations, comments, config exemptions, the
 baseline) are applied by ``suppress.apply`` and nowhere else.
 """
 
@@ -24,6 +26,7 @@ from gpustack.lint.context import LintContext
 from gpustack.lint.load import LoadResult
 from gpustack.lint.model import Edit, Finding, Hit, InputError, Note, PodSpec, Resource, Severity
 from gpustack.lint.registry import Rule
+from gpustack.lint.roots import Root, repositories, split
 
 
 @dataclass(frozen=True)
@@ -72,9 +75,12 @@ def lint(
     errors = list(loaded.errors)
     cluster = config.cluster()
     baseline = config.read_baseline()
-    ctx = LintContext(
-        resources=loaded.resources,
-        pod_specs=_pod_specs(loaded.resources, errors),
+    if partial and any(rule.scope == "set" for rule in enabled):
+        skipped = ", ".join(rule.id for rule in enabled if rule.scope == "set")
+        notes.append(Note(f"{skipped} skipped: --partial input is not the whole set these rules need"))
+    each = LintContext(
+        resources=(),
+        pod_specs=(),
         distribution=config.distribution or (cluster.distribution if cluster else None),
         options=config.options,
         cluster=cluster,
@@ -84,20 +90,22 @@ def lint(
         chart_values=config.chart_keys(),
         texts=loaded.texts,
     )
-    ctx = _with_value_pods(ctx, errors)
-    if partial and any(rule.scope == "set" for rule in enabled):
-        skipped = ", ".join(rule.id for rule in enabled if rule.scope == "set")
-        notes.append(Note(f"{skipped} skipped: --partial input is not the whole set these rules need"))
-    targets = _Targets(ctx)
-    hits = [(rule, hit) for rule in enabled for hit in _run(rule, ctx, errors, targets)]
-    notes += _release_notes(ctx)
-    # Positions are parsed lazily per file: locate file by file, document by document.
-    hits.sort(key=lambda pair: (pair[1].resource.file, pair[1].resource.document))
-    results = [(hit, _finding(rule, hit, catalogue[rule.id], config)) for rule, hit in hits]
+    pod_specs: list[PodSpec] = []
+    results: list[tuple[Hit, Finding]] = []
+    roots = _roots(loaded, config)
+    for root in roots:
+        ctx = replace(each, resources=root.resources, pod_specs=_pod_specs(root.resources, errors))
+        ctx = _with_value_pods(ctx, errors)
+        pod_specs += ctx.pod_specs
+        notes += _release_notes(ctx)
+        results += _root_results(ctx, root, enabled, config, catalogue, errors)
+    if len(roots) > 1:  # a file two clusters deploy is linted with each: report it once
+        results = _first_of_each(results)
+        notes, errors = list(dict.fromkeys(notes)), list(dict.fromkeys(errors))
     outcome = suppress.apply(
         results,
-        resources=ctx.resources,
-        pod_specs=ctx.pod_specs,
+        resources=loaded.resources,
+        pod_specs=pod_specs,
         texts=loaded.texts,
         known_rules=catalogue,
         today=today or date.today(),
@@ -118,6 +126,40 @@ def lint(
         catalogue=catalogue,
         baseline=outcome.baseline,
     )
+
+
+def _root_results(
+    ctx: LintContext,
+    root: Root,
+    enabled: Sequence[Rule],
+    config: Config,
+    catalogue: Mapping[str, RuleInfo],
+    errors: list[InputError],
+) -> list[tuple[Hit, Finding]]:
+    """Every enabled rule's hits on one root's set, as findings."""
+    targets = _Targets(ctx)
+    hits = [(rule, hit) for rule in enabled for hit in _run(rule, ctx, errors, targets)]
+    # Positions are parsed lazily per file: locate file by file, document by document.
+    hits.sort(key=lambda pair: (pair[1].resource.file, pair[1].resource.document))
+    return [(hit, _finding(rule, hit, catalogue[rule.id], config, root.label)) for rule, hit in hits]
+
+
+def _roots(loaded: LoadResult, config: Config) -> list[Root]:
+    """The parts of the input linted apart (``roots.py``): git repositories and the configured
+    root folders."""
+    return split(loaded.resources, (*repositories(loaded.texts), *map(str, config.roots)))
+
+
+def _first_of_each(results: list[tuple[Hit, Finding]]) -> list[tuple[Hit, Finding]]:
+    """Each finding once (the first root's), by where it is, its rule and its message."""
+    seen: set[tuple[str, int, int, str, str]] = set()
+    kept = []
+    for hit, finding in results:
+        identity = (finding.file, finding.line, finding.column, finding.rule, finding.message)
+        if identity not in seen:
+            seen.add(identity)
+            kept.append((hit, finding))
+    return kept
 
 
 def _release_notes(ctx: LintContext) -> list[Note]:
@@ -226,7 +268,7 @@ def _file_of(target: PodSpec | Resource) -> str:
     return target.resource.file if isinstance(target, PodSpec) else target.file
 
 
-def _finding(rule: Rule, hit: Hit, info: RuleInfo, config: Config) -> Finding:
+def _finding(rule: Rule, hit: Hit, info: RuleInfo, config: Config, root: str | None) -> Finding:
     line, column = hit.resource.locate(hit.path)
     edits = _rebased(hit) if info.fixable else ()
     return Finding(
@@ -243,6 +285,7 @@ def _finding(rule: Rule, hit: Hit, info: RuleInfo, config: Config) -> Finding:
         fixable=bool(edits),
         document=hit.resource.document,
         edits=edits,
+        root=root,
     )
 
 

@@ -235,6 +235,7 @@ class Finding:
     fixable: bool = field(compare=False, default=False)
     document: int = field(compare=False, default=0)  # index of the document in its file
     edits: tuple[Edit, ...] = field(compare=False, default=(), repr=False)  # for --fix; paths from the document root
+    root: str | None = field(compare=False, default=None)  # the root it was judged in (roots.py); None: the top root
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ Scopes (the engine iterates, rules never search for their targets):
   in any object (Pods, workload templates, CRDs with pod templates).
 - ``object``: ``check(resource: Resource, ctx) -> Iterable[Hit]``, once per object whose kind
   is in ``kinds`` (every object when ``kinds`` is empty).
-- ``set``: ``check(ctx) -> Iterable[Hit]``, once per run, over the whole input set.
+- ``set``: ``check(ctx) -> Iterable[Hit]``, once per root (``roots.py``), over its whole set.
 """
 
 from __future__ import annotations

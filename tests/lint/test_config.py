@@ -49,8 +49,9 @@ def test_every_setting(tmp_path: Path) -> None:
         tmp_path,
         "rules:\n  GS023: off\n  GS001: on\n  GS004: info\n"
         "failOn: error\nexclude: [charts/*/templates]\ndistribution: k3s\nxidCritical: [79, 48]\n"
-        "suppressions: false\nspec: stack.yaml\n",
+        "suppressions: false\nspec: stack.yaml\nroots: [clusters/prod]\n",
     )
+    (tmp_path / "clusters" / "prod").mkdir(parents=True)
     assert load_config(path, known_rules=KNOWN) == Config(
         path=path,
         selection=Selection((Choice(None, frozenset({"GS023"})),)),
@@ -61,7 +62,17 @@ def test_every_setting(tmp_path: Path) -> None:
         options=RuleOptions(critical_xids=(79, 48)),
         suppressions=False,
         spec=tmp_path / "stack.yaml",
+        roots=(tmp_path / "clusters" / "prod",),
     )
+
+
+def test_a_root_that_is_no_folder_is_a_problem(tmp_path: Path) -> None:
+    path = write(tmp_path, "roots: [clusters/prod]\n")
+    with pytest.raises(ConfigError) as raised:
+        load_config(path, known_rules=KNOWN)
+    assert raised.value.problems == [
+        Problem(f"no such folder: {tmp_path / 'clusters' / 'prod'}", str(path), 1, 9, "roots.0")
+    ]
 
 
 def test_an_empty_file_is_the_defaults(tmp_path: Path) -> None:
@@ -73,7 +84,7 @@ def test_every_problem_is_reported_with_its_position(tmp_path: Path) -> None:
     path = write(
         tmp_path,
         "rules:\n  GS01: off\n  GS004: fatal\nfailOn: warn\nexclude: charts\ndistribution: minikube\n"
-        "xidCritical: [x]\nsuppressions: maybe\nspec: 3\ncolour: true\n",
+        "xidCritical: [x]\nsuppressions: maybe\nspec: 3\ncolour: true\nroots: [clusters/none, 4]\n",
     )
     with pytest.raises(ConfigError) as raised:
         load_config(path, known_rules=KNOWN)
@@ -92,9 +103,10 @@ def test_every_problem_is_reported_with_its_position(tmp_path: Path) -> None:
         Problem("expected the path of a spec file", file, 9, 1, "spec"),
         Problem(
             "unknown setting (known: rules, failOn, exclude, distribution, xidCritical, suppressions, spec, values, "
-                "select, ignore, exemptions, baseline)",
+                "select, ignore, exemptions, baseline, roots)",
             file, 10, 1, "colour",
         ),
+        Problem("expected a list of folders (relative to this file)", file, 11, 1, "roots"),
     ]  # fmt: skip
 
 

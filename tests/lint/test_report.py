@@ -82,7 +82,9 @@ def test_text_with_suppressed_notes_and_colour() -> None:
     assert "\x1b" not in render(report, "text")
 
 
-def test_json_has_the_contract_shape(report: Report) -> None:
+def test_json_has_the_contract_shape(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # in no git repository: the files are in the top root
+    report = run(("deploy.yaml", DEPLOYMENT), ("other.yaml", OTHER), ("broken.yaml", "a: ["))
     document = json.loads(render(report, "json"))
     assert document["findings"][0] == {
         "rule": "GS900",
@@ -95,6 +97,7 @@ def test_json_has_the_contract_shape(report: Report) -> None:
         "message": "Deployment prod/web: app runs :latest",
         "fix": "Pin the image.",
         "fixable": False,
+        "root": None,
     }
     assert document["findings"][1]["object"] == {"apiVersion": "v1", "kind": "ConfigMap"}
     assert document["errors"] == [

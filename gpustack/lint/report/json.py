@@ -3,7 +3,9 @@
 ``findings``, ``errors`` and ``summary`` are exactly the contract's; ``notes`` and
 ``summary.suppressed`` are always present, ``summary.baseline`` (file, findings matched,
 recorded findings that no longer occur) with a baseline, ``suppressed`` (baseline matches
-included) only with ``--show-suppressed``.
+included) only with ``--show-suppressed``. A finding's ``root`` is the folder of the root
+(``roots.py``: a git repository, a ``--set-root``) whose set it was judged in; null for the
+files in no root.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         "message": finding.message,
         "fix": finding.fix,
         "fixable": finding.fixable,
+        "root": finding.root,
     }
 
 

@@ -104,8 +104,9 @@ def _result(finding: Finding, rule_ids: list[str]) -> dict[str, Any]:
     }
     if finding.rule in rule_ids:
         result["ruleIndex"] = rule_ids.index(finding.rule)
-    if finding.fix:
-        result["properties"] = {"fix": finding.fix}
+    properties = {"fix": finding.fix, "root": finding.root}
+    if any(properties.values()):
+        result["properties"] = {key: value for key, value in properties.items() if value}
     return result
 
 
