@@ -13,7 +13,9 @@ itself, in files that are not Kubernetes objects (the loader reads them like any
 - the GPU Operator (a chart release or a ``ClusterPolicy``): its toolkit makes nvidia the default
   unless ``CONTAINERD_SET_AS_DEFAULT`` is false (the toolkit's own default is true); from chart
   v25.10.0 on, ``cdi.enabled`` is on by default and containerd injects the devices through CDI
-  (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/cdi.html).
+  (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/cdi.html);
+- NVIDIA's device plugin chart before 0.12.0, which has no ``runtimeClassName`` value: its
+  plugin reads GPUs through NVML, so it runs only where nvidia is the default runtime.
 
 Containerd TOML outside YAML is not read: the linter reads YAML and JSON only. The evidence is a
 function of the documents given (one set, or one root of a set), computed once per context.
@@ -36,6 +38,7 @@ CRI_DROP_IN = "/etc/cri/conf.d/"  # Talos merges containerd's CRI config parts f
 _DEFAULT_RUNTIME = re.compile(r"""^\s*default_runtime_name\s*=\s*["']([^"']+)["']""", re.MULTILINE)
 SET_AS_DEFAULT = ("CONTAINERD_SET_AS_DEFAULT", "NVIDIA_RUNTIME_SET_AS_DEFAULT")
 CDI_BY_DEFAULT = (25, 10, 0)  # the first GPU Operator chart with cdi.enabled: true
+PLUGIN_RUNTIME_CLASS = (0, 12, 0)  # the first nvidia-device-plugin chart with runtimeClassName
 _FALSE = frozenset({"false", "0", "f"})
 
 
@@ -61,7 +64,7 @@ def default_runtime(ctx: LintContext) -> Evidence | None:
 
 
 def _verdict(ctx: LintContext) -> Evidence | None:
-    found = [*_from_documents(ctx.resources), *_from_gpu_operator(ctx)]
+    found = [*_from_documents(ctx.resources), *_from_releases(ctx)]
     if not found or len({evidence.gpus_without_class for evidence in found}) > 1:
         return None
     return found[0]
@@ -122,14 +125,22 @@ def _files(resource: Resource, path: Path, files: Any) -> Iterator[Evidence]:
             )
 
 
-# --- the GPU Operator -------------------------------------------------------------------------
+# --- the GPU Operator and the device plugin ---------------------------------------------------
 
 
-def _from_gpu_operator(ctx: LintContext) -> Iterator[Evidence]:
+def _from_releases(ctx: LintContext) -> Iterator[Evidence]:
     for release in sets.releases(ctx):
         if release.chart == "gpu-operator":
             resource, path = release.where("toolkit")
             yield from _operator(release.values, resource, path, f"{release}", _cdi_by_default(release.version))
+        elif release.chart == "nvidia-device-plugin" and _before(release.version, PLUGIN_RUNTIME_CLASS):
+            yield Evidence(
+                True,
+                release.resource,
+                release.path,
+                f"{release} has no runtimeClassName value (added in 0.12.0): its plugin reads GPUs only where nvidia "
+                "is the default runtime",
+            )
     for resource in ctx.resources:
         if resource.kind == "ClusterPolicy" and (resource.ref.api_version or "").startswith("nvidia.com/"):
             spec = resource.get(("spec",))
@@ -164,3 +175,9 @@ def _cdi_by_default(version: str | None) -> bool:
     a range or no pin: the newest version gpustack knows inside it."""
     resolved = chartversions.resolve("gpu-operator", version).version or version
     return resolved is not None and chartkeys.version_key(resolved) >= CDI_BY_DEFAULT
+
+
+def _before(version: str | None, first: tuple[int, ...]) -> bool:
+    """Whether a release pins an exact chart version older than ``first`` (ranges and no pin: no)."""
+    exact = version is not None and re.fullmatch(r"v?\d+\.\d+\.\d+", version.strip())
+    return bool(exact) and chartkeys.version_key(str(version)) < first

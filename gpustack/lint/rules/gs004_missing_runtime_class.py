@@ -20,7 +20,7 @@ default; GKE has no ``nvidia`` RuntimeClass at all, so adding one gets pods reje
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from gpustack.lint import runtimeevidence, sets
 from gpustack.lint.context import RUNTIME_CLASS_DISTRIBUTIONS, LintContext
@@ -129,6 +129,21 @@ CHART_RUNTIME_CLASS: dict[str, tuple[str, ...]] = {
 }
 
 
+def _claims_by_post_renderer(release: sets.HelmChartRelease) -> bool:
+    """A Flux HelmRelease whose post-renderers patch ``resourceClaims`` into what the chart
+    renders: the DaemonSet gets its GPUs through DRA (CDI), not the runtime."""
+    renderers = release.resource.get(("spec", "postRenderers")) if release.resource.kind == "HelmRelease" else None
+    return _mentions(renderers, "resourceClaims")
+
+
+def _mentions(value: object, word: str) -> bool:
+    if isinstance(value, str):
+        return word in value
+    if isinstance(value, Mapping):
+        return any(word in str(key) or _mentions(item, word) for key, item in value.items())
+    return isinstance(value, list) and any(_mentions(item, word) for item in value)
+
+
 def check_values(ctx: LintContext) -> Iterator[Hit]:
     """Chart releases of GPU DaemonSets that leave runtimeClassName unset. A K3s HelmChart is
     K3s context for itself (RKE2's helm-controller reads it too; both keep runc the default)."""
@@ -138,6 +153,8 @@ def check_values(ctx: LintContext) -> Iterator[Hit]:
         if keys is None or (isinstance(value, str) and value.strip()):
             continue
         if release.chart == "hami" and sets.get_value(release.values, "devicePlugin", "enabled") is False:
+            continue
+        if _claims_by_post_renderer(release):
             continue
         helm_controller = (release.resource.ref.api_version or "").startswith("helm.cattle.io/")
         distribution = ctx.distribution or ("k3s" if helm_controller else None)

@@ -11,7 +11,7 @@ NFD configs are read from node-feature-discovery releases, the NFD that nvidia-d
 and gpu-operator releases deploy, and ``nfd-worker.conf`` ConfigMaps; without one in the set
 nothing is reported. Selections are read from pod specs, the values of chart releases
 (``nodeSelector``, ``affinity``; HAMi's ``devicePlugin.nvidiaNodeSelector``) and the device
-plugin chart's default affinity.
+plugin chart's default affinity (from chart 0.15.0 on; before it, ``affinity: {}``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpustack.lint import sets
+from gpustack.lint import chartversions, sets
+from gpustack.lint.chartkeys import version_key
 from gpustack.lint.context import LintContext
 from gpustack.lint.model import Hit, Path, PodSpec, Resource
 from gpustack.lint.podspec import node_label_tests, subject
@@ -38,6 +39,7 @@ BUNDLED_NFD: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "gpu-operator": (("node-feature-discovery",), ("vendor",)),
 }
 DEVICE_PLUGIN_DEFAULT = "nvidia-device-plugin"  # its default affinity selects VENDOR_LABEL
+DEFAULT_AFFINITY_SINCE = (0, 15, 0)
 
 
 @dataclass(frozen=True)
@@ -117,8 +119,17 @@ def _selections(ctx: LintContext) -> Iterator[_Selection]:
             # The values' affinity read as a pod spec's, for its paths.
             pod = PodSpec(resource, path[:-1], {"affinity": affinity}, {}, gpu_consumer=False, system_component=True)
             yield from _tests(pod, str(release))
-        if release.chart == DEVICE_PLUGIN_DEFAULT and sets.get_value(release.values, "affinity") is None:
+        if _default_affinity(release) and sets.get_value(release.values, "affinity") is None:
             yield _Selection(f"{release} (the chart's default affinity)", VENDOR_LABEL, release.resource, release.path)
+
+
+def _default_affinity(release: sets.HelmChartRelease) -> bool:
+    """Whether the release's device plugin chart selects VENDOR_LABEL by default: from 0.15.0
+    on (before, ``affinity: {}``); a range or no pin: the newest version gpustack knows in it."""
+    if release.chart != DEVICE_PLUGIN_DEFAULT:
+        return False
+    version = chartversions.resolve(release.chart, release.version).version or release.version
+    return version is None or version_key(version) >= DEFAULT_AFFINITY_SINCE
 
 
 def _tests(pod: PodSpec, name: str) -> Iterator[_Selection]:
