@@ -345,23 +345,23 @@ def _scalar_text(value: Any) -> str:
 def _persistence(
     release: HelmChartRelease, shape: Shape, controller: str | None, pod: dict[str, Any], pod_path: Path, origins: _Origins
 ) -> None:
-    """hostPath volumes, mounted as ``globalMounts`` / ``advancedMounts`` (controllers shape)
-    or ``mountPath`` (single shape) say; other volume types matter to no GPU rule."""
+    """hostPath and emptyDir volumes (``/dev/shm``), mounted as ``globalMounts`` /
+    ``advancedMounts`` (controllers shape) or ``mountPath`` (single shape) say; other volume
+    types matter to no GPU rule."""
     persistence = _get(release.values, shape.persistence)
     if not isinstance(persistence, Mapping):
         return
     volumes: list[Any] = []
     for name, item in persistence.items():
-        if not isinstance(item, Mapping) or item.get("enabled") is False or item.get("type") != "hostPath":
-            continue
-        host_path = item.get("hostPath")
-        if not isinstance(host_path, str):
+        volume = _volume(name, item)
+        if volume is None:
             continue
         index = len(volumes)
         where = (*shape.persistence, name)
-        volumes.append({"name": name, "hostPath": {"path": host_path}})
+        volumes.append(volume)
         origins.add((*pod_path, "volumes", index), where, exact=False)
-        origins.add((*pod_path, "volumes", index, "hostPath", "path"), (*where, "hostPath"), exact=False)
+        if "hostPath" in volume:
+            origins.add((*pod_path, "volumes", index, "hostPath", "path"), (*where, "hostPath"), exact=False)
         for group, position, mount, mount_where in _mounts(name, item, where, controller, pod):
             container = pod[group][position]
             mounts = container.setdefault("volumeMounts", [])
@@ -369,6 +369,18 @@ def _persistence(
             mounts.append(mount)
     if volumes:
         pod["volumes"] = volumes
+
+
+def _volume(name: str, item: Any) -> dict[str, Any] | None:
+    """The pod volume of one enabled ``persistence`` entry of a type a rule reads."""
+    if not isinstance(item, Mapping) or item.get("enabled") is False:
+        return None
+    if item.get("type") == "hostPath" and isinstance(item.get("hostPath"), str):
+        return {"name": name, "hostPath": {"path": item["hostPath"]}}
+    if item.get("type") == "emptyDir":
+        medium = item.get("medium")
+        return {"name": name, "emptyDir": {"medium": medium} if isinstance(medium, str) else {}}
+    return None
 
 
 def _mounts(

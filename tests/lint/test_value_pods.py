@@ -35,7 +35,7 @@ def test_app_template_controllers_become_workloads_named_as_the_chart_names_them
     assert webui["spec"]["template"]["spec"]["securityContext"] == {"runAsNonRoot": True}
 
 
-def test_cronjob_controller_and_host_path_persistence() -> None:
+def test_cronjob_controller_and_host_path_and_empty_dir_persistence() -> None:
     text = """\
 apiVersion: argoproj.io/v1alpha1
 kind: Application
@@ -59,12 +59,22 @@ spec:
             advancedMounts:
               smi:
                 app: [{path: /dev/nvidia0, readOnly: true}]
+          shm: {type: emptyDir, medium: Memory, globalMounts: [{path: /dev/shm}]}
           cache: {type: emptyDir}
+          models: {type: persistentVolumeClaim, existingClaim: models}
 """
     [cronjob] = _workloads(text)
     pod = cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]
-    assert pod["volumes"] == [{"name": "dev", "hostPath": {"path": "/dev/nvidia0"}}]
-    assert pod["containers"][0]["volumeMounts"] == [{"name": "dev", "mountPath": "/dev/nvidia0", "readOnly": True}]
+    assert pod["volumes"] == [
+        {"name": "dev", "hostPath": {"path": "/dev/nvidia0"}},
+        {"name": "shm", "emptyDir": {"medium": "Memory"}},
+        {"name": "cache", "emptyDir": {}},
+    ]
+    assert pod["containers"][0]["volumeMounts"] == [
+        {"name": "dev", "mountPath": "/dev/nvidia0", "readOnly": True},
+        {"name": "shm", "mountPath": "/dev/shm", "readOnly": False},
+        {"name": "cache", "mountPath": "/cache", "readOnly": False},
+    ]
     assert pod["containers"][0]["command"] == ["nvidia-smi"]
 
 
