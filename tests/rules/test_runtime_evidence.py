@@ -74,3 +74,23 @@ spec:
 """
     assert [f.severity for f in _gs004(lint, release)] == ["error"]  # K3s' helm-controller: K3s context
     assert _gs004(lint, release, "default-runtime: nvidia\n") == []
+
+
+def test_evidence_is_a_fact_of_each_root(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """One root's Talos patch says nothing of another root's nodes (``--set-root``)."""
+    from gpustack.lint.config import Config
+    from gpustack.lint.engine import lint as lint_set
+    from gpustack.lint.load import load_paths
+
+    (tmp_path / "gpu-cluster").mkdir()
+    (tmp_path / "other-cluster").mkdir()
+    (tmp_path / "gpu-cluster" / "patch.yaml").write_text(_talos_patch("nvidia"), "utf-8")
+    (tmp_path / "other-cluster" / "pod.yaml").write_text(GPU_POD, "utf-8")
+
+    def gs004(*roots):  # type: ignore[no-untyped-def]
+        report = lint_set(load_paths([str(tmp_path)]), Config(distribution="talos", roots=roots))
+        return [f for f in report.findings if f.rule == "GS004"]
+
+    assert gs004() == []  # one set: the patch covers the pod
+    [finding] = gs004(tmp_path / "gpu-cluster", tmp_path / "other-cluster")
+    assert finding.file.endswith("other-cluster/pod.yaml")
