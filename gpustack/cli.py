@@ -7,23 +7,31 @@ else reaches the user as a traceback.
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperArgument, TyperCommand
 
-from gpustack import __version__
+from gpustack.commands import gpus as gpus_command
+from gpustack.commands import init as init_command
 from gpustack.commands import lint as lint_commands
 from gpustack.commands import node as node_commands
 from gpustack.commands import render as render_command
 from gpustack.commands import spec_commands
 from gpustack.errors import GpustackError
 
+DISTRIBUTION = "kube-gpustack"  # the name gpustack is installed under
+
 app = typer.Typer(
     name="gpustack",
     help="Render a Kubernetes GPU stack from a typed spec, and lint manifests for GPU pitfalls.",
     no_args_is_help=True,
-    add_completion=False,
+    # --install-completion and --show-completion (bash, zsh, fish, PowerShell).
+    add_completion=True,
     # Plain click help: paragraphs rewrapped to the terminal, no rich panels.
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
@@ -33,31 +41,69 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"gpustack {__version__}")
+        typer.echo(f"{DISTRIBUTION} {version()}")
         raise typer.Exit()
+
+
+def version() -> str:
+    """The installed distribution's version (package metadata), else the source tree's."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed(DISTRIBUTION)
+    except PackageNotFoundError:
+        from gpustack import __version__
+
+        return __version__
 
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+    show_version: Annotated[
+        bool,
+        typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
 ) -> None:
     """gpustack: render GPU stacks, lint GPU manifests."""
 
 
-app.command("render")(render_command.render)
-app.command("validate")(spec_commands.validate)
-app.command("lint")(lint_commands.lint)
-app.command("rules")(lint_commands.rules)
-app.command("explain")(lint_commands.explain)
-app.command("schema")(spec_commands.schema)
-app.command("doctor")(node_commands.doctor)
-app.command("discover")(node_commands.discover)
+class _Command(TyperCommand):
+    """Usage lines that name arguments by their metavar, bracketed only when optional:
+    ``validate [OPTIONS] SPEC...`` and ``lint [OPTIONS] [PATH...]`` (typer writes ``{SPEC}``)."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument):
+                metavar = param.make_metavar(ctx)  # outside usage: the metavar as written
+                pieces.append(metavar if param.required else f"[{metavar}]")
+        return pieces
+
+
+def _command(name: str, function: Callable[..., Any]) -> None:
+    """Register ``function`` as ``gpustack name``; the command list shows its docstring's whole
+    first paragraph (click would cut it at 45 characters)."""
+    summary = inspect.cleandoc(function.__doc__ or "").split("\n\n", 1)[0].replace("\n", " ")
+    app.command(name, cls=_Command, short_help=summary)(function)
+
+
+_command("init", init_command.init)
+_command("validate", spec_commands.validate)
+_command("render", render_command.render)
+_command("lint", lint_commands.lint)
+_command("rules", lint_commands.rules)
+_command("explain", lint_commands.explain)
+_command("gpus", gpus_command.gpus)
+_command("schema", spec_commands.schema)
+_command("doctor", node_commands.doctor)
+_command("discover", node_commands.discover)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the console script: usage errors exit 2 (click), gpustack errors too."""
     try:
-        app(args=argv)
+        app(args=argv, prog_name="gpustack")
     except GpustackError as exc:
         for problem in exc.problems:
             print(f"error: {problem}", file=sys.stderr)

@@ -15,10 +15,18 @@ class Problem:
     column: int | None = None
     path: str | None = None
 
+    @property
+    def where(self) -> str:
+        """``file:line:col``, as much of it as is known."""
+        return ":".join(str(p) for p in (self.file, self.line, self.column) if p is not None)
+
+    @property
+    def what(self) -> str:
+        """``path: message``."""
+        return ": ".join(p for p in (self.path, self.message) if p)
+
     def __str__(self) -> str:
-        where = ":".join(str(p) for p in (self.file, self.line, self.column) if p is not None)
-        parts = [p for p in (where, self.path, self.message) if p]
-        return ": ".join(parts)
+        return ": ".join(p for p in (self.where, self.what) if p)
 
 
 class GpustackError(Exception):

@@ -6,13 +6,13 @@ Node, no pydantic, no jsonschema).
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
+from gpustack.commands.options import ColorOption
 from gpustack.errors import GpustackError
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ def lint(
         typer.Argument(
             help="Files and folders (searched recursively for *.yaml, *.yml, *.json); - reads standard "
             "input, e.g. piped `helm template`. Default: the current folder.",
-            metavar="PATH",
+            metavar="PATH...",
             show_default=False,
         ),
     ] = None,
@@ -179,6 +179,7 @@ def lint(
             show_default=False,
         ),
     ] = None,
+    color: ColorOption = None,
 ) -> None:
     # The help keeps the docstring's line breaks: one line per paragraph.
     """Lint Kubernetes manifests for GPU pitfalls.
@@ -209,6 +210,7 @@ def lint(
     from gpustack.lint.roots import repositories
     from gpustack.lint.report import ReportOptions, reporter
     from gpustack.lint.selection import Choice, rule_ids, severities
+    from gpustack.terminal import use_color
 
     # A run builds millions of objects that live until exit and holds no cycles: the cyclic
     # collector would only walk the growing heap again and again (5x the time for 10,000
@@ -265,7 +267,7 @@ def lint(
         report, output = fixed.report, fixed.output
         sys.stderr.write(fixed.summary)
     stream = sys.stdout if output is None else sys.stderr
-    color = output_format == "text" and stream.isatty() and "NO_COLOR" not in os.environ
+    color = output_format == "text" and use_color(stream, color)
     options = ReportOptions(color=color, show_suppressed=show_suppressed, docs_url=docs_url)
     sys.stdout.write(output or "")
     stream.write(reporter(output_format).render(report, options))
@@ -312,14 +314,12 @@ def rules(
 
 
 def explain(
-    rule: Annotated[str, typer.Argument(help="A rule id, e.g. GS005.", metavar="RULE")],
+    rule: Annotated[
+        str, typer.Argument(help="A rule id or name, e.g. GS001 or pci-0300-selector.", metavar="RULE")
+    ],
 ) -> None:
     """Explain one rule: why it matters, how to fix it, examples that fire and stay quiet."""
-    from gpustack.lint.catalogue import load_catalogue
+    from gpustack.lint.catalogue import find_rule, load_catalogue
     from gpustack.lint.docs import rule_markdown
 
-    catalogue = load_catalogue()
-    info = catalogue.get(rule.upper())
-    if info is None:
-        raise GpustackError(f"unknown rule {rule!r}; `gpustack rules` lists them")
-    sys.stdout.write(rule_markdown(info, level=1))
+    sys.stdout.write(rule_markdown(find_rule(load_catalogue(), rule), level=1))

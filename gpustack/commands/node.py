@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from enum import StrEnum
 from typing import Annotated
 
 import typer
 
+from gpustack.commands.options import ColorOption
 from gpustack.errors import GpustackError
 
 RootOption = Annotated[
@@ -22,6 +24,7 @@ class Format(StrEnum):
 def doctor(
     root: RootOption = "/",
     output_format: Annotated[Format, typer.Option("--format", help="text (one line per layer) or json.")] = Format.text,
+    color: ColorOption = None,
 ) -> None:
     """Check each layer a GPU needs on this node, from the PCI bus to the device plugin.
 
@@ -30,10 +33,15 @@ def doctor(
     """
     from gpustack.node import layers, report
     from gpustack.node.root import NodeRoot
+    from gpustack.terminal import painter, use_color
 
     node = NodeRoot.open(root)
     results = layers.run(node)
-    typer.echo(report.as_json(node, results) if output_format is Format.json else report.text(results), nl=False)
+    if output_format is Format.json:
+        typer.echo(report.as_json(node, results), nl=False)
+    else:
+        # color=True: the text is painted only when colour was chosen; echo would strip it off a terminal.
+        typer.echo(report.text(results, painter(use_color(sys.stdout, color))), nl=False, color=True)
     if not layers.healthy(results):
         raise typer.Exit(1)
 

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from gpustack.commands.options import ColorOption
 from gpustack.errors import GpustackError, SpecError
 
 
 def validate(
-    specs: Annotated[list[str], typer.Argument(help="Spec files to check (- for standard input).")],
+    specs: Annotated[
+        list[str], typer.Argument(help="Spec files to check (- for standard input).", metavar="SPEC...")
+    ],
+    color: ColorOption = None,
 ) -> None:
     """Check spec files: schema, GPU models and cross-field rules.
 
@@ -19,7 +24,9 @@ def validate(
     invalid; prints "<file>: ok" per valid spec otherwise.
     """
     from gpustack.spec.load import load_spec
+    from gpustack.terminal import BOLD, GREEN, RED, painter, use_color
 
+    paint = painter(use_color(sys.stdout, color))
     problems = []
     for spec in specs:
         try:
@@ -27,9 +34,13 @@ def validate(
         except GpustackError as exc:
             problems.extend(exc.problems)
         else:
-            typer.echo(f"{spec}: ok")
+            typer.echo(f"{paint(BOLD, spec + ':')} {paint(GREEN, 'ok')}", color=True)
     if problems:
-        raise SpecError(problems)
+        paint = painter(use_color(sys.stderr, color))
+        for problem in problems:
+            where = f"{paint(BOLD, problem.where + ':')} " if problem.where else ""
+            sys.stderr.write(f"{paint(RED, 'error')}: {where}{problem.what}\n")
+        raise typer.Exit(SpecError.exit_code)
 
 
 def schema(

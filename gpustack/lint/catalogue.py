@@ -52,6 +52,19 @@ class RuleInfo:
     clean: tuple[Example, ...] = ()
 
 
+def find_rule(catalogue: Mapping[str, RuleInfo], wanted: str) -> RuleInfo:
+    """The rule with id or name ``wanted`` (any case); an unknown one is an error with the
+    closest ids and names."""
+    from gpustack.suggest import close_matches, did_you_mean
+
+    by_name = {info.name: info for info in catalogue.values()}
+    info = catalogue.get(wanted.upper()) or by_name.get(wanted.lower())
+    if info is not None:
+        return info
+    hint = did_you_mean(close_matches(wanted, [*catalogue, *by_name]))
+    raise GpustackError(f"unknown rule {wanted!r}; {hint + ' ' if hint else ''}`gpustack rules` lists them")
+
+
 class CatalogueError(GpustackError):
     """A policy file cannot be read or does not describe a rule."""
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gpustack.lint.catalogue import Example, RuleInfo
+from gpustack.terminal import aligned
 
 DOCS_PATH = "docs/rules.md"
 
@@ -18,10 +19,7 @@ def catalogue_table(catalogue: Mapping[str, RuleInfo]) -> str:
         (info.id, info.name, str(info.severity), info.scope, _yes(info.fixable), info.summary)
         for info in catalogue.values()
     ]
-    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]) - 1)]
-    return "".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1] + "\n" for row in rows
-    )
+    return aligned(rows)
 
 
 def catalogue_markdown(catalogue: Mapping[str, RuleInfo]) -> str:

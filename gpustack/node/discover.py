@@ -15,7 +15,7 @@ from gpustack.errors import GpustackError
 from gpustack.node import distribution, driver, nvml, pci, toolkit
 from gpustack.node.distribution import Distribution
 from gpustack.node.root import NodeRoot
-from gpustack.spec.catalogue import GpuModel, load_catalogue
+from gpustack.spec.catalogue import PCI_CLASSES, GpuModel, gfd_family, load_catalogue
 from gpustack.spec.models import Toolkit
 from gpustack.yamlio import dump
 
@@ -24,8 +24,8 @@ SPEC_TOOLKIT_MODES: tuple[str, ...] = get_args(Toolkit.model_fields["mode"].anno
 
 @dataclass(frozen=True)
 class Discovery:
-    key: str  # catalogue key
-    model: GpuModel
+    key: str | None  # catalogue key; None for a GPU the catalogue lacks (gpu.custom then)
+    model: GpuModel | None
     gpus: tuple[pci.PciDevice, ...]
     driver_version: str | None
     driver_source: Literal["host", "operator"]
@@ -35,7 +35,7 @@ class Discovery:
 
 
 def discover(root: NodeRoot) -> Discovery:
-    """Raises ``GpustackError`` when there is no GPU, several models, or one the catalogue lacks."""
+    """Raises ``GpustackError`` when there is no GPU or several models."""
     gpus = pci.nvidia_gpus(root)
     if not gpus:
         raise GpustackError(
@@ -48,13 +48,7 @@ def discover(root: NodeRoot) -> Discovery:
     report = _nvml(root)
     device = gpus[0].device
     matches = load_catalogue().by_pci_device(device)
-    if not matches:
-        described = f" ({report.gpus[0]})" if report and report.gpus else ""
-        raise GpustackError(
-            f"GPU 10de:{device}{described} is not in the GPU catalogue (specs/gpus.yaml): "
-            "add it there, or describe it in the spec with gpu.custom"
-        )
-    key, model = matches[0]
+    key, model = matches[0] if matches else (None, None)
     facts = driver.read(root)
     return Discovery(
         key=key,
@@ -83,9 +77,13 @@ def snippet(found: Discovery) -> str:
 
 
 def _spec(found: Discovery) -> dict[str, Any]:
+    name = found.key or _custom_name(found)
+    gpu: dict[str, Any] = {"model": name, "count": len(found.gpus)}
+    if found.model is None:
+        gpu["custom"] = custom_skeleton(found.gpus[0], _nvml_gpu(found))
     pool: dict[str, Any] = {
-        "name": re.sub(r"[^a-z0-9-]", "-", found.key.lower()),
-        "gpu": {"model": found.key, "count": len(found.gpus)},
+        "name": re.sub(r"[^a-z0-9-]", "-", name.lower()).strip("-"),
+        "gpu": gpu,
         "driver": {"source": found.driver_source},
     }
     if found.driver_version:
@@ -101,14 +99,52 @@ def _spec(found: Discovery) -> dict[str, Any]:
     return spec
 
 
+def custom_skeleton(device: pci.PciDevice, gpu: nvml.NvmlGpu | None) -> dict[str, Any]:
+    """``gpu.custom`` for a GPU the catalogue lacks: what the PCI bus and NVML tell, ``null``
+    for what only a datasheet does (validate then names each field left to fill in)."""
+    capability = gpu.compute_capability if gpu else None
+    return {
+        "product": gpu.name.replace(" ", "-") if gpu else None,  # GFD's label: NVML's name, dashed
+        "pciVendor": device.vendor,
+        "pciDevice": device.device,
+        "pciClass": device.pci_class if device.pci_class in PCI_CLASSES else None,
+        "architecture": gfd_family(capability) if capability else None,
+        "computeCapability": capability,
+        "memoryMiB": gpu.memory_mib if gpu else None,
+        "powerLimitW": None,
+        "migProfiles": [] if gpu and gpu.mig == "not supported" else None,
+        "dcgmProfiling": None,
+        "ecc": None,
+        "segment": None,
+    }
+
+
+def _custom_name(found: Discovery) -> str:
+    gpu = _nvml_gpu(found)
+    if gpu:
+        return re.sub(r"[^A-Za-z0-9]+", "-", gpu.name.removeprefix("NVIDIA ")).strip("-")
+    return f"GPU-{found.gpus[0].vendor}-{found.gpus[0].device}"
+
+
+def _nvml_gpu(found: Discovery) -> nvml.NvmlGpu | None:
+    return found.nvml.gpus[0] if found.nvml and found.nvml.gpus else None
+
+
 def _header(found: Discovery) -> list[str]:
     first = found.gpus[0]
     model = found.model
-    mig = f"MIG-capable ({', '.join(model.migProfiles)})" if model.mig_capable else "no MIG"
-    lines = [
-        f"gpustack discover: {len(found.gpus)} × {model.product} [{first.ids}] class {first.pci_class}, "
-        f"{model.memoryMiB} MiB, compute {model.computeCapability}, {mig}",
-    ]
+    if model is None:
+        lines = [
+            f"gpustack discover: {len(found.gpus)} × GPU [{first.ids}] class {first.pci_class}, not in the "
+            "GPU catalogue (`gpustack gpus`): gpu.custom holds what the node tells; fill in each null "
+            "from the card's datasheet (`gpustack schema` describes the fields)",
+        ]
+    else:
+        mig = f"MIG-capable ({', '.join(model.migProfiles)})" if model.mig_capable else "no MIG"
+        lines = [
+            f"gpustack discover: {len(found.gpus)} × {model.product} [{first.ids}] class {first.pci_class}, "
+            f"{model.memoryMiB} MiB, compute {model.computeCapability}, {mig}",
+        ]
     if found.nvml and found.nvml.gpus:
         lines.append(f"NVML: driver {found.nvml.driver_version}; {found.nvml.gpus[0]}")
     lines.append(_distribution_line(found.distribution))

@@ -8,18 +8,23 @@ from dataclasses import asdict
 from gpustack.node.layers import healthy
 from gpustack.node.result import LayerResult, Status
 from gpustack.node.root import NodeRoot
+from gpustack.terminal import DIM, GREEN, RED, Painter, painter
 
 
-def text(results: tuple[LayerResult, ...]) -> str:
+_COLOURS = {Status.OK: GREEN, Status.PROBLEM: RED, Status.NA: DIM}
+
+
+def text(results: tuple[LayerResult, ...], paint: Painter = painter(False)) -> str:
     width = max(len(r.layer) for r in results)
-    lines = [_line(r, width) for r in results]
+    lines = [_line(r, width, paint) for r in results]
     problems = [r.layer for r in results if r.status is Status.PROBLEM]
-    lines.append(f"{len(problems)} problem(s): {', '.join(problems)}" if problems else "every applicable layer is ok")
+    verdict = f"{len(problems)} problem(s): {', '.join(problems)}" if problems else "every applicable layer is ok"
+    lines.append(paint(RED if problems else GREEN, verdict))
     return "\n".join(lines) + "\n"
 
 
-def _line(result: LayerResult, width: int) -> str:
-    line = f"{result.status.value:<8} {result.layer:<{width}}  {result.detail}"
+def _line(result: LayerResult, width: int, paint: Painter) -> str:
+    line = f"{paint(_COLOURS[result.status], f'{result.status.value:<8}')} {result.layer:<{width}}  {result.detail}"
     if result.status is Status.PROBLEM:
         line += f" → {result.fix} [{result.docs}]"
     return line

@@ -2,15 +2,34 @@
 
 from __future__ import annotations
 
+import json
 import re
 from functools import cache
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 from ruamel.yaml import YAML
 
 from gpustack.resources import data_dir
 from gpustack.suggest import close_matches
+from gpustack.terminal import aligned
+
+
+PciClass = Literal["0300", "0302"]
+PCI_CLASSES: tuple[str, ...] = get_args(PciClass)
+
+
+def gfd_family(compute_capability: str) -> str | None:
+    """GPU Feature Discovery's nvidia.com/gpu.family for a compute capability ("8.9" →
+    ada-lovelace), as its getArchFamily maps them; None for one it does not name."""
+    major, _, minor = compute_capability.partition(".")
+    if not (major.isdigit() and minor.isdigit()):
+        return None
+    families = {7: ("volta", "turing", 5), 8: ("ampere", "ada-lovelace", 9)}
+    if int(major) in families:
+        below, above, split = families[int(major)]
+        return below if int(minor) < split else above
+    return {9: "hopper", 10: "blackwell", 12: "blackwell"}.get(int(major))
 
 
 class GpuModel(BaseModel):
@@ -21,7 +40,7 @@ class GpuModel(BaseModel):
     product: str = Field(description="GFD's nvidia.com/gpu.product label, e.g. NVIDIA-L4.")
     pciVendor: str = Field("10de", pattern=r"^[0-9a-f]{4}$", description="PCI vendor id (NVIDIA: 10de).")
     pciDevice: str = Field(pattern=r"^[0-9a-f]{4}$", description="PCI device id, e.g. 27b8 for the L4.")
-    pciClass: Literal["0300", "0302"] = Field(
+    pciClass: PciClass = Field(
         description="PCI class: 0300 (VGA: GeForce and workstation cards) or 0302 (3D controller, datacenter GPUs)."
     )
     architecture: str = Field(description="GFD's nvidia.com/gpu.family, e.g. ada-lovelace.")
@@ -75,6 +94,29 @@ class Catalogue:
 
     def by_pci_device(self, device_id: str) -> list[tuple[str, GpuModel]]:
         return [(k, m) for k, m in self.entries.items() if m.pciDevice == device_id.lower()]
+
+
+def catalogue_table(catalogue: Catalogue) -> str:
+    """One row per SKU for a terminal: name, aliases, PCI id, family, memory, MIG."""
+    rows = [("MODEL", "ALIASES", "PCI", "FAMILY", "MEMORY", "SEGMENT", "MIG PROFILES")]
+    rows += [
+        (
+            key,
+            ", ".join(model.aliases) or "-",
+            f"{model.pciVendor}:{model.pciDevice}",
+            model.architecture,
+            f"{model.memoryMiB} MiB",
+            model.segment,
+            ", ".join(model.migProfiles) or "-",
+        )
+        for key, model in catalogue.entries.items()
+    ]
+    return aligned(rows)
+
+
+def catalogue_json(catalogue: Catalogue) -> str:
+    entries = {key: model.model_dump(mode="json") for key, model in catalogue.entries.items()}
+    return json.dumps(entries, indent=2) + "\n"
 
 
 @cache

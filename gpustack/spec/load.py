@@ -67,13 +67,23 @@ def locate(source: Any, file: str, loc: Loc, message: str) -> Problem:
 def _message(error: dict[str, Any]) -> str:
     kind = error["type"]
     if kind == "extra_forbidden":
-        return "unknown key (not part of the GpuStack schema; see `gpustack schema`)"
+        return _unknown_key(error["loc"])
     if kind == "missing":
         return "required key is missing"
     if kind == "string_pattern_mismatch" and error["ctx"]["pattern"] in PATTERN_MEANINGS:
         return f"{error['input']!r} {PATTERN_MEANINGS[error['ctx']['pattern']]}"
     message: str = error["msg"]
     return message.removeprefix("Value error, ")
+
+
+def _unknown_key(loc: Loc) -> str:
+    from gpustack.spec.keys import allowed_keys
+    from gpustack.suggest import close_matches, did_you_mean
+
+    hint = did_you_mean(close_matches(str(loc[-1]), allowed_keys(loc[:-1])))
+    if hint:
+        return f"unknown key; {hint} (`gpustack schema` lists the keys)"
+    return "unknown key (not part of the GpuStack schema; see `gpustack schema`)"
 
 
 def read_text(path: str) -> str:

@@ -74,7 +74,10 @@ def test_stdin_stream_from_helm(capsys: pytest.CaptureFixture[str]) -> None:
     document = json.loads(out)
     assert code == 1
     assert [(f["file"], f["line"], f["rule"]) for f in document["findings"]] == [("<stdin>", 8, "GS900")]
-    assert document["summary"] == {"files": 1, "objects": 2, "findings": 1, "errors": 0, "suppressed": 0}
+    assert document["summary"] == {
+        "files": 1, "objects": 2, "findings": 1, "error": 0, "warning": 1, "info": 0, "input_errors": 0, "errors": 0,
+        "suppressed": 0,
+    }
 
 
 def test_empty_stdin_is_said_plainly_and_can_fail(capsys: pytest.CaptureFixture[str]) -> None:
@@ -179,8 +182,9 @@ def test_explain(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_explain_unknown_rule_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert gpustack(capsys, "explain", "GS000") == (
+    assert gpustack(capsys, "explain", "no-such-rule") == (
         2,
         "",
-        "error: unknown rule 'GS000'; `gpustack rules` lists them\n",
+        "error: unknown rule 'no-such-rule'; `gpustack rules` lists them\n",
     )
+    assert "did you mean latest-image?" in gpustack(capsys, "explain", "latest-imag")[2]

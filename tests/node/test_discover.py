@@ -101,7 +101,6 @@ def test_nvml_facts_in_the_header(l4_vm: NodeTree) -> None:
     ("devices", "message"),
     [
         ([], "no NVIDIA GPU on the PCI bus"),
-        (["233b"], "GPU 10de:233b is not in the GPU catalogue"),
         (["27b8", "26b9"], "GPUs of several models on one node (1 × 10de:27b8, 1 × 10de:26b9)"),
     ],
 )
@@ -110,3 +109,43 @@ def test_nothing_to_discover(tree: NodeTree, devices: list[str], message: str) -
         tree.pci(f"0000:0{slot}:00.0", "10de", device, "030200")
     with pytest.raises(GpustackError, match=re.escape(message)):
         discover(tree.root)
+
+
+def test_unknown_gpu_gives_a_custom_skeleton(tree: NodeTree, tmp_path: Path) -> None:
+    """A GPU the catalogue lacks: gpu.custom with what the PCI bus tells, null for the rest,
+    which validate then names; filled in, the snippet validates."""
+    tree.pci("0000:01:00.0", "10de", "233b", "030200")
+    text = snippet(discover(tree.root))
+    assert "not in the GPU catalogue" in text
+    assert "    model: GPU-10de-233b\n" in text
+    assert '      pciDevice: 233b\n      pciClass: "0302"\n' in text
+    assert "      memoryMiB:\n" in text  # null: nothing but NVML knows it
+    with pytest.raises(GpustackError, match="memoryMiB"):
+        embedded(text, tmp_path)
+    filled = {
+        "product:": "product: NVIDIA-H200-NVL", "architecture:": "architecture: hopper",
+        "computeCapability:": "computeCapability: '9.0'", "memoryMiB:": "memoryMiB: 143771",
+        "powerLimitW:": "powerLimitW: 600", "migProfiles:": "migProfiles: []", "dcgmProfiling:": "dcgmProfiling: true",
+        "ecc:": "ecc: true", "segment:": "segment: datacenter",
+    }
+    for empty, value in filled.items():
+        text = text.replace(f"{empty}\n", f"{value}\n")
+    assert embedded(text, tmp_path).spec.nodePools[0].gpu.custom.pciDevice == "233b"
+
+
+def test_unknown_gpu_with_nvml(tree: NodeTree) -> None:
+    tree.pci("0000:01:00.0", "10de", "233b", "030200")
+    report = NvmlReport("595.84", (NvmlGpu("NVIDIA H200 NVL", 143771, "9.0", "disabled"),))
+    text = snippet(dataclasses.replace(discover(tree.root), nvml=report))
+    assert "    model: H200-NVL\n" in text and "- name: h200-nvl\n" in text
+    for line in ("product: NVIDIA-H200-NVL", "architecture: hopper", "computeCapability: '9.0'", "memoryMiB: 143771"):
+        assert f"      {line}\n" in text
+    assert "      migProfiles:\n" in text  # MIG-capable: its profiles are the datasheet's
+
+
+@pytest.mark.parametrize(("capability", "family"), [("7.0", "volta"), ("7.5", "turing"), ("8.6", "ampere"),
+                                                     ("8.9", "ada-lovelace"), ("9.0", "hopper"), ("12.0", "blackwell")])
+def test_gfd_family(capability: str, family: str) -> None:
+    from gpustack.spec.catalogue import gfd_family
+
+    assert gfd_family(capability) == family

@@ -5,7 +5,9 @@
 recorded findings that no longer occur) with a baseline, ``suppressed`` (baseline matches
 included) only with ``--show-suppressed``. A finding's ``root`` is the folder of the root
 (``roots.py``: a git repository, a ``--set-root``) whose set it was judged in; null for the
-files in no root.
+files in no root. ``summary.errors`` counts input errors (the ``errors`` list), not findings of severity error:
+``summary.error``, ``summary.warning`` and ``summary.info`` count findings by severity,
+``summary.input_errors`` says the same as ``summary.errors`` under a name that cannot be misread.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import json
 from typing import Any
 
 from gpustack.lint.engine import Report
-from gpustack.lint.model import Finding
+from gpustack.lint.model import Finding, Severity
 from gpustack.lint.report import ReportOptions, baseline_count
 from gpustack.lint.suppress import Suppressed
 
@@ -28,10 +30,14 @@ def render(report: Report, options: ReportOptions) -> str:
             "files": report.files,
             "objects": report.objects,
             "findings": len(report.findings),
+            **{str(severity): 0 for severity in sorted(Severity, reverse=True)},
+            "input_errors": len(report.errors),
             "errors": len(report.errors),
             "suppressed": len(report.suppressed) - baseline_count(report),
         },
     }
+    for finding in report.findings:
+        document["summary"][str(finding.severity)] += 1
     if report.baseline is not None:
         document["summary"]["baseline"] = {
             "file": report.baseline.file,

@@ -3,20 +3,19 @@ hint below, notes and a one-line summary at the end. Colour only when asked (a t
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from itertools import groupby
 
 from gpustack.lint.engine import Report
 from gpustack.lint.model import Finding, InputError, Severity
 from gpustack.lint.report import ReportOptions, summary
 from gpustack.lint.suppress import Suppressed
+from gpustack.terminal import CYAN, RED, YELLOW, Painter, painter
 
-Painter = Callable[[str, str], str]  # (ANSI SGR code, text) -> text
-_COLOURS = {Severity.ERROR: "1;31", Severity.WARNING: "1;33", Severity.INFO: "1;36"}
+_COLOURS = {Severity.ERROR: RED, Severity.WARNING: YELLOW, Severity.INFO: CYAN}
 
 
 def render(report: Report, options: ReportOptions) -> str:
-    paint = _paint if options.color else _plain
+    paint = painter(options.color)
     entries: list[tuple[str, int, str]] = [(f.file, 1, _finding(f, paint)) for f in report.findings]
     entries += [(e.file, 0, _error(e, paint)) for e in report.errors]
     entries.sort(key=lambda entry: (entry[0], entry[1]))  # stable: findings stay in their order
@@ -61,10 +60,3 @@ def _where(file: str | None, line: int | None) -> str:
 def _indent(text: str) -> str:
     return text.strip().replace("\n", "\n    ")
 
-
-def _paint(code: str, text: str) -> str:
-    return f"\x1b[{code}m{text}\x1b[0m"
-
-
-def _plain(code: str, text: str) -> str:
-    return text
