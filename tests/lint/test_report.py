@@ -107,7 +107,10 @@ def test_json_has_the_contract_shape(tmp_path: Path, monkeypatch: pytest.MonkeyP
             "message": "invalid YAML: while parsing a flow node: did not find expected node content",
         }
     ]
-    assert document["summary"] == {"files": 2, "objects": 4, "findings": 3, "errors": 1, "suppressed": 0}
+    assert document["summary"] == {
+        "files": 2, "objects": 4, "findings": 3, "error": 1, "warning": 1, "info": 1, "input_errors": 1, "errors": 1,
+        "suppressed": 0,
+    }
     assert document["notes"] == []
     assert "suppressed" not in document
     assert json.loads(render(report, "json", show_suppressed=True))["suppressed"] == []
