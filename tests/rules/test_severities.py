@@ -63,3 +63,30 @@ def test_visible_devices_within_the_request_are_warnings(
 ) -> None:
     found = [r.severity for r in lint(_visible(name, value, gpus)) if r.rule == "GS007"]
     assert found == ([severity] if severity else [])
+
+
+UNLABELLED_RULE = """
+apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata: {name: gpu-alerts, namespace: monitoring}
+spec: {groups: [{name: gpu, rules: [{alert: GPUHot, expr: DCGM_FI_DEV_GPU_TEMP > 85}]}]}
+"""
+KPS_RELEASE_WITH_DEFAULTS = """
+---
+apiVersion: helm.cattle.io/v1
+kind: HelmChart
+metadata: {name: kube-prometheus-stack, namespace: kube-system}
+spec:
+  chart: kube-prometheus-stack
+  targetNamespace: monitoring
+  valuesContent: |-
+    grafana: {enabled: false}
+"""
+
+
+def test_unselected_rule_is_information_until_the_set_shows_a_prometheus(lint: Callable[..., list]) -> None:
+    """Without a Prometheus or kube-prometheus-stack release in the set, the chart's default
+    selector is an assumption (GitOps repositories often install the chart from another folder)."""
+    assert [r.severity for r in lint(UNLABELLED_RULE) if r.rule == "GS014"] == ["info"]
+    with_release = UNLABELLED_RULE + KPS_RELEASE_WITH_DEFAULTS
+    assert [r.severity for r in lint(with_release) if r.rule == "GS014"] == ["warning"]

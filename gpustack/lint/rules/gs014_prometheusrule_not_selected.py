@@ -8,7 +8,9 @@ dcgm-exporter chart's ServiceMonitor has no ``release`` label, DESIGN §10).
 What the set says wins over that default: a Prometheus object's own selectors, else the
 values of kube-prometheus-stack releases declared in the set; the chart's defaults apply
 only when the set says neither (and not on OpenShift, whose monitoring stack selects rules by
-namespace label).
+namespace label). Then the finding is information, not a warning: the set shows no
+Prometheus at all, and GitOps repositories commonly install kube-prometheus-stack from a
+folder that was not linted, with the selectors opened up.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 from gpustack.lint import sets
 from gpustack.lint.chartkeys import version_key
 from gpustack.lint.context import LintContext
-from gpustack.lint.model import Hit, Path, Resource
+from gpustack.lint.model import Hit, Path, Resource, Severity
 from gpustack.lint.registry import Rule
 
 MONITORING_GROUP = "monitoring.coreos.com/"
@@ -149,6 +151,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     for target in targets:
         resource = target.resource
         prefix = SELECTED_KINDS[resource.kind or ""]
+        severity = None
         if prometheuses:
             if any(_prometheus_selects(p, prefix, namespaces)(resource) for p in prometheuses):
                 continue
@@ -163,13 +166,16 @@ def check(ctx: LintContext) -> Iterator[Hit]:
             # OpenShift's own monitoring selects by namespace label, not kube-prometheus-stack's.
             if ctx.distribution == "openshift" or _release_label(None)(resource):
                 continue
+            severity = Severity.INFO
             message = (
-                f"{target.name} has no `release` label: kube-prometheus-stack's default "
-                f"`{prefix}Selector` (matchLabels release: <release>) never loads it"
+                f"{target.name} has no `release` label: no Prometheus or kube-prometheus-stack release is in the "
+                f"set, and under the chart's default `{prefix}Selector` (matchLabels release: <release>) "
+                "kube-prometheus-stack never loads it"
             )
         yield Hit(
             *target.report,
             message,
+            severity=severity,
             fix=f"{target.label_with} `release: <kube-prometheus-stack release>`, or set "
             f"`prometheus.prometheusSpec.{prefix}SelectorNilUsesHelmValues: false` in the chart's values.",
         )
