@@ -170,6 +170,40 @@ def is_kustomization(resource: Resource) -> bool:
     return resource.kind is None and posixpath.basename(resource.file.replace("\\", "/")) in KUSTOMIZATION_FILES
 
 
+def left_out_by_kustomization(ctx: LintContext) -> frozenset[str]:
+    """Files that a ``kustomization.yaml`` beside them does not name: kustomize (and Flux,
+    which uses the folder's kustomization when there is one) applies only what it lists, so
+    a release or DaemonSet kept in such a file (``resources: []``, entries commented out) is
+    not deployed. A file counts as named when any string of the kustomization is its name
+    (``resources``, ``patches``, generators alike), so nothing named is ever left out."""
+    return ctx.memo(("left-out-by-kustomization",), lambda: _left_out(ctx.resources))
+
+
+def _left_out(resources: Iterable[Resource]) -> frozenset[str]:
+    named: dict[str, set[str]] = {}
+    for resource in resources:
+        if is_kustomization(resource):
+            folder, name = posixpath.split(resource.file.replace("\\", "/"))
+            named.setdefault(folder, {name}).update(posixpath.normpath(text) for text in _strings(resource.data))
+    left_out = set()
+    for resource in resources:
+        folder, name = posixpath.split(resource.file.replace("\\", "/"))
+        if folder in named and name not in named[folder]:
+            left_out.add(resource.file)
+    return frozenset(left_out)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
 def _kustomize_releases(resource: Resource) -> Iterator[HelmChartRelease]:
     charts = resource.get(("helmCharts",))
     for index, item in enumerate(charts if isinstance(charts, list) else ()):

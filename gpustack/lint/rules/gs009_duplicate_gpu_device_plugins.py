@@ -32,6 +32,8 @@ def check(ctx: LintContext) -> Iterator[Hit]:
         plugin for resource in ctx.resources for plugin in sets.device_plugins(resource, pods.get(resource, ()))
     ]
     plugins += [plugin for release in sets.releases(ctx) if (plugin := sets.release_plugin(release))]
+    left_out = sets.left_out_by_kustomization(ctx)
+    plugins = [plugin for plugin in plugins if plugin.resource.file not in left_out]
     for plugin in plugins:
         for other in plugins:
             if other.deployment == plugin.deployment:

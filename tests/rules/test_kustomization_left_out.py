@@ -1,0 +1,44 @@
+"""A file that the kustomization.yaml beside it does not list is not deployed: set rules do
+not pair it (a device plugin kept in a folder with ``resources: []``, its entries commented
+out, as in a home-lab repository that moved to the GPU Operator)."""
+
+from __future__ import annotations
+
+from gpustack.lint.config import Config
+from gpustack.lint.engine import lint
+from gpustack.lint.load import LoadResult, load_text
+
+OPERATOR = """\
+apiVersion: helm.cattle.io/v1
+kind: HelmChart
+metadata: {name: gpu-operator, namespace: kube-system}
+spec: {chart: gpu-operator, targetNamespace: gpu-operator}
+"""
+PLUGIN = """\
+apiVersion: helm.cattle.io/v1
+kind: HelmChart
+metadata: {name: nvidia-device-plugin, namespace: kube-system}
+spec: {chart: nvidia-device-plugin, targetNamespace: kube-system}
+"""
+
+
+def gs009_folders(plugin_kustomization: str) -> set[str]:
+    files = [
+        ("apps/gpu-operator/helmchart.yaml", OPERATOR),
+        ("apps/gpu-operator/kustomization.yaml", "resources:\n  - ./helmchart.yaml\n"),
+        ("apps/device-plugin/helmchart.yaml", PLUGIN),
+        ("apps/device-plugin/kustomization.yaml", plugin_kustomization),
+    ]
+    report = lint(LoadResult.merge(load_text(name, text) for name, text in files), Config())
+    return {f.file.split("/")[1] for f in report.findings if f.rule == "GS009"}
+
+
+def test_a_plugin_its_kustomization_leaves_out_is_no_second_provider() -> None:
+    assert gs009_folders("resources: []\n#  - ./helmchart.yaml\n") == set()
+
+
+def test_a_plugin_its_kustomization_lists_is() -> None:
+    assert gs009_folders("resources:\n  - helmchart.yaml\n") == {"gpu-operator", "device-plugin"}
+    assert gs009_folders("resources: [../shared]\npatches:\n  - path: ./helmchart.yaml\n") == {
+        "gpu-operator", "device-plugin"
+    }
