@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 
 from gpustack.commands.options import ColorOption
-from gpustack.errors import GpustackError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
