@@ -41,6 +41,7 @@ from gpustack.lint.rules import gs032_nfd_label_mismatch
 from gpustack.lint.rules import gs033_scheduler_version_skew
 from gpustack.lint.rules import gs034_feature_gate_lifecycle
 from gpustack.lint.rules import gs035_gpu_operator_driver_on_host_pools
+from gpustack.lint.rules import gs036_shared_gpu_requests_over_one
 from gpustack.lint.rules import gs037_multi_gpu_without_shm
 from gpustack.lint.rules import gs039_monitor_selects_nothing
 from gpustack.lint.rules import gs040_llm_server_without_readiness
@@ -85,6 +86,7 @@ RULES: dict[str, Rule] = {
         gs033_scheduler_version_skew.RULE,
         gs034_feature_gate_lifecycle.RULE,
         gs035_gpu_operator_driver_on_host_pools.RULE,
+        gs036_shared_gpu_requests_over_one.RULE,
         gs037_multi_gpu_without_shm.RULE,
         gs039_monitor_selects_nothing.RULE,
         gs040_llm_server_without_readiness.RULE,

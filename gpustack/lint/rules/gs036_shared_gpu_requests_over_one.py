@@ -1,0 +1,121 @@
+"""GS036: GPU sharing that lets a pod asking for 2 GPUs get 2 slices of one card.
+
+With time-slicing the device plugin advertises each GPU ``replicas`` times and hands the
+replicas out "indiscriminately": a pod that requests ``nvidia.com/gpu: 2`` may get two
+replicas of the same GPU, no more compute than one, and a tensor-parallel server then finds
+one card. ``failRequestsGreaterThanOne: true`` makes such a request fail at admission
+(``UnexpectedAdmissionError``) instead; upstream recommends it, and it defaults to false
+(https://github.com/NVIDIA/k8s-device-plugin#shared-access-to-gpus). MPS failed such
+requests always up to v0.19 and from v0.20 does unless the config sets the flag to false:
+only an explicit false is reported there.
+
+The configs are found where they live: a ConfigMap's data (the plugin's ``config.name``, the
+GPU Operator's ``devicePlugin.config.name``), a plain config file (a kustomize
+``configMapGenerator`` input), the nvidia-device-plugin chart's ``config.map`` and the GPU
+Operator chart's ``devicePlugin.config.data`` values wherever releases keep them. A config
+held in a YAML string gets no fix (an edit cannot go into the string); a plain file does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gpustack.lint import sets
+from gpustack.lint.context import LintContext
+from gpustack.lint.model import Hit, Path, Resource, SetValue
+from gpustack.lint.registry import Rule
+
+FLAG = "failRequestsGreaterThanOne"
+FIX = f"Set `{FLAG}: true` in the sharing config: a request for more than one shared GPU then fails instead of getting slices of one card."
+# Where chart values hold named device plugin config files (name -> YAML string).
+_CHART_CONFIGS: Mapping[str, tuple[str, ...]] = {
+    "nvidia-device-plugin": ("config", "map"),
+    "gpu-operator": ("devicePlugin", "config", "data"),
+}
+
+
+@dataclass(frozen=True)
+class _Lax:
+    """A sharing section that lets requests over one through: where, and why."""
+
+    path: Path  # inside the config: the flag, or the strategy's section where it is unset
+    strategy: str
+    unset: bool
+
+
+def _lax_sharing(config: Any) -> _Lax | None:
+    sharing = config.get("sharing") if isinstance(config, Mapping) else None
+    if not isinstance(sharing, Mapping):
+        return None
+    for strategy in ("timeSlicing", "mps"):
+        section = sharing.get(strategy)
+        if not isinstance(section, Mapping) or not _replicated(section):
+            continue
+        flag = section.get(FLAG)
+        if flag is False or (flag is None and strategy == "timeSlicing"):
+            path: Path = ("sharing", strategy, FLAG) if FLAG in section else ("sharing", strategy)
+            return _Lax(path, strategy, FLAG not in section)
+    return None
+
+
+def _replicated(section: Mapping[str, Any]) -> bool:
+    """Whether some resource is shared by two or more (a replica count of 1 shares nothing)."""
+    resources = section.get("resources")
+    return any(
+        isinstance(item, Mapping) and not isinstance(item.get("replicas"), bool)
+        and isinstance(item.get("replicas"), int) and item["replicas"] >= 2
+        for item in (resources if isinstance(resources, list) else ())
+    )
+
+
+def _message(where: str, lax: _Lax) -> str:
+    name = "time-slicing" if lax.strategy == "timeSlicing" else "MPS"
+    state = f"leaves {FLAG} unset (false)" if lax.unset else f"sets {FLAG}: false"
+    return (
+        f"{where}: {name} sharing {state}, so a pod requesting 2 GPUs may get 2 replicas of one "
+        "card, and no more compute than 1"
+    )
+
+
+def _is_plain_config(resource: Resource) -> bool:
+    """A device plugin config file read as it is (no kind): ``version`` and ``sharing``."""
+    return resource.kind is None and "version" in resource.data and "sharing" in resource.data
+
+
+def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
+    if _is_plain_config(resource):
+        lax = _lax_sharing(resource.data)
+        if lax is not None:
+            edits = (SetValue(("sharing", lax.strategy, FLAG), True),)
+            yield Hit(resource, lax.path, _message(f"device plugin config {resource.file}", lax), fix=FIX, edits=edits)
+        return
+    if resource.kind != "ConfigMap":
+        return
+    data = resource.data.get("data")
+    for key, text in (data.items() if isinstance(data, Mapping) else ()):
+        if isinstance(text, str) and "sharing" in text:
+            lax = _lax_sharing(sets.yaml_mapping(text))
+            if lax is not None:
+                where = f"{resource.ref}, device plugin config {key}"
+                yield Hit(resource, ("data", key, *lax.path), _message(where, lax), fix=FIX)
+
+
+def check_values(ctx: LintContext) -> Iterator[Hit]:
+    """Named configs in the device plugin's and the GPU Operator's chart values."""
+    for release in sets.releases(ctx):
+        keys = _CHART_CONFIGS.get(release.chart)
+        configs = sets.get_value(release.values, *keys) if keys else None
+        for name, text in (configs.items() if isinstance(configs, Mapping) else ()):
+            if not isinstance(text, str) or "sharing" not in text:
+                continue
+            lax = _lax_sharing(sets.yaml_mapping(text))
+            if lax is not None:
+                owner, path = release.where(*keys, str(name))
+                if path != release.path:
+                    path = (*path, *lax.path)
+                yield Hit(owner, path, _message(f"{release}, config {name}", lax), fix=FIX)
+
+
+RULE = Rule("GS036", "object", check, values=check_values)
