@@ -142,7 +142,7 @@ def lint(
     docs_url: Annotated[
         str | None,
         typer.Option(
-            "--docs-url", metavar="URL",
+            "--docs-url", metavar="URL", envvar="GPUSTACK_DOCS_URL",
             help="Base URL that SARIF helpUri links resolve docs/rules.md against (default: the project's).",
             show_default=False,
         ),
@@ -200,14 +200,13 @@ def lint(
     import gc
     from dataclasses import replace
 
+    from gpustack.lint.cache import Cache, cache_folder
     from gpustack.lint.catalogue import load_catalogue
     from gpustack.lint.config import find_config, load_config, search_start
-    from gpustack.lint.engine import lint as run_lint
-    from gpustack.lint.cache import Cache, cache_folder
-    from gpustack.lint.load import load_inputs, read_inputs
+    from gpustack.lint.load import read_inputs
     from gpustack.lint.model import Severity
+    from gpustack.lint.report import ReportOptions
     from gpustack.lint.roots import repositories
-    from gpustack.lint.report import ReportOptions, reporter
     from gpustack.lint.selection import Choice, rule_ids, severities
     from gpustack.terminal import use_color
 
@@ -246,6 +245,24 @@ def lint(
         if cache is None or fix or diff
         else cache.report_key(inputs, (config, partial, repositories(_names(inputs))), _named_files(config))
     )
+    # Without --fix or --diff the report goes to standard output; a run that printed it the
+    # same way before (same report key, format and options) prints what it printed.
+    options = ReportOptions(
+        color=output_format == "text" and use_color(sys.stdout, color),
+        show_suppressed=show_suppressed,
+        docs_url=docs_url,
+    )
+    shown = None
+    if cache is not None and key is not None and not write_baseline:
+        shown = cache.output_key(key, output_format, options, fail_if_no_objects)
+        printed = cache.get_output(shown)
+        if printed is not None:
+            sys.stdout.write(printed[0])
+            raise typer.Exit(printed[1])
+    from gpustack.lint.engine import lint as run_lint
+    from gpustack.lint.load import load_inputs
+    from gpustack.lint.report import reporter
+
     report = cache.get_report(key) if cache is not None and key is not None else None
     if report is None:
         loaded = load_inputs(inputs, cache=cache)
@@ -254,8 +271,6 @@ def lint(
             cache.put_report(key, replace(report, catalogue={}))
     else:
         report = replace(report, catalogue=catalogue)
-    if cache is not None:
-        cache.evict()
     output = None  # what standard output carries instead of the report: a diff, fixed YAML
     if fix or diff:
         from gpustack.lint.fix import autofix
@@ -266,17 +281,23 @@ def lint(
         report, output = fixed.report, fixed.output
         sys.stderr.write(fixed.summary)
     stream = sys.stdout if output is None else sys.stderr
-    color = output_format == "text" and use_color(stream, color)
-    options = ReportOptions(color=color, show_suppressed=show_suppressed, docs_url=docs_url)
+    if stream is not sys.stdout:
+        options = replace(options, color=output_format == "text" and use_color(stream, color))
     sys.stdout.write(output or "")
-    stream.write(reporter(output_format).render(report, options))
+    text = reporter(output_format).render(report, options)
+    stream.write(text)
     if write_baseline:
         from gpustack.lint.baseline import write
 
         write(str(write_baseline), report.findings)
         sys.stderr.write(f"gpustack: recorded {len(report.findings)} finding(s) in {write_baseline}\n")
         report = replace(report, findings=())  # accepted: only unreadable input fails the run
-    raise typer.Exit(report.exit_code(config.fail_on, fail_if_no_objects=fail_if_no_objects))
+    code = report.exit_code(config.fail_on, fail_if_no_objects=fail_if_no_objects)
+    if cache is not None:
+        if shown is not None:
+            cache.put_output(shown, text, code)
+        cache.evict()
+    raise typer.Exit(code)
 
 
 def _folders(paths: Iterable[Path], option: str) -> list[Path]:

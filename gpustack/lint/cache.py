@@ -56,23 +56,29 @@ _fingerprint: str | None = None
 
 def code_fingerprint() -> str:
     """What decides how gpustack reads and lints, besides the input: its version, the code and
-    data files of the installed package (sizes and modification times: an edited checkout
-    never reads an entry its old code wrote), Python's and PyYAML's versions."""
+    data files of the installed package and its shipped data (the policies, whose names,
+    severities and remediations the reports carry; outside the package in a checkout), by
+    sizes and modification times (an edited checkout never reads an entry its old code
+    wrote), Python's and PyYAML's versions."""
     global _fingerprint
     if _fingerprint is None:
         import yaml
 
         import gpustack
+        from gpustack.resources import data_dir
 
         root = os.path.dirname(gpustack.__file__)
         parts = [gpustack.__version__, sys.version, yaml.__version__, str(getattr(yaml, "__with_libyaml__", False))]
-        for folder, subfolders, names in os.walk(root):
-            subfolders[:] = sorted(name for name in subfolders if name != "__pycache__")
-            for name in sorted(names):
-                if not name.endswith((".pyc", ".pyo")):
-                    path = os.path.join(folder, name)
-                    stat = os.stat(path)
-                    parts.append(f"{os.path.relpath(path, root)}:{stat.st_size}:{stat.st_mtime_ns}")
+        for top in (root, *(str(data_dir(name)) for name in ("policies", "specs"))):
+            if top != root and top.startswith(root + os.sep):
+                continue  # packaged data: walked with the package
+            for folder, subfolders, names in os.walk(top):
+                subfolders[:] = sorted(name for name in subfolders if name != "__pycache__")
+                for name in sorted(names):
+                    if not name.endswith((".pyc", ".pyo")):
+                        path = os.path.join(folder, name)
+                        stat = os.stat(path)
+                        parts.append(f"{os.path.relpath(path, root)}:{stat.st_size}:{stat.st_mtime_ns}")
         _fingerprint = digest(*parts)
     return _fingerprint
 
@@ -126,6 +132,21 @@ class Cache:
 
     def put_report(self, key: str, report: Any) -> None:
         self.put("report", key, report)
+
+    # What a run printed: the rendered report and the exit status, by the report's key and
+    # how it was rendered (format, options); a hit skips unpickling and rendering the report.
+
+    def output_key(self, report_key: str, *how: Any) -> str:
+        return digest(report_key, repr(canonical(how)))
+
+    def get_output(self, key: str) -> tuple[str, int] | None:
+        value = self.get("output", key)
+        if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], int):
+            return value
+        return None
+
+    def put_output(self, key: str, text: str, code: int) -> None:
+        self.put("output", key, (text, code))
 
     def get(self, kind: str, key: str) -> Any | None:
         """The value stored under ``kind``/``key``, or None (absent, corrupt, foreign, a symlink).

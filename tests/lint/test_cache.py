@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from gpustack import resources
 from gpustack.lint import cache as cache_module
 from gpustack.lint.cache import Cache
 from gpustack.lint.load import load_inputs, read_inputs
@@ -91,6 +92,59 @@ def test_same_report_when_one_file_changed_among_many(
     warm = report(capsys, "--cache-dir", str(folder), str(work))
     assert warm == report(capsys, "--no-cache", str(work))
     assert '"line": 11' in warm or str(changed) in warm
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ("--format", "text"),
+        ("--format", "sarif", "--docs-url", "https://example.org/rules"),
+        ("--format", "github", "--show-suppressed"),
+        ("--format", "json", "--fail-on", "error"),
+        ("--format", "json", "--fail-if-no-objects", "--select", "GS001"),
+    ],
+)
+def test_a_stored_output_is_what_the_run_prints_without_a_cache(
+    options: tuple[str, ...], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Runs that print the same report another way (format, options) each get their own
+    output, with the exit status it goes with; warm runs print it byte for byte."""
+    folder = tmp_path / "cache"
+    target = str(FIXTURES / "GS001")
+    plain = gpustack(capsys, "lint", "--no-cache", *options, target)
+    for run in ("cold", "warm", "warm again"):
+        assert gpustack(capsys, "lint", "--cache-dir", str(folder), *options, target) == plain, run
+    assert sorted(entry.suffix for entry in entries(folder)).count(".output") == 1
+
+
+def test_one_cache_holds_the_outputs_of_several_formats(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    folder = tmp_path / "cache"
+    target = str(FIXTURES / "GS001")
+    formats = ("text", "json", "sarif", "github")
+    plain = {name: gpustack(capsys, "lint", "--no-cache", "--format", name, target) for name in formats}
+    for _ in range(2):
+        for name in formats:
+            assert gpustack(capsys, "lint", "--cache-dir", str(folder), "--format", name, target) == plain[name]
+    assert [entry.suffix for entry in entries(folder)].count(".output") == len(formats)
+
+
+def test_an_edited_policy_is_a_new_fingerprint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Reports carry the policies' names, severities and remediations: in a checkout the
+    policies sit outside the package, and an edit to one must not print a stored report."""
+    shipped = resources.data_dir
+    policies = tmp_path / "policies"
+    shutil.copytree(shipped("policies"), policies)
+    monkeypatch.setattr(resources, "data_dir", lambda name: policies if name == "policies" else shipped(name))
+
+    def fingerprint() -> str:
+        monkeypatch.setattr(cache_module, "_fingerprint", None)
+        return cache_module.code_fingerprint()
+
+    before = fingerprint()
+    assert fingerprint() == before
+    policy = policies / "GS001.yaml"
+    policy.write_text(policy.read_text().replace("severity: error", "severity: warning"))
+    assert fingerprint() != before
 
 
 def test_documents_restored_from_the_cache_are_located_as_when_read(generated: Path, tmp_path: Path) -> None:
