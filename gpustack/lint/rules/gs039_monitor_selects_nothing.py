@@ -49,6 +49,7 @@ class Targets:
     charts: Mapping[str, Mapping[str, list[Mapping[str, str]]]]
     kinds: Mapping[str, Mapping[str, list[Mapping[str, str]]]]
     namespaces: frozenset[str]
+    cluster: Mapping[str, Mapping[str, list[Mapping[str, str]]]]
 
 
 @cache
@@ -57,7 +58,7 @@ def known_targets() -> Targets:
 
     text = resources.files("gpustack.lint").joinpath("data/monitor-targets.yaml").read_text("utf-8")
     data = YAML(typ="safe").load(text)
-    return Targets(data["charts"], data["kinds"], frozenset(data["namespaces"]))
+    return Targets(data["charts"], data["kinds"], frozenset(data["namespaces"]), data["cluster"])
 
 
 class _Placement:
@@ -173,6 +174,9 @@ def _created_elsewhere(monitor: _Monitor, namespaces: frozenset[str], ctx: LintC
     known = known_targets()
     if namespaces & known.namespaces:
         return True
+    for namespace, described in known.cluster.items():
+        if any(monitor.matches(labels, namespace) for labels in described.get(monitor.target_kind, ())):
+            return True
     for release in sets.releases(ctx):
         namespace = _release_namespace(release, monitor.placement)
         if not _in(namespace, monitor.namespaces):
