@@ -429,6 +429,7 @@ from typing import Any  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from fuzz_support import scalars, yaml_like  # noqa: E402
 from gpustack.errors import GpustackError  # noqa: E402
 
 SPEC_WORDS = [
@@ -438,16 +439,8 @@ SPEC_WORDS = [
     "kubeadm", "L4", "H100", "1.36", "1.3", "gpustack.io/v1alpha1", "GpuStack", "dra", "hami", "enabled",
     "monitoring", "gitops", "argocd", "true", "~", "0", "-1", "1e400", "0x10", "&a", "*a", "<<", "!!int",
 ]  # fmt: skip
-spec_scalars = st.one_of(
-    st.sampled_from(SPEC_WORDS), st.text(max_size=10), st.integers(), st.floats(allow_nan=True), st.booleans(), st.none()
-)
-spec_data = st.recursive(
-    spec_scalars,
-    lambda children: st.one_of(
-        st.lists(children, max_size=3), st.dictionaries(st.sampled_from(SPEC_WORDS), children, max_size=4)
-    ),
-    max_leaves=20,
-)
+spec_scalars = scalars(SPEC_WORDS, text_size=10, nan=True)
+spec_data = yaml_like(SPEC_WORDS, spec_scalars, width=3, max_leaves=20)
 FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
 

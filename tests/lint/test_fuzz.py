@@ -9,6 +9,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fuzz_support import scalars, yaml_like
+
 from gpustack.lint.engine import lint
 from gpustack.lint.load import load_bytes, load_text
 
@@ -22,16 +24,8 @@ WORDS = [
     "expr", "NVIDIA_VISIBLE_DEVICES", "all", "/dev", "gpustack.io/ignore", "GS001", "on", "0", "-1", "1.5",
     "items", "List", "jobTemplate", "workerGroupSpecs", "s3://m", "--gpu-memory-utilization",
 ]  # fmt: skip
-scalars = st.one_of(
-    st.sampled_from(WORDS), st.text(max_size=12), st.integers(), st.floats(allow_nan=False), st.booleans(), st.none()
-)
-data = st.recursive(
-    scalars,
-    lambda children: st.one_of(
-        st.lists(children, max_size=4), st.dictionaries(st.sampled_from(WORDS), children, max_size=5)
-    ),
-    max_leaves=40,
-)
+leaves = scalars(WORDS, text_size=12, nan=False)
+data = yaml_like(WORDS, leaves, width=4, max_leaves=40)
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
