@@ -164,10 +164,15 @@ def _argo_release(resource: Resource, path: Path, source: Mapping[str, Any]) -> 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 
+def posix_path(file: str) -> str:
+    """A linted file's name with forward slashes (Windows paths included), for posixpath."""
+    return file.replace("\\", "/")
+
+
 def is_kustomization(resource: Resource) -> bool:
     if resource.kind == "Kustomization":
         return (resource.ref.api_version or "").startswith("kustomize.config.k8s.io/")
-    return resource.kind is None and posixpath.basename(resource.file.replace("\\", "/")) in KUSTOMIZATION_FILES
+    return resource.kind is None and posixpath.basename(posix_path(resource.file)) in KUSTOMIZATION_FILES
 
 
 def left_out_by_kustomization(ctx: LintContext) -> frozenset[str]:
@@ -183,11 +188,11 @@ def _left_out(resources: Iterable[Resource]) -> frozenset[str]:
     named: dict[str, set[str]] = {}
     for resource in resources:
         if is_kustomization(resource):
-            folder, name = posixpath.split(resource.file.replace("\\", "/"))
+            folder, name = posixpath.split(posix_path(resource.file))
             named.setdefault(folder, {name}).update(posixpath.normpath(text) for text in _strings(resource.data))
     left_out = set()
     for resource in resources:
-        folder, name = posixpath.split(resource.file.replace("\\", "/"))
+        folder, name = posixpath.split(posix_path(resource.file))
         if folder in named and name not in named[folder]:
             left_out.add(resource.file)
     return frozenset(left_out)
@@ -373,9 +378,9 @@ def _with_values_file(release: HelmChartRelease, by_file: Mapping[str, list[Reso
     values_file = item.get("valuesFile") if isinstance(item, Mapping) else None
     if not isinstance(values_file, str):
         return release
-    folder = posixpath.dirname(release.resource.file.replace("\\", "/"))
+    folder = posixpath.dirname(posix_path(release.resource.file))
     wanted = posixpath.normpath(posixpath.join(folder, values_file))
-    files = [r for file, rs in by_file.items() if posixpath.normpath(file.replace("\\", "/")) == wanted for r in rs]
+    files = [r for file, rs in by_file.items() if posixpath.normpath(posix_path(file)) == wanted for r in rs]
     return _with_layers(release, tuple(ValuesLayer(r, (), r.data) for r in files) + release.layers)
 
 

@@ -81,13 +81,13 @@ class _Placement:
             return (_folder(path) if isinstance(path, str) else None), namespace if isinstance(namespace, str) else None
         if sets.is_kustomization(resource):
             namespace = resource.get(("namespace",))
-            return posixpath.dirname(_slashes(resource.file)), namespace if isinstance(namespace, str) else None
+            return posixpath.dirname(sets.posix_path(resource.file)), namespace if isinstance(namespace, str) else None
         return None, None
 
     def of(self, resource: Resource) -> str | None:
         if resource.ref.namespace:
             return resource.ref.namespace
-        folder = posixpath.dirname(_slashes(resource.file))
+        folder = posixpath.dirname(sets.posix_path(resource.file))
         for suffix, namespace in self.folders:
             # a kustomization's folder and below; a Flux path anywhere in the checkout
             if suffix and (f"{folder}/".startswith(f"{suffix}/") or f"/{suffix}/" in f"{folder}/"):
@@ -95,12 +95,8 @@ class _Placement:
         return None
 
 
-def _slashes(path: str) -> str:
-    return path.replace("\\", "/")
-
-
 def _folder(path: str) -> str:
-    return posixpath.normpath(_slashes(path)).strip("/")
+    return posixpath.normpath(sets.posix_path(path)).strip("/")
 
 
 def _namespaces(monitor: Resource, placement: _Placement) -> Namespaces:
