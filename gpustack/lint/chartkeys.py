@@ -34,6 +34,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from gpustack.resources import lint_data
+
 KeyPath = tuple[str, ...]
 READ, PASSTHROUGH, DECLARED, ABSENT = "r", "p", "d", "-"
 # Node of the stored tree: the states string, or [states, {child: node}].
@@ -388,7 +390,7 @@ class Rename:
 
 @cache
 def renames(chart: str) -> tuple[Rename, ...]:
-    data = _yaml(resources.files("gpustack.lint").joinpath(_DATA, "renames.yaml").read_text("utf-8"))
+    data = lint_data("chart-keys/renames.yaml")
     return tuple(
         Rename(tuple(item["old"].split(".")), tuple(item["new"].split(".")), str(item["since"]))
         for item in data.get(chart) or ()

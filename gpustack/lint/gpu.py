@@ -23,10 +23,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache, lru_cache
-from importlib import resources
 from typing import Any
 
 from gpustack.lint.model import Container, Path, PodSpec, Resource
+from gpustack.resources import lint_data
 
 # --- resource names and quantities -------------------------------------------------------
 
@@ -452,10 +452,7 @@ class _Catalogue:
 
 @cache
 def _catalogue() -> _Catalogue:
-    import yaml  # PyYAML, which the loader imports anyway (ruamel.yaml stays unloaded: --fix only)
-
-    text = resources.files("gpustack.lint").joinpath("data/system-components.yaml").read_text("utf-8")
-    data = yaml.load(text, Loader=yaml.CSafeLoader)
+    data = lint_data("system-components.yaml")
     components = tuple(
         SystemComponent(
             name=item["name"],

@@ -21,12 +21,12 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from gpustack.lint.gpu import ClaimIndex
 from gpustack.lint.model import Path, PodSpec, Resource
 from gpustack.lint.sets import HelmChartRelease, ValuesLayer
+from gpustack.resources import lint_data
 
 _KINDS: Mapping[str, tuple[str, str, Path]] = {  # controller type -> apiVersion, kind, pod spec path
     "deployment": ("apps/v1", "Deployment", ("spec", "template", "spec")),
@@ -61,10 +61,7 @@ class Shape:
 @cache
 def chart_shapes() -> Mapping[str, tuple[Shape, ...]]:
     """Chart name -> the shapes its values may take, first match wins."""
-    import yaml
-
-    text = resources.files("gpustack.lint").joinpath("data/value-pods.yaml").read_text("utf-8")
-    data = yaml.load(text, Loader=yaml.CSafeLoader)
+    data = lint_data("value-pods.yaml")
     shapes = {name: _shape(name, item) for name, item in data["shapes"].items()}
     return {chart: tuple(shapes[name] for name in names) for chart, names in data["charts"].items()}
 

@@ -164,12 +164,12 @@ def _imported_after(code: str) -> list[str]:
     return [m for m in result.stdout.splitlines()[-1].strip("[]").replace("'", "").split(", ") if m]
 
 
-WATCHED = ("pydantic", "cdk8s", "jsii", "gpustack")
+WATCHED = ("pydantic", "ruamel", "jsonschema", "cdk8s", "jsii", "gpustack")
 
 
 def test_lint_without_a_spec_reads_no_spec_models(tmp_path: Path) -> None:
-    """The linter itself never needs pydantic without --spec (the CLI's typer loads it on its
-    own); the spec's models and the renderer stay unloaded on the command's path too."""
+    """The linter never needs pydantic, ruamel.yaml or jsonschema without --spec (or --fix): not
+    the engine, not the command; the spec's models and the renderer stay unloaded too."""
     manifest = tmp_path / "set.yaml"
     manifest.write_text(qwen() + "---\n" + CAPACITY_CLAIM + "---\n" + MIG_POD)
     engine = (
@@ -180,11 +180,16 @@ def test_lint_without_a_spec_reads_no_spec_models(tmp_path: Path) -> None:
     )
     loaded = _imported_after(engine)
     assert not [m for m in loaded if not m.startswith("gpustack")], loaded
+    # Every rule's fixtures too: the rules that read tables (GS030, GS039-GS041) among them.
+    fixtures = REPO / "tests" / "rules" / "fixtures"
+    cache = tmp_path / "cache"
     command = (
         "from gpustack.cli import main\n"
-        f"try:\n    main(['lint', {str(manifest)!r}])\nexcept SystemExit:\n    pass"
+        f"try:\n    main(['lint', '--cache-dir', {str(cache)!r}, {str(manifest)!r}, {str(fixtures)!r}])\n"
+        "except SystemExit:\n    pass"
     )
     loaded = _imported_after(command)
+    assert not [m for m in loaded if not m.startswith("gpustack")], loaded
     # The gate table and the relabel pace (GS021) are plain data.
     spec_free = {"gpustack.spec", "gpustack.spec.featuregates", "gpustack.spec.labelling"}
     heavy = ("cdk8s", "jsii", "gpustack.spec.", "gpustack.render")

@@ -17,12 +17,12 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.model import Hit, Path, Resource, Severity
 from gpustack.lint.registry import Rule
+from gpustack.resources import lint_data
 
 DRA_GROUP = "resource.k8s.io/"
 # `device.attributes["gpu.nvidia.com"].productName` or `…["productName"]`; either quote.
@@ -46,10 +46,7 @@ class Driver:
 
 @cache
 def drivers() -> Mapping[str, Driver]:
-    from ruamel.yaml import YAML
-
-    text = resources.files("gpustack.lint").joinpath("data/dra-drivers.yaml").read_text("utf-8")
-    data = YAML(typ="safe").load(text)
+    data = lint_data("dra-drivers.yaml")
     return {
         domain: Driver(tuple(entry["attributes"]), tuple(entry["capacities"]) if "capacities" in entry else None)
         for domain, entry in data.items()

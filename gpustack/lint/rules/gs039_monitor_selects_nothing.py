@@ -17,13 +17,13 @@ import posixpath
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from gpustack.lint import sets
 from gpustack.lint.context import LintContext
 from gpustack.lint.model import Hit, Resource
 from gpustack.lint.registry import Rule
+from gpustack.resources import lint_data
 
 MONITORS = {"ServiceMonitor": "Service", "PodMonitor": "Pod"}
 # API groups whose objects create no Services or pods of their own accord (built-ins, GitOps
@@ -54,10 +54,7 @@ class Targets:
 
 @cache
 def known_targets() -> Targets:
-    from ruamel.yaml import YAML
-
-    text = resources.files("gpustack.lint").joinpath("data/monitor-targets.yaml").read_text("utf-8")
-    data = YAML(typ="safe").load(text)
+    data = lint_data("monitor-targets.yaml")
     return Targets(data["charts"], data["kinds"], frozenset(data["namespaces"]), data["cluster"])
 
 

@@ -16,13 +16,13 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.model import Container, Hit, PodSpec, SetValue
 from gpustack.lint.podspec import subject
 from gpustack.lint.registry import Rule
+from gpustack.resources import lint_data
 
 # Workloads whose pods take traffic through Services; a Job's or a bare Pod's rarely do.
 SERVING_KINDS = frozenset({"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "LeaderWorkerSet"})
@@ -42,10 +42,7 @@ class Server:
 
 @cache
 def servers() -> tuple[Server, ...]:
-    from ruamel.yaml import YAML
-
-    text = resources.files("gpustack.lint").joinpath("data/llm-servers.yaml").read_text("utf-8")
-    data = YAML(typ="safe").load(text)
+    data = lint_data("llm-servers.yaml")
     return tuple(
         Server(
             name,

@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
 from gpustack.lint import promql
 from gpustack.lint.context import LintContext
 from gpustack.lint.model import Hit, Resource
 from gpustack.lint.registry import Rule
+from gpustack.resources import lint_data
 
 COUNTER_FUNCTIONS = frozenset({"rate", "irate", "increase", "resets"})
 GAUGE_FUNCTIONS = frozenset({"delta", "idelta"})
@@ -34,10 +34,7 @@ class MetricTypes:
 
 @cache
 def metric_types() -> MetricTypes:
-    from ruamel.yaml import YAML
-
-    text = resources.files("gpustack.lint").joinpath("data/dcgm-metrics.yaml").read_text("utf-8")
-    data: Mapping[str, list[str]] = YAML(typ="safe").load(text)
+    data: Mapping[str, list[str]] = lint_data("dcgm-metrics.yaml")
     return MetricTypes(frozenset(data["gauges"]), frozenset(data["counters"]))
 
 
