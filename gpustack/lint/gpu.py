@@ -496,6 +496,9 @@ def is_placeholder_image(image: str) -> bool:
     return image.strip() in _catalogue().placeholders
 
 
+_WILDCARDS = frozenset("*?[")
+
+
 @cache
 def component_for_image(image: str) -> SystemComponent | None:
     catalogue = _catalogue()
@@ -512,6 +515,8 @@ def _matches(repository: str, pattern: str) -> bool:
     """The repository, or a mirror of it: ``harbor.local/nvidia/k8s-device-plugin``."""
     first, _, rest = pattern.partition("/")
     path = rest if rest and ("." in first or ":" in first) else pattern  # without the registry
+    if _WILDCARDS.isdisjoint(pattern):  # most are: fnmatch would compile two regexes for each
+        return repository == pattern or repository.endswith("/" + path)
     return fnmatch.fnmatchcase(repository, pattern) or fnmatch.fnmatchcase(repository, "*/" + path)
 
 

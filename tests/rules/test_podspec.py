@@ -151,6 +151,9 @@ def test_claims_resolve_through_the_set(claim: str, consumer: bool) -> None:
         ("registry.k8s.io/nfd/node-feature-discovery:v0.18.3", True),
         ("registry.example.com:5000/nvidia/k8s-device-plugin:v0.20.0", True),  # a mirror
         ("harbor.local/proxy/projecthami/hami:v2.10.0", True),
+        ("harbor.local/proxy/projecthami/hami-webhook:v2.10.0", True),  # projecthami/hami-*
+        ("ghcr.io/mirror/k8s-staging-nfd/node-feature-discovery:v0.18.3", True),  # registry dropped
+        ("example.com/mynvidia/k8s-device-plugin:v1", False),  # a suffix, not a path
         ("example.com/k8s-device-plugin:v1", False),
         ("vllm/vllm-openai:latest", False),
         ("nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04", False),
