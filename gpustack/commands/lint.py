@@ -240,11 +240,12 @@ def lint(
     # --fix and --diff edit by the findings' positions: always from documents parsed from
     # these very bytes (the document cache is keyed by content), never from a stored report.
     # Which git repositories hold the files decides the roots (roots.py), hence the findings.
-    key = (
+    settings = (
         None
         if cache is None or fix or diff
-        else cache.report_key(inputs, (config, partial, repositories(_names(inputs))), _named_files(config))
+        else cache.settings_key((config, partial, repositories(_names(inputs))), _named_files(config))
     )
+    key = None if cache is None or settings is None else cache.report_key(inputs, settings)
     # Without --fix or --diff the report goes to standard output; a run that printed it the
     # same way before (same report key, format and options) prints what it printed.
     options = ReportOptions(
@@ -266,7 +267,8 @@ def lint(
     report = cache.get_report(key) if cache is not None and key is not None else None
     if report is None:
         loaded = load_inputs(inputs, cache=cache)
-        report = run_lint(loaded, config, partial=partial, catalogue=catalogue)
+        units = cache.units(settings) if cache is not None and settings is not None else None
+        report = run_lint(loaded, config, partial=partial, catalogue=catalogue, units=units)
         if cache is not None and key is not None:
             cache.put_report(key, replace(report, catalogue={}))
     else:
@@ -296,7 +298,7 @@ def lint(
     if cache is not None:
         if shown is not None:
             cache.put_output(shown, text, code)
-        cache.evict()
+        cache.close()
     raise typer.Exit(code)
 
 

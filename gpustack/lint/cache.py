@@ -7,10 +7,14 @@ digest of everything its value depends on:
 - ``documents``: one file's documents as read (plain data with the positions of every key
   and item, ``load.cache_entry``), keyed by the file's bytes and the code that reads them
   (``code_fingerprint``). Content-addressed, so a file renamed or copied hits too.
-- ``report``: a whole run's report, keyed by every file's name and digest, the effective
-  settings (with the roots: configured, and the git repositories that hold the files), the files they name (spec, baseline, chart values), the working folder, the day
-  (suppressions expire) and the code. Set-level rules need the whole set: when one file
-  changed, the run re-lints over the cached documents of the others.
+- ``pods`` and ``results`` (``engine.FileUnits``): the facts of one file's pod specs, keyed
+  by the file's name and text and the set's DRA claims; what the file-local rules found in
+  it, keyed by those, the set facts they read and the settings (``settings_key``). When one
+  file changed, the run parses that file and runs the file-local rules on it alone; set
+  rules and rules that read the set run over the whole set again (its other files'
+  documents and pod specs come from the cache).
+- ``report``: a whole run's report, keyed by every file's name and digest, the settings, the
+  day (suppressions expire) and the code.
 
 The store is a folder, ``.gpustack_cache`` beside the config (else beside the linted paths),
 ``--cache-dir`` or ``GPUSTACK_CACHE_DIR``, holding a ``.gitignore`` so that git leaves it
@@ -18,7 +22,9 @@ out. It never gets in the way: an unwritable or read-only place, a symlink where
 or an entry should be, a corrupt or foreign entry all mean no cache for that entry, silently
 (entries are written to a temporary file and renamed into place, so concurrent runs read
 either a whole entry or none). It is bounded: when it outgrows ``MAX_BYTES``, the entries
-least recently used go.
+least recently used go. Entries are written by a thread of their own while the run goes on
+(creating and renaming a file is mostly the kernel's time, which the other core can spend);
+``close`` waits for it.
 """
 
 from __future__ import annotations
@@ -27,7 +33,8 @@ import hashlib
 import os
 import pickle
 import sys
-import tempfile
+import queue
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import fields, is_dataclass
 from datetime import date
@@ -93,6 +100,10 @@ class Cache:
         self.ready = False
         self.wrote = False
         self.keys: dict[int, str] = {}  # id(content) -> documents key, for the contents of this run
+        self.pending: queue.SimpleQueue[tuple[str, str, bytes] | None] = queue.SimpleQueue()
+        self.writer: threading.Thread | None = None
+        self.temporaries = 0  # temporary files this run named: .tmp-<run>-<n>
+        self.run = os.urandom(6).hex()
 
     # The documents of one file (``gpustack.lint.load``), by content.
 
@@ -110,21 +121,36 @@ class Cache:
     def put_documents(self, key: str, payload: bytes) -> None:
         self.put_bytes("documents", key, payload)
 
+    # The settings a run's findings depend on.
+
+    @staticmethod
+    def settings_key(settings: Any, files: Iterable[Path]) -> str:
+        """The effective ``settings`` (``canonical``: with the roots, configured and the git
+        repositories that hold the files), the content of the ``files`` they name (spec,
+        baseline, chart values), the working folder, which relative patterns resolve
+        against, and the code."""
+        parts = [code_fingerprint(), os.getcwd(), repr(canonical(settings))]
+        for file in files:
+            parts += [str(file), *_contents(file)]
+        return digest(*parts)
+
+    # One file's unit (``engine.FileUnits``).
+
+    def units(self, settings_key: str) -> FileUnitStore:
+        return FileUnitStore(self, settings_key)
+
     # A whole run's report.
 
-    def report_key(self, inputs: Iterable[Any], settings: Any, files: Iterable[Path]) -> str:
+    def report_key(self, inputs: Iterable[Any], settings_key: str) -> str:
         """The key of a run's report: every input's name and content key (or what made it
-        unreadable), in order; the effective ``settings`` (``canonical``); the content of
-        the ``files`` they name (spec, baseline, chart values); the working folder, which
-        relative patterns resolve against; the day, by which suppressions expire; the code."""
-        parts = [code_fingerprint(), os.getcwd(), date.today().isoformat(), repr(canonical(settings))]
+        unreadable), in order; the settings (``settings_key``); the day, by which
+        suppressions expire."""
+        parts = [settings_key, date.today().isoformat()]
         for item in inputs:
             if isinstance(item, tuple):
                 parts += [item[0], self.documents_key(item[1])]
             else:
                 parts.append(repr(canonical(item)))
-        for file in files:
-            parts += [str(file), *_contents(file)]
         return digest(*parts)
 
     def get_report(self, key: str) -> Any | None:
@@ -181,15 +207,37 @@ class Cache:
         self.put_bytes(kind, key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
 
     def put_bytes(self, kind: str, key: str, payload: bytes) -> None:
-        """Store a pickled value; the first failure (read-only, no space) ends writing for the run."""
+        """Store a pickled value (by the writer thread; ``close`` waits for it)."""
         if not self.writable:
             return
+        if self.writer is None:
+            self.writer = threading.Thread(target=self._write_pending, name="gpustack-cache", daemon=True)
+            self.writer.start()
+        self.pending.put((kind, key, payload))
+
+    def close(self) -> None:
+        """Wait for the entries still being written, then bound the cache (``evict``)."""
+        if self.writer is not None:
+            self.pending.put(None)
+            self.writer.join()
+            self.writer = None
+        self.evict()
+
+    def _write_pending(self) -> None:
+        while (item := self.pending.get()) is not None:
+            if self.writable:
+                self._write(*item)
+
+    def _write(self, kind: str, key: str, payload: bytes) -> None:
+        """Write one entry; the first failure (read-only, no space) ends writing for the run."""
         try:
             if not self.ready and not self._ready():
                 self.writable = False
                 return
             self.ready = True
-            handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=self.root)
+            self.temporaries += 1
+            temporary = os.path.join(self.root, f".tmp-{self.run}-{self.temporaries}")
+            handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
             try:
                 with os.fdopen(handle, "wb") as stream:
                     stream.write(_MAGIC)
@@ -241,6 +289,26 @@ class Cache:
             except OSError:
                 continue
             total -= stat.st_size
+
+
+class FileUnitStore:
+    """``engine.FileUnits`` in a cache, for one run's settings."""
+
+    def __init__(self, cache: Cache, settings_key: str) -> None:
+        self.cache = cache
+        self.settings_key = settings_key
+
+    def get_pods(self, file: str, text: str, claims: str) -> Any | None:
+        return self.cache.get("pods", digest(code_fingerprint(), file, text, claims))
+
+    def put_pods(self, file: str, text: str, claims: str, value: Any) -> None:
+        self.cache.put("pods", digest(code_fingerprint(), file, text, claims), value)
+
+    def get_results(self, file: str, text: str, claims: str, facts: str) -> Any | None:
+        return self.cache.get("results", digest(self.settings_key, file, text, claims, facts))
+
+    def put_results(self, file: str, text: str, claims: str, facts: str, value: Any) -> None:
+        self.cache.put("results", digest(self.settings_key, file, text, claims, facts), value)
 
 
 def canonical(value: Any) -> Any:

@@ -51,6 +51,9 @@ class LintContext:
     values_files: Mapping[str, str] = field(default_factory=dict)  # file -> "chart[@version]" (.gpustack.yaml values:)
     chart_values: tuple[ChartKeys, ...] = ()  # --chart-values: other charts' keys
     texts: Mapping[str, str] = field(default_factory=dict)  # file -> text: how a value was spelled (GS029)
+    # What file-local rules read of the whole set (``Rule.set_fact``), by the function that
+    # computes it: the engine computes each once per root and hands it to every file's context.
+    set_facts: Mapping[Callable[[LintContext], Any], Any] = field(default_factory=dict)
 
     def pods_of(self, resource: Resource) -> tuple[PodSpec, ...]:
         """The pod specs inside ``resource``, in document order (an index built once per run:
@@ -64,6 +67,13 @@ class LintContext:
         if key not in self._memo:
             self._memo[key] = compute()
         return self._memo[key]
+
+    def set_fact(self, compute: Callable[[LintContext], T]) -> T:
+        """The fact ``compute`` finds in the whole set: the one the engine handed in (a file
+        linted alone still sees its set), else computed here once, over this context's set."""
+        if compute in self.set_facts:
+            return self.set_facts[compute]  # type: ignore[no-any-return]
+        return self.memo(compute, lambda: compute(self))
 
     @cached_property
     def _memo(self) -> dict[Hashable, Any]:

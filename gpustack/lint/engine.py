@@ -9,17 +9,24 @@ it knows the context better (``Hit.severity``), replaced by the user's config ab
 position comes from ``Resource.locate``; the fix hint is the hit's or the catalogue's
 remediation. Suppressions (annotations, comments, config exemptions, the
 baseline) are applied by ``suppress.apply`` and nowhere else.
+
+File-local rules (``Rule.file_local``: pod and object rules that read nothing but their
+target's file and the settings) run one file at a time, with a context holding that file's
+objects and pod specs only, so that what they find in a file is the file's own: a ``FileUnits``
+store (the lint cache) keeps it per file, with the facts of the file's pod specs, and a run
+with one file changed recomputes that file alone. The rest (set rules, rules that read the
+set, chart values, pod specs built from chart values) run over each root's whole set.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gpustack.errors import GpustackError
-from gpustack.lint import suppress
+from gpustack.lint import sets, suppress
 from gpustack.lint.catalogue import RuleInfo
 from gpustack.lint.config import Config
 from gpustack.lint.context import LintContext
@@ -27,6 +34,9 @@ from gpustack.lint.load import LoadResult
 from gpustack.lint.model import Edit, Finding, Hit, InputError, Note, PodSpec, Resource, Severity
 from gpustack.lint.registry import Rule
 from gpustack.lint.roots import Root, repositories, split
+
+if TYPE_CHECKING:
+    from gpustack.lint.gpu import ClaimIndex
 
 
 @dataclass(frozen=True)
@@ -59,8 +69,10 @@ def lint(
     today: date | None = None,
     rules: Mapping[str, Rule] | None = None,
     catalogue: Mapping[str, RuleInfo] | None = None,
+    units: FileUnits | None = None,
 ) -> Report:
-    """Lint what was loaded. ``rules`` and ``catalogue`` default to the shipped ones."""
+    """Lint what was loaded. ``rules`` and ``catalogue`` default to the shipped ones; ``units``
+    keeps what file-local rules found in each file (for a run on the same settings only)."""
     if rules is None:
         from gpustack.lint.rules import RULES as rules
     if catalogue is None:
@@ -93,12 +105,20 @@ def lint(
     pod_specs: list[PodSpec] = []
     results: list[tuple[Hit, Finding]] = []
     roots = _roots(loaded, config)
+    files = _Files(each, [rule for rule in enabled if rule.file_local(each)], config, catalogue, units)
     for root in roots:
-        ctx = replace(each, resources=root.resources, pod_specs=_pod_specs(root.resources, errors))
+        found = files.of(root, errors)
+        ctx = replace(each, resources=root.resources, pod_specs=tuple(pod for file in found for pod in file.pods))
+        from_files = len(ctx.pod_specs)
         ctx = _with_value_pods(ctx, errors)
+        local, facts, facts_key = files.set_facts(ctx, errors)
+        ctx = sets.same_releases(ctx, replace(ctx, set_facts=facts))
         pod_specs += ctx.pod_specs
         notes += _release_notes(ctx)
-        results += _root_results(ctx, root, enabled, config, catalogue, errors)
+        for file in found:
+            results += [(hit, _in_root(finding, root.label)) for hit, finding in files.results(file, local, facts, facts_key, errors)]
+        shared = [rule for rule in enabled if rule not in local]
+        results += _root_results(ctx, root, shared, local, config, catalogue, errors, ctx.pod_specs[from_files:])
     if len(roots) > 1:  # a file two clusters deploy is linted with each: report it once
         results = _first_of_each(results)
         notes, errors = list(dict.fromkeys(notes)), list(dict.fromkeys(errors))
@@ -131,17 +151,175 @@ def lint(
 def _root_results(
     ctx: LintContext,
     root: Root,
-    enabled: Sequence[Rule],
+    shared: Sequence[Rule],
+    local: Sequence[Rule],
     config: Config,
     catalogue: Mapping[str, RuleInfo],
     errors: list[InputError],
+    value_pods: Sequence[PodSpec],
 ) -> list[tuple[Hit, Finding]]:
-    """Every enabled rule's hits on one root's set, as findings."""
-    targets = _Targets(ctx)
-    hits = [(rule, hit) for rule in enabled for hit in _run(rule, ctx, errors, targets)]
+    """The hits on one root's set that are not any one file's, as findings: the ``shared``
+    rules (set rules, rules that read the set) over everything; the file-local rules
+    (``local``) over the chart values and the pod specs built from them (``value_pods``)."""
+    everything = _Targets(ctx.pod_specs, ctx.resources)
+    from_values = _Targets(value_pods, ())
+    hits = [
+        (rule, hit)
+        for rules, targets in ((shared, everything), (local, from_values))
+        for rule in rules
+        for hit in _values_hits(rule, ctx, errors) + _check_hits(rule, ctx, errors, targets)
+    ]
+    return _findings(hits, catalogue, config, root.label)
+
+
+def _findings(
+    hits: list[tuple[Rule, Hit]], catalogue: Mapping[str, RuleInfo], config: Config, root: str | None
+) -> list[tuple[Hit, Finding]]:
     # Positions are parsed lazily per file: locate file by file, document by document.
     hits.sort(key=lambda pair: (pair[1].resource.file, pair[1].resource.document))
-    return [(hit, _finding(rule, hit, catalogue[rule.id], config, root.label)) for rule, hit in hits]
+    return [(hit, _finding(rule, hit, catalogue[rule.id], config, root)) for rule, hit in hits]
+
+
+def _in_root(finding: Finding, root: str | None) -> Finding:
+    return finding if root is None else replace(finding, root=root)
+
+
+class FileUnits(Protocol):
+    """Where the engine keeps what it found in each file (``gpustack.lint.cache``): the facts
+    of its pod specs, under a key of the file's name and text and the set's DRA claims (pod
+    specs count as GPU consumers by them); what the file-local rules found, under a key of
+    those, the set facts the rules read and the run's settings (the store's own part)."""
+
+    def get_pods(self, file: str, text: str, claims: str) -> Any | None: ...
+
+    def put_pods(self, file: str, text: str, claims: str, value: Any) -> None: ...
+
+    def get_results(self, file: str, text: str, claims: str, facts: str) -> Any | None: ...
+
+    def put_results(self, file: str, text: str, claims: str, facts: str, value: Any) -> None: ...
+
+
+@dataclass(frozen=True)
+class _File:
+    """One file's objects and pod specs in a root, and the key of the DRA claims they were
+    resolved with."""
+
+    name: str
+    resources: list[Resource]
+    pods: tuple[PodSpec, ...]
+    claims: str
+
+
+class _Files:
+    """What each file gives, computed once per run for each set of DRA claims and set facts it
+    is linted with (a file two roots share is linted once), or taken from ``units``."""
+
+    def __init__(
+        self,
+        each: LintContext,
+        rules: Sequence[Rule],
+        config: Config,
+        catalogue: Mapping[str, RuleInfo],
+        units: FileUnits | None,
+    ) -> None:
+        self.each, self.rules, self.config, self.catalogue, self.units = each, rules, config, catalogue, units
+        self.pods_done: dict[tuple[str, str], tuple[PodSpec, ...]] = {}
+        self.results_done: dict[tuple[str, str, str], tuple[tuple[Hit, Finding], ...]] = {}
+
+    def of(self, root: Root, errors: list[InputError]) -> list[_File]:
+        """The root's files with their pod specs, DRA claims resolved over the root."""
+        from gpustack.lint.cache import canonical
+        from gpustack.lint.gpu import ClaimIndex
+
+        claims = ClaimIndex.from_resources(root.resources)
+        claims_key = repr(canonical(claims))
+        found = []
+        for file, resources in _by_file(root.resources).items():
+            pods = self.pods_done.get((file, claims_key))
+            if pods is None:
+                pods = self.pods_done[(file, claims_key)] = self._pods(file, resources, claims, claims_key, errors)
+            found.append(_File(file, resources, pods, claims_key))
+        return found
+
+    def _pods(
+        self, file: str, resources: list[Resource], claims: ClaimIndex, claims_key: str, errors: list[InputError]
+    ) -> tuple[PodSpec, ...]:
+        from gpustack.lint import podspec
+
+        text = self.each.texts.get(file, "")
+        stored = self.units.get_pods(file, text, claims_key) if self.units is not None else None
+        if stored is not None:
+            try:
+                return tuple(podspec.restore(resources[number], found) for number, found in stored)
+            except Exception:  # an entry of another shape: find them again
+                pass
+        failed: list[InputError] = []
+        pods = _pod_specs(resources, claims, failed)
+        errors += failed
+        if self.units is not None and not failed:
+            index = _indexes(resources)
+            self.units.put_pods(file, text, claims_key, [(index[id(pod.resource)], podspec.facts(pod)) for pod in pods])
+        return pods
+
+    def set_facts(self, ctx: LintContext, errors: list[InputError]) -> tuple[list[Rule], dict[Any, Any], str]:
+        """The rules to run file by file in a root, the set facts they read (computed over the
+        root's whole set) and their key. A rule whose fact cannot be computed loses the root."""
+        from gpustack.lint.cache import canonical
+
+        rules, facts, named = [], {}, []
+        for rule in self.rules:
+            if rule.set_fact is not None:
+                try:
+                    facts[rule.set_fact] = rule.set_fact(ctx)
+                except Exception as exc:
+                    errors.append(InputError("<input>", f"internal error: {rule.id} failed ({exc!r}); please report it"))
+                    continue
+                named.append((rule.id, facts[rule.set_fact]))
+            rules.append(rule)
+        return rules, facts, repr(canonical(named))
+
+    def results(
+        self, file: _File, rules: Sequence[Rule], facts: dict[Any, Any], facts_key: str, errors: list[InputError]
+    ) -> tuple[tuple[Hit, Finding], ...]:
+        """What ``rules`` (file-local) find in ``file``, root not yet set."""
+        done = self.results_done.get((file.name, file.claims, facts_key))
+        if done is not None:
+            return done
+        text = self.each.texts.get(file.name, "")
+        stored = self.units.get_results(file.name, text, file.claims, facts_key) if self.units is not None else None
+        found = None
+        if stored is not None:
+            try:
+                found = tuple(
+                    (Hit(file.resources[number], path, finding.message), finding) for number, path, finding in stored
+                )
+            except Exception:  # an entry of another shape: lint the file again
+                pass
+        if found is None:
+            failed: list[InputError] = []
+            ctx = replace(self.each, resources=tuple(file.resources), pod_specs=file.pods, set_facts=facts)
+            targets = _Targets(file.pods, file.resources)
+            hits = [(rule, hit) for rule in rules for hit in _check_hits(rule, ctx, failed, targets)]
+            found = tuple(_findings(hits, self.catalogue, self.config, None))
+            errors += failed
+            if self.units is not None and not failed:  # a rule that failed is reported again next run
+                index = _indexes(file.resources)
+                value = [(index[id(hit.resource)], hit.path, finding) for hit, finding in found]
+                self.units.put_results(file.name, text, file.claims, facts_key, value)
+        self.results_done[(file.name, file.claims, facts_key)] = found
+        return found
+
+
+def _indexes(resources: Sequence[Resource]) -> dict[int, int]:
+    """Each object's index in its file (how the cache refers to it), by ``id``."""
+    return {id(resource): number for number, resource in enumerate(resources)}
+
+
+def _by_file(resources: Iterable[Resource]) -> dict[str, list[Resource]]:
+    files: dict[str, list[Resource]] = {}
+    for resource in resources:
+        files.setdefault(resource.file, []).append(resource)
+    return files
 
 
 def _roots(loaded: LoadResult, config: Config) -> list[Root]:
@@ -164,9 +342,7 @@ def _first_of_each(results: list[tuple[Hit, Finding]]) -> list[tuple[Hit, Findin
 
 def _release_notes(ctx: LintContext) -> list[Note]:
     """Chart releases whose chart or version could not be told: chart rules passed them by."""
-    from gpustack.lint.sets import release_notes
-
-    return [Note(text, resource.file, resource.locate(path)[0]) for resource, path, text in release_notes(ctx)]
+    return [Note(text, resource.file, resource.locate(path)[0]) for resource, path, text in sets.release_notes(ctx)]
 
 
 def _nothing_to_lint(loaded: LoadResult) -> str:
@@ -175,20 +351,20 @@ def _nothing_to_lint(loaded: LoadResult) -> str:
     return f"no Kubernetes objects (documents with apiVersion and kind) in the {loaded.files} file(s) read"
 
 
-def _pod_specs(resources: tuple[Resource, ...], errors: list[InputError]) -> tuple[PodSpec, ...]:
-    from gpustack.lint.podspec import extract_all
+def _pod_specs(resources: Sequence[Resource], claims: ClaimIndex, errors: list[InputError]) -> tuple[PodSpec, ...]:
+    """The pod specs of one file's objects, DRA claims resolved against the whole set."""
+    from gpustack.lint.podspec import extract_pod_specs
 
     try:
-        return extract_all(resources)
+        return tuple(pod for resource in resources for pod in extract_pod_specs(resource, claims))
     except Exception as exc:  # a bug must cost the pod rules, not the run
-        errors.append(InputError("<input>", f"internal error: finding pod specs failed: {exc!r}"))
+        errors.append(InputError(resources[0].file, f"internal error: finding pod specs failed: {exc!r}"))
         return ()
 
 
 def _with_value_pods(ctx: LintContext, errors: list[InputError]) -> LintContext:
     """The context with the pod specs that chart releases build from their values (app-template
     and the charts ``data/value-pods.yaml`` describes)."""
-    from gpustack.lint import sets
     from gpustack.lint.gpu import ClaimIndex
     from gpustack.lint.valuepods import chart_shapes, value_pod_specs
 
@@ -211,9 +387,9 @@ class _Targets:
     """Pod specs and objects grouped by kind once per run, in input order: a rule for
     Deployments visits Deployments only, instead of asking every object its kind."""
 
-    def __init__(self, ctx: LintContext) -> None:
-        self.pods: Sequence[PodSpec] = ctx.pod_specs
-        self.resources: Sequence[Resource] = ctx.resources
+    def __init__(self, pods: Sequence[PodSpec], resources: Sequence[Resource]) -> None:
+        self.pods = pods
+        self.resources = resources
         self.pods_by_kind: dict[str | None, list[PodSpec]] = {}
         self.resources_by_kind: dict[str | None, list[Resource]] = {}
         for pod in self.pods:
@@ -236,13 +412,18 @@ def _kind_of(target: PodSpec | Resource) -> str | None:
     return target.resource.kind if isinstance(target, PodSpec) else target.kind
 
 
-def _run(rule: Rule, ctx: LintContext, errors: list[InputError], targets: _Targets | None = None) -> list[Hit]:
-    values = _checked(rule, (ctx,), "<input>", errors, check=rule.values) if rule.values else []
+def _values_hits(rule: Rule, ctx: LintContext, errors: list[InputError]) -> list[Hit]:
+    """The rule's hits on the chart values of the set (``Rule.values``), once per root."""
+    return _checked(rule, (ctx,), "<input>", errors, check=rule.values) if rule.values else []
+
+
+def _check_hits(rule: Rule, ctx: LintContext, errors: list[InputError], targets: _Targets) -> list[Hit]:
+    """The rule's check over its targets (a set rule: over the set, unless it is partial)."""
     if rule.scope == "set":
-        return values if ctx.partial else values + _checked(rule, (ctx,), "<input>", errors)
-    hits = values
+        return [] if ctx.partial else _checked(rule, (ctx,), "<input>", errors)
+    hits: list[Hit] = []
     check = rule.check
-    for target in (targets or _Targets(ctx)).of(rule):
+    for target in targets.of(rule):
         try:
             found = list(check(target, ctx))
         except Exception as exc:  # the rule loses this target, never the run

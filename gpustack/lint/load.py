@@ -189,7 +189,7 @@ def _parse_all(
     workers = []
     for start, end in bounds[1:]:
         receiver, sender = context.Pipe(duplex=False)
-        worker = context.Process(target=_send_chunk, args=(sender, files[start:end], keys[start:end], store), daemon=True)
+        worker = context.Process(target=_send_chunk, args=(sender, files[start:end]), daemon=True)
         try:
             worker.start()
         except OSError:  # no process to be had: parse it here
@@ -205,6 +205,9 @@ def _parse_all(
                 raise EOFError
             payloads = pickle.loads(receiver.recv_bytes())
             results.extend(restore(name, data, pickle.loads(payload)) for (name, data), payload in zip(files[start:end], payloads, strict=True))
+            for key, payload in zip(keys[start:end], payloads, strict=True):
+                if store is not None and key is not None:
+                    store(key, payload)
         except (EOFError, OSError, pickle.UnpicklingError):  # the worker died: parse it here
             results.extend(_parse_chunk(files[start:end], keys[start:end], store))
         finally:
@@ -224,16 +227,12 @@ def _parse_chunk(files: list[Input], keys: list[str | None], store: Callable[[st
     return results
 
 
-def _send_chunk(sender: Any, files: list[Input], keys: list[str | None], store: Callable[[str, bytes], None] | None) -> None:
-    """In a worker process: parse the files, store and send their entries pickled."""
+def _send_chunk(sender: Any, files: list[Input]) -> None:
+    """In a worker process: parse the files and send their entries pickled (the main
+    process stores them: the cache has one writer)."""
     import pickle
 
-    payloads = []
-    for (_, data), key in zip(files, keys, strict=True):
-        payload = _pickled(_parse_entry(data)[0])
-        if store is not None and key is not None:
-            store(key, payload)
-        payloads.append(payload)
+    payloads = [_pickled(_parse_entry(data)[0]) for _, data in files]
     sender.send_bytes(pickle.dumps(payloads, protocol=pickle.HIGHEST_PROTOCOL))
     sender.close()
 

@@ -48,6 +48,23 @@ def extract_pod_specs(resource: Resource, claims: ClaimIndex | None = None) -> l
     return pods
 
 
+# What extraction decided about a pod spec, as plain data (the lint cache keeps it): the path
+# and the three facts ``extract_pod_specs`` computes. ``restore`` rebuilds the PodSpec.
+Facts = tuple[Path, bool, bool, str | None]
+
+
+def facts(pod: PodSpec) -> Facts:
+    return pod.path, pod.gpu_consumer, pod.system_component, pod.gpus_outside_scheduler
+
+
+def restore(resource: Resource, found: Facts) -> PodSpec:
+    """The pod spec of ``resource`` that ``facts`` describes, without walking the object."""
+    path, gpu_consumer, system_component, outside = found
+    spec = resource.get(path)
+    parent = resource.get(path[:-1])
+    return PodSpec(resource, path, spec, _template_metadata(path, parent), gpu_consumer, system_component, outside)
+
+
 def extract_all(resources: Iterable[Resource]) -> tuple[PodSpec, ...]:
     """Pod specs of a whole input set, with claims resolved against that set."""
     resources = tuple(resources)

@@ -16,7 +16,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -153,6 +152,7 @@ def test_documents_restored_from_the_cache_are_located_as_when_read(generated: P
     store = Cache(tmp_path / "cache")
     paths = [str(awkward), str(generated)]
     fresh = load_inputs(read_inputs(paths), cache=store)
+    store.close()
     restored = load_inputs(read_inputs(paths), cache=Cache(tmp_path / "cache"))
     assert len(entries(tmp_path / "cache")) == len(fresh.texts)
     assert [(r.file, r.document, r.document_path, r.source_comment, r.data) for r in restored.resources] == [
@@ -164,7 +164,8 @@ def test_documents_restored_from_the_cache_are_located_as_when_read(generated: P
 
 def test_worker_processes_store_what_they_parse(generated: Path, tmp_path: Path) -> None:
     one = load_inputs(read_inputs([str(generated)]), jobs=1)
-    parallel = load_inputs(read_inputs([str(generated)]), jobs=3, cache=Cache(tmp_path / "cache"))
+    parallel = load_inputs(read_inputs([str(generated)]), jobs=3, cache=(writing := Cache(tmp_path / "cache")))
+    writing.close()
     stored = load_inputs(read_inputs([str(generated)]), jobs=1, cache=Cache(tmp_path / "cache"))
     assert len(entries(tmp_path / "cache")) == len(one.texts)
     for loaded in (parallel, stored):
@@ -208,7 +209,7 @@ def test_a_read_only_cache_is_read_and_never_written(
     def read_only(*args: object, **kwargs: object) -> None:
         raise OSError(30, "Read-only file system")
 
-    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    monkeypatch.setattr(os, "replace", read_only)
     monkeypatch.setattr(os, "utime", read_only)
     changed = sorted(generated.rglob("*.yaml"))[0]
     original = changed.read_text()
@@ -252,6 +253,8 @@ def test_the_cache_is_bounded(tmp_path: Path) -> None:
     store = Cache(tmp_path / "cache")
     for index in range(20):
         store.put_bytes("documents", f"{index:040x}", bytes(1000))
+    store.close()
+    for index in range(20):
         os.utime(tmp_path / "cache" / f"{index:040x}.documents", ns=(index * 10**9, index * 10**9))
     store.evict(limit=10_000)
     kept = [int(entry.stem, 16) for entry in entries(tmp_path / "cache")]

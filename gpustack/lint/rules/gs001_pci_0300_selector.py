@@ -77,12 +77,14 @@ def _geforce_evidence(tests: list[LabelTest], ctx: LintContext) -> bool:
     """Whether the pod, the spec or another pod of the set says the GPU nodes are VGA-class cards."""
     if _requires_vga_product(tests):
         return True
+    return ctx.set_fact(_vga_nodes)
+
+
+def _vga_nodes(ctx: LintContext) -> bool:
+    """Whether the spec's GPUs, or another pod of the set, say the GPU nodes hold VGA-class cards."""
     if ctx.cluster is not None and ctx.cluster.pools:
         return all(pool.gpu.pci_class == "0300" for pool in ctx.cluster.pools)
-    return ctx.memo(
-        ("GS001", "vga-products"),
-        lambda: any(_requires_vga_product(list(node_label_tests(pod))) for pod in ctx.pod_specs),
-    )
+    return any(_requires_vga_product(list(node_label_tests(pod))) for pod in ctx.pod_specs)
 
 
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
@@ -113,4 +115,4 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
         )
 
 
-RULE = Rule("GS001", "pod", check)
+RULE = Rule("GS001", "pod", check, set_fact=_vga_nodes)

@@ -53,9 +53,12 @@ def _distribution(pod: PodSpec, ctx: LintContext) -> str | None:
     return ctx.distribution
 
 
-def _evidence(ctx: LintContext) -> runtimeevidence.Evidence | None:
-    """What the set says of the default runtime; None under a spec, which decides alone."""
-    return None if ctx.cluster is not None else runtimeevidence.default_runtime(ctx)
+def _evidence(ctx: LintContext) -> tuple[bool, str] | None:
+    """What the set says of the default runtime (whether GPU pods start without a
+    RuntimeClass, and where it says so); None under a spec, which decides alone."""
+    if ctx.cluster is not None or (evidence := runtimeevidence.default_runtime(ctx)) is None:
+        return None
+    return evidence.gpus_without_class, str(evidence)
 
 
 def _severity(distribution: str | None, ctx: LintContext) -> Severity | None:
@@ -65,8 +68,8 @@ def _severity(distribution: str | None, ctx: LintContext) -> Severity | None:
     set's evidence, then the distribution's own default runtime."""
     if distribution in MANAGED or (ctx.cluster is not None and ctx.cluster.nvidia_default_runtime):
         return None
-    if (evidence := _evidence(ctx)) is not None:
-        return None if evidence.gpus_without_class else Severity.ERROR
+    if (evidence := ctx.set_fact(_evidence)) is not None:
+        return None if evidence[0] else Severity.ERROR
     if distribution in RUNTIME_CLASS_DISTRIBUTIONS:
         return Severity.ERROR
     return Severity.INFO if distribution is None else Severity.WARNING
@@ -74,8 +77,8 @@ def _severity(distribution: str | None, ctx: LintContext) -> Severity | None:
 
 def _where(distribution: str | None, ctx: LintContext) -> str:
     """Where the message says runc is the default: the set's evidence, else the distribution."""
-    if (evidence := _evidence(ctx)) is not None:
-        return f"where runc is the default runtime ({evidence})"
+    if (evidence := ctx.set_fact(_evidence)) is not None:
+        return f"where runc is the default runtime ({evidence[1]})"
     if distribution in RUNTIME_CLASS_DISTRIBUTIONS:
         return f"on {distribution}"
     return f"where runc is the default runtime ({RUNC_DEFAULT})"
@@ -172,4 +175,4 @@ def check_values(ctx: LintContext) -> Iterator[Hit]:
         )
 
 
-RULE = Rule("GS004", "pod", check, values=check_values)
+RULE = Rule("GS004", "pod", check, values=check_values, set_fact=_evidence)

@@ -254,4 +254,6 @@ def _listed(items: list[str]) -> str:
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
-RULE = Rule("GS005", "pod", check, frozenset({"Deployment"}))
+# With a spec, what other workloads pinned to the same pools hold (``_held_by_others``) is read
+# from the whole set.
+RULE = Rule("GS005", "pod", check, frozenset({"Deployment"}), reads_set=lambda ctx: ctx.cluster is not None)

@@ -66,7 +66,7 @@ def _operator(enabled: Any, who: str) -> tuple[str, str, Severity]:
 
 
 def _hit(resource: Resource, path: Path, setting: str, root: str, ctx: LintContext) -> Iterator[Hit]:
-    installed = _installed(ctx)
+    installed = ctx.set_fact(_installed)
     found = _source_of(root)
     if installed is None or found is None or found == installed[0]:
         return
@@ -100,4 +100,4 @@ def check_values(ctx: LintContext) -> Iterator[Hit]:
             yield from _hit(resource, path, f"{release} sets nvidiaDriverRoot: {root}", root, ctx)
 
 
-RULE = Rule("GS011", "pod", check, values=check_values)
+RULE = Rule("GS011", "pod", check, values=check_values, set_fact=_installed)

@@ -1,0 +1,175 @@
+"""File-local rules (``Rule.file_local``) run one file at a time, with the set facts they
+declare; what they find must be exactly what they find over the whole set, and what the lint
+cache keeps of each file must follow every change that reaches it from another file.
+
+- The same findings (every field), suppressions, errors and notes, file by file or over the
+  whole set, on the rule fixtures linted as one set (with and without a spec), the rendered
+  output, a generated corpus and, where present, ../shared's corpora: a rule that reads the
+  set without saying so fails here.
+- With a warm cache, a file that changes a set fact (a K3s config making nvidia the default
+  runtime, a pod asking for a GeForce product) or a DRA claim another file's pod uses changes
+  the findings in the other files exactly as a run without the cache does.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpustack.lint.config import Config
+from gpustack.lint.context import LintContext
+from gpustack.lint.engine import Report, lint
+from gpustack.lint.load import load_paths
+from gpustack.lint.registry import Rule
+from gpustack.lint.rules import RULES
+from lint_support import TODAY, gpustack
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "rules" / "fixtures"
+SPEC = REPO / "tests" / "rules" / "specs" / "time-slicing-fleet.yaml"
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import corpus  # noqa: E402  (benchmarks/corpus.py: the benchmark's generator)
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("corpus")
+    corpus.write(corpus.generate(11, 600, 60), root)
+    return root
+
+
+def everything(report: Report) -> tuple[Any, ...]:
+    """The report, with every field of every finding (a Finding compares by place and rule only)."""
+    findings = [
+        (f.file, f.line, f.column, f.rule, f.severity, f.message, f.object, f.path, f.fix, f.fixable, f.document, f.edits, f.root)
+        for f in report.findings
+    ]
+    suppressed = [(s.finding.file, s.finding.line, s.finding.rule, s.finding.message, s.suppression) for s in report.suppressed]
+    return findings, suppressed, report.errors, report.notes, report.files, report.objects
+
+
+def file_by_file_and_whole(target: Path, config: Config, monkeypatch: pytest.MonkeyPatch) -> tuple[Report, Report]:
+    loaded = load_paths([str(target)], jobs=1)
+    by_file = lint(loaded, config, today=TODAY)
+    with monkeypatch.context() as patched:
+        patched.setattr(Rule, "file_local", lambda rule, ctx: False)
+        whole = lint(loaded, config, today=TODAY)
+    return by_file, whole
+
+
+def test_most_rules_run_file_by_file() -> None:
+    """Without a spec, every pod and object rule but GS005 (which reads the set with one) is
+    file-local: the test below is about them."""
+    ctx = LintContext((), ())
+    local = sorted(rule.id for rule in RULES.values() if rule.file_local(ctx))
+    assert len(local) >= 30 and "GS029" in local and "GS004" in local and "GS009" not in local
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["rule fixtures", "rule fixtures, spec", "rendered output", "generated corpus", "shared corpus", "shared gitops corpus"],
+)
+def test_file_local_rules_find_what_they_find_over_the_whole_set(
+    case: str, generated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = Config()
+    if case == "rule fixtures, spec":
+        config = Config(spec=SPEC)
+    target = {
+        "rule fixtures": FIXTURES,
+        "rule fixtures, spec": FIXTURES,
+        "rendered output": REPO / "output",
+        "generated corpus": generated,
+        "shared corpus": REPO.parent / "shared" / "corpus",
+        "shared gitops corpus": REPO.parent / "shared" / "corpus-gitops",
+    }[case]
+    if not target.exists():
+        pytest.skip(f"{target} not present")
+    by_file, whole = file_by_file_and_whole(target, config, monkeypatch)
+    assert by_file.findings
+    assert everything(by_file) == everything(whole)
+
+
+def json_report(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    code, out, err = gpustack(capsys, "lint", "--format", "json", *args)
+    assert code in (0, 1), err
+    return out
+
+
+def cached_and_plain(capsys: pytest.CaptureFixture[str], cache: Path, target: Path) -> tuple[str, str]:
+    return json_report(capsys, "--cache-dir", str(cache), str(target)), json_report(capsys, "--no-cache", str(target))
+
+
+K3S_NVIDIA_DEFAULT = "# /etc/rancher/k3s/config.yaml\ndefault-runtime: nvidia\n"
+GEFORCE_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: geforce}
+spec:
+  nodeSelector: {nvidia.com/gpu.product: NVIDIA-GeForce-RTX-4090}
+  containers:
+  - {name: c, image: 'x:1', resources: {limits: {nvidia.com/gpu: 1}}}
+"""
+
+
+def test_a_set_fact_from_another_file_reaches_every_cached_file(
+    generated: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    work = tmp_path / "repo"
+    shutil.copytree(generated, work)
+    cache = tmp_path / "cache"
+    before, plain = cached_and_plain(capsys, cache, work)
+    assert before == plain
+    for name, text in (("k3s-config.yaml", K3S_NVIDIA_DEFAULT), ("geforce.yaml", GEFORCE_POD)):
+        (work / name).write_text(text)
+        after, plain = cached_and_plain(capsys, cache, work)
+        assert after == plain != before
+        before = after
+
+
+CLAIMING_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: claims, namespace: ml}
+spec:
+  resourceClaims:
+  - {name: gpu, resourceClaimTemplateName: device}
+  containers:
+  - name: c
+    image: 'x:1'
+    securityContext: {privileged: true}
+    resources: {claims: [{name: gpu}]}
+"""
+TEMPLATE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: device, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: d
+        exactly: {deviceClassName: %s}
+"""
+
+
+def test_a_dra_claim_in_another_file_decides_a_cached_files_pod(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The pod's file is unchanged; its claim's template, in another file, goes from a GPU
+    device class to a network one: the pod stops being a GPU consumer (GS002 goes)."""
+    work = tmp_path / "repo"
+    work.mkdir()
+    (work / "pod.yaml").write_text(CLAIMING_POD)
+    (work / "template.yaml").write_text(TEMPLATE % "gpu.nvidia.com")
+    cache = tmp_path / "cache"
+    gpu, plain = cached_and_plain(capsys, cache, work)
+    assert gpu == plain and '"GS002"' in gpu
+    (work / "template.yaml").write_text(TEMPLATE % "netdev.google.com")
+    network, plain = cached_and_plain(capsys, cache, work)
+    assert network == plain and '"GS002"' not in network
