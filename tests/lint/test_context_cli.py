@@ -194,3 +194,20 @@ def test_lint_without_a_spec_reads_no_spec_models(tmp_path: Path) -> None:
     spec_free = {"gpustack.spec", "gpustack.spec.featuregates", "gpustack.spec.labelling"}
     heavy = ("cdk8s", "jsii", "gpustack.spec.", "gpustack.render")
     assert not [m for m in loaded if m.startswith(heavy) and m not in spec_free], loaded
+
+
+def test_a_stored_report_is_printed_without_the_engine(tmp_path: Path) -> None:
+    """A second run over unchanged files prints what the first printed: the engine, the rules
+    and what they read stay unloaded."""
+    manifest = tmp_path / "set.yaml"
+    manifest.write_text(qwen() + "---\n" + MIG_POD)
+    cache = tmp_path / "cache"
+    command = (
+        "from gpustack.cli import main\n"
+        f"try:\n    main(['lint', '--cache-dir', {str(cache)!r}, {str(manifest)!r}])\n"
+        "except SystemExit:\n    pass"
+    )
+    first = _imported_after(command)
+    assert "gpustack.lint.engine" in first and "gpustack.lint.rules" in first
+    second = _imported_after(command)
+    assert not [m for m in second if m.startswith(("gpustack.lint.engine", "gpustack.lint.rules"))], second

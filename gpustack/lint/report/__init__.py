@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from gpustack.lint.engine import Report
+if TYPE_CHECKING:  # a run that prints its stored output never loads the engine
+    from gpustack.lint.engine import Report
 
 FORMATS: dict[str, str] = {
     "text": "gpustack.lint.report.text",
