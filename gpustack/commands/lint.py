@@ -264,15 +264,9 @@ def lint(
     from gpustack.lint.load import load_inputs
     from gpustack.lint.report import reporter
 
-    report = cache.get_report(key) if cache is not None and key is not None else None
-    if report is None:
-        loaded = load_inputs(inputs, cache=cache)
-        units = cache.units(settings) if cache is not None and settings is not None else None
-        report = run_lint(loaded, config, partial=partial, catalogue=catalogue, units=units)
-        if cache is not None and key is not None:
-            cache.put_report(key, replace(report, catalogue={}))
-    else:
-        report = replace(report, catalogue=catalogue)
+    loaded = load_inputs(inputs, cache=cache)
+    units = cache.units(settings) if cache is not None and settings is not None else None
+    report = run_lint(loaded, config, partial=partial, catalogue=catalogue, units=units)
     output = None  # what standard output carries instead of the report: a diff, fixed YAML
     if fix or diff:
         from gpustack.lint.fix import autofix

@@ -13,18 +13,20 @@ digest of everything its value depends on:
   file changed, the run parses that file and runs the file-local rules on it alone; set
   rules and rules that read the set run over the whole set again (its other files'
   documents and pod specs come from the cache).
-- ``report``: a whole run's report, keyed by every file's name and digest, the settings, the
-  day (suppressions expire) and the code.
+- ``output``: what a run printed and its exit status, keyed by the run's report key (every
+  file's name and digest, the settings, the day: suppressions expire) and how it printed it
+  (format, options). A run on unchanged files prints it again: no parsing, no rules.
 
-The store is a folder, ``.gpustack_cache`` beside the config (else beside the linted paths),
-``--cache-dir`` or ``GPUSTACK_CACHE_DIR``, holding a ``.gitignore`` so that git leaves it
-out. It never gets in the way: an unwritable or read-only place, a symlink where the folder
-or an entry should be, a corrupt or foreign entry all mean no cache for that entry, silently
-(entries are written to a temporary file and renamed into place, so concurrent runs read
-either a whole entry or none). It is bounded: when it outgrows ``MAX_BYTES``, the entries
-least recently used go. Entries are written by a thread of their own while the run goes on
-(creating and renaming a file is mostly the kernel's time, which the other core can spend);
-``close`` waits for it.
+The store is one SQLite database (``entries.sqlite``: what the standard library offers for
+many small values in one file, written in one transaction) in a folder: ``.gpustack_cache``
+beside the config (else beside the linted paths), ``--cache-dir`` or ``GPUSTACK_CACHE_DIR``,
+holding a ``.gitignore`` so that git leaves it out. A run reads entries as it goes and writes
+what it computed in one transaction at the end (``close``): concurrent runs each see a whole
+store, and thousands of entries cost one write instead of a file each. It never gets in the
+way: an unwritable or read-only place, a symlink where the folder or the database should be,
+a store that is busy for long, a corrupt database or entry all mean no cache (for that entry),
+silently; a corrupt database is replaced on the next write. It is bounded: when the entries
+outgrow ``MAX_BYTES``, the least recently used go.
 """
 
 from __future__ import annotations
@@ -33,8 +35,8 @@ import hashlib
 import os
 import pickle
 import sys
-import queue
-import threading
+import sqlite3
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import fields, is_dataclass
 from datetime import date
@@ -44,7 +46,9 @@ from typing import Any
 DIRNAME = ".gpustack_cache"
 ENVIRONMENT = "GPUSTACK_CACHE_DIR"
 MAX_BYTES = 256 * 1024 * 1024  # the 10,000-document corpus takes 10 MB
-_MAGIC = b"gpustack-cache 1\n"  # a file without it is not ours: ignored, and replaced on write
+DATABASE = "entries.sqlite"
+BUSY_SECONDS = 5.0  # how long a run waits for another run's write before it gives up writing
+_SCHEMA = "CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value BLOB NOT NULL, size INTEGER NOT NULL, used INTEGER NOT NULL)"
 _GITIGNORE = "# gpustack's lint cache: safe to delete, never to commit\n*\n"
 
 
@@ -97,13 +101,11 @@ class Cache:
         self.root = root
         self.usable = not os.path.islink(root)  # never followed: another place may be anyone's
         self.writable = self.usable
-        self.ready = False
-        self.wrote = False
         self.keys: dict[int, str] = {}  # id(content) -> documents key, for the contents of this run
-        self.pending: queue.SimpleQueue[tuple[str, str, bytes] | None] = queue.SimpleQueue()
-        self.writer: threading.Thread | None = None
-        self.temporaries = 0  # temporary files this run named: .tmp-<run>-<n>
-        self.run = os.urandom(6).hex()
+        self.pending: dict[str, bytes] = {}  # entries to write at ``close``, by their row key
+        self.hits: list[str] = []  # row keys read: marked used at ``close``
+        self.database: sqlite3.Connection | None = None
+        self.opened = False
 
     # The documents of one file (``gpustack.lint.load``), by content.
 
@@ -153,14 +155,8 @@ class Cache:
                 parts.append(repr(canonical(item)))
         return digest(*parts)
 
-    def get_report(self, key: str) -> Any | None:
-        return self.get("report", key)
-
-    def put_report(self, key: str, report: Any) -> None:
-        self.put("report", key, report)
-
     # What a run printed: the rendered report and the exit status, by the report's key and
-    # how it was rendered (format, options); a hit skips unpickling and rendering the report.
+    # how it was rendered (format, options).
 
     def output_key(self, report_key: str, *how: Any) -> str:
         return digest(report_key, repr(canonical(how)))
@@ -175,83 +171,125 @@ class Cache:
         self.put("output", key, (text, code))
 
     def get(self, kind: str, key: str) -> Any | None:
-        """The value stored under ``kind``/``key``, or None (absent, corrupt, foreign, a symlink).
-        A hit is marked used (its modification time), for ``evict``."""
-        if not self.usable:
+        """The value stored under ``kind``/``key``, or None (absent, corrupt, a symlink)."""
+        database = self._database()
+        if database is None:
+            return None
+        row_key = f"{kind}:{key}"
+        try:
+            row = database.execute("SELECT value FROM entries WHERE key = ?", (row_key,)).fetchone()
+        except sqlite3.Error:  # busy past the timeout, or not our database
+            return None
+        if row is None:
             return None
         try:
-            fd = os.open(self._path(kind, key), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        except OSError:
+            value = pickle.loads(row[0])
+        except Exception:  # a damaged or foreign entry: a miss; the run writes it again
             return None
-        try:
-            with os.fdopen(fd, "rb") as stream:
-                data = stream.read()
-                self._mark_used(stream.fileno())
-        except OSError:
-            return None
-        if not data.startswith(_MAGIC):
-            return None
-        try:
-            return pickle.loads(memoryview(data)[len(_MAGIC) :])
-        except Exception:  # a truncated or foreign entry: a miss; the run writes it again
-            return None
-
-    def _mark_used(self, fd: int) -> None:
-        if self.writable:
-            try:
-                os.utime(fd)
-            except OSError:  # read-only: reading is all this run does
-                self.writable = False
+        self.hits.append(row_key)
+        return value
 
     def put(self, kind: str, key: str, value: Any) -> None:
         self.put_bytes(kind, key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
 
     def put_bytes(self, kind: str, key: str, payload: bytes) -> None:
-        """Store a pickled value (by the writer thread; ``close`` waits for it)."""
-        if not self.writable:
+        """Store a pickled value (written at ``close``)."""
+        if self.writable:
+            self.pending[f"{kind}:{key}"] = payload
+
+    def close(self, limit: int = MAX_BYTES) -> None:
+        """Write the run's entries and mark the ones it read as used, in one transaction; when
+        the entries outgrow ``limit``, remove the least recently used down to three quarters.
+        Any failure (read-only, no space, busy, corrupt) leaves the store as it was."""
+        if self.writable and (self.pending or self.hits):
+            for attempt in range(2):
+                try:
+                    self._write(limit)
+                    break
+                except sqlite3.OperationalError:  # busy past the timeout, read-only, no space
+                    break
+                except sqlite3.DatabaseError:  # not a database, or damaged: start a new one
+                    if attempt or not self._discard():
+                        break
+                except (sqlite3.Error, OSError):
+                    break
+        if self.database is not None:
+            self.database.close()
+            self.database = None
+        self.pending.clear()
+
+    def _write(self, limit: int) -> None:
+        database = self._database(create=True)
+        if database is None:
             return
-        if self.writer is None:
-            self.writer = threading.Thread(target=self._write_pending, name="gpustack-cache", daemon=True)
-            self.writer.start()
-        self.pending.put((kind, key, payload))
-
-    def close(self) -> None:
-        """Wait for the entries still being written, then bound the cache (``evict``)."""
-        if self.writer is not None:
-            self.pending.put(None)
-            self.writer.join()
-            self.writer = None
-        self.evict()
-
-    def _write_pending(self) -> None:
-        while (item := self.pending.get()) is not None:
-            if self.writable:
-                self._write(*item)
-
-    def _write(self, kind: str, key: str, payload: bytes) -> None:
-        """Write one entry; the first failure (read-only, no space) ends writing for the run."""
+        now = time.time_ns()
+        database.execute(_SCHEMA)
         try:
-            if not self.ready and not self._ready():
-                self.writable = False
-                return
-            self.ready = True
-            self.temporaries += 1
-            temporary = os.path.join(self.root, f".tmp-{self.run}-{self.temporaries}")
-            handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-            try:
-                with os.fdopen(handle, "wb") as stream:
-                    stream.write(_MAGIC)
-                    stream.write(payload)
-                os.replace(temporary, self._path(kind, key))  # atomic: readers see all or nothing
-            except BaseException:
-                os.unlink(temporary)
-                raise
-            self.wrote = True
-        except OSError:
-            self.writable = False
+            database.execute("BEGIN IMMEDIATE")
+            database.executemany(
+                "INSERT OR REPLACE INTO entries (key, value, size, used) VALUES (?, ?, ?, ?)",
+                ((key, payload, len(payload), now) for key, payload in self.pending.items()),
+            )
+            database.executemany("UPDATE entries SET used = ? WHERE key = ?", ((now, key) for key in self.hits))
+            (total,) = database.execute("SELECT COALESCE(SUM(size), 0) FROM entries").fetchone()
+            if total > limit:
+                doomed = []
+                for key, size in database.execute("SELECT key, size FROM entries ORDER BY used, key"):
+                    if total <= limit * 3 // 4:
+                        break
+                    doomed.append((key,))
+                    total -= size
+                database.executemany("DELETE FROM entries WHERE key = ?", doomed)
+            database.execute("COMMIT")
+        except BaseException:
+            if database.in_transaction:
+                try:
+                    database.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass  # the connection is closed next; SQLite rolls back what was not committed
+            raise
 
-    def _path(self, kind: str, key: str) -> str:
-        return os.path.join(self.root, f"{key}.{kind}")
+    def _database(self, *, create: bool = False) -> sqlite3.Connection | None:
+        """The open database; None where there is none to read (``create``: made, with its
+        folder, for writing)."""
+        if self.database is not None or not self.usable:
+            return self.database
+        path = os.path.join(self.root, DATABASE)
+        if self.opened and not create:
+            return None
+        self.opened = True
+        try:
+            if create and not self._ready():
+                return None
+            if os.path.islink(path) or not (create or os.path.isfile(path)):
+                return None
+            database = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False)
+        except (sqlite3.Error, OSError):
+            return None
+        try:
+            database.execute("PRAGMA synchronous = OFF")  # a cache: losing the last write on a power cut is fine
+        except sqlite3.Error:
+            database.close()
+            if create:
+                raise  # ``close`` replaces a database that is not one
+            return None
+        self.database = database
+        return database
+
+    def _discard(self) -> bool:
+        """Remove a database that is not one (or is damaged), so that the next write starts anew."""
+        if self.database is not None:
+            self.database.close()
+            self.database = None
+        path = os.path.join(self.root, DATABASE)
+        try:
+            if os.path.islink(path) or not os.path.isfile(path):
+                return False
+            os.unlink(path)
+        except OSError:
+            return False
+        self.opened = False
+        return True
 
     def _ready(self) -> bool:
         """The folder exists, is a real folder (not a symlink), and holds its .gitignore."""
@@ -260,35 +298,18 @@ class Cache:
             os.mkdir(self.root)
         except FileExistsError:
             pass
+        except OSError:
+            return False
         if os.path.islink(self.root) or not os.path.isdir(self.root):
             return False
         ignore = os.path.join(self.root, ".gitignore")
-        if not os.path.lexists(ignore):
-            with open(ignore, "w", encoding="utf-8") as stream:
-                stream.write(_GITIGNORE)
-        return True
-
-    def evict(self, limit: int = MAX_BYTES) -> None:
-        """After a run that wrote: when the entries outgrow ``limit``, remove the least
-        recently used (by modification time, which a hit refreshes) down to three quarters."""
-        if not self.wrote:
-            return
         try:
-            entries = [entry for entry in os.scandir(self.root) if entry.is_file(follow_symlinks=False)]
-            stats = [(entry.stat(follow_symlinks=False), entry.path) for entry in entries if entry.name != ".gitignore"]
+            if not os.path.lexists(ignore):
+                with open(ignore, "w", encoding="utf-8") as stream:
+                    stream.write(_GITIGNORE)
         except OSError:
-            return
-        total = sum(stat.st_size for stat, _ in stats)
-        if total <= limit:
-            return
-        for stat, path in sorted(stats, key=lambda item: item[0].st_mtime_ns):
-            if total <= limit * 3 // 4:
-                break
-            try:
-                os.unlink(path)
-            except OSError:
-                continue
-            total -= stat.st_size
+            return False
+        return True
 
 
 class FileUnitStore:
@@ -297,18 +318,25 @@ class FileUnitStore:
     def __init__(self, cache: Cache, settings_key: str) -> None:
         self.cache = cache
         self.settings_key = settings_key
+        self.texts: dict[str, tuple[str, str]] = {}  # file -> (text, its digest): each text hashed once
 
     def get_pods(self, file: str, text: str, claims: str) -> Any | None:
-        return self.cache.get("pods", digest(code_fingerprint(), file, text, claims))
+        return self.cache.get("pods", self._key(code_fingerprint(), file, text, claims))
 
     def put_pods(self, file: str, text: str, claims: str, value: Any) -> None:
-        self.cache.put("pods", digest(code_fingerprint(), file, text, claims), value)
+        self.cache.put("pods", self._key(code_fingerprint(), file, text, claims), value)
 
     def get_results(self, file: str, text: str, claims: str, facts: str) -> Any | None:
-        return self.cache.get("results", digest(self.settings_key, file, text, claims, facts))
+        return self.cache.get("results", self._key(self.settings_key, file, text, claims, facts))
 
     def put_results(self, file: str, text: str, claims: str, facts: str, value: Any) -> None:
-        self.cache.put("results", digest(self.settings_key, file, text, claims, facts), value)
+        self.cache.put("results", self._key(self.settings_key, file, text, claims, facts), value)
+
+    def _key(self, code: str, file: str, text: str, *context: str) -> str:
+        known = self.texts.get(file)
+        if known is None or known[0] is not text:
+            known = self.texts[file] = (text, digest(text))
+        return digest(code, file, known[1], *context)
 
 
 def canonical(value: Any) -> Any:

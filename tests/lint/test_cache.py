@@ -4,16 +4,18 @@
   byte-identical JSON reports with no cache, with an empty cache, with a warm one, and with
   one file changed (documents of the others from the cache); documents restored from the
   cache are located exactly as freshly read ones (the precise path is the reference).
-- Never in the way: a corrupt or foreign entry is ignored and rewritten; an unwritable
-  place, a read-only cache and a symlinked folder mean no cache, silently; the folder holds
-  a .gitignore; it is bounded; concurrent runs share it; --fix never applies a stored result.
+- Never in the way: a damaged entry is ignored and rewritten, a damaged database replaced;
+  an unwritable place, a read-only cache and a symlinked folder mean no cache, silently; the
+  folder holds a .gitignore; it is bounded, the least recently used going first; concurrent
+  runs share it; --fix never applies a stored result.
 """
 
 from __future__ import annotations
 
 import json
-import os
+import pickle
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -48,8 +50,11 @@ def report(capsys: pytest.CaptureFixture[str], *args: str) -> str:
     return out
 
 
-def entries(folder: Path) -> list[Path]:
-    return sorted(path for path in folder.iterdir() if not path.name.startswith("."))
+def entries(folder: Path, kind: str = "") -> list[str]:
+    """The keys of the entries stored in ``folder`` (of one kind: documents, pods, results, output)."""
+    with sqlite3.connect(folder / cache_module.DATABASE) as database:
+        keys = [key for (key,) in database.execute("SELECT key FROM entries ORDER BY key")]
+    return [key for key in keys if key.startswith(f"{kind}:" if kind else "")]
 
 
 CASES = {
@@ -113,7 +118,7 @@ def test_a_stored_output_is_what_the_run_prints_without_a_cache(
     plain = gpustack(capsys, "lint", "--no-cache", *options, target)
     for run in ("cold", "warm", "warm again"):
         assert gpustack(capsys, "lint", "--cache-dir", str(folder), *options, target) == plain, run
-    assert sorted(entry.suffix for entry in entries(folder)).count(".output") == 1
+    assert len(entries(folder, "output")) == 1
 
 
 def test_one_cache_holds_the_outputs_of_several_formats(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -124,7 +129,7 @@ def test_one_cache_holds_the_outputs_of_several_formats(capsys: pytest.CaptureFi
     for _ in range(2):
         for name in formats:
             assert gpustack(capsys, "lint", "--cache-dir", str(folder), "--format", name, target) == plain[name]
-    assert [entry.suffix for entry in entries(folder)].count(".output") == len(formats)
+    assert len(entries(folder, "output")) == len(formats)
 
 
 def test_an_edited_policy_is_a_new_fingerprint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -154,7 +159,7 @@ def test_documents_restored_from_the_cache_are_located_as_when_read(generated: P
     fresh = load_inputs(read_inputs(paths), cache=store)
     store.close()
     restored = load_inputs(read_inputs(paths), cache=Cache(tmp_path / "cache"))
-    assert len(entries(tmp_path / "cache")) == len(fresh.texts)
+    assert len(entries(tmp_path / "cache", "documents")) == len(fresh.texts)
     assert [(r.file, r.document, r.document_path, r.source_comment, r.data) for r in restored.resources] == [
         (r.file, r.document, r.document_path, r.source_comment, r.data) for r in fresh.resources
     ]
@@ -167,25 +172,35 @@ def test_worker_processes_store_what_they_parse(generated: Path, tmp_path: Path)
     parallel = load_inputs(read_inputs([str(generated)]), jobs=3, cache=(writing := Cache(tmp_path / "cache")))
     writing.close()
     stored = load_inputs(read_inputs([str(generated)]), jobs=1, cache=Cache(tmp_path / "cache"))
-    assert len(entries(tmp_path / "cache")) == len(one.texts)
+    assert len(entries(tmp_path / "cache", "documents")) == len(one.texts)
     for loaded in (parallel, stored):
         assert [(r.file, r.data, r.locate(("spec",))) for r in loaded.resources] == [
             (r.file, r.data, r.locate(("spec",))) for r in one.resources
         ]
 
 
-def test_corrupt_and_foreign_entries_are_ignored_and_rewritten(
+def test_damaged_entries_are_ignored_and_rewritten(
     generated: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     folder = tmp_path / "cache"
     plain = report(capsys, "--no-cache", str(generated))
     report(capsys, "--cache-dir", str(folder), str(generated))
-    stored = entries(folder)
-    for index, entry in enumerate(stored):
-        data = entry.read_bytes()
-        entry.write_bytes(b"not ours\n" if index % 2 else data[: len(data) // 2])  # foreign, truncated
+    with sqlite3.connect(folder / cache_module.DATABASE) as database:
+        database.execute("UPDATE entries SET value = CASE WHEN rowid % 2 THEN x'00' ELSE substr(value, 1, 10) END")
     assert report(capsys, "--cache-dir", str(folder), str(generated)) == plain
-    assert all(entry.read_bytes().startswith(cache_module._MAGIC) for entry in stored)
+    with sqlite3.connect(folder / cache_module.DATABASE) as database:
+        values = [value for (value,) in database.execute("SELECT value FROM entries")]
+    assert values and all(pickle.loads(value) is not None for value in values)  # every one written again
+    assert report(capsys, "--cache-dir", str(folder), str(generated)) == plain
+
+
+def test_a_damaged_database_is_replaced(generated: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    folder = tmp_path / "cache"
+    plain = report(capsys, "--no-cache", str(generated))
+    report(capsys, "--cache-dir", str(folder), str(generated))
+    (folder / cache_module.DATABASE).write_bytes(b"not a database\n" * 100)
+    assert report(capsys, "--cache-dir", str(folder), str(generated)) == plain
+    assert entries(folder, "documents")
     assert report(capsys, "--cache-dir", str(folder), str(generated)) == plain
 
 
@@ -204,13 +219,14 @@ def test_a_read_only_cache_is_read_and_never_written(
 ) -> None:
     folder = tmp_path / "cache"
     plain = report(capsys, "--cache-dir", str(folder), str(generated))
-    before = {entry: entry.stat().st_mtime_ns for entry in entries(folder)}
+    database = folder / cache_module.DATABASE
+    before = database.read_bytes()
+    connect = sqlite3.connect
 
-    def read_only(*args: object, **kwargs: object) -> None:
-        raise OSError(30, "Read-only file system")
+    def read_only(path: str, **options: object) -> sqlite3.Connection:
+        return connect(f"file:{path}?mode=ro", uri=True, **options)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(os, "replace", read_only)
-    monkeypatch.setattr(os, "utime", read_only)
+    monkeypatch.setattr(cache_module.sqlite3, "connect", read_only)
     changed = sorted(generated.rglob("*.yaml"))[0]
     original = changed.read_text()
     try:
@@ -219,7 +235,7 @@ def test_a_read_only_cache_is_read_and_never_written(
     finally:
         changed.write_text(original)
     assert (code, err) == (1, "") and out == plain
-    assert {entry: entry.stat().st_mtime_ns for entry in entries(folder)} == before
+    assert database.read_bytes() == before
 
 
 def test_a_symlinked_cache_folder_is_never_followed(
@@ -250,15 +266,22 @@ def test_the_default_folder_is_beside_the_config_and_ignored_by_git(
 
 
 def test_the_cache_is_bounded(tmp_path: Path) -> None:
-    store = Cache(tmp_path / "cache")
-    for index in range(20):
-        store.put_bytes("documents", f"{index:040x}", bytes(1000))
-    store.close()
-    for index in range(20):
-        os.utime(tmp_path / "cache" / f"{index:040x}.documents", ns=(index * 10**9, index * 10**9))
-    store.evict(limit=10_000)
-    kept = [int(entry.stem, 16) for entry in entries(tmp_path / "cache")]
-    assert kept == list(range(13, 20))  # the least recently used went, down to 3/4 of the limit
+    """Entries written run by run: past the limit, the least recently used go, down to three
+    quarters of it; a read counts as a use."""
+    root = tmp_path / "cache"
+
+    def run(write: int, read: int | None = None) -> None:
+        store = Cache(root)
+        if read is not None:
+            assert store.get("documents", f"{read:040x}") == b"x" * 1000
+        store.put("documents", f"{write:040x}", b"x" * 1000)
+        store.close(limit=10_500)  # ten entries of about 1,015 bytes fit, eleven do not
+
+    for index in range(10):
+        run(index)
+    run(10, read=0)  # 0 is now used after 1-9
+    kept = sorted(int(key.split(":")[1], 16) for key in entries(root))
+    assert kept == [0, 5, 6, 7, 8, 9, 10]
 
 
 def test_concurrent_runs_share_the_cache(generated: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -268,7 +291,7 @@ def test_concurrent_runs_share_the_cache(generated: Path, capsys: pytest.Capture
     runs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
     outputs = [run.communicate() for run in runs]
     assert [out for out, _ in outputs] == [plain] * 3 and all(err == "" for _, err in outputs)
-    assert not [entry for entry in (folder).iterdir() if entry.name.startswith(".tmp-")]
+    assert entries(folder, "output") and not (folder / f"{cache_module.DATABASE}-journal").exists()
     assert report(capsys, "--cache-dir", str(folder), str(generated)) == plain
 
 
