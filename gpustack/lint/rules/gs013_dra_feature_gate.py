@@ -13,13 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpustack.lint.cluster import ClusterFacts
 from gpustack.lint.context import LintContext
 from gpustack.lint.model import Hit, Path, Resource
 from gpustack.lint.registry import Rule
-from gpustack.spec.featuregates import GATES
+
+if TYPE_CHECKING:
+    from gpustack.spec.featuregates import Gate
 
 GROUP = "resource.k8s.io"
 V1_MINOR = 34  # resource.k8s.io/v1 is served from Kubernetes 1.34
@@ -87,8 +89,8 @@ def uses(resource: Resource) -> Iterator[Use]:
         yield Use("DRAExtendedResource", "an extended resource name", ("spec", "extendedResourceName"))
 
 
-def _why_off(gate: str, cluster: ClusterFacts) -> str:
-    state = GATES[gate].state(cluster.minor)
+def _why_off(gate: Gate, cluster: ClusterFacts) -> str:
+    state = gate.state(cluster.minor)
     version = f"Kubernetes {cluster.kubernetes_version}"
     if state is None:
         return f"it does not exist in {version}"
@@ -97,11 +99,11 @@ def _why_off(gate: str, cluster: ClusterFacts) -> str:
     return f"it is {state.stage} and off by default in {version}, and the spec does not turn it on"
 
 
-def _fix(gate: str, cluster: ClusterFacts) -> str:
-    later = sorted(m for m, state in GATES[gate].states.items() if m > cluster.minor and state.default)
+def _fix(gate: Gate, cluster: ClusterFacts) -> str:
+    later = sorted(m for m, state in gate.states.items() if m > cluster.minor and state.default)
     upgrade = f", or run Kubernetes 1.{later[0]}, where it is on by default" if later else ""
     return (
-        f"Set `{gate}: true` in the spec's cluster.featureGates (gpustack passes it to the components "
+        f"Set `{gate.name}: true` in the spec's cluster.featureGates (gpustack passes it to the components "
         f"that read it){upgrade}; or drop the field."
     )
 
@@ -120,14 +122,17 @@ def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
             fix=f"Upgrade the cluster to 1.{V1_MINOR} or later, or use the API version it serves.",
         )
         return
+    from gpustack.spec.featuregates import GATES  # only with a spec: not loaded by a plain lint
+
     for use in uses(resource):
-        if use.gate in GATES and not cluster.gate(use.gate):
+        gate = GATES.get(use.gate)
+        if gate is not None and not cluster.gate(use.gate):
             yield Hit(
                 resource,
                 use.path,
                 f"{resource.ref} asks for {use.what}, which needs feature gate {use.gate}: "
-                f"{_why_off(use.gate, cluster)}",
-                fix=_fix(use.gate, cluster),
+                f"{_why_off(gate, cluster)}",
+                fix=_fix(gate, cluster),
             )
 
 

@@ -21,11 +21,10 @@ from gpustack.lint.registry import Rule
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
-    from gpustack.spec.featuregates import GATES, gate_problems
-
     settings = list(gate_settings(ctx.resources))
     if not settings:
         return
+    from gpustack.spec.featuregates import GATES, gate_problems  # only for a set that sets gates
     cluster = kubernetes_version(ctx)
     readers: dict[str, set[str]] = {}
     for setting in settings:
