@@ -14,6 +14,7 @@ import gc
 # nothing (about 10 ms of a one-file lint). It stays off until they are imported, and they are
 # then left out of every later collection (gc.freeze): re-enabled without that, its next
 # collection would walk them all at once.
+_collecting = gc.isenabled()
 gc.disable()
 
 import inspect
@@ -36,7 +37,8 @@ from gpustack.commands import spec_commands
 from gpustack.errors import GpustackError
 
 gc.freeze()
-gc.enable()
+if _collecting:  # as the importer had it
+    gc.enable()
 
 DISTRIBUTION = "kube-gpustack"  # the name gpustack is installed under
 

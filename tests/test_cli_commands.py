@@ -4,6 +4,8 @@ init, gpus, explain by name, did-you-mean, colour, help text, the JSON lint summ
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from importlib.metadata import version
 from pathlib import Path
 
@@ -248,3 +250,17 @@ def test_json_summary_counts_per_severity(tmp_path: Path, capsys: pytest.Capture
         assert summary[severity] == sum(1 for f in findings if f["severity"] == severity)
     assert summary["error"] + summary["warning"] + summary["info"] == summary["findings"] > 0
     assert summary["input_errors"] == summary["errors"] == 1
+
+
+@pytest.mark.parametrize("collecting", [True, False])
+def test_importing_the_cli_leaves_the_garbage_collector_as_it_was(collecting: bool) -> None:
+    """The CLI keeps the collector off while it imports (and freezes what that made): the
+    importer's setting holds afterwards."""
+    probe = (
+        "import gc\n"
+        f"{'gc.enable()' if collecting else 'gc.disable()'}\n"
+        "import gpustack.cli\n"
+        "print(gc.isenabled(), gc.get_freeze_count() > 10_000)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == [str(collecting), "True"]
