@@ -70,9 +70,11 @@ def lint(
     rules: Mapping[str, Rule] | None = None,
     catalogue: Mapping[str, RuleInfo] | None = None,
     units: FileUnits | None = None,
+    jobs: int | None = None,
 ) -> Report:
     """Lint what was loaded. ``rules`` and ``catalogue`` default to the shipped ones; ``units``
-    keeps what file-local rules found in each file (for a run on the same settings only)."""
+    keeps what file-local rules found in each file (for a run on the same settings only);
+    ``jobs``: processes to spread the files' work over (default: ``workers.jobs_for``)."""
     if rules is None:
         from gpustack.lint.rules import RULES as rules
     if catalogue is None:
@@ -105,7 +107,7 @@ def lint(
     pod_specs: list[PodSpec] = []
     results: list[tuple[Hit, Finding]] = []
     roots = _roots(loaded, config)
-    files = _Files(each, [rule for rule in enabled if rule.file_local(each)], config, catalogue, units)
+    files = _Files(each, [rule for rule in enabled if rule.file_local(each)], config, catalogue, units, jobs)
     for root in roots:
         found = files.of(root, errors)
         ctx = replace(each, resources=root.resources, pod_specs=tuple(pod for file in found for pod in file.pods))
@@ -115,8 +117,8 @@ def lint(
         ctx = sets.same_releases(ctx, replace(ctx, set_facts=facts))
         pod_specs += ctx.pod_specs
         notes += _release_notes(ctx)
-        for file in found:
-            results += [(hit, _in_root(finding, root.label)) for hit, finding in files.results(file, local, facts, facts_key, errors)]
+        for found_in_file in files.results(found, local, facts, facts_key, errors):
+            results += [(hit, _in_root(finding, root.label)) for hit, finding in found_in_file]
         shared = [rule for rule in enabled if rule not in local]
         results += _root_results(ctx, root, shared, local, config, catalogue, errors, ctx.pod_specs[from_files:])
     if len(roots) > 1:  # a file two clusters deploy is linted with each: report it once
@@ -212,7 +214,8 @@ class _File:
 
 class _Files:
     """What each file gives, computed once per run for each set of DRA claims and set facts it
-    is linted with (a file two roots share is linted once), or taken from ``units``."""
+    is linted with (a file two roots share is linted once), taken from ``units`` or computed
+    (spread over worker processes when there are many files: ``workers``)."""
 
     def __init__(
         self,
@@ -221,8 +224,10 @@ class _Files:
         config: Config,
         catalogue: Mapping[str, RuleInfo],
         units: FileUnits | None,
+        jobs: int | None,
     ) -> None:
         self.each, self.rules, self.config, self.catalogue, self.units = each, rules, config, catalogue, units
+        self.jobs = jobs
         self.pods_done: dict[tuple[str, str], tuple[PodSpec, ...]] = {}
         self.results_done: dict[tuple[str, str, str], tuple[tuple[Hit, Finding], ...]] = {}
 
@@ -233,33 +238,43 @@ class _Files:
 
         claims = ClaimIndex.from_resources(root.resources)
         claims_key = repr(canonical(claims))
-        found = []
-        for file, resources in _by_file(root.resources).items():
-            pods = self.pods_done.get((file, claims_key))
-            if pods is None:
-                pods = self.pods_done[(file, claims_key)] = self._pods(file, resources, claims, claims_key, errors)
-            found.append(_File(file, resources, pods, claims_key))
-        return found
+        files = _by_file(root.resources)
+        missing = [
+            (name, resources)
+            for name, resources in files.items()
+            if (name, claims_key) not in self.pods_done and not self._stored_pods(name, resources, claims_key)
+        ]
 
-    def _pods(
-        self, file: str, resources: list[Resource], claims: ClaimIndex, claims_key: str, errors: list[InputError]
-    ) -> tuple[PodSpec, ...]:
-        from gpustack.lint import podspec
+        def here(chunk: Sequence[tuple[str, list[Resource]]]) -> list[tuple[tuple[PodSpec, ...], list[InputError]]]:
+            found = []
+            for _, resources in chunk:
+                failed: list[InputError] = []
+                found.append((_pod_specs(resources, claims, failed), failed))
+            return found
 
-        text = self.each.texts.get(file, "")
-        stored = self.units.get_pods(file, text, claims_key) if self.units is not None else None
-        if stored is not None:
-            try:
-                return tuple(podspec.restore(resources[number], found) for number, found in stored)
-            except Exception:  # an entry of another shape: find them again
-                pass
-        failed: list[InputError] = []
-        pods = _pod_specs(resources, claims, failed)
-        errors += failed
-        if self.units is not None and not failed:
-            index = _indexes(resources)
-            self.units.put_pods(file, text, claims_key, [(index[id(pod.resource)], podspec.facts(pod)) for pod in pods])
-        return pods
+        def there(chunk: Sequence[tuple[str, list[Resource]]]) -> list[tuple[Any, list[InputError]]]:
+            return [(_pod_facts(resources, pods), failed) for (_, resources), (pods, failed) in zip(chunk, here(chunk))]
+
+        def back(item: tuple[str, list[Resource]], value: Any) -> tuple[tuple[PodSpec, ...], list[InputError]]:
+            return _restored_pods(item[1], value[0]), value[1]
+
+        for (name, resources), (pods, failed) in zip(missing, self._spread([(item[0], item) for item in missing], here, there, back), strict=True):
+            errors += failed
+            self.pods_done[(name, claims_key)] = pods
+            if self.units is not None and not failed:
+                self.units.put_pods(name, self._text(name), claims_key, _pod_facts(resources, pods))
+        return [_File(name, resources, self.pods_done[(name, claims_key)], claims_key) for name, resources in files.items()]
+
+    def _stored_pods(self, name: str, resources: list[Resource], claims_key: str) -> bool:
+        """Whether ``units`` held the file's pod specs (now taken)."""
+        stored = self.units.get_pods(name, self._text(name), claims_key) if self.units is not None else None
+        if stored is None:
+            return False
+        try:
+            self.pods_done[(name, claims_key)] = _restored_pods(resources, stored)
+        except Exception:  # an entry of another shape: find them again
+            return False
+        return True
 
     def set_facts(self, ctx: LintContext, errors: list[InputError]) -> tuple[list[Rule], dict[Any, Any], str]:
         """The rules to run file by file in a root, the set facts they read (computed over the
@@ -279,35 +294,88 @@ class _Files:
         return rules, facts, repr(canonical(named))
 
     def results(
-        self, file: _File, rules: Sequence[Rule], facts: dict[Any, Any], facts_key: str, errors: list[InputError]
-    ) -> tuple[tuple[Hit, Finding], ...]:
-        """What ``rules`` (file-local) find in ``file``, root not yet set."""
-        done = self.results_done.get((file.name, file.claims, facts_key))
-        if done is not None:
-            return done
-        text = self.each.texts.get(file.name, "")
-        stored = self.units.get_results(file.name, text, file.claims, facts_key) if self.units is not None else None
-        found = None
-        if stored is not None:
-            try:
-                found = tuple(
-                    (Hit(file.resources[number], path, finding.message), finding) for number, path, finding in stored
-                )
-            except Exception:  # an entry of another shape: lint the file again
-                pass
-        if found is None:
-            failed: list[InputError] = []
-            ctx = replace(self.each, resources=tuple(file.resources), pod_specs=file.pods, set_facts=facts)
-            targets = _Targets(file.pods, file.resources)
-            hits = [(rule, hit) for rule in rules for hit in _check_hits(rule, ctx, failed, targets)]
-            found = tuple(_findings(hits, self.catalogue, self.config, None))
+        self, files: list[_File], rules: Sequence[Rule], facts: dict[Any, Any], facts_key: str, errors: list[InputError]
+    ) -> list[tuple[tuple[Hit, Finding], ...]]:
+        """What ``rules`` (file-local) find in each of ``files``, root not yet set."""
+        missing = [
+            file
+            for file in files
+            if (file.name, file.claims, facts_key) not in self.results_done and not self._stored_results(file, facts_key)
+        ]
+
+        def here(chunk: Sequence[_File]) -> list[tuple[tuple[tuple[Hit, Finding], ...], list[InputError]]]:
+            found = []
+            for file in chunk:
+                failed: list[InputError] = []
+                ctx = replace(self.each, resources=tuple(file.resources), pod_specs=file.pods, set_facts=facts)
+                targets = _Targets(file.pods, file.resources)
+                hits = [(rule, hit) for rule in rules for hit in _check_hits(rule, ctx, failed, targets)]
+                found.append((tuple(_findings(hits, self.catalogue, self.config, None)), failed))
+            return found
+
+        def there(chunk: Sequence[_File]) -> list[tuple[Any, list[InputError]]]:
+            return [(_result_facts(file.resources, found), failed) for file, (found, failed) in zip(chunk, here(chunk))]
+
+        def back(file: _File, value: Any) -> tuple[tuple[tuple[Hit, Finding], ...], list[InputError]]:
+            return _restored_results(file.resources, value[0]), value[1]
+
+        for file, (found, failed) in zip(missing, self._spread([(f.name, f) for f in missing], here, there, back), strict=True):
             errors += failed
+            self.results_done[(file.name, file.claims, facts_key)] = found
             if self.units is not None and not failed:  # a rule that failed is reported again next run
-                index = _indexes(file.resources)
-                value = [(index[id(hit.resource)], hit.path, finding) for hit, finding in found]
-                self.units.put_results(file.name, text, file.claims, facts_key, value)
-        self.results_done[(file.name, file.claims, facts_key)] = found
-        return found
+                value = _result_facts(file.resources, found)
+                self.units.put_results(file.name, self._text(file.name), file.claims, facts_key, value)
+        return [self.results_done[(file.name, file.claims, facts_key)] for file in files]
+
+    def _stored_results(self, file: _File, facts_key: str) -> bool:
+        """Whether ``units`` held what the file-local rules find in the file (now taken)."""
+        text = self._text(file.name)
+        stored = self.units.get_results(file.name, text, file.claims, facts_key) if self.units is not None else None
+        if stored is None:
+            return False
+        try:
+            self.results_done[(file.name, file.claims, facts_key)] = _restored_results(file.resources, stored)
+        except Exception:  # an entry of another shape: lint the file again
+            return False
+        return True
+
+    def _spread(self, named: list[tuple[str, Any]], here: Any, there: Any, back: Any) -> list[Any]:
+        """``here`` over the items of ``named`` (file name, item), over worker processes when
+        the files are many (``workers.spread``), chunked by the files' sizes."""
+        from gpustack.lint import workers
+
+        items = [item for _, item in named]
+        sizes = [len(self._text(name)) for name, _ in named]
+        jobs = workers.jobs_for(len(items), sum(sizes), self.jobs)
+        return workers.spread(items, sizes, jobs, here, there, back)
+
+    def _text(self, name: str) -> str:
+        return self.each.texts.get(name, "")
+
+
+def _pod_facts(resources: Sequence[Resource], pods: Sequence[PodSpec]) -> list[tuple[int, Any]]:
+    """Pod specs as plain data (the cache keeps it, workers send it): each one's object by its
+    index in the file, and what extraction decided about it."""
+    from gpustack.lint.podspec import facts
+
+    index = _indexes(resources)
+    return [(index[id(pod.resource)], facts(pod)) for pod in pods]
+
+
+def _restored_pods(resources: Sequence[Resource], stored: Any) -> tuple[PodSpec, ...]:
+    from gpustack.lint.podspec import restore
+
+    return tuple(restore(resources[number], found) for number, found in stored)
+
+
+def _result_facts(resources: Sequence[Resource], results: Sequence[tuple[Hit, Finding]]) -> list[tuple[int, Any, Finding]]:
+    """Findings with their hit's object (by index in the file) and path: what suppressions read."""
+    index = _indexes(resources)
+    return [(index[id(hit.resource)], hit.path, finding) for hit, finding in results]
+
+
+def _restored_results(resources: Sequence[Resource], stored: Any) -> tuple[tuple[Hit, Finding], ...]:
+    return tuple((Hit(resources[number], path, finding.message), finding) for number, path, finding in stored)
 
 
 def _indexes(resources: Sequence[Resource]) -> dict[int, int]:

@@ -21,7 +21,7 @@ import re
 import stat
 import sys
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache, partial
 from typing import Any, BinaryIO, Protocol
@@ -132,15 +132,6 @@ class DocumentCache(Protocol):
     def put_documents(self, key: str, payload: bytes) -> None: ...
 
 
-# Many files are parsed by worker processes, one chunk each (the main process parses the
-# first): parsing is most of a cold run. Below these sizes starting a worker costs more
-# than it saves, and only idle CPUs get one. GPUSTACK_JOBS sets the number of processes
-# (1: none).
-PARALLEL_FILES = 200
-PARALLEL_BYTES = 2_000_000
-JOBS_VARIABLE = "GPUSTACK_JOBS"
-
-
 def load_inputs(inputs: Inputs, *, jobs: int | None = None, cache: DocumentCache | None = None) -> LoadResult:
     """Parse what ``read_inputs`` read, in order: each file's entry from ``cache`` when it
     holds one for that content, else parsed (over processes when many) and stored there."""
@@ -170,113 +161,39 @@ def load_inputs(inputs: Inputs, *, jobs: int | None = None, cache: DocumentCache
 def _parse_all(
     files: list[Input], keys: list[str | None], jobs: int | None, store: Callable[[str, bytes], None] | None
 ) -> list[LoadResult]:
-    """Each file parsed (``_parse``), in order; spread over processes when there are many.
+    """Each file parsed (``_parse``), in order; spread over processes when there are many
+    (``workers``): a worker sends each file's entry pickled (``_pickled``), positions
+    included, and the main process stores and restores it. The results are the same either
+    way (tests/lint/test_fast_path.py)."""
+    import pickle
 
-    The results are the same either way (tests/lint/test_fast_path.py): a worker sends each
-    file's entry pickled (``_pickled``), positions included, and the main process restores it.
-    """
+    from gpustack.lint import workers
+
     sizes = [len(data) for _, data in files]
-    jobs = _jobs(len(files), sum(sizes), jobs)
-    if jobs <= 1:
-        return _parse_chunk(files, keys, store)
-    bounds = _chunks(sizes, jobs)
-    import multiprocessing
-    import pickle
+    items = [(name, data, key) for (name, data), key in zip(files, keys, strict=True)]
 
-    context = multiprocessing.get_context("fork")
-    sys.stdout.flush()  # a worker flushes on exit what the buffers held when it forked
-    sys.stderr.flush()
-    workers = []
-    for start, end in bounds[1:]:
-        receiver, sender = context.Pipe(duplex=False)
-        worker = context.Process(target=_send_chunk, args=(sender, files[start:end]), daemon=True)
-        try:
-            worker.start()
-        except OSError:  # no process to be had: parse it here
-            receiver.close()
-            worker = None
-        sender.close()
-        workers.append((start, end, receiver, worker))
-    start, end = bounds[0]
-    results = _parse_chunk(files[start:end], keys[start:end], store)
-    for start, end, receiver, worker in workers:
-        try:
-            if worker is None:
-                raise EOFError
-            payloads = pickle.loads(receiver.recv_bytes())
-            results.extend(restore(name, data, pickle.loads(payload)) for (name, data), payload in zip(files[start:end], payloads, strict=True))
-            for key, payload in zip(keys[start:end], payloads, strict=True):
-                if store is not None and key is not None:
-                    store(key, payload)
-        except (EOFError, OSError, pickle.UnpicklingError):  # the worker died: parse it here
-            results.extend(_parse_chunk(files[start:end], keys[start:end], store))
-        finally:
-            receiver.close()
-            if worker:
-                worker.join()
-    return results
+    def here(chunk: Sequence[tuple[str, bytes, str | None]]) -> list[LoadResult]:
+        results = []
+        for name, data, key in chunk:
+            result, entry = _parse(name, data)
+            if store is not None and key is not None:
+                store(key, _pickled(entry))
+            results.append(result)
+        return results
 
-
-def _parse_chunk(files: list[Input], keys: list[str | None], store: Callable[[str, bytes], None] | None) -> list[LoadResult]:
-    results = []
-    for (name, data), key in zip(files, keys, strict=True):
-        result, entry = _parse(name, data)
+    def back(item: tuple[str, bytes, str | None], payload: bytes) -> LoadResult:
+        name, data, key = item
         if store is not None and key is not None:
-            store(key, _pickled(entry))
-        results.append(result)
-    return results
+            store(key, payload)
+        return restore(name, data, pickle.loads(payload))
+
+    jobs = workers.jobs_for(len(files), sum(sizes), jobs)
+    return workers.spread(items, sizes, jobs, here, _entries, back)
 
 
-def _send_chunk(sender: Any, files: list[Input]) -> None:
-    """In a worker process: parse the files and send their entries pickled (the main
-    process stores them: the cache has one writer)."""
-    import pickle
-
-    payloads = [_pickled(_parse_entry(data)[0]) for _, data in files]
-    sender.send_bytes(pickle.dumps(payloads, protocol=pickle.HIGHEST_PROTOCOL))
-    sender.close()
-
-
-def _jobs(files: int, size: int, jobs: int | None) -> int:
-    if jobs is None:
-        setting = os.environ.get(JOBS_VARIABLE, "").strip()
-        if setting.isdigit() and int(setting) > 0:
-            jobs = int(setting)
-        elif files < PARALLEL_FILES and size < PARALLEL_BYTES:
-            return 1
-        else:
-            jobs = _idle_cpus()
-    # fork: the workers start with everything imported; Linux only (macOS forks badly).
-    return min(jobs, files) if sys.platform.startswith("linux") else 1
-
-
-def _idle_cpus() -> int:
-    """CPUs that other work leaves free (one-minute load average), at least one: on a busy
-    machine a worker only adds the cost of sending its results (measured on two cores with
-    one taken: 10,000 documents 2.7 s alone, 3.0 s with a worker)."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    try:
-        load = os.getloadavg()[0]
-    except OSError:
-        return 1
-    return max(1, min(cpus, round(cpus - load)))
-
-
-def _chunks(sizes: list[int], jobs: int) -> list[tuple[int, int]]:
-    """Consecutive runs of files of about equal size, as (start, end) indexes; the first,
-    parsed by the main process while it also takes the others' results in, a little smaller."""
-    total = sum(sizes) or 1
-    shares = [0.85] + [1.0] * (jobs - 1)
-    bounds = [total * sum(shares[: index + 1]) / sum(shares) for index in range(jobs)]
-    starts = [0] * jobs
-    done, chunk = 0, 0
-    for index, size in enumerate(sizes):
-        while chunk < jobs - 1 and done >= bounds[chunk]:
-            chunk += 1
-            starts[chunk] = index
-        done += size
-    ends = [*starts[1 : chunk + 1], len(sizes)]
-    return [(starts[index], ends[index]) for index in range(chunk + 1) if ends[index] > starts[index]]
+def _entries(chunk: Sequence[tuple[str, bytes, str | None]]) -> list[bytes]:
+    """In a worker process: the files' entries, pickled."""
+    return [_pickled(_parse_entry(data)[0]) for _, data, _ in chunk]
 
 
 def _expand(path: str, excluded: Callable[[str], bool]) -> tuple[list[str], list[InputError]]:

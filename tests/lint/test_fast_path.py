@@ -205,18 +205,28 @@ def test_files_read_by_worker_processes_give_what_one_process_reads(generated: P
 
 
 def test_large_inputs_are_spread_over_processes_unless_told_not_to(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpustack.lint import load
+    from gpustack.lint import workers
 
-    monkeypatch.delenv(load.JOBS_VARIABLE, raising=False)
-    assert load._jobs(10, 10_000, None) == 1
-    monkeypatch.setattr(load, "_idle_cpus", lambda: 2)
-    assert load._jobs(5_000, 50_000_000, None) == (2 if sys.platform.startswith("linux") else 1)
-    monkeypatch.setattr(load, "_idle_cpus", lambda: 1)  # a busy machine: no worker
-    assert load._jobs(5_000, 50_000_000, None) == 1
-    assert load._jobs(load.PARALLEL_FILES, 10_000, 2) == (2 if sys.platform.startswith("linux") else 1)
-    monkeypatch.setenv(load.JOBS_VARIABLE, "1")
-    assert load._jobs(5_000, 50_000_000, None) == 1
-    chunks = load._chunks([100] * 10, 2)
+    monkeypatch.delenv(workers.JOBS_VARIABLE, raising=False)
+    assert workers.jobs_for(10, 10_000) == 1
+    monkeypatch.setattr(workers, "idle_cpus", lambda: 2)
+    assert workers.jobs_for(5_000, 50_000_000) == (2 if sys.platform.startswith("linux") else 1)
+    monkeypatch.setattr(workers, "idle_cpus", lambda: 1)  # a busy machine: no worker
+    assert workers.jobs_for(5_000, 50_000_000) == 1
+    assert workers.jobs_for(workers.PARALLEL_FILES, 10_000, 2) == (2 if sys.platform.startswith("linux") else 1)
+    monkeypatch.setenv(workers.JOBS_VARIABLE, "1")
+    assert workers.jobs_for(5_000, 50_000_000) == 1
+    chunks = workers.chunks([100] * 10, 2)
     assert [index for start, end in chunks for index in range(start, end)] == list(range(10))
     assert len(chunks) == 2 and chunks[0][1] - chunks[0][0] <= chunks[1][1] - chunks[1][0]
-    assert load._chunks([5_000_000, 1, 1], 3) == [(0, 1), (1, 3)]  # a large file: fewer chunks, none empty
+    assert workers.chunks([5_000_000, 1, 1], 3) == [(0, 1), (1, 3)]  # a large file: fewer chunks, none empty
+
+
+def test_idle_cpus_are_those_other_runnable_threads_leave(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpustack.lint import workers
+
+    monkeypatch.setattr(workers.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(workers, "_running", lambda: 2)  # this run and one other
+    assert workers.idle_cpus() == 3
+    monkeypatch.setattr(workers, "_running", lambda: 9)
+    assert workers.idle_cpus() == 1
