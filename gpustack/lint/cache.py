@@ -35,13 +35,15 @@ import hashlib
 import os
 import pickle
 import sys
-import sqlite3
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import fields, is_dataclass
 from datetime import date
 from pathlib import Path, PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import sqlite3
 
 DIRNAME = ".gpustack_cache"
 ENVIRONMENT = "GPUSTACK_CACHE_DIR"
@@ -175,6 +177,8 @@ class Cache:
         database = self._database()
         if database is None:
             return None
+        import sqlite3  # imported with the database (a run without a cache needs neither)
+
         row_key = f"{kind}:{key}"
         try:
             row = database.execute("SELECT value FROM entries WHERE key = ?", (row_key,)).fetchone()
@@ -202,6 +206,8 @@ class Cache:
         the entries outgrow ``limit``, remove the least recently used down to three quarters.
         Any failure (read-only, no space, busy, corrupt) leaves the store as it was."""
         if self.writable and (self.pending or self.hits):
+            import sqlite3
+
             for attempt in range(2):
                 try:
                     self._write(limit)
@@ -219,6 +225,8 @@ class Cache:
         self.pending.clear()
 
     def _write(self, limit: int) -> None:
+        import sqlite3
+
         database = self._database(create=True)
         if database is None:
             return
@@ -254,6 +262,8 @@ class Cache:
         folder, for writing)."""
         if self.database is not None or not self.usable:
             return self.database
+        import sqlite3
+
         path = os.path.join(self.root, DATABASE)
         if self.opened and not create:
             return None

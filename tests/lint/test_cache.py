@@ -226,7 +226,7 @@ def test_a_read_only_cache_is_read_and_never_written(
     def read_only(path: str, **options: object) -> sqlite3.Connection:
         return connect(f"file:{path}?mode=ro", uri=True, **options)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(cache_module.sqlite3, "connect", read_only)
+    monkeypatch.setattr(sqlite3, "connect", read_only)
     changed = sorted(generated.rglob("*.yaml"))[0]
     original = changed.read_text()
     try:
