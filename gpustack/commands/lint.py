@@ -267,7 +267,7 @@ def lint(
     from gpustack.lint.report import reporter
 
     loaded = load_inputs(inputs, cache=cache)
-    units = cache.units(settings) if cache is not None and settings is not None else None
+    units = cache.units(settings, inputs) if cache is not None and settings is not None else None
     report = run_lint(loaded, config, partial=partial, catalogue=catalogue, units=units)
     output = None  # what standard output carries instead of the report: a diff, fixed YAML
     if fix or diff:

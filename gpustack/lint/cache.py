@@ -140,8 +140,11 @@ class Cache:
 
     # One file's unit (``engine.FileUnits``).
 
-    def units(self, settings_key: str) -> FileUnitStore:
-        return FileUnitStore(self, settings_key)
+    def units(self, settings_key: str, inputs: Iterable[Any] = ()) -> FileUnitStore:
+        """The store of file units for a run on ``settings_key``; ``inputs`` (``read_inputs``)
+        name the files' contents by the keys already computed for them."""
+        contents = {item[0]: self.documents_key(item[1]) for item in inputs if isinstance(item, tuple)}
+        return FileUnitStore(self, settings_key, contents)
 
     # A whole run's report.
 
@@ -325,10 +328,11 @@ class Cache:
 class FileUnitStore:
     """``engine.FileUnits`` in a cache, for one run's settings."""
 
-    def __init__(self, cache: Cache, settings_key: str) -> None:
+    def __init__(self, cache: Cache, settings_key: str, contents: Mapping[str, str]) -> None:
         self.cache = cache
         self.settings_key = settings_key
-        self.texts: dict[str, tuple[str, str]] = {}  # file -> (text, its digest): each text hashed once
+        self.contents = contents  # file -> the key of its bytes, which decide its text
+        self.texts: dict[str, tuple[str, str]] = {}  # file -> (text, its digest), for files not in ``contents``
 
     def get_pods(self, file: str, text: str, claims: str) -> Any | None:
         return self.cache.get("pods", self._key(code_fingerprint(), file, text, claims))
@@ -343,10 +347,13 @@ class FileUnitStore:
         self.cache.put("results", self._key(self.settings_key, file, text, claims, facts), value)
 
     def _key(self, code: str, file: str, text: str, *context: str) -> str:
-        known = self.texts.get(file)
-        if known is None or known[0] is not text:
-            known = self.texts[file] = (text, digest(text))
-        return digest(code, file, known[1], *context)
+        content = self.contents.get(file)
+        if content is None:
+            known = self.texts.get(file)
+            if known is None or known[0] is not text:
+                known = self.texts[file] = (text, digest(text))
+            content = known[1]
+        return digest(code, file, content, *context)
 
 
 def canonical(value: Any) -> Any:

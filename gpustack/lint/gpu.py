@@ -237,6 +237,8 @@ class ClaimIndex:
         templates: dict[tuple[str | None, str], frozenset[str | None]] = {}
         classes: dict[str, bool] = {}
         for resource in resources:
+            if resource.kind not in ("ResourceClaim", "ResourceClaimTemplate", "DeviceClass"):
+                continue  # before ``ref``, which most objects of a large set never need
             ref = resource.ref
             if not ref.name or not (ref.api_version or "").startswith("resource.k8s.io/"):
                 continue
@@ -472,6 +474,7 @@ def system_components() -> tuple[SystemComponent, ...]:
     return _catalogue().components
 
 
+@lru_cache(maxsize=4096)  # a set runs the same images in many pods
 def image_repository(image: str) -> str:
     """``nvcr.io/nvidia/k8s-device-plugin:v0.20.0@sha256:…`` -> ``nvcr.io/nvidia/k8s-device-plugin``."""
     name = image.strip().split("@", 1)[0]

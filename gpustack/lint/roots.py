@@ -140,6 +140,8 @@ def clusters(root: Root) -> list[Root]:
 
 def _gitops_paths(resource: Resource) -> list[str]:
     """The repository paths a Flux Kustomization or an Argo CD Application deploys."""
+    if resource.kind not in ("Kustomization", "Application"):  # before ``ref``: most objects are neither
+        return []
     group = (resource.ref.api_version or "").split("/")[0]
     if resource.kind == "Kustomization" and group == "kustomize.toolkit.fluxcd.io":
         sources = [resource.get(("spec",))]

@@ -14,7 +14,7 @@ A bare ``pci-0300.present`` stays wrong there too: a board's own VGA (a BMC, an 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.model import DeleteKey, Edit, Hit, PodSpec, RenameKey, SetValue, Severity
@@ -84,7 +84,14 @@ def _vga_nodes(ctx: LintContext) -> bool:
     """Whether the spec's GPUs, or another pod of the set, say the GPU nodes hold VGA-class cards."""
     if ctx.cluster is not None and ctx.cluster.pools:
         return all(pool.gpu.pci_class == "0300" for pool in ctx.cluster.pools)
-    return any(_requires_vga_product(list(node_label_tests(pod))) for pod in ctx.pod_specs)
+    return any(_requires_vga_product(list(node_label_tests(pod))) for pod in ctx.pod_specs if _may_select_product(pod))
+
+
+def _may_select_product(pod: PodSpec) -> bool:
+    """Whether the pod could require a product at all (a node selector key, a node affinity):
+    a test that spares reading the labels of every pod in a large set."""
+    selector = pod.spec.get("nodeSelector")
+    return "affinity" in pod.spec or (isinstance(selector, Mapping) and PRODUCT in selector)
 
 
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
