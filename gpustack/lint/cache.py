@@ -7,12 +7,12 @@ digest of everything its value depends on:
 - ``documents``: one file's documents as read (plain data with the positions of every key
   and item, ``load.cache_entry``), keyed by the file's bytes and the code that reads them
   (``code_fingerprint``). Content-addressed, so a file renamed or copied hits too.
-- ``pods`` and ``results`` (``engine.FileUnits``): the facts of one file's pod specs, keyed
-  by the file's name and text and the set's DRA claims; what the file-local rules found in
-  it, keyed by those, the set facts they read and the settings (``settings_key``). When one
-  file changed, the run parses that file and runs the file-local rules on it alone; set
-  rules and rules that read the set run over the whole set again (its other files'
-  documents and pod specs come from the cache).
+- ``unit`` and ``facts`` (``engine.FileUnits``): one file's pod specs (as facts) with what
+  the file-local rules found in it, keyed by the file's name and content, the set's DRA
+  claims and the settings (``settings_key``); what the few file-local rules that read a set
+  fact found, keyed by those and the set facts. When one file changed, the run parses that
+  file and runs the file-local rules on it alone; set rules and rules that read the set run
+  over the whole set again (its other files' documents and pod specs come from the cache).
 - ``output``: what a run printed and its exit status, keyed by the run's report key (every
   file's name and digest, the settings, the day: suppressions expire) and how it printed it
   (format, options). A run on unchanged files prints it again: no parsing, no rules.
@@ -334,26 +334,26 @@ class FileUnitStore:
         self.contents = contents  # file -> the key of its bytes, which decide its text
         self.texts: dict[str, tuple[str, str]] = {}  # file -> (text, its digest), for files not in ``contents``
 
-    def get_pods(self, file: str, text: str, claims: str) -> Any | None:
-        return self.cache.get("pods", self._key(code_fingerprint(), file, text, claims))
+    def get_unit(self, file: str, text: str, claims: str) -> Any | None:
+        return self.cache.get("unit", self._key(file, text, claims))
 
-    def put_pods(self, file: str, text: str, claims: str, value: Any) -> None:
-        self.cache.put("pods", self._key(code_fingerprint(), file, text, claims), value)
+    def put_unit(self, file: str, text: str, claims: str, value: Any) -> None:
+        self.cache.put("unit", self._key(file, text, claims), value)
 
-    def get_results(self, file: str, text: str, claims: str, facts: str) -> Any | None:
-        return self.cache.get("results", self._key(self.settings_key, file, text, claims, facts))
+    def get_with_facts(self, file: str, text: str, claims: str, facts: str) -> Any | None:
+        return self.cache.get("facts", self._key(file, text, claims, facts))
 
-    def put_results(self, file: str, text: str, claims: str, facts: str, value: Any) -> None:
-        self.cache.put("results", self._key(self.settings_key, file, text, claims, facts), value)
+    def put_with_facts(self, file: str, text: str, claims: str, facts: str, value: Any) -> None:
+        self.cache.put("facts", self._key(file, text, claims, facts), value)
 
-    def _key(self, code: str, file: str, text: str, *context: str) -> str:
+    def _key(self, file: str, text: str, *context: str) -> str:
         content = self.contents.get(file)
         if content is None:
             known = self.texts.get(file)
             if known is None or known[0] is not text:
                 known = self.texts[file] = (text, digest(text))
             content = known[1]
-        return digest(code, file, content, *context)
+        return digest(self.settings_key, file, content, *context)
 
 
 def canonical(value: Any) -> Any:

@@ -118,8 +118,8 @@ def lint(
         pod_specs += ctx.pod_specs
         notes += _release_notes(ctx)
         label = root.label
-        for found_in_file in files.results(found, local, facts, facts_key, errors):
-            results += [(hit, _in_root(finding, label)) for hit, finding in found_in_file]
+        for file, with_facts in zip(found, files.with_facts(found, local, facts, facts_key, errors), strict=True):
+            results += [(hit, _in_root(finding, label)) for hit, finding in (*file.results, *with_facts)]
         shared = [rule for rule in enabled if rule not in local]
         results += _root_results(ctx, root, shared, local, config, catalogue, errors, ctx.pod_specs[from_files:])
     if len(roots) > 1:  # a file two clusters deploy is linted with each: report it once
@@ -195,35 +195,43 @@ def _in_root(finding: Finding, root: str | None) -> Finding:
 
 
 class FileUnits(Protocol):
-    """Where the engine keeps what it found in each file (``gpustack.lint.cache``): the facts
-    of its pod specs, under a key of the file's name and text and the set's DRA claims (pod
-    specs count as GPU consumers by them); what the file-local rules found, under a key of
-    those, the set facts the rules read and the run's settings (the store's own part)."""
+    """Where the engine keeps what it found in each file (``gpustack.lint.cache``), under a key
+    of the file's name and text, the set's DRA claims (pod specs count as GPU consumers by
+    them) and the run's settings (the store's own part of the key): the file's unit (the
+    facts of its pod specs, what the file-local rules without a set fact found); and what
+    the rules with one found, under that key and the set facts."""
 
-    def get_pods(self, file: str, text: str, claims: str) -> Any | None: ...
+    def get_unit(self, file: str, text: str, claims: str) -> Any | None: ...
 
-    def put_pods(self, file: str, text: str, claims: str, value: Any) -> None: ...
+    def put_unit(self, file: str, text: str, claims: str, value: Any) -> None: ...
 
-    def get_results(self, file: str, text: str, claims: str, facts: str) -> Any | None: ...
+    def get_with_facts(self, file: str, text: str, claims: str, facts: str) -> Any | None: ...
 
-    def put_results(self, file: str, text: str, claims: str, facts: str, value: Any) -> None: ...
+    def put_with_facts(self, file: str, text: str, claims: str, facts: str, value: Any) -> None: ...
+
+
+Results = tuple[tuple[Hit, Finding], ...]
 
 
 @dataclass(frozen=True)
 class _File:
-    """One file's objects and pod specs in a root, and the key of the DRA claims they were
-    resolved with."""
+    """One file's objects in a root, its pod specs (DRA claims resolved over the root, the key
+    of those claims beside them) and what the file-local rules without a set fact found."""
 
     name: str
     resources: list[Resource]
-    pods: tuple[PodSpec, ...]
     claims: str
+    pods: tuple[PodSpec, ...]
+    results: Results
 
 
 class _Files:
     """What each file gives, computed once per run for each set of DRA claims and set facts it
-    is linted with (a file two roots share is linted once), taken from ``units`` or computed
-    (spread over worker processes when there are many files: ``workers``)."""
+    is linted with (a file two roots share is linted once), taken from ``units`` or computed.
+    A file's pod specs and the file-local rules without a set fact go together (spread over
+    worker processes when there are many files: ``workers``), so that what finding the pod
+    specs computed about their containers serves the rules; the rules with a set fact (a few,
+    cheap) run once the root's facts are known."""
 
     def __init__(
         self,
@@ -234,13 +242,14 @@ class _Files:
         units: FileUnits | None,
         jobs: int | None,
     ) -> None:
-        self.each, self.rules, self.config, self.catalogue, self.units = each, rules, config, catalogue, units
-        self.jobs = jobs
-        self.pods_done: dict[tuple[str, str], tuple[PodSpec, ...]] = {}
-        self.results_done: dict[tuple[str, str, str], tuple[tuple[Hit, Finding], ...]] = {}
+        self.each, self.config, self.catalogue, self.units, self.jobs = each, config, catalogue, units, jobs
+        self.plain = [rule for rule in rules if rule.set_fact is None]
+        self.factual = [rule for rule in rules if rule.set_fact is not None]
+        self.done: dict[tuple[str, str], _File] = {}
+        self.done_with_facts: dict[tuple[str, str, str], Results] = {}
 
     def of(self, root: Root, errors: list[InputError]) -> list[_File]:
-        """The root's files with their pod specs, DRA claims resolved over the root."""
+        """The root's files, DRA claims resolved over the root."""
         from gpustack.lint.cache import canonical
         from gpustack.lint.gpu import ClaimIndex
 
@@ -250,102 +259,103 @@ class _Files:
         missing = [
             (name, resources)
             for name, resources in files.items()
-            if (name, claims_key) not in self.pods_done and not self._stored_pods(name, resources, claims_key)
+            if (name, claims_key) not in self.done and not self._stored(name, resources, claims_key)
         ]
 
-        def here(chunk: Sequence[tuple[str, list[Resource]]]) -> list[tuple[tuple[PodSpec, ...], list[InputError]]]:
+        def here(chunk: Sequence[tuple[str, list[Resource]]]) -> list[tuple[_File, list[InputError]]]:
             found = []
-            for _, resources in chunk:
+            for name, resources in chunk:
                 failed: list[InputError] = []
-                found.append((_pod_specs(resources, claims, failed), failed))
+                pods = _pod_specs(resources, claims, failed)
+                results = self._lint(resources, pods, self.plain, {}, failed)
+                found.append((_File(name, resources, claims_key, pods, results), failed))
             return found
 
         def there(chunk: Sequence[tuple[str, list[Resource]]]) -> list[tuple[Any, list[InputError]]]:
-            return [(_pod_facts(resources, pods), failed) for (_, resources), (pods, failed) in zip(chunk, here(chunk))]
+            return [(_unit(file), failed) for file, failed in here(chunk)]
 
-        def back(item: tuple[str, list[Resource]], value: Any) -> tuple[tuple[PodSpec, ...], list[InputError]]:
-            return _restored_pods(item[1], value[0]), value[1]
+        def back(item: tuple[str, list[Resource]], value: Any) -> tuple[_File, list[InputError]]:
+            name, resources = item
+            return _File(name, resources, claims_key, *_restored_unit(resources, value[0])), value[1]
 
-        for (name, resources), (pods, failed) in zip(missing, self._spread([(item[0], item) for item in missing], here, there, back), strict=True):
+        for file, failed in self._spread([(item[0], item) for item in missing], here, there, back):
             errors += failed
-            self.pods_done[(name, claims_key)] = pods
-            if self.units is not None and not failed:
-                self.units.put_pods(name, self._text(name), claims_key, _pod_facts(resources, pods))
-        return [_File(name, resources, self.pods_done[(name, claims_key)], claims_key) for name, resources in files.items()]
+            self.done[(file.name, claims_key)] = file
+            if self.units is not None and not failed:  # a rule that failed is reported again next run
+                self.units.put_unit(file.name, self._text(file.name), claims_key, _unit(file))
+        return [self.done[(name, claims_key)] for name in files]
 
-    def _stored_pods(self, name: str, resources: list[Resource], claims_key: str) -> bool:
-        """Whether ``units`` held the file's pod specs (now taken)."""
-        stored = self.units.get_pods(name, self._text(name), claims_key) if self.units is not None else None
+    def _stored(self, name: str, resources: list[Resource], claims_key: str) -> bool:
+        """Whether ``units`` held the file's unit (now taken)."""
+        stored = self.units.get_unit(name, self._text(name), claims_key) if self.units is not None else None
         if stored is None:
             return False
         try:
-            self.pods_done[(name, claims_key)] = _restored_pods(resources, stored)
-        except Exception:  # an entry of another shape: find them again
+            self.done[(name, claims_key)] = _File(name, resources, claims_key, *_restored_unit(resources, stored))
+        except Exception:  # an entry of another shape: compute it again
             return False
         return True
 
     def set_facts(self, ctx: LintContext, errors: list[InputError]) -> tuple[list[Rule], dict[Any, Any], str]:
-        """The rules to run file by file in a root, the set facts they read (computed over the
-        root's whole set) and their key. A rule whose fact cannot be computed loses the root."""
+        """The rules that ran or run file by file in a root, the set facts they read (computed
+        over the root's whole set) and their key. A rule whose fact cannot be computed loses
+        the root."""
         from gpustack.lint.cache import canonical
 
-        rules, facts, named = [], {}, []
-        for rule in self.rules:
-            if rule.set_fact is not None:
-                try:
-                    facts[rule.set_fact] = rule.set_fact(ctx)
-                except Exception as exc:
-                    errors.append(InputError("<input>", f"internal error: {rule.id} failed ({exc!r}); please report it"))
-                    continue
-                named.append((rule.id, facts[rule.set_fact]))
+        rules, facts, named = list(self.plain), {}, []
+        for rule in self.factual:
+            try:
+                facts[rule.set_fact] = rule.set_fact(ctx)  # type: ignore[misc]
+            except Exception as exc:
+                errors.append(InputError("<input>", f"internal error: {rule.id} failed ({exc!r}); please report it"))
+                continue
+            named.append((rule.id, facts[rule.set_fact]))
             rules.append(rule)
         return rules, facts, repr(canonical(named))
 
-    def results(
+    def with_facts(
         self, files: list[_File], rules: Sequence[Rule], facts: dict[Any, Any], facts_key: str, errors: list[InputError]
-    ) -> list[tuple[tuple[Hit, Finding], ...]]:
-        """What ``rules`` (file-local) find in each of ``files``, root not yet set."""
-        missing = [
-            file
-            for file in files
-            if (file.name, file.claims, facts_key) not in self.results_done and not self._stored_results(file, facts_key)
-        ]
+    ) -> list[Results]:
+        """What the file-local rules with a set fact find in each of ``files``, root not yet set."""
+        rules = [rule for rule in rules if rule.set_fact is not None]
+        found = []
+        for file in files:
+            key = (file.name, file.claims, facts_key)
+            if key not in self.done_with_facts:
+                self.done_with_facts[key] = self._with_facts(file, rules, facts, facts_key, errors)
+            found.append(self.done_with_facts[key])
+        return found
 
-        def here(chunk: Sequence[_File]) -> list[tuple[tuple[tuple[Hit, Finding], ...], list[InputError]]]:
-            found = []
-            for file in chunk:
-                failed: list[InputError] = []
-                ctx = replace(self.each, resources=tuple(file.resources), pod_specs=file.pods, set_facts=facts)
-                targets = _Targets(file.pods, file.resources)
-                hits = [(rule, hit) for rule in rules for hit in _check_hits(rule, ctx, failed, targets)]
-                found.append((tuple(_findings(hits, self.catalogue, self.config, None)), failed))
-            return found
-
-        def there(chunk: Sequence[_File]) -> list[tuple[Any, list[InputError]]]:
-            return [(_result_facts(file.resources, found), failed) for file, (found, failed) in zip(chunk, here(chunk))]
-
-        def back(file: _File, value: Any) -> tuple[tuple[tuple[Hit, Finding], ...], list[InputError]]:
-            return _restored_results(file.resources, value[0]), value[1]
-
-        for file, (found, failed) in zip(missing, self._spread([(f.name, f) for f in missing], here, there, back), strict=True):
-            errors += failed
-            self.results_done[(file.name, file.claims, facts_key)] = found
-            if self.units is not None and not failed:  # a rule that failed is reported again next run
-                value = _result_facts(file.resources, found)
-                self.units.put_results(file.name, self._text(file.name), file.claims, facts_key, value)
-        return [self.results_done[(file.name, file.claims, facts_key)] for file in files]
-
-    def _stored_results(self, file: _File, facts_key: str) -> bool:
-        """Whether ``units`` held what the file-local rules find in the file (now taken)."""
+    def _with_facts(
+        self, file: _File, rules: Sequence[Rule], facts: dict[Any, Any], facts_key: str, errors: list[InputError]
+    ) -> Results:
         text = self._text(file.name)
-        stored = self.units.get_results(file.name, text, file.claims, facts_key) if self.units is not None else None
-        if stored is None:
-            return False
-        try:
-            self.results_done[(file.name, file.claims, facts_key)] = _restored_results(file.resources, stored)
-        except Exception:  # an entry of another shape: lint the file again
-            return False
-        return True
+        stored = self.units.get_with_facts(file.name, text, file.claims, facts_key) if self.units is not None else None
+        if stored is not None:
+            try:
+                return _restored_results(file.resources, stored)
+            except Exception:  # an entry of another shape: lint the file again
+                pass
+        failed: list[InputError] = []
+        results = self._lint(file.resources, file.pods, rules, facts, failed)
+        errors += failed
+        if self.units is not None and not failed:
+            self.units.put_with_facts(file.name, text, file.claims, facts_key, _result_facts(file.resources, results))
+        return results
+
+    def _lint(
+        self,
+        resources: list[Resource],
+        pods: tuple[PodSpec, ...],
+        rules: Sequence[Rule],
+        facts: dict[Any, Any],
+        errors: list[InputError],
+    ) -> Results:
+        """What ``rules`` find in one file's objects and pod specs, root not yet set."""
+        ctx = replace(self.each, resources=tuple(resources), pod_specs=pods, set_facts=facts)
+        targets = _Targets(pods, resources)
+        hits = [(rule, hit) for rule in rules for hit in _check_hits(rule, ctx, errors, targets)]
+        return tuple(_findings(hits, self.catalogue, self.config, None))
 
     def _spread(self, named: list[tuple[str, Any]], here: Any, there: Any, back: Any) -> list[Any]:
         """``here`` over the items of ``named`` (file name, item), over worker processes when
@@ -359,6 +369,16 @@ class _Files:
 
     def _text(self, name: str) -> str:
         return self.each.texts.get(name, "")
+
+
+def _unit(file: _File) -> tuple[Any, Any]:
+    """A file's pod specs and findings as plain data (the cache keeps it, workers send it)."""
+    return _pod_facts(file.resources, file.pods), _result_facts(file.resources, file.results)
+
+
+def _restored_unit(resources: Sequence[Resource], stored: Any) -> tuple[tuple[PodSpec, ...], Results]:
+    pods, results = stored
+    return _restored_pods(resources, pods), _restored_results(resources, results)
 
 
 def _pod_facts(resources: Sequence[Resource], pods: Sequence[PodSpec]) -> list[tuple[int, Any]]:
@@ -376,13 +396,13 @@ def _restored_pods(resources: Sequence[Resource], stored: Any) -> tuple[PodSpec,
     return tuple(restore(resources[number], found) for number, found in stored)
 
 
-def _result_facts(resources: Sequence[Resource], results: Sequence[tuple[Hit, Finding]]) -> list[tuple[int, Any, Finding]]:
+def _result_facts(resources: Sequence[Resource], results: Results) -> list[tuple[int, Any, Finding]]:
     """Findings with their hit's object (by index in the file) and path: what suppressions read."""
     index = _indexes(resources)
     return [(index[id(hit.resource)], hit.path, finding) for hit, finding in results]
 
 
-def _restored_results(resources: Sequence[Resource], stored: Any) -> tuple[tuple[Hit, Finding], ...]:
+def _restored_results(resources: Sequence[Resource], stored: Any) -> Results:
     return tuple((Hit(resources[number], path, finding.message), finding) for number, path, finding in stored)
 
 
