@@ -262,13 +262,15 @@ def lint(
         if printed is not None:
             sys.stdout.write(printed[0])
             raise typer.Exit(printed[1])
+    from gpustack.lint.engine import Run
     from gpustack.lint.engine import lint as run_lint
     from gpustack.lint.load import load_inputs
     from gpustack.lint.report import reporter
 
-    loaded = load_inputs(inputs, cache=cache)
+    run = Run(config, partial=partial, catalogue=catalogue)
+    loaded = load_inputs(inputs, cache=cache, work=run)
     units = cache.units(settings, inputs) if cache is not None and settings is not None else None
-    report = run_lint(loaded, config, partial=partial, catalogue=catalogue, units=units)
+    report = run_lint(loaded, units=units, run=run)
     output = None  # what standard output carries instead of the report: a diff, fixed YAML
     if fix or diff:
         from gpustack.lint.fix import autofix

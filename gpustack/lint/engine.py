@@ -71,43 +71,29 @@ def lint(
     catalogue: Mapping[str, RuleInfo] | None = None,
     units: FileUnits | None = None,
     jobs: int | None = None,
+    run: Run | None = None,
 ) -> Report:
     """Lint what was loaded. ``rules`` and ``catalogue`` default to the shipped ones; ``units``
     keeps what file-local rules found in each file (for a run on the same settings only);
-    ``jobs``: processes to spread the files' work over (default: ``workers.jobs_for``)."""
-    if rules is None:
-        from gpustack.lint.rules import RULES as rules
-    if catalogue is None:
-        from gpustack.lint.catalogue import load_catalogue
-
-        catalogue = load_catalogue()
-    missing = sorted(set(rules) - set(catalogue))
-    if missing:
-        raise GpustackError(f"rules without a policy in the catalogue: {', '.join(missing)}")
-    enabled = [rules[rule_id] for rule_id in sorted(rules) if config.selection.enabled(rule_id)]
+    ``jobs``: processes to spread the files' work over (default: ``workers.jobs_for``);
+    ``run``: the run's settings as the loader used them (``Run.file_unit``), else made here."""
+    run = run or Run(config, partial=partial, rules=rules, catalogue=catalogue)
+    config, catalogue, enabled = run.config, run.catalogue, run.enabled
     notes: list[Note] = []
     errors = list(loaded.errors)
-    cluster = config.cluster()
     baseline = config.read_baseline()
-    if partial and any(rule.scope == "set" for rule in enabled):
+    if run.partial and any(rule.scope == "set" for rule in enabled):
         skipped = ", ".join(rule.id for rule in enabled if rule.scope == "set")
         notes.append(Note(f"{skipped} skipped: --partial input is not the whole set these rules need"))
-    each = LintContext(
-        resources=(),
-        pod_specs=(),
-        distribution=config.distribution or (cluster.distribution if cluster else None),
-        options=config.options,
-        cluster=cluster,
-        partial=partial,
-        kubernetes_version=config.kubernetes_version,
+    each = replace(
+        run.each,
         values_files={file: chart for file in loaded.texts if (chart := config.values_chart(file))},
-        chart_values=config.chart_keys(),
         texts=loaded.texts,
     )
     pod_specs: list[PodSpec] = []
     results: list[tuple[Hit, Finding]] = []
     roots = _roots(loaded, config)
-    files = _Files(each, [rule for rule in enabled if rule.file_local(each)], config, catalogue, units, jobs)
+    files = _Files(run, each, loaded.units, units, jobs)
     for root in roots:
         found = files.of(root, errors)
         ctx = replace(each, resources=root.resources, pod_specs=tuple(pod for file in found for pod in file.pods))
@@ -225,26 +211,108 @@ class _File:
     results: Results
 
 
-class _Files:
-    """What each file gives, computed once per run for each set of DRA claims and set facts it
-    is linted with (a file two roots share is linted once), taken from ``units`` or computed.
-    A file's pod specs and the file-local rules without a set fact go together (spread over
-    worker processes when there are many files: ``workers``), so that what finding the pod
-    specs computed about their containers serves the rules; the rules with a set fact (a few,
-    cheap) run once the root's facts are known."""
+class Run:
+    """The settings of one lint run as the rules see them: the config, the catalogue, the
+    enabled rules, the context every object is judged in (``each``, before any set), and the
+    file-local rules, with a set fact (``factual``) or without (``plain``).
+
+    The loader asks it for each file's unit right after reading the file (``file_unit``), in
+    the process that read it: a worker builds on objects it made itself, where a second fork
+    after reading would copy the pages of the whole set as it touched them."""
 
     def __init__(
         self,
-        each: LintContext,
-        rules: Sequence[Rule],
-        config: Config,
-        catalogue: Mapping[str, RuleInfo],
-        units: FileUnits | None,
-        jobs: int | None,
+        config: Config = Config(),
+        *,
+        partial: bool = False,
+        rules: Mapping[str, Rule] | None = None,
+        catalogue: Mapping[str, RuleInfo] | None = None,
     ) -> None:
-        self.each, self.config, self.catalogue, self.units, self.jobs = each, config, catalogue, units, jobs
-        self.plain = [rule for rule in rules if rule.set_fact is None]
-        self.factual = [rule for rule in rules if rule.set_fact is not None]
+        if rules is None:
+            from gpustack.lint.rules import RULES as rules
+        if catalogue is None:
+            from gpustack.lint.catalogue import load_catalogue
+
+            catalogue = load_catalogue()
+        missing = sorted(set(rules) - set(catalogue))
+        if missing:
+            raise GpustackError(f"rules without a policy in the catalogue: {', '.join(missing)}")
+        self.config, self.partial, self.catalogue = config, partial, catalogue
+        self.enabled = [rules[rule_id] for rule_id in sorted(rules) if config.selection.enabled(rule_id)]
+        cluster = config.cluster()
+        self.each = LintContext(
+            resources=(),
+            pod_specs=(),
+            distribution=config.distribution or (cluster.distribution if cluster else None),
+            options=config.options,
+            cluster=cluster,
+            partial=partial,
+            kubernetes_version=config.kubernetes_version,
+            chart_values=config.chart_keys(),
+        )
+        local = [rule for rule in self.enabled if rule.file_local(self.each)]
+        self.plain = [rule for rule in local if rule.set_fact is None]
+        self.factual = [rule for rule in local if rule.set_fact is not None]
+
+    def file_unit(self, name: str, text: str, resources: Sequence[Resource]) -> tuple[tuple[PodSpec, ...], Results] | None:
+        """A file's pod specs and what the file-local rules without a set fact find in it,
+        before the set is known: DRA claims taken as GPU claims (the engine checks that the
+        set's claims say so, ``_Files``); None where a rule failed (the engine does the file
+        again, and reports why)."""
+        failed: list[InputError] = []
+        pods = _pod_specs(resources, None, failed)
+        results = self.lint_file(name, text, resources, pods, self.plain, {}, failed)
+        return None if failed else (pods, results)
+
+    def stored_unit(self, resources: Sequence[Resource], unit: tuple[tuple[PodSpec, ...], Results]) -> Any:
+        """A unit as plain data (the cache keeps it, workers send it)."""
+        return _pod_facts(resources, unit[0]), _result_facts(resources, unit[1])
+
+    def restored_unit(self, resources: Sequence[Resource], stored: Any) -> tuple[tuple[PodSpec, ...], Results]:
+        pods, results = stored
+        return _restored_pods(resources, pods), _restored_results(resources, results)
+
+    def lint_file(
+        self,
+        name: str,
+        text: str,
+        resources: Sequence[Resource],
+        pods: tuple[PodSpec, ...],
+        rules: Sequence[Rule],
+        facts: Mapping[Any, Any],
+        errors: list[InputError],
+    ) -> Results:
+        """What ``rules`` find in one file's objects and pod specs, root not yet set: the
+        context holds that file alone (its text, its chart values setting)."""
+        chart = self.config.values_chart(name)
+        ctx = replace(
+            self.each,
+            resources=tuple(resources),
+            pod_specs=pods,
+            set_facts=facts,
+            texts={name: text},
+            values_files={name: chart} if chart else {},
+        )
+        targets = _Targets(pods, resources)
+        hits = [(rule, hit) for rule in rules for hit in _check_hits(rule, ctx, errors, targets)]
+        return tuple(_findings(hits, self.catalogue, self.config, None))
+
+
+class _Files:
+    """What each file gives, computed once per run (a file two roots share is linted once):
+    its unit (pod specs, what the file-local rules without a set fact find) from the loader
+    (``Run.file_unit``), from ``units``, or computed here with the root's DRA claims (spread
+    over worker processes when there are many files: ``workers``); what the rules with a set
+    fact (a few, cheap) find, once the root's facts are known.
+
+    A unit that does not depend on the claims (no pod spec claims DRA devices) is keyed by ""
+    in place of the claims' key. The loader's units take every claim for a GPU claim: one is
+    used where the root's claims say so for each pod spec that claims devices."""
+
+    def __init__(
+        self, run: Run, each: LintContext, loaded: Mapping[str, Any], units: FileUnits | None, jobs: int | None
+    ) -> None:
+        self.run, self.each, self.loaded, self.units, self.jobs = run, each, dict(loaded), units, jobs
         self.done: dict[tuple[str, str], _File] = {}
         self.done_with_facts: dict[tuple[str, str, str], Results] = {}
 
@@ -256,45 +324,58 @@ class _Files:
         claims = ClaimIndex.from_resources(root.resources)
         claims_key = repr(canonical(claims))
         files = _by_file(root.resources)
-        missing = [
-            (name, resources)
-            for name, resources in files.items()
-            if (name, claims_key) not in self.done and not self._stored(name, resources, claims_key)
-        ]
+        found = {name: file for name, resources in files.items() if (file := self._known(name, resources, claims, claims_key))}
+        missing = [(name, resources) for name, resources in files.items() if name not in found]
 
         def here(chunk: Sequence[tuple[str, list[Resource]]]) -> list[tuple[_File, list[InputError]]]:
-            found = []
+            done = []
             for name, resources in chunk:
                 failed: list[InputError] = []
                 pods = _pod_specs(resources, claims, failed)
-                results = self._lint(resources, pods, self.plain, {}, failed)
-                found.append((_File(name, resources, claims_key, pods, results), failed))
-            return found
+                key = claims_key if any(pod.spec.get("resourceClaims") for pod in pods) else ""
+                results = self.run.lint_file(name, self._text(name), resources, pods, self.run.plain, {}, failed)
+                done.append((_File(name, resources, key, pods, results), failed))
+            return done
 
-        def there(chunk: Sequence[tuple[str, list[Resource]]]) -> list[tuple[Any, list[InputError]]]:
-            return [(_unit(file), failed) for file, failed in here(chunk)]
+        def there(chunk: Sequence[tuple[str, list[Resource]]]) -> list[tuple[str, Any, list[InputError]]]:
+            return [(file.claims, _unit(file), failed) for file, failed in here(chunk)]
 
         def back(item: tuple[str, list[Resource]], value: Any) -> tuple[_File, list[InputError]]:
-            name, resources = item
-            return _File(name, resources, claims_key, *_restored_unit(resources, value[0])), value[1]
+            (name, resources), (key, stored, failed) = item, value
+            return _File(name, resources, key, *self.run.restored_unit(resources, stored)), failed
 
         for file, failed in self._spread([(item[0], item) for item in missing], here, there, back):
             errors += failed
-            self.done[(file.name, claims_key)] = file
+            found[file.name] = self.done[(file.name, file.claims)] = file
             if self.units is not None and not failed:  # a rule that failed is reported again next run
-                self.units.put_unit(file.name, self._text(file.name), claims_key, _unit(file))
-        return [self.done[(name, claims_key)] for name in files]
+                self.units.put_unit(file.name, self._text(file.name), file.claims, _unit(file))
+        return [found[name] for name in files]
 
-    def _stored(self, name: str, resources: list[Resource], claims_key: str) -> bool:
-        """Whether ``units`` held the file's unit (now taken)."""
-        stored = self.units.get_unit(name, self._text(name), claims_key) if self.units is not None else None
-        if stored is None:
-            return False
-        try:
-            self.done[(name, claims_key)] = _File(name, resources, claims_key, *_restored_unit(resources, stored))
-        except Exception:  # an entry of another shape: compute it again
-            return False
-        return True
+    def _known(self, name: str, resources: list[Resource], claims: ClaimIndex, claims_key: str) -> _File | None:
+        """The file's unit if this run has it already, the loader made it, or ``units`` holds it."""
+        from gpustack.lint.gpu import requests_gpus
+
+        for key in ("", claims_key):
+            if (name, key) in self.done:
+                return self.done[(name, key)]
+        unit = self.loaded.pop(name, None)
+        if unit is not None:
+            claiming = [pod for pod in unit[0] if pod.spec.get("resourceClaims")]
+            if all(requests_gpus(pod, claims) for pod in claiming):
+                key = claims_key if claiming else ""
+                file = self.done[(name, key)] = _File(name, resources, key, *unit)
+                if self.units is not None:
+                    self.units.put_unit(name, self._text(name), key, _unit(file))
+                return file
+        for key in ("", claims_key):
+            stored = self.units.get_unit(name, self._text(name), key) if self.units is not None else None
+            if stored is not None:
+                try:
+                    file = self.done[(name, key)] = _File(name, resources, key, *self.run.restored_unit(resources, stored))
+                except Exception:  # an entry of another shape: compute it again
+                    continue
+                return file
+        return None
 
     def set_facts(self, ctx: LintContext, errors: list[InputError]) -> tuple[list[Rule], dict[Any, Any], str]:
         """The rules that ran or run file by file in a root, the set facts they read (computed
@@ -302,8 +383,8 @@ class _Files:
         the root."""
         from gpustack.lint.cache import canonical
 
-        rules, facts, named = list(self.plain), {}, []
-        for rule in self.factual:
+        rules, facts, named = list(self.run.plain), {}, []
+        for rule in self.run.factual:
             try:
                 facts[rule.set_fact] = rule.set_fact(ctx)  # type: ignore[misc]
             except Exception as exc:
@@ -337,25 +418,11 @@ class _Files:
             except Exception:  # an entry of another shape: lint the file again
                 pass
         failed: list[InputError] = []
-        results = self._lint(file.resources, file.pods, rules, facts, failed)
+        results = self.run.lint_file(file.name, text, file.resources, file.pods, rules, facts, failed)
         errors += failed
         if self.units is not None and not failed:
             self.units.put_with_facts(file.name, text, file.claims, facts_key, _result_facts(file.resources, results))
         return results
-
-    def _lint(
-        self,
-        resources: list[Resource],
-        pods: tuple[PodSpec, ...],
-        rules: Sequence[Rule],
-        facts: dict[Any, Any],
-        errors: list[InputError],
-    ) -> Results:
-        """What ``rules`` find in one file's objects and pod specs, root not yet set."""
-        ctx = replace(self.each, resources=tuple(resources), pod_specs=pods, set_facts=facts)
-        targets = _Targets(pods, resources)
-        hits = [(rule, hit) for rule in rules for hit in _check_hits(rule, ctx, errors, targets)]
-        return tuple(_findings(hits, self.catalogue, self.config, None))
 
     def _spread(self, named: list[tuple[str, Any]], here: Any, there: Any, back: Any) -> list[Any]:
         """``here`` over the items of ``named`` (file name, item), over worker processes when
@@ -371,14 +438,9 @@ class _Files:
         return self.each.texts.get(name, "")
 
 
-def _unit(file: _File) -> tuple[Any, Any]:
+def _unit(file: _File) -> Any:
     """A file's pod specs and findings as plain data (the cache keeps it, workers send it)."""
     return _pod_facts(file.resources, file.pods), _result_facts(file.resources, file.results)
-
-
-def _restored_unit(resources: Sequence[Resource], stored: Any) -> tuple[tuple[PodSpec, ...], Results]:
-    pods, results = stored
-    return _restored_pods(resources, pods), _restored_results(resources, results)
 
 
 def _pod_facts(resources: Sequence[Resource], pods: Sequence[PodSpec]) -> list[tuple[int, Any]]:
@@ -447,8 +509,9 @@ def _nothing_to_lint(loaded: LoadResult) -> str:
     return f"no Kubernetes objects (documents with apiVersion and kind) in the {loaded.files} file(s) read"
 
 
-def _pod_specs(resources: Sequence[Resource], claims: ClaimIndex, errors: list[InputError]) -> tuple[PodSpec, ...]:
-    """The pod specs of one file's objects, DRA claims resolved against the whole set."""
+def _pod_specs(resources: Sequence[Resource], claims: ClaimIndex | None, errors: list[InputError]) -> tuple[PodSpec, ...]:
+    """The pod specs of one file's objects, DRA claims resolved against the whole set (None:
+    not resolved; only pod specs that claim devices read them)."""
     from gpustack.lint.podspec import extract_pod_specs
 
     try:

@@ -52,6 +52,7 @@ class LoadResult:
     resources: tuple[Resource, ...] = ()
     errors: tuple[InputError, ...] = ()
     texts: Mapping[str, str] = field(default_factory=dict)  # file -> text, for inline comments
+    units: Mapping[str, Any] = field(default_factory=dict)  # file -> what ``FileWork.file_unit`` made of it
 
     @property
     def files(self) -> int:
@@ -64,6 +65,7 @@ class LoadResult:
             tuple(resource for part in parts for resource in part.resources),
             tuple(error for part in parts for error in part.errors),
             {file: text for part in parts for file, text in part.texts.items()},
+            {file: unit for part in parts for file, unit in part.units.items()},
         )
 
 
@@ -132,9 +134,23 @@ class DocumentCache(Protocol):
     def put_documents(self, key: str, payload: bytes) -> None: ...
 
 
-def load_inputs(inputs: Inputs, *, jobs: int | None = None, cache: DocumentCache | None = None) -> LoadResult:
+class FileWork(Protocol):
+    """What the engine makes of a file right after it is parsed, in the process that parsed
+    it (``engine.Run``): a unit (None: nothing), as plain data to send from a worker."""
+
+    def file_unit(self, name: str, text: str, resources: Sequence[Resource]) -> Any | None: ...
+
+    def stored_unit(self, resources: Sequence[Resource], unit: Any) -> Any: ...
+
+    def restored_unit(self, resources: Sequence[Resource], stored: Any) -> Any: ...
+
+
+def load_inputs(
+    inputs: Inputs, *, jobs: int | None = None, cache: DocumentCache | None = None, work: FileWork | None = None
+) -> LoadResult:
     """Parse what ``read_inputs`` read, in order: each file's entry from ``cache`` when it
-    holds one for that content, else parsed (over processes when many) and stored there."""
+    holds one for that content, else parsed (over processes when many) and stored there;
+    ``work`` makes each parsed file's unit (``LoadResult.units``)."""
     results: list[LoadResult | None] = []
     pending: list[tuple[int, Input, str | None]] = []  # (index in results, input, cache key)
     for part in inputs:
@@ -152,19 +168,23 @@ def load_inputs(inputs: Inputs, *, jobs: int | None = None, cache: DocumentCache
         results.append(None)
         pending.append((len(results) - 1, part, key))
     store = cache.put_documents if cache is not None else None
-    parsed = _parse_all([item for _, item, _ in pending], [key for _, _, key in pending], jobs, store)
+    parsed = _parse_all([item for _, item, _ in pending], [key for _, _, key in pending], jobs, store, work)
     for (index, _, _), result in zip(pending, parsed, strict=True):
         results[index] = result
     return LoadResult.merge(result for result in results if result is not None)
 
 
 def _parse_all(
-    files: list[Input], keys: list[str | None], jobs: int | None, store: Callable[[str, bytes], None] | None
+    files: list[Input],
+    keys: list[str | None],
+    jobs: int | None,
+    store: Callable[[str, bytes], None] | None,
+    work: FileWork | None,
 ) -> list[LoadResult]:
-    """Each file parsed (``_parse``), in order; spread over processes when there are many
-    (``workers``): a worker sends each file's entry pickled (``_pickled``), positions
-    included, and the main process stores and restores it. The results are the same either
-    way (tests/lint/test_fast_path.py)."""
+    """Each file parsed (``_parse``) and its unit made (``work``), in order; spread over
+    processes when there are many (``workers``): a worker sends each file's entry pickled
+    (``_pickled``), positions included, with its unit as plain data, and the main process
+    stores and restores them. The results are the same either way (tests/lint/test_fast_path.py)."""
     import pickle
 
     from gpustack.lint import workers
@@ -178,22 +198,31 @@ def _parse_all(
             result, entry = _parse(name, data)
             if store is not None and key is not None:
                 store(key, _pickled(entry))
-            results.append(result)
+            unit = work.file_unit(name, result.texts.get(name, ""), result.resources) if work and result.resources else None
+            results.append(result if unit is None else replace(result, units={name: unit}))
         return results
 
-    def back(item: tuple[str, bytes, str | None], payload: bytes) -> LoadResult:
-        name, data, key = item
+    def there(chunk: Sequence[tuple[str, bytes, str | None]]) -> list[tuple[bytes, Any]]:
+        if work is None:
+            return [(_pickled(_parse_entry(data)[0]), None) for _, data, _ in chunk]
+        sent = []
+        for name, data, _ in chunk:
+            result, entry = _parse(name, data)
+            unit = work.file_unit(name, result.texts.get(name, ""), result.resources) if result.resources else None
+            sent.append((_pickled(entry), None if unit is None else work.stored_unit(result.resources, unit)))
+        return sent
+
+    def back(item: tuple[str, bytes, str | None], value: tuple[bytes, Any]) -> LoadResult:
+        (name, data, key), (payload, stored) = item, value
         if store is not None and key is not None:
             store(key, payload)
-        return restore(name, data, pickle.loads(payload))
+        result = restore(name, data, pickle.loads(payload))
+        if stored is None or work is None:
+            return result
+        return replace(result, units={name: work.restored_unit(result.resources, stored)})
 
     jobs = workers.jobs_for(len(files), sum(sizes), jobs)
-    return workers.spread(items, sizes, jobs, here, _entries, back)
-
-
-def _entries(chunk: Sequence[tuple[str, bytes, str | None]]) -> list[bytes]:
-    """In a worker process: the files' entries, pickled."""
-    return [_pickled(_parse_entry(data)[0]) for _, data, _ in chunk]
+    return workers.spread(items, sizes, jobs, here, there, back)
 
 
 def _expand(path: str, excluded: Callable[[str], bool]) -> tuple[list[str], list[InputError]]:

@@ -97,10 +97,16 @@ def _release(
     return HelmChartRelease(resource, path, name, release, values, version=version, layers=tuple(layers), **identity)
 
 
+# The kinds ``helm_releases`` reads (None: a kustomization.yaml without apiVersion and kind).
+_RELEASE_KINDS = frozenset({"Kustomization", "HelmChart", "Application", "HelmRelease", None})
+
+
 def helm_releases(resource: Resource) -> Iterator[HelmChartRelease]:
     """The chart releases ``resource`` declares by itself (none for other kinds): K3s
     HelmChart, Argo CD Application, Flux HelmRelease, kustomize ``helmCharts``. ``releases``
     adds what takes the whole set (HelmChartConfig, values files)."""
+    if resource.kind not in _RELEASE_KINDS:  # before ``ref``: most objects of a large set are none of these
+        return
     api_group = (resource.ref.api_version or "").split("/")[0]
     if is_kustomization(resource):
         yield from _kustomize_releases(resource)
