@@ -173,3 +173,20 @@ def test_a_dra_claim_in_another_file_decides_a_cached_files_pod(
     (work / "template.yaml").write_text(TEMPLATE % "netdev.google.com")
     network, plain = cached_and_plain(capsys, cache, work)
     assert network == plain and '"GS002"' not in network
+
+
+@pytest.mark.parametrize("jobs", [1, 3])
+@pytest.mark.parametrize("case", ["rule fixtures", "generated corpus"])
+def test_units_the_loader_makes_are_those_the_engine_makes(case: str, jobs: int, generated: Path) -> None:
+    """The loader makes each file's unit as it parses it, DRA claims taken as GPU claims
+    (``Run.file_unit``); the engine keeps it only where the set's claims agree. The report is
+    the same as when the engine makes every unit itself."""
+    from gpustack.lint.engine import Run
+    from gpustack.lint.load import load_inputs, read_inputs
+
+    target = FIXTURES if case == "rule fixtures" else generated
+    run = Run(Config())
+    with_units = load_inputs(read_inputs([str(target)]), jobs=jobs, work=run)
+    assert with_units.units
+    without = load_inputs(read_inputs([str(target)]), jobs=jobs)
+    assert everything(lint(with_units, run=run, today=TODAY)) == everything(lint(without, Config(), today=TODAY))
