@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import pickle
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -46,20 +47,28 @@ def jobs_for(files: int, size: int, jobs: int | None = None) -> int:
 
 def idle_cpus() -> int:
     """CPUs that other work leaves free now, at least one: the CPUs this process may use less
-    the other runnable threads (``/proc/loadavg``'s fourth field, the lowest of three looks;
-    the one-minute load average where there is none). The load average lags a minute behind:
-    a run right after another would see the earlier run as other work. On a busy machine a
-    worker only adds the cost of sending its results (measured on two cores with one taken:
-    10,000 documents 2.7 s alone, 3.0 s with a worker)."""
+    the other runnable threads (``/proc/loadavg``'s fourth field, the lowest of three looks
+    5 ms apart; the one-minute load average where there is none). The load average lags a
+    minute behind: a run right after another would see the earlier run as other work. On a
+    busy machine a worker only adds the cost of sending its results (measured on two cores
+    with one taken: 10,000 documents 2.7 s alone, 3.0 s with a worker)."""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     try:
-        others = min(_running() for _ in range(3)) - 1  # this process is one of them
+        others = min(_looked(index) for index in range(3)) - 1  # this process is one of them
     except (OSError, ValueError, IndexError):
         try:
             others = round(os.getloadavg()[0])
         except OSError:
             return 1
     return max(1, min(cpus, cpus - others))
+
+
+def _looked(index: int) -> int:
+    """``_running``, after 5 ms from the second look on: a thread that runs for an instant
+    (a shell between two commands) is not other work."""
+    if index:
+        time.sleep(0.005)
+    return _running()
 
 
 def _running() -> int:

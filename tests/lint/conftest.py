@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,3 +33,15 @@ def shared(repo: Path) -> Path:
     if not path.is_dir():
         pytest.skip(f"{path} not present")
     return path
+
+
+@pytest.fixture(scope="session")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A corpus from the benchmark's seeded generator (benchmarks/corpus.py): 400 documents in
+    50 files, GPU workloads with the field reports' pitfalls. Tests that edit it restore it."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import corpus
+
+    root = tmp_path_factory.mktemp("corpus")
+    corpus.write(corpus.generate(7, 400, 50), root)
+    return root

@@ -91,3 +91,10 @@ def write(name: str, text: str) -> str:
     Path(name).parent.mkdir(parents=True, exist_ok=True)
     Path(name).write_text(text)
     return name
+
+
+def json_report(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """``gpustack lint --format json ARGS``'s output; exit 0 or 1 (findings) asserted."""
+    code, out, err = gpustack(capsys, "lint", "--format", "json", *args)
+    assert code in (0, 1), err
+    return out

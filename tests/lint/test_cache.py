@@ -26,28 +26,13 @@ from gpustack import resources
 from gpustack.lint import cache as cache_module
 from gpustack.lint.cache import Cache
 from gpustack.lint.load import load_inputs, read_inputs
-from lint_support import gpustack
+from lint_support import gpustack, json_report
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "rules" / "fixtures"
 SPECS = REPO / "tests" / "rules" / "specs"
-sys.path.insert(0, str(REPO / "benchmarks"))
 
-import corpus  # noqa: E402  (benchmarks/corpus.py: the benchmark's generator)
-from test_fast_path import AWKWARD, assert_same_positions  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("corpus")
-    corpus.write(corpus.generate(7, 400, 50), root)
-    return root
-
-
-def report(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    code, out, err = gpustack(capsys, "lint", "--format", "json", *args)
-    assert code in (0, 1), err
-    return out
+from test_fast_path import AWKWARD, assert_same_positions
 
 
 def entries(folder: Path, kind: str = "") -> list[str]:
@@ -70,10 +55,10 @@ def test_same_report_without_cache_cold_and_warm(case: str, capsys: pytest.Captu
     if "--spec" in options and not Path(options[1]).exists():
         pytest.skip(f"{options[1]} not present")
     folder = tmp_path / "cache"
-    plain = report(capsys, "--no-cache", *options, str(target))
-    assert report(capsys, "--cache-dir", str(folder), *options, str(target)) == plain  # cold: parses, writes
+    plain = json_report(capsys, "--no-cache", *options, str(target))
+    assert json_report(capsys, "--cache-dir", str(folder), *options, str(target)) == plain  # cold: parses, writes
     assert entries(folder)
-    assert report(capsys, "--cache-dir", str(folder), *options, str(target)) == plain  # warm: the stored report
+    assert json_report(capsys, "--cache-dir", str(folder), *options, str(target)) == plain  # warm: the stored report
     assert not list(target.rglob(".gpustack_cache"))  # --cache-dir: nothing beside the input
 
 
@@ -83,7 +68,7 @@ def test_same_report_when_one_file_changed_among_many(
     work = tmp_path / "repo"
     shutil.copytree(generated, work)
     folder = tmp_path / "cache"
-    assert report(capsys, "--cache-dir", str(folder), str(work)) == report(capsys, "--no-cache", str(work))
+    assert json_report(capsys, "--cache-dir", str(folder), str(work)) == json_report(capsys, "--no-cache", str(work))
     files = sorted(work.rglob("*.yaml"))
     changed = files[len(files) // 2]
     # A finding added, one document dropped, positions shifted below the change.
@@ -93,8 +78,8 @@ def test_same_report_when_one_file_changed_among_many(
         "  - {name: c, image: 'x:1', securityContext: {privileged: true}, resources: {limits: {nvidia.com/gpu: 1}}}\n"
         "---\n" + text.split("\n---\n", 1)[-1]
     )
-    warm = report(capsys, "--cache-dir", str(folder), str(work))
-    assert warm == report(capsys, "--no-cache", str(work))
+    warm = json_report(capsys, "--cache-dir", str(folder), str(work))
+    assert warm == json_report(capsys, "--no-cache", str(work))
     assert '"line": 11' in warm or str(changed) in warm
 
 
@@ -183,25 +168,25 @@ def test_damaged_entries_are_ignored_and_rewritten(
     generated: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     folder = tmp_path / "cache"
-    plain = report(capsys, "--no-cache", str(generated))
-    report(capsys, "--cache-dir", str(folder), str(generated))
+    plain = json_report(capsys, "--no-cache", str(generated))
+    json_report(capsys, "--cache-dir", str(folder), str(generated))
     with sqlite3.connect(folder / cache_module.DATABASE) as database:
         database.execute("UPDATE entries SET value = CASE WHEN rowid % 2 THEN x'00' ELSE substr(value, 1, 10) END")
-    assert report(capsys, "--cache-dir", str(folder), str(generated)) == plain
+    assert json_report(capsys, "--cache-dir", str(folder), str(generated)) == plain
     with sqlite3.connect(folder / cache_module.DATABASE) as database:
         values = [value for (value,) in database.execute("SELECT value FROM entries")]
     assert values and all(pickle.loads(value) is not None for value in values)  # every one written again
-    assert report(capsys, "--cache-dir", str(folder), str(generated)) == plain
+    assert json_report(capsys, "--cache-dir", str(folder), str(generated)) == plain
 
 
 def test_a_damaged_database_is_replaced(generated: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     folder = tmp_path / "cache"
-    plain = report(capsys, "--no-cache", str(generated))
-    report(capsys, "--cache-dir", str(folder), str(generated))
+    plain = json_report(capsys, "--no-cache", str(generated))
+    json_report(capsys, "--cache-dir", str(folder), str(generated))
     (folder / cache_module.DATABASE).write_bytes(b"not a database\n" * 100)
-    assert report(capsys, "--cache-dir", str(folder), str(generated)) == plain
+    assert json_report(capsys, "--cache-dir", str(folder), str(generated)) == plain
     assert entries(folder, "documents")
-    assert report(capsys, "--cache-dir", str(folder), str(generated)) == plain
+    assert json_report(capsys, "--cache-dir", str(folder), str(generated)) == plain
 
 
 def test_an_unwritable_place_means_no_cache_silently(
@@ -209,7 +194,7 @@ def test_an_unwritable_place_means_no_cache_silently(
 ) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    plain = report(capsys, "--no-cache", str(generated))
+    plain = json_report(capsys, "--no-cache", str(generated))
     code, out, err = gpustack(capsys, "lint", "--format", "json", "--cache-dir", str(blocker / "cache"), str(generated))
     assert (out, err) == (plain, "") and code == 1
 
@@ -218,7 +203,7 @@ def test_a_read_only_cache_is_read_and_never_written(
     generated: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = tmp_path / "cache"
-    plain = report(capsys, "--cache-dir", str(folder), str(generated))
+    plain = json_report(capsys, "--cache-dir", str(folder), str(generated))
     database = folder / cache_module.DATABASE
     before = database.read_bytes()
     connect = sqlite3.connect
@@ -244,8 +229,8 @@ def test_a_symlinked_cache_folder_is_never_followed(
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (tmp_path / "cache").symlink_to(elsewhere)
-    plain = report(capsys, "--no-cache", str(generated))
-    assert report(capsys, "--cache-dir", str(tmp_path / "cache"), str(generated)) == plain
+    plain = json_report(capsys, "--no-cache", str(generated))
+    assert json_report(capsys, "--cache-dir", str(tmp_path / "cache"), str(generated)) == plain
     assert list(elsewhere.iterdir()) == []
 
 
@@ -257,7 +242,7 @@ def test_the_default_folder_is_beside_the_config_and_ignored_by_git(
     (repo / "deploy").mkdir(parents=True)
     (repo / ".gpustack.yaml").write_text("failOn: error\n")
     shutil.copy(FIXTURES / "GS002" / "fires-seed-privileged-hostpath-dev.yaml", repo / "deploy" / "pod.yaml")
-    report(capsys, str(repo / "deploy"))
+    json_report(capsys, str(repo / "deploy"))
     assert (repo / ".gpustack_cache" / ".gitignore").read_text().splitlines()[-1] == "*"
     assert not (repo / "deploy" / ".gpustack_cache").exists()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
@@ -286,13 +271,13 @@ def test_the_cache_is_bounded(tmp_path: Path) -> None:
 
 def test_concurrent_runs_share_the_cache(generated: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     folder = tmp_path / "cache"
-    plain = report(capsys, "--no-cache", str(generated))
+    plain = json_report(capsys, "--no-cache", str(generated))
     command = [sys.executable, "-m", "gpustack", "lint", "--format", "json", "--cache-dir", str(folder), str(generated)]
     runs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
     outputs = [run.communicate() for run in runs]
     assert [out for out, _ in outputs] == [plain] * 3 and all(err == "" for _, err in outputs)
     assert entries(folder, "output") and not (folder / f"{cache_module.DATABASE}-journal").exists()
-    assert report(capsys, "--cache-dir", str(folder), str(generated)) == plain
+    assert json_report(capsys, "--cache-dir", str(folder), str(generated)) == plain
 
 
 def test_fix_never_applies_a_stored_result(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -30,9 +30,7 @@ from gpustack.lint.model import Path as ObjectPath
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "rules" / "fixtures"
 SPECS = REPO / "tests" / "rules" / "specs"
-sys.path.insert(0, str(REPO / "benchmarks"))
 
-import corpus  # noqa: E402  (benchmarks/corpus.py: the benchmark's generator)
 
 AWKWARD = """\
 base: &base
@@ -167,13 +165,6 @@ def test_awkward_yaml_positions_and_findings_match_the_precise_path() -> None:
     assert deployment.locate(("spec", "template", "spec", "nodeSelector", "feature.node.kubernetes.io/pci-0300_10de.present")) == (25, 11)
     chart = loaded.resources[2]
     assert chart.locate(("spec", "valuesContent", "devicePlugin", "nvidiaNodeSelector", "gpu")) == (48, 11)
-
-
-@pytest.fixture(scope="module")
-def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("corpus")
-    corpus.write(corpus.generate(3, 300, 40), root)
-    return root
 
 
 def test_generated_corpus_positions_and_findings_match_the_precise_path(generated: Path) -> None:

@@ -14,7 +14,6 @@ cache keeps of each file must follow every change that reaches it from another f
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,21 +25,12 @@ from gpustack.lint.engine import Report, lint
 from gpustack.lint.load import load_paths
 from gpustack.lint.registry import Rule
 from gpustack.lint.rules import RULES
-from lint_support import TODAY, gpustack
+from lint_support import TODAY, json_report
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "rules" / "fixtures"
 SPEC = REPO / "tests" / "rules" / "specs" / "time-slicing-fleet.yaml"
-sys.path.insert(0, str(REPO / "benchmarks"))
 
-import corpus  # noqa: E402  (benchmarks/corpus.py: the benchmark's generator)
-
-
-@pytest.fixture(scope="module")
-def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("corpus")
-    corpus.write(corpus.generate(11, 600, 60), root)
-    return root
 
 
 def everything(report: Report) -> tuple[Any, ...]:
@@ -93,12 +83,6 @@ def test_file_local_rules_find_what_they_find_over_the_whole_set(
     by_file, whole = file_by_file_and_whole(target, config, monkeypatch)
     assert by_file.findings
     assert everything(by_file) == everything(whole)
-
-
-def json_report(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    code, out, err = gpustack(capsys, "lint", "--format", "json", *args)
-    assert code in (0, 1), err
-    return out
 
 
 def cached_and_plain(capsys: pytest.CaptureFixture[str], cache: Path, target: Path) -> tuple[str, str]:
