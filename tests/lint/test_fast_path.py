@@ -169,7 +169,7 @@ def test_awkward_yaml_positions_and_findings_match_the_precise_path() -> None:
 
 def test_generated_corpus_positions_and_findings_match_the_precise_path(generated: Path) -> None:
     loaded = load_paths([str(generated)])
-    assert not loaded.errors and len(loaded.resources) == 300
+    assert not loaded.errors and len(loaded.resources) == 400
     assert assert_same_positions(loaded) > 10_000
     assert assert_same_findings(loaded, Config()) > 100
 
