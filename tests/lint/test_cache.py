@@ -62,13 +62,26 @@ def test_same_report_without_cache_cold_and_warm(case: str, capsys: pytest.Captu
     assert not list(target.rglob(".gpustack_cache"))  # --cache-dir: nothing beside the input
 
 
+@pytest.mark.parametrize("layout", ["one repository", "with a spec", "two git repositories"])
 def test_same_report_when_one_file_changed_among_many(
-    generated: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    layout: str, generated: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
+    """Findings of the unchanged files come from the cache (each file's unit; with a spec,
+    GS005 reads the whole set; with two repositories, each is a root of its own)."""
     work = tmp_path / "repo"
     shutil.copytree(generated, work)
+    options: tuple[str, ...] = ()
+    if layout == "with a spec":
+        options = ("--spec", str(SPECS / "time-slicing-fleet.yaml"))
+    if layout == "two git repositories":
+        for folder in sorted(path for path in work.iterdir() if path.is_dir())[:2]:
+            (folder / ".git").mkdir()
     folder = tmp_path / "cache"
-    assert json_report(capsys, "--cache-dir", str(folder), str(work)) == json_report(capsys, "--no-cache", str(work))
+
+    def report(*args: str) -> str:
+        return json_report(capsys, *options, *args)
+
+    assert report("--cache-dir", str(folder), str(work)) == report("--no-cache", str(work))
     files = sorted(work.rglob("*.yaml"))
     changed = files[len(files) // 2]
     # A finding added, one document dropped, positions shifted below the change.
@@ -78,8 +91,8 @@ def test_same_report_when_one_file_changed_among_many(
         "  - {name: c, image: 'x:1', securityContext: {privileged: true}, resources: {limits: {nvidia.com/gpu: 1}}}\n"
         "---\n" + text.split("\n---\n", 1)[-1]
     )
-    warm = json_report(capsys, "--cache-dir", str(folder), str(work))
-    assert warm == json_report(capsys, "--no-cache", str(work))
+    warm = report("--cache-dir", str(folder), str(work))
+    assert warm == report("--no-cache", str(work))
     assert '"line": 11' in warm or str(changed) in warm
 
 
