@@ -507,14 +507,20 @@ def device_plugins(resource: Resource, pods: Iterable[PodSpec]) -> Iterator[Devi
     """Device plugins that ``resource`` deploys as manifests; ``pods`` are its pod specs.
     ``release_plugin`` tells those of chart releases."""
     for pod in pods:
-        for container in pod.containers(include_init=False):
-            vendor = _PLUGIN_IMAGES.get(image_repository(container.image))
-            command = container.data.get("command")
+        # The containers' data as it is (a set rule visits every pod: building their
+        # Container objects would cost more than the test).
+        containers = pod.spec.get("containers")
+        for index, data in enumerate(containers if isinstance(containers, list) else ()):
+            image = data.get("image") if isinstance(data, Mapping) else None
+            vendor = _PLUGIN_IMAGES.get(image_repository(image)) if isinstance(image, str) else None
+            if vendor is None:
+                continue
+            command = data.get("command")
             first = command[0] if isinstance(command, list) and command else None
             program = first.rsplit("/", 1)[-1] if isinstance(first, str) else None
             # NVIDIA's image runs the plugin by default; HAMi's needs the explicit command.
-            if vendor and (program == _PLUGIN_COMMAND or (program is None and vendor == "nvidia")):
-                yield DevicePlugin(vendor, resource, (*container.path, "image"), pod=pod)
+            if program == _PLUGIN_COMMAND or (program is None and vendor == "nvidia"):
+                yield DevicePlugin(vendor, resource, (*pod.path, "containers", index, "image"), pod=pod)
     if resource.kind == "ClusterPolicy" and (resource.ref.api_version or "").startswith("nvidia.com/"):
         if resource.get(("spec", "devicePlugin", "enabled")) is not False:
             yield DevicePlugin("nvidia", resource, ("spec", "devicePlugin"))

@@ -34,8 +34,10 @@ def check(ctx: LintContext) -> Iterator[Hit]:
         (pod.resource.ref.namespace, name) for pod in ctx.pod_specs for name in _claim_names(pod)
     ]
     for resource in ctx.resources:
+        if resource.kind != "ResourceClaim":
+            continue
         ref = resource.ref
-        if resource.kind != "ResourceClaim" or not (ref.api_version or "").startswith(DRA_GROUP):
+        if not (ref.api_version or "").startswith(DRA_GROUP):
             continue
         if any(name == ref.name and _same_namespace(ns, ref.namespace) for ns, name in referenced):
             continue
