@@ -197,18 +197,28 @@ class FileUnits(Protocol):
 
 
 Results = tuple[tuple[Hit, Finding], ...]
+# A file's unit: its pod specs, what the file-local rules without a set fact find in it, and
+# what those with one find under the facts of an empty set (``Run.assumed_facts``; None when
+# those facts could not be had).
+Unit = tuple[tuple[PodSpec, ...], Results, Results | None]
 
 
 @dataclass(frozen=True)
 class _File:
     """One file's objects in a root, its pod specs (DRA claims resolved over the root, the key
-    of those claims beside them) and what the file-local rules without a set fact found."""
+    of those claims beside them), what the file-local rules without a set fact found and what
+    those with one found under the facts of an empty set (``Unit``)."""
 
     name: str
     resources: list[Resource]
     claims: str
     pods: tuple[PodSpec, ...]
     results: Results
+    assumed: Results | None
+
+    @property
+    def unit(self) -> Unit:
+        return self.pods, self.results, self.assumed
 
 
 class Run:
@@ -253,24 +263,52 @@ class Run:
         local = [rule for rule in self.enabled if rule.file_local(self.each)]
         self.plain = [rule for rule in local if rule.set_fact is None]
         self.factual = [rule for rule in local if rule.set_fact is not None]
+        self.assumed_facts, self.assumed_key = self._empty_set_facts()
 
-    def file_unit(self, name: str, text: str, resources: Sequence[Resource]) -> tuple[tuple[PodSpec, ...], Results] | None:
-        """A file's pod specs and what the file-local rules without a set fact find in it,
-        before the set is known: DRA claims taken as GPU claims (the engine checks that the
-        set's claims say so, ``_Files``); None where a rule failed (the engine does the file
-        again, and reports why)."""
+    def _empty_set_facts(self) -> tuple[dict[Any, Any], str | None]:
+        """The set facts of an empty set (no K3s config, no GPU Operator, no GeForce pod: the
+        facts of most sets), under which a file's unit is made before its set is known; the
+        key ``_Files.set_facts`` gives the same facts. No key where one cannot be had."""
+        from gpustack.lint.cache import canonical
+
+        try:
+            facts = {rule.set_fact: rule.set_fact(self.each) for rule in self.factual}  # type: ignore[misc]
+        except Exception:
+            return {}, None
+        return facts, repr(canonical([(rule.id, facts[rule.set_fact]) for rule in self.factual]))
+
+    def file_unit(self, name: str, text: str, resources: Sequence[Resource]) -> Unit | None:
+        """A file's unit before its set is known: DRA claims taken as GPU claims (the engine
+        checks that the set's claims say so, ``_Files``); None where a rule failed (the engine
+        does the file again, and reports why)."""
         failed: list[InputError] = []
         pods = _pod_specs(resources, None, failed)
-        results = self.lint_file(name, text, resources, pods, self.plain, {}, failed)
-        return None if failed else (pods, results)
+        unit = self.unit(name, text, resources, pods, failed)
+        return None if failed else unit
 
-    def stored_unit(self, resources: Sequence[Resource], unit: tuple[tuple[PodSpec, ...], Results]) -> Any:
+    def unit(self, name: str, text: str, resources: Sequence[Resource], pods: tuple[PodSpec, ...], errors: list[InputError]) -> Unit:
+        """The unit of a file whose pod specs are found."""
+        results = self.lint_file(name, text, resources, pods, self.plain, {}, errors)
+        if self.assumed_key is None:
+            return pods, results, None
+        return pods, results, self.lint_file(name, text, resources, pods, self.factual, self.assumed_facts, errors)
+
+    def stored_unit(self, resources: Sequence[Resource], unit: Unit) -> Any:
         """A unit as plain data (the cache keeps it, workers send it)."""
-        return _pod_facts(resources, unit[0]), _result_facts(resources, unit[1])
+        pods, results, assumed = unit
+        return (
+            _pod_facts(resources, pods),
+            _result_facts(resources, results),
+            None if assumed is None else _result_facts(resources, assumed),
+        )
 
-    def restored_unit(self, resources: Sequence[Resource], stored: Any) -> tuple[tuple[PodSpec, ...], Results]:
-        pods, results = stored
-        return _restored_pods(resources, pods), _restored_results(resources, results)
+    def restored_unit(self, resources: Sequence[Resource], stored: Any) -> Unit:
+        pods, results, assumed = stored
+        return (
+            _restored_pods(resources, pods),
+            _restored_results(resources, results),
+            None if assumed is None else _restored_results(resources, assumed),
+        )
 
     def lint_file(
         self,
@@ -333,12 +371,12 @@ class _Files:
                 failed: list[InputError] = []
                 pods = _pod_specs(resources, claims, failed)
                 key = claims_key if any(pod.spec.get("resourceClaims") for pod in pods) else ""
-                results = self.run.lint_file(name, self._text(name), resources, pods, self.run.plain, {}, failed)
-                done.append((_File(name, resources, key, pods, results), failed))
+                unit = self.run.unit(name, self._text(name), resources, pods, failed)
+                done.append((_File(name, resources, key, *unit), failed))
             return done
 
         def there(chunk: Sequence[tuple[str, list[Resource]]]) -> list[tuple[str, Any, list[InputError]]]:
-            return [(file.claims, _unit(file), failed) for file, failed in here(chunk)]
+            return [(file.claims, self.run.stored_unit(file.resources, file.unit), failed) for file, failed in here(chunk)]
 
         def back(item: tuple[str, list[Resource]], value: Any) -> tuple[_File, list[InputError]]:
             (name, resources), (key, stored, failed) = item, value
@@ -348,7 +386,7 @@ class _Files:
             errors += failed
             found[file.name] = self.done[(file.name, file.claims)] = file
             if self.units is not None and not failed:  # a rule that failed is reported again next run
-                self.units.put_unit(file.name, self._text(file.name), file.claims, _unit(file))
+                self.units.put_unit(file.name, self._text(file.name), file.claims, self.run.stored_unit(file.resources, file.unit))
         return [found[name] for name in files]
 
     def _known(self, name: str, resources: list[Resource], claims: ClaimIndex, claims_key: str) -> _File | None:
@@ -365,7 +403,7 @@ class _Files:
                 key = claims_key if claiming else ""
                 file = self.done[(name, key)] = _File(name, resources, key, *unit)
                 if self.units is not None:
-                    self.units.put_unit(name, self._text(name), key, _unit(file))
+                    self.units.put_unit(name, self._text(name), key, self.run.stored_unit(file.resources, file.unit))
                 return file
         for key in ("", claims_key):
             stored = self.units.get_unit(name, self._text(name), key) if self.units is not None else None
@@ -401,6 +439,9 @@ class _Files:
         rules = [rule for rule in rules if rule.set_fact is not None]
         found = []
         for file in files:
+            if facts_key == self.run.assumed_key and file.assumed is not None:
+                found.append(file.assumed)  # the facts the unit was made under
+                continue
             key = (file.name, file.claims, facts_key)
             if key not in self.done_with_facts:
                 self.done_with_facts[key] = self._with_facts(file, rules, facts, facts_key, errors)
@@ -436,11 +477,6 @@ class _Files:
 
     def _text(self, name: str) -> str:
         return self.each.texts.get(name, "")
-
-
-def _unit(file: _File) -> Any:
-    """A file's pod specs and findings as plain data (the cache keeps it, workers send it)."""
-    return _pod_facts(file.resources, file.pods), _result_facts(file.resources, file.results)
 
 
 def _pod_facts(resources: Sequence[Resource], pods: Sequence[PodSpec]) -> list[tuple[int, Any]]:
