@@ -4,7 +4,6 @@ real engine, and docs/rules.md is what the catalogue generates."""
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path

@@ -11,11 +11,12 @@ remediation. Suppressions (annotations, comments, config exemptions, the
 baseline) are applied by ``suppress.apply`` and nowhere else.
 
 File-local rules (``Rule.file_local``: pod and object rules that read nothing but their
-target's file and the settings) run one file at a time, with a context holding that file's
-objects and pod specs only, so that what they find in a file is the file's own: a ``FileUnits``
-store (the lint cache) keeps it per file, with the facts of the file's pod specs, and a run
-with one file changed recomputes that file alone. The rest (set rules, rules that read the
-set, chart values, pod specs built from chart values) run over each root's whole set.
+target's file, the settings and at most one fact of the set) run one file at a time, with a
+context holding that file alone, so that what they find in a file is the file's own. A file's
+unit (its pod specs and those findings) is made by the process that parsed it (``Run``, asked
+by the loader), kept per file by a ``FileUnits`` store (the lint cache), or made here; a run
+with one file changed makes that file's alone. The rest (set rules, rules that read the set,
+chart values, pod specs built from chart values) run over each root's whole set.
 """
 
 from __future__ import annotations

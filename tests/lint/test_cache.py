@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import json
 import pickle
 import shutil
 import sqlite3

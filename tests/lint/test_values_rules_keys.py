@@ -11,7 +11,6 @@ from gpustack.lint.rules import (
     gs004_missing_runtime_class,
     gs014_prometheusrule_not_selected,
     gs021_label_churn,
-    gs025_plaintext_credentials,
     gs032_nfd_label_mismatch,
 )
 from gpustack.lint.sets import HAMI_SELECTOR_KEYS

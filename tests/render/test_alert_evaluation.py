@@ -137,8 +137,8 @@ def test_gpu_unallocatable_when_the_device_plugin_marks_a_gpu_unhealthy():
     series = {
         f'kube_node_status_capacity{{node="h1",resource="nvidia_com_gpu",{ksm}}}': "8x15",
         f'kube_node_status_allocatable{{node="h1",resource="nvidia_com_gpu",{ksm}}}': "8x2 7x8 8x5",
-        f'kube_node_status_capacity{{node="h1",resource="cpu",unit="core",job="kube-state-metrics"}}': "96x15",
-        f'kube_node_status_allocatable{{node="h1",resource="cpu",unit="core",job="kube-state-metrics"}}': "95x15",
+        'kube_node_status_capacity{node="h1",resource="cpu",unit="core",job="kube-state-metrics"}': "96x15",
+        'kube_node_status_allocatable{node="h1",resource="cpu",unit="core",job="kube-state-metrics"}': "95x15",
         f'kube_node_status_capacity{{node="h2",resource="nvidia_com_gpu",{ksm}}}': "8x15",
         f'kube_node_status_allocatable{{node="h2",resource="nvidia_com_gpu",{ksm}}}': "8x15",
     }
