@@ -174,3 +174,29 @@ def test_units_the_loader_makes_are_those_the_engine_makes(case: str, jobs: int,
     assert with_units.units
     without = load_inputs(read_inputs([str(target)]), jobs=jobs)
     assert everything(lint(with_units, run=run, today=TODAY)) == everything(lint(without, Config(), today=TODAY))
+
+
+def test_a_rule_that_fails_in_a_worker_is_reported_as_in_one_process(generated: Path) -> None:
+    """A rule that raises while a worker makes a file's unit costs that unit: the main
+    process lints the file again and reports the failure once, as one process does."""
+    from collections.abc import Iterator
+
+    from gpustack.lint.engine import Run
+    from gpustack.lint.load import load_inputs, read_inputs
+    from gpustack.lint.model import Hit, Resource
+    from lint_support import TEST_CATALOGUE, TEST_RULES
+
+    def broken(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
+        if resource.kind == "Service" and resource.file.endswith("0.yaml"):
+            raise ZeroDivisionError("boom")
+        yield from ()
+
+    rules = {**TEST_RULES, "GS901": Rule("GS901", "object", broken)}
+    reports = []
+    for jobs in (1, 2):
+        run = Run(Config(), rules=rules, catalogue=TEST_CATALOGUE)
+        loaded = load_inputs(read_inputs([str(generated)]), jobs=jobs, work=run)
+        reports.append(everything(lint(loaded, run=run, today=TODAY, jobs=jobs)))
+    engine_alone = lint(load_paths([str(generated)], jobs=1), rules=rules, catalogue=TEST_CATALOGUE, today=TODAY)
+    assert any("internal error: GS901" in error.message for error in engine_alone.errors)
+    assert reports[0] == reports[1] == everything(engine_alone)
