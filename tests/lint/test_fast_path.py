@@ -217,7 +217,37 @@ def test_idle_cpus_are_those_other_runnable_threads_leave(monkeypatch: pytest.Mo
     from gpustack.lint import workers
 
     monkeypatch.setattr(workers.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(workers, "_quota", lambda: None)  # no container limit
     monkeypatch.setattr(workers, "_running", lambda: 2)  # this run and one other
     assert workers.idle_cpus() == 3
     monkeypatch.setattr(workers, "_running", lambda: 9)
     assert workers.idle_cpus() == 1
+
+
+@pytest.mark.parametrize(
+    ("files", "cpus"),
+    [
+        ({"cpu.max": "200000 100000\n"}, 2),
+        ({"cpu.max": "150000 100000\n"}, 2),  # 1.5 CPUs: a second process still helps
+        ({"cpu.max": "max 100000\n"}, 8),  # no limit
+        ({"cpu.cfs_quota_us": "100000\n", "cpu.cfs_period_us": "100000\n"}, 1),  # cgroup v1
+        ({"cpu.cfs_quota_us": "-1\n", "cpu.cfs_period_us": "100000\n"}, 8),
+        ({}, 8),
+    ],
+)
+def test_a_containers_cpu_limit_caps_the_processes(
+    files: dict[str, str], cpus: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A container on a large host sees the host's CPUs: its cgroup's limit decides."""
+    from gpustack.lint import workers
+
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    monkeypatch.setattr(
+        workers,
+        "_QUOTA_FILES",
+        ((str(tmp_path / "cpu.max"),), (str(tmp_path / "cpu.cfs_quota_us"), str(tmp_path / "cpu.cfs_period_us"))),
+    )
+    monkeypatch.setattr(workers.os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    monkeypatch.setattr(workers, "_running", lambda: 1)  # this run alone
+    assert workers.idle_cpus() == cpus
