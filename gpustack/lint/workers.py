@@ -7,7 +7,8 @@ worker a run of consecutive files, takes its results back pickled, and does a wo
 itself when the worker could not be started or died, so the results are the same either way.
 
 How many processes: ``GPUSTACK_JOBS`` when set (1: none), else one per CPU that other work
-leaves idle, for inputs large enough to pay for a fork (``PARALLEL_FILES``, ``PARALLEL_BYTES``).
+leaves idle (within a container's CPU limit), for inputs large enough to pay for a fork
+(``PARALLEL_FILES``, ``PARALLEL_BYTES``).
 Fork is Linux only here (macOS forks badly): elsewhere everything runs in the main process.
 """
 
@@ -47,11 +48,12 @@ def jobs_for(files: int, size: int, jobs: int | None = None) -> int:
 
 def idle_cpus() -> int:
     """CPUs that other work leaves free now, at least one: the CPUs this process may use (its
-    affinity, capped by a container's CPU limit) less the other runnable threads (``/proc/loadavg``'s fourth field, the lowest of three looks
-    5 ms apart; the one-minute load average where there is none). The load average lags a
-    minute behind: a run right after another would see the earlier run as other work. On a
-    busy machine a worker only adds the cost of sending its results (measured on two cores
-    with one taken: 10,000 documents 2.7 s alone, 3.0 s with a worker)."""
+    affinity, capped by a container's CPU limit) less the other runnable threads
+    (``/proc/loadavg``'s fourth field, the lowest of three looks 5 ms apart; the one-minute
+    load average where there is none). The load average lags a minute behind: a run right
+    after another would see the earlier run as other work. On a busy machine a worker only
+    adds the cost of sending its results (measured on two cores with one taken: 10,000
+    documents 2.7 s alone, 3.0 s with a worker)."""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     cpus = min(cpus, _quota() or cpus)
     try:
