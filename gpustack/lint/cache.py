@@ -1,16 +1,17 @@
 """The lint cache: what a run computed, kept for the next run on the same input.
 
 Where gpustack runs (a pre-commit hook on every commit, CI on every push, an editor on save)
-nearly every file is the same as last time. Two kinds of entry, each under a key that is a
+nearly every file is the same as last time. Four kinds of entry, each under a key that is a
 digest of everything its value depends on:
 
 - ``documents``: one file's documents as read (plain data with the positions of every key
-  and item, ``load.cache_entry``), keyed by the file's bytes and the code that reads them
+  and item, ``load._pickled``), keyed by the file's bytes and the code that reads them
   (``code_fingerprint``). Content-addressed, so a file renamed or copied hits too.
-- ``unit`` and ``facts`` (``engine.FileUnits``): one file's pod specs (as facts) with what
-  the file-local rules found in it, keyed by the file's name and content, the set's DRA
-  claims and the settings (``settings_key``); what the few file-local rules that read a set
-  fact found, keyed by those and the set facts. When one file changed, the run parses that
+- ``unit`` and ``facts`` (``engine.FileUnits``): one file's unit (its pod specs as facts,
+  what the file-local rules found in it), keyed by the file's name and content, the set's
+  DRA claims where its pods claim devices and the settings (``settings_key``); what the few
+  file-local rules that read a set fact found, keyed by those and the set facts, where those
+  are not the facts of an empty set (the unit holds that case). When one file changed, the run parses that
   file and runs the file-local rules on it alone; set rules and rules that read the set run
   over the whole set again (its other files' documents and pod specs come from the cache).
 - ``output``: what a run printed and its exit status, keyed by the run's report key (every

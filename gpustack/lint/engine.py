@@ -184,9 +184,8 @@ def _in_root(finding: Finding, root: str | None) -> Finding:
 class FileUnits(Protocol):
     """Where the engine keeps what it found in each file (``gpustack.lint.cache``), under a key
     of the file's name and text, the set's DRA claims (pod specs count as GPU consumers by
-    them) and the run's settings (the store's own part of the key): the file's unit (the
-    facts of its pod specs, what the file-local rules without a set fact found); and what
-    the rules with one found, under that key and the set facts."""
+    them) and the run's settings (the store's own part of the key): the file's ``Unit``, as
+    plain data; and what the rules with a set fact found, under that key and the set facts."""
 
     def get_unit(self, file: str, text: str, claims: str) -> Any | None: ...
 
