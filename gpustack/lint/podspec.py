@@ -149,7 +149,7 @@ def node_label_tests(pod: PodSpec) -> Iterator[LabelTest]:
     if isinstance(selector, Mapping):
         for key, value in selector.items():
             path = (*pod.path, "nodeSelector", key)
-            yield LabelTest(str(key), "In", (_label_value(value),), path, None, True)
+            yield LabelTest(str(key), "In", (label_value(value),), path, None, True)
     affinity = _mapping(_mapping(pod.spec.get("affinity")).get("nodeAffinity"))
     affinity_path = (*pod.path, "affinity", "nodeAffinity")
     required_key = "requiredDuringSchedulingIgnoredDuringExecution"
@@ -171,7 +171,7 @@ def _expressions(term: Any, path: Path, index: int | None, *, required: bool) ->
         if not isinstance(expression, Mapping) or not isinstance(expression.get("key"), str):
             continue
         values = expression.get("values")
-        values = tuple(_label_value(v) for v in values) if isinstance(values, list) else ()
+        values = tuple(label_value(v) for v in values) if isinstance(values, list) else ()
         yield LabelTest(
             expression["key"],
             str(expression.get("operator", "")),
@@ -182,7 +182,8 @@ def _expressions(term: Any, path: Path, index: int | None, *, required: bool) ->
         )
 
 
-def _label_value(value: Any) -> str:
+def label_value(value: Any) -> str:
+    """A node label's value as a selector compares it (YAML's true is the label "true")."""
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.model import DeleteKey, Edit, Hit, PodSpec, RenameKey, SetValue, Severity
-from gpustack.lint.podspec import LabelTest, node_label_tests, subject
+from gpustack.lint.podspec import LabelTest, label_value, node_label_tests, subject
 from gpustack.lint.registry import Rule
 
 NFD = "feature.node.kubernetes.io/"
@@ -84,14 +84,16 @@ def _vga_nodes(ctx: LintContext) -> bool:
     """Whether the spec's GPUs, or another pod of the set, say the GPU nodes hold VGA-class cards."""
     if ctx.cluster is not None and ctx.cluster.pools:
         return all(pool.gpu.pci_class == "0300" for pool in ctx.cluster.pools)
-    return any(_requires_vga_product(list(node_label_tests(pod))) for pod in ctx.pod_specs if _may_select_product(pod))
+    return any(_requires_vga(pod) for pod in ctx.pod_specs)
 
 
-def _may_select_product(pod: PodSpec) -> bool:
-    """Whether the pod could require a product at all (a node selector key, a node affinity):
-    a test that spares reading the labels of every pod in a large set."""
+def _requires_vga(pod: PodSpec) -> bool:
+    """``_requires_vga_product`` of the pod's label tests, read from its node selector alone
+    where it has no affinity: the test runs on every pod of a large set."""
+    if "affinity" in pod.spec:
+        return _requires_vga_product(list(node_label_tests(pod)))
     selector = pod.spec.get("nodeSelector")
-    return "affinity" in pod.spec or (isinstance(selector, Mapping) and PRODUCT in selector)
+    return isinstance(selector, Mapping) and PRODUCT in selector and bool(VGA_PRODUCT.search(label_value(selector[PRODUCT])))
 
 
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
