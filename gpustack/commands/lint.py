@@ -276,7 +276,7 @@ def lint(
         from gpustack.lint.fix import autofix
 
         fixed = autofix(
-            loaded, report, lambda again: run_lint(again, config, partial=partial, catalogue=catalogue), write=fix
+            loaded, report, lambda again: run_lint(again, run=run), write=fix
         )
         report, output = fixed.report, fixed.output
         sys.stderr.write(fixed.summary)

@@ -192,23 +192,27 @@ def _parse_all(
     sizes = [len(data) for _, data in files]
     items = [(name, data, key) for (name, data), key in zip(files, keys, strict=True)]
 
+    def parsed(name: str, data: bytes) -> tuple[LoadResult, Entry, Any | None]:
+        """The file read, its entry, and its unit (None: no ``work``, nothing to make one of)."""
+        result, entry = _parse(name, data)
+        unit = work.file_unit(name, result.texts.get(name, ""), result.resources) if work and result.resources else None
+        return result, entry, unit
+
     def here(chunk: Sequence[tuple[str, bytes, str | None]]) -> list[LoadResult]:
         results = []
         for name, data, key in chunk:
-            result, entry = _parse(name, data)
+            result, entry, unit = parsed(name, data)
             if store is not None and key is not None:
                 store(key, _pickled(entry))
-            unit = work.file_unit(name, result.texts.get(name, ""), result.resources) if work and result.resources else None
             results.append(result if unit is None else replace(result, units={name: unit}))
         return results
 
     def there(chunk: Sequence[tuple[str, bytes, str | None]]) -> list[tuple[bytes, Any]]:
-        if work is None:
+        if work is None:  # the entries alone: no objects to build
             return [(_pickled(_parse_entry(data)[0]), None) for _, data, _ in chunk]
         sent = []
         for name, data, _ in chunk:
-            result, entry = _parse(name, data)
-            unit = work.file_unit(name, result.texts.get(name, ""), result.resources) if result.resources else None
+            result, entry, unit = parsed(name, data)
             sent.append((_pickled(entry), None if unit is None else work.stored_unit(result.resources, unit)))
         return sent
 
