@@ -100,7 +100,7 @@ def lint(
         ctx = replace(each, resources=root.resources, pod_specs=tuple(pod for file in found for pod in file.pods))
         from_files = len(ctx.pod_specs)
         ctx = _with_value_pods(ctx, errors)
-        local, facts, facts_key = files.set_facts(ctx, errors)
+        local, facts, facts_key = run.set_facts(ctx, errors)
         ctx = sets.same_releases(ctx, replace(ctx, set_facts=facts))
         pod_specs += ctx.pod_specs
         notes += _release_notes(ctx)
@@ -263,19 +263,29 @@ class Run:
         local = [rule for rule in self.enabled if rule.file_local(self.each)]
         self.plain = [rule for rule in local if rule.set_fact is None]
         self.factual = [rule for rule in local if rule.set_fact is not None]
-        self.assumed_facts, self.assumed_key = self._empty_set_facts()
+        # The set facts of an empty set (no K3s config, no GPU Operator, no GeForce pod: the
+        # facts of most sets), under which a file's unit is made before its set is known; no
+        # key where one of them cannot be had.
+        failed: list[InputError] = []
+        _, self.assumed_facts, key = self.set_facts(self.each, failed)
+        self.assumed_key = None if failed else key
 
-    def _empty_set_facts(self) -> tuple[dict[Any, Any], str | None]:
-        """The set facts of an empty set (no K3s config, no GPU Operator, no GeForce pod: the
-        facts of most sets), under which a file's unit is made before its set is known; the
-        key ``_Files.set_facts`` gives the same facts. No key where one cannot be had."""
+    def set_facts(self, ctx: LintContext, errors: list[InputError]) -> tuple[list[Rule], dict[Any, Any], str]:
+        """The file-local rules that run file by file over ``ctx``'s set, the set facts they
+        read (computed over the whole set) and their key. A rule whose fact cannot be computed
+        loses the set."""
         from gpustack.lint.cache import canonical
 
-        try:
-            facts = {rule.set_fact: rule.set_fact(self.each) for rule in self.factual}  # type: ignore[misc]
-        except Exception:
-            return {}, None
-        return facts, repr(canonical([(rule.id, facts[rule.set_fact]) for rule in self.factual]))
+        rules, facts, named = list(self.plain), {}, []
+        for rule in self.factual:
+            try:
+                facts[rule.set_fact] = rule.set_fact(ctx)  # type: ignore[misc]
+            except Exception as exc:
+                errors.append(InputError("<input>", f"internal error: {rule.id} failed ({exc!r}); please report it"))
+                continue
+            named.append((rule.id, facts[rule.set_fact]))
+            rules.append(rule)
+        return rules, facts, repr(canonical(named))
 
     def file_unit(self, name: str, text: str, resources: Sequence[Resource]) -> Unit | None:
         """A file's unit before its set is known: DRA claims taken as GPU claims (the engine
@@ -370,9 +380,8 @@ class _Files:
             for name, resources in chunk:
                 failed: list[InputError] = []
                 pods = _pod_specs(resources, claims, failed)
-                key = claims_key if any(pod.spec.get("resourceClaims") for pod in pods) else ""
                 unit = self.run.unit(name, self._text(name), resources, pods, failed)
-                done.append((_File(name, resources, key, *unit), failed))
+                done.append((_File(name, resources, _unit_key(pods, claims_key), *unit), failed))
             return done
 
         def there(chunk: Sequence[tuple[str, list[Resource]]]) -> list[tuple[str, Any, list[InputError]]]:
@@ -385,8 +394,8 @@ class _Files:
         for file, failed in self._spread([(item[0], item) for item in missing], here, there, back):
             errors += failed
             found[file.name] = self.done[(file.name, file.claims)] = file
-            if self.units is not None and not failed:  # a rule that failed is reported again next run
-                self.units.put_unit(file.name, self._text(file.name), file.claims, self.run.stored_unit(file.resources, file.unit))
+            if not failed:  # a rule that failed is reported again next run
+                self._keep(file)
         return [found[name] for name in files]
 
     def _known(self, name: str, resources: list[Resource], claims: ClaimIndex, claims_key: str) -> _File | None:
@@ -398,12 +407,10 @@ class _Files:
                 return self.done[(name, key)]
         unit = self.loaded.pop(name, None)
         if unit is not None:
-            claiming = [pod for pod in unit[0] if pod.spec.get("resourceClaims")]
-            if all(requests_gpus(pod, claims) for pod in claiming):
-                key = claims_key if claiming else ""
+            if all(requests_gpus(pod, claims) for pod in unit[0] if pod.spec.get("resourceClaims")):
+                key = _unit_key(unit[0], claims_key)
                 file = self.done[(name, key)] = _File(name, resources, key, *unit)
-                if self.units is not None:
-                    self.units.put_unit(name, self._text(name), key, self.run.stored_unit(file.resources, file.unit))
+                self._keep(file)
                 return file
         for key in ("", claims_key):
             stored = self.units.get_unit(name, self._text(name), key) if self.units is not None else None
@@ -415,22 +422,10 @@ class _Files:
                 return file
         return None
 
-    def set_facts(self, ctx: LintContext, errors: list[InputError]) -> tuple[list[Rule], dict[Any, Any], str]:
-        """The rules that ran or run file by file in a root, the set facts they read (computed
-        over the root's whole set) and their key. A rule whose fact cannot be computed loses
-        the root."""
-        from gpustack.lint.cache import canonical
-
-        rules, facts, named = list(self.run.plain), {}, []
-        for rule in self.run.factual:
-            try:
-                facts[rule.set_fact] = rule.set_fact(ctx)  # type: ignore[misc]
-            except Exception as exc:
-                errors.append(InputError("<input>", f"internal error: {rule.id} failed ({exc!r}); please report it"))
-                continue
-            named.append((rule.id, facts[rule.set_fact]))
-            rules.append(rule)
-        return rules, facts, repr(canonical(named))
+    def _keep(self, file: _File) -> None:
+        """Store the file's unit in ``units``."""
+        if self.units is not None:
+            self.units.put_unit(file.name, self._text(file.name), file.claims, self.run.stored_unit(file.resources, file.unit))
 
     def with_facts(
         self, files: list[_File], rules: Sequence[Rule], facts: dict[Any, Any], facts_key: str, errors: list[InputError]
@@ -477,6 +472,11 @@ class _Files:
 
     def _text(self, name: str) -> str:
         return self.each.texts.get(name, "")
+
+
+def _unit_key(pods: Sequence[PodSpec], claims_key: str) -> str:
+    """The key of the DRA claims a unit depends on: "" where no pod spec claims devices."""
+    return claims_key if any(pod.spec.get("resourceClaims") for pod in pods) else ""
 
 
 def _pod_facts(resources: Sequence[Resource], pods: Sequence[PodSpec]) -> list[tuple[int, Any]]:
