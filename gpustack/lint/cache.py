@@ -103,7 +103,6 @@ class Cache:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.usable = not os.path.islink(root)  # never followed: another place may be anyone's
-        self.writable = self.usable
         self.keys: dict[int, str] = {}  # id(content) -> documents key, for the contents of this run
         self.pending: dict[str, bytes] = {}  # entries to write at ``close``, by their row key
         self.hits: list[str] = []  # row keys read: marked used at ``close``
@@ -202,14 +201,14 @@ class Cache:
 
     def put_bytes(self, kind: str, key: str, payload: bytes) -> None:
         """Store a pickled value (written at ``close``)."""
-        if self.writable:
+        if self.usable:
             self.pending[f"{kind}:{key}"] = payload
 
     def close(self, limit: int = MAX_BYTES) -> None:
         """Write the run's entries and mark the ones it read as used, in one transaction; when
         the entries outgrow ``limit``, remove the least recently used down to three quarters.
         Any failure (read-only, no space, busy, corrupt) leaves the store as it was."""
-        if self.writable and (self.pending or self.hits):
+        if self.usable and (self.pending or self.hits):
             import sqlite3
 
             for attempt in range(2):
@@ -277,7 +276,7 @@ class Cache:
                 return None
             if os.path.islink(path) or not (create or os.path.isfile(path)):
                 return None
-            database = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False)
+            database = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None)
         except (sqlite3.Error, OSError):
             return None
         try:
