@@ -5,7 +5,7 @@ nearly every file is the same as last time. Four kinds of entry, each under a ke
 digest of everything its value depends on:
 
 - ``documents``: one file's documents as read (plain data with the positions of every key
-  and item, ``load._pickled``), keyed by the file's bytes and the code that reads them
+  and item, ``load._encoded``), keyed by the file's bytes and the code that reads them
   (``code_fingerprint``). Content-addressed, so a file renamed or copied hits too.
 - ``unit`` and ``facts`` (``engine.FileUnits``): one file's unit (its pod specs as facts,
   what the file-local rules found in it), keyed by the file's name and content, the set's
@@ -119,8 +119,9 @@ class Cache:
             key = self.keys[id(data)] = digest(code_fingerprint(), data)
         return key
 
-    def get_documents(self, key: str) -> Any | None:
-        return self.get("documents", key)
+    def get_documents(self, key: str) -> bytes | None:
+        """The encoded entry (``load._decoded`` reads it; a damaged one fails there, a miss)."""
+        return self.get_bytes("documents", key)
 
     def put_documents(self, key: str, payload: bytes) -> None:
         self.put_bytes("documents", key, payload)
@@ -177,6 +178,16 @@ class Cache:
 
     def get(self, kind: str, key: str) -> Any | None:
         """The value stored under ``kind``/``key``, or None (absent, corrupt, a symlink)."""
+        payload = self.get_bytes(kind, key)
+        if payload is None:
+            return None
+        try:
+            return pickle.loads(payload)
+        except Exception:  # a damaged or foreign entry: a miss; the run writes it again
+            return None
+
+    def get_bytes(self, kind: str, key: str) -> bytes | None:
+        """What is stored under ``kind``/``key`` as it is stored, or None."""
         database = self._database()
         if database is None:
             return None
@@ -187,20 +198,16 @@ class Cache:
             row = database.execute("SELECT value FROM entries WHERE key = ?", (row_key,)).fetchone()
         except sqlite3.Error:  # busy past the timeout, or not our database
             return None
-        if row is None:
-            return None
-        try:
-            value = pickle.loads(row[0])
-        except Exception:  # a damaged or foreign entry: a miss; the run writes it again
+        if row is None or not isinstance(row[0], bytes):
             return None
         self.hits.append(row_key)
-        return value
+        return row[0]
 
     def put(self, kind: str, key: str, value: Any) -> None:
         self.put_bytes(kind, key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
 
     def put_bytes(self, kind: str, key: str, payload: bytes) -> None:
-        """Store a pickled value (written at ``close``)."""
+        """Store an encoded value (written at ``close``)."""
         if self.usable:
             self.pending[f"{kind}:{key}"] = payload
 

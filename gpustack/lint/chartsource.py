@@ -62,7 +62,7 @@ class SourceIndex:
     def __init__(self, resources: Iterable[Resource]) -> None:
         self._by_name: dict[tuple[str, str], list[Resource]] = {}
         for resource in resources:
-            if resource.kind in SOURCE_KINDS and (resource.ref.api_version or "").startswith(SOURCE_GROUP):
+            if resource.kind in SOURCE_KINDS and (resource.api_version or "").startswith(SOURCE_GROUP):
                 if resource.ref.name:
                     self._by_name.setdefault((resource.kind, resource.ref.name), []).append(resource)
 

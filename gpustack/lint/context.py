@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gpustack.lint.model import PodSpec, Resource
+from gpustack.lint.model import PodSpec, Resource, computed_once
 
 if TYPE_CHECKING:
     from gpustack.lint.chartkeys import ChartKeys
@@ -75,11 +74,11 @@ class LintContext:
             return self.set_facts[compute]  # type: ignore[no-any-return]
         return self.memo(compute, lambda: compute(self))
 
-    @cached_property
+    @computed_once
     def _memo(self) -> dict[Hashable, Any]:
         return {}
 
-    @cached_property
+    @computed_once
     def _pods_by_resource(self) -> dict[int, tuple[PodSpec, ...]]:
         index: dict[int, list[PodSpec]] = {}
         for pod in self.pod_specs:

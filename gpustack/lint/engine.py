@@ -123,7 +123,7 @@ def lint(
         exemptions=config.exemptions,
         baseline=baseline,
     )
-    objects = sum(1 for resource in loaded.resources if resource.ref.api_version and resource.kind)
+    objects = sum(1 for resource in loaded.resources if resource.api_version and resource.kind)
     if objects == 0:
         notes.append(Note(_nothing_to_lint(loaded)))
     return Report(

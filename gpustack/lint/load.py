@@ -16,6 +16,7 @@ other file and document is still read.
 
 from __future__ import annotations
 
+import marshal
 import os
 import re
 import stat
@@ -23,7 +24,7 @@ import sys
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache, partial
+from functools import lru_cache, partial
 from typing import Any, BinaryIO, Protocol
 
 import yaml
@@ -31,7 +32,7 @@ from yaml import events
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from gpustack.errors import GpustackError, Problem
-from gpustack.lint.model import InputError, Path, Resource
+from gpustack.lint.model import InputError, Path, Resource, computed_once
 from gpustack.lint.yaml11 import MERGE, key_text, plain
 from gpustack.userinput import MAX_FILE_BYTES, Unreadable, decode
 
@@ -125,11 +126,11 @@ def _unreadable(name: str, exc: OSError) -> LoadResult:
 
 class DocumentCache(Protocol):
     """Where ``load_inputs`` keeps what it parsed (``gpustack.lint.cache``): each file's
-    entry, pickled, under a key of its content."""
+    entry, encoded (``_encoded``), under a key of its content."""
 
     def documents_key(self, data: bytes) -> str: ...
 
-    def get_documents(self, key: str) -> Any | None: ...
+    def get_documents(self, key: str) -> bytes | None: ...
 
     def put_documents(self, key: str, payload: bytes) -> None: ...
 
@@ -158,10 +159,10 @@ def load_inputs(
             results.append(part)
             continue
         key = cache.documents_key(part[1]) if cache is not None else None
-        entry = cache.get_documents(key) if cache is not None and key is not None else None
-        if entry is not None:
+        payload = cache.get_documents(key) if cache is not None and key is not None else None
+        if payload is not None:
             try:
-                results.append(restore(part[0], part[1], entry))
+                results.append(restore(part[0], part[1], _decoded(payload)))
                 continue
             except Exception:  # an entry of another shape: parse the file again
                 pass
@@ -182,11 +183,9 @@ def _parse_all(
     work: FileWork | None,
 ) -> list[LoadResult]:
     """Each file parsed (``_parse``) and its unit made (``work``), in order; spread over
-    processes when there are many (``workers``): a worker sends each file's entry pickled
-    (``_pickled``), positions included, with its unit as plain data, and the main process
+    processes when there are many (``workers``): a worker sends each file's entry encoded
+    (``_encoded``), positions included, with its unit as plain data, and the main process
     stores and restores them. The results are the same either way (tests/lint/test_fast_path.py)."""
-    import pickle
-
     from gpustack.lint import workers
 
     sizes = [len(data) for _, data in files]
@@ -203,24 +202,24 @@ def _parse_all(
         for name, data, key in chunk:
             result, entry, unit = parsed(name, data)
             if store is not None and key is not None:
-                store(key, _pickled(entry))
+                store(key, _encoded(entry))
             results.append(result if unit is None else replace(result, units={name: unit}))
         return results
 
     def there(chunk: Sequence[tuple[str, bytes, str | None]]) -> list[tuple[bytes, Any]]:
         if work is None:  # the entries alone: no objects to build
-            return [(_pickled(_parse_entry(data)[0]), None) for _, data, _ in chunk]
+            return [(_encoded(_parse_entry(data)[0]), None) for _, data, _ in chunk]
         sent = []
         for name, data, _ in chunk:
             result, entry, unit = parsed(name, data)
-            sent.append((_pickled(entry), None if unit is None else work.stored_unit(result.resources, unit)))
+            sent.append((_encoded(entry), None if unit is None else work.stored_unit(result.resources, unit)))
         return sent
 
     def back(item: tuple[str, bytes, str | None], value: tuple[bytes, Any]) -> LoadResult:
         (name, data, key), (payload, stored) = item, value
         if store is not None and key is not None:
             store(key, payload)
-        result = restore(name, data, pickle.loads(payload))
+        result = restore(name, data, _decoded(payload))
         if stored is None or work is None:
             return result
         return replace(result, units={name: work.restored_unit(result.resources, stored)})
@@ -289,7 +288,7 @@ def load_text(name: str, text: str) -> LoadResult:
 # What parsing one file's content gives, whatever the file is called: ("errors", ((message,
 # line, column), ...)) when it cannot be read as YAML, else ("documents", (document, ...)),
 # each document a tuple of plain data and positions (``_Document.entry``). This is what the
-# lint cache keeps and what worker processes send back, pickled.
+# lint cache keeps and what worker processes send back, encoded (``_encoded``).
 Entry = tuple[str, tuple[Any, ...]]
 
 
@@ -368,19 +367,25 @@ class _Document:
 
 
 def _compact(wheres: list[Any]) -> list[list[int]]:
-    """Positions as lists only (a mapping's in its keys' order): pickle is then fast both ways."""
+    """Positions as lists only (a mapping's in its keys' order): the encoding is then fast both ways."""
     return [list(where.values()) if where.__class__ is dict else where for where in wheres]
 
 
-def _pickled(entry: Entry) -> bytes:
+def _encoded(entry: Entry) -> bytes:
     """An entry as the cache keeps it and workers send it: plain tuples and lists, the
-    containers pickled as references to the data's own mappings and lists."""
-    import pickle
-
+    containers as references to the data's own mappings and lists. ``marshal`` keeps such
+    references (any object referred to twice) and reads plain data back twice as fast as
+    pickle, which is most of a run over cached files; its format may change with Python's
+    version, which the cache's keys hold (``cache.code_fingerprint``)."""
     kind, items = entry
     if kind == "documents":
         items = tuple((*item[:7], _compact(item[7]), *item[8:]) for item in items)
-    return pickle.dumps((kind, items), protocol=pickle.HIGHEST_PROTOCOL)
+    return marshal.dumps((kind, items))
+
+
+def _decoded(payload: bytes) -> Entry:
+    entry: Entry = marshal.loads(payload)
+    return entry
 
 
 def _pack(mark: Any) -> int:
@@ -410,7 +415,7 @@ class _Positions:
         """Pickled with the objects themselves (ids change in another process)."""
         return _Positions, (self.source, self.document, self.data, self.root, self.containers, _compact(self.wheres))
 
-    @cached_property
+    @computed_once
     def table(self) -> dict[int, Any]:
         return {
             id(container): dict(zip(container, where)) if where.__class__ is list and container.__class__ is dict else where

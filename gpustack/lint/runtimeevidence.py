@@ -142,7 +142,7 @@ def _from_releases(ctx: LintContext) -> Iterator[Evidence]:
                 "is the default runtime",
             )
     for resource in ctx.resources:
-        if resource.kind == "ClusterPolicy" and (resource.ref.api_version or "").startswith("nvidia.com/"):
+        if resource.kind == "ClusterPolicy" and (resource.api_version or "").startswith("nvidia.com/"):
             spec = resource.get(("spec",))
             if isinstance(spec, Mapping):
                 yield from _operator(spec, resource, ("spec", "toolkit"), str(resource.ref), cdi_default=False)

@@ -107,7 +107,7 @@ def helm_releases(resource: Resource) -> Iterator[HelmChartRelease]:
     adds what takes the whole set (HelmChartConfig, values files)."""
     if resource.kind not in _RELEASE_KINDS:  # before ``ref``: most objects of a large set are none of these
         return
-    api_group = (resource.ref.api_version or "").split("/")[0]
+    api_group = (resource.api_version or "").split("/")[0]
     if is_kustomization(resource):
         yield from _kustomize_releases(resource)
         return
@@ -177,7 +177,7 @@ def posix_path(file: str) -> str:
 
 def is_kustomization(resource: Resource) -> bool:
     if resource.kind == "Kustomization":
-        return (resource.ref.api_version or "").startswith("kustomize.config.k8s.io/")
+        return (resource.api_version or "").startswith("kustomize.config.k8s.io/")
     return resource.kind is None and posixpath.basename(posix_path(resource.file)) in KUSTOMIZATION_FILES
 
 
@@ -196,11 +196,13 @@ def _left_out(resources: Iterable[Resource]) -> frozenset[str]:
         if is_kustomization(resource):
             folder, name = posixpath.split(posix_path(resource.file))
             named.setdefault(folder, {name}).update(posixpath.normpath(text) for text in _strings(resource.data))
+    if not named:
+        return frozenset()
     left_out = set()
-    for resource in resources:
-        folder, name = posixpath.split(posix_path(resource.file))
+    for file in {resource.file for resource in resources}:
+        folder, name = posixpath.split(posix_path(file))
         if folder in named and name not in named[folder]:
-            left_out.add(resource.file)
+            left_out.add(file)
     return frozenset(left_out)
 
 
@@ -329,7 +331,7 @@ def _releases(ctx: LintContext) -> tuple[HelmChartRelease, ...]:
     by_file: dict[str, list[Resource]] = {}
     for resource in ctx.resources:
         by_file.setdefault(resource.file, []).append(resource)
-        if resource.kind == "HelmChartConfig" and (resource.ref.api_version or "").startswith("helm.cattle.io/"):
+        if resource.kind == "HelmChartConfig" and (resource.api_version or "").startswith("helm.cattle.io/"):
             layer = _text_layer(resource, ("spec", "valuesContent"))
             if layer is not None:
                 configs.setdefault((resource.ref.namespace, resource.ref.name), []).append(layer)
@@ -521,7 +523,7 @@ def device_plugins(resource: Resource, pods: Iterable[PodSpec]) -> Iterator[Devi
             # NVIDIA's image runs the plugin by default; HAMi's needs the explicit command.
             if program == _PLUGIN_COMMAND or (program is None and vendor == "nvidia"):
                 yield DevicePlugin(vendor, resource, (*pod.path, "containers", index, "image"), pod=pod)
-    if resource.kind == "ClusterPolicy" and (resource.ref.api_version or "").startswith("nvidia.com/"):
+    if resource.kind == "ClusterPolicy" and (resource.api_version or "").startswith("nvidia.com/"):
         if resource.get(("spec", "devicePlugin", "enabled")) is not False:
             yield DevicePlugin("nvidia", resource, ("spec", "devicePlugin"))
 

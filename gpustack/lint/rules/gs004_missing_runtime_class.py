@@ -159,7 +159,7 @@ def check_values(ctx: LintContext) -> Iterator[Hit]:
             continue
         if _claims_by_post_renderer(release):
             continue
-        helm_controller = (release.resource.ref.api_version or "").startswith("helm.cattle.io/")
+        helm_controller = (release.resource.api_version or "").startswith("helm.cattle.io/")
         distribution = ctx.distribution or ("k3s" if helm_controller else None)
         severity = _severity(distribution, ctx)
         if severity is None:

@@ -51,7 +51,7 @@ def _installed(ctx: LintContext) -> tuple[str, str, Severity] | None:
         source = sources.pop()
         return source, f"the spec's node pools use {WHERE[source]}", Severity.WARNING
     for resource in ctx.resources:
-        if resource.kind == "ClusterPolicy" and (resource.ref.api_version or "").startswith("nvidia.com/"):
+        if resource.kind == "ClusterPolicy" and (resource.api_version or "").startswith("nvidia.com/"):
             return _operator(resource.get(("spec", "driver", "enabled")), str(resource.ref))
     for release in sets.releases(ctx):
         if release.chart == "gpu-operator":

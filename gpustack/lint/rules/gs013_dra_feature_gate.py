@@ -110,7 +110,7 @@ def _fix(gate: Gate, cluster: ClusterFacts) -> str:
 
 def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
     cluster = ctx.cluster
-    api_version = resource.ref.api_version or ""
+    api_version = resource.api_version or ""
     if cluster is None or not api_version.startswith(GROUP + "/"):
         return
     if api_version == f"{GROUP}/v1" and cluster.minor < V1_MINOR:

@@ -34,7 +34,7 @@ Selects = Callable[[Resource], bool]
 
 
 def _monitoring(resource: Resource) -> bool:
-    return (resource.ref.api_version or "").startswith(MONITORING_GROUP)
+    return (resource.api_version or "").startswith(MONITORING_GROUP)
 
 
 def _prometheus_selects(prometheus: Resource, prefix: str, namespaces: Mapping[str, Mapping[str, Any]]) -> Selects:

@@ -146,7 +146,7 @@ def _object_bool_or_number(resource: Resource) -> list[Mistyped]:
         document = {key: value for key, value in document.items() if key != "status"}
     found = mistyped(document)
     place = _KIND_MAPS.get(resource.kind or "")
-    if place is not None and resource.ref.api_version == "v1":
+    if place is not None and resource.api_version == "v1":
         data = resource.get(place[0])
         if isinstance(data, Mapping):
             found.extend(_map_entries(data, place[0], place[1]))
@@ -206,7 +206,7 @@ def _hit(resource: Resource, found: Mistyped, ctx: LintContext, where: str) -> H
 
 
 def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
-    if resource.ref.api_version and resource.kind:  # values files are checked as chart values
+    if resource.api_version and resource.kind:  # values files are checked as chart values
         for found in _object_bool_or_number(resource):
             yield _hit(resource, found, ctx, str(resource.ref))
 

@@ -125,7 +125,7 @@ def unknown_names(expression: str) -> Iterator[Unknown]:
 
 
 def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
-    if not (resource.ref.api_version or "").startswith(DRA_GROUP):
+    if not (resource.api_version or "").startswith(DRA_GROUP):
         return
     for path, expression in expressions(resource):
         error = compile_error(expression)

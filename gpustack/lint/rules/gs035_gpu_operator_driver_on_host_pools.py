@@ -30,7 +30,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     if not pools:
         return
     for resource in ctx.resources:
-        if resource.kind == "ClusterPolicy" and (resource.ref.api_version or "").startswith("nvidia.com/"):
+        if resource.kind == "ClusterPolicy" and (resource.api_version or "").startswith("nvidia.com/"):
             if resource.get(("spec", "driver", "enabled")) is not False:
                 yield _hit(resource, ("spec", "driver"), f"{resource.ref}", pools, cluster)
     for release in sets.releases(ctx):

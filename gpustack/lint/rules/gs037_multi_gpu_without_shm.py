@@ -70,7 +70,7 @@ def _across_gpus(container: Container, pod: PodSpec, ctx: LintContext) -> bool:
 
 
 def _shm_injected(pod: PodSpec) -> bool:
-    api_version, kind = pod.resource.ref.api_version or "", pod.resource.kind
+    api_version, kind = pod.resource.api_version or "", pod.resource.kind
     return any(api_version.startswith(group) and (k is None or k == kind) for group, k in _SHM_INJECTED)
 
 

@@ -112,7 +112,7 @@ def _in(namespace: str | None, selected: Namespaces) -> bool:
 
 
 def _group(resource: Resource) -> str:
-    api_version = resource.ref.api_version or ""
+    api_version = resource.api_version or ""
     return api_version.split("/")[0] if "/" in api_version else ""
 
 
