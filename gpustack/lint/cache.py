@@ -33,6 +33,7 @@ outgrow ``MAX_BYTES``, the least recently used go.
 from __future__ import annotations
 
 import hashlib
+import marshal
 import os
 import pickle
 import sys
@@ -51,6 +52,10 @@ ENVIRONMENT = "GPUSTACK_CACHE_DIR"
 MAX_BYTES = 256 * 1024 * 1024  # the 10,000-document corpus takes 10 MB
 DATABASE = "entries.sqlite"
 BUSY_SECONDS = 5.0  # how long a run waits for another run's write before it gives up writing
+# A read marks an entry used only when its mark is older than this: runs in a row (a hook, an
+# editor) read thousands of entries, and rewriting their marks each time cost a write
+# transaction even when nothing else changed. Eviction is by the hour, which is plenty.
+USE_MARK_NS = 3600 * 10**9
 _SCHEMA = "CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value BLOB NOT NULL, size INTEGER NOT NULL, used INTEGER NOT NULL)"
 _GITIGNORE = "# gpustack's lint cache: safe to delete, never to commit\n*\n"
 
@@ -105,7 +110,7 @@ class Cache:
         self.usable = not os.path.islink(root)  # never followed: another place may be anyone's
         self.keys: dict[int, str] = {}  # id(content) -> documents key, for the contents of this run
         self.pending: dict[str, bytes] = {}  # entries to write at ``close``, by their row key
-        self.hits: list[str] = []  # row keys read: marked used at ``close``
+        self.hits: list[str] = []  # row keys read whose use mark is stale: marked used at ``close``
         self.database: sqlite3.Connection | None = None
         self.opened = False
 
@@ -195,12 +200,13 @@ class Cache:
 
         row_key = f"{kind}:{key}"
         try:
-            row = database.execute("SELECT value FROM entries WHERE key = ?", (row_key,)).fetchone()
+            row = database.execute("SELECT value, used FROM entries WHERE key = ?", (row_key,)).fetchone()
         except sqlite3.Error:  # busy past the timeout, or not our database
             return None
         if row is None or not isinstance(row[0], bytes):
             return None
-        self.hits.append(row_key)
+        if not isinstance(row[1], int) or row[1] < time.time_ns() - USE_MARK_NS:
+            self.hits.append(row_key)
         return row[0]
 
     def put(self, kind: str, key: str, value: Any) -> None:
@@ -212,7 +218,7 @@ class Cache:
             self.pending[f"{kind}:{key}"] = payload
 
     def close(self, limit: int = MAX_BYTES) -> None:
-        """Write the run's entries and mark the ones it read as used, in one transaction; when
+        """Write the run's entries and mark the ones it read as used (``USE_MARK_NS``), in one transaction; when
         the entries outgrow ``limit``, remove the least recently used down to three quarters.
         Any failure (read-only, no space, busy, corrupt) leaves the store as it was."""
         if self.usable and (self.pending or self.hits):
@@ -342,16 +348,29 @@ class FileUnitStore:
         self.texts: dict[str, tuple[str, str]] = {}  # file -> (text, its digest), for files not in ``contents``
 
     def get_unit(self, file: str, text: str, claims: str) -> Any | None:
-        return self.cache.get("unit", self._key(file, text, claims))
+        return self._get("unit", self._key(file, text, claims))
 
     def put_unit(self, file: str, text: str, claims: str, value: Any) -> None:
-        self.cache.put("unit", self._key(file, text, claims), value)
+        self._put("unit", self._key(file, text, claims), value)
 
     def get_with_facts(self, file: str, text: str, claims: str, facts: str) -> Any | None:
-        return self.cache.get("facts", self._key(file, text, claims, facts))
+        return self._get("facts", self._key(file, text, claims, facts))
 
     def put_with_facts(self, file: str, text: str, claims: str, facts: str, value: Any) -> None:
-        self.cache.put("facts", self._key(file, text, claims, facts), value)
+        self._put("facts", self._key(file, text, claims, facts), value)
+
+    # Units are plain data (``engine.Run.stored_unit``): ``marshal`` reads them back twice as
+    # fast as pickle, and a run over a cached set reads one per file.
+
+    def _get(self, kind: str, key: str) -> Any | None:
+        payload = self.cache.get_bytes(kind, key)
+        try:
+            return None if payload is None else marshal.loads(payload)
+        except Exception:  # a damaged or foreign entry: a miss; the run writes it again
+            return None
+
+    def _put(self, kind: str, key: str, value: Any) -> None:
+        self.cache.put_bytes(kind, key, marshal.dumps(value))
 
     def _key(self, file: str, text: str, *context: str) -> str:
         content = self.contents.get(file)

@@ -32,7 +32,7 @@ from gpustack.lint.catalogue import RuleInfo
 from gpustack.lint.config import Config
 from gpustack.lint.context import LintContext
 from gpustack.lint.load import LoadResult
-from gpustack.lint.model import Edit, Finding, Hit, InputError, Note, PodSpec, Resource, Severity
+from gpustack.lint.model import Edit, Finding, Hit, InputError, Note, PodSpec, Resource, Severity, copied, finding_of, plain_finding
 from gpustack.lint.registry import Rule
 from gpustack.lint.roots import Root, repositories, split
 
@@ -171,14 +171,11 @@ def _findings(
 
 
 def _in_root(finding: Finding, root: str | None) -> Finding:
-    """The finding as judged in ``root``: a copy with the root's label (its fields copied as
-    they are: ``dataclasses.replace`` would run ``__init__`` again, a tenth of a second for
-    ten thousand findings)."""
+    """The finding as judged in ``root``: a copy with the root's label (``copied``: not
+    ``dataclasses.replace``, which would run ``__init__`` again)."""
     if root is None:
         return finding
-    copy = object.__new__(Finding)
-    copy.__dict__.update(finding.__dict__, root=root)
-    return copy
+    return copied(Finding, {**finding.__dict__, "root": root})
 
 
 class FileUnits(Protocol):
@@ -494,14 +491,19 @@ def _restored_pods(resources: Sequence[Resource], stored: Any) -> tuple[PodSpec,
     return tuple(restore(resources[number], found) for number, found in stored)
 
 
-def _result_facts(resources: Sequence[Resource], results: Results) -> list[tuple[int, Any, Finding]]:
-    """Findings with their hit's object (by index in the file) and path: what suppressions read."""
+def _result_facts(resources: Sequence[Resource], results: Results) -> list[tuple[int, Any, tuple[Any, ...]]]:
+    """Findings as plain data with their hit's object (by index in the file) and path: what
+    suppressions read."""
     index = _indexes(resources)
-    return [(index[id(hit.resource)], hit.path, finding) for hit, finding in results]
+    return [(index[id(hit.resource)], hit.path, plain_finding(finding)) for hit, finding in results]
 
 
 def _restored_results(resources: Sequence[Resource], stored: Any) -> Results:
-    return tuple((Hit(resources[number], path, finding.message), finding) for number, path, finding in stored)
+    restored = []
+    for number, path, values in stored:
+        finding = finding_of(values)
+        restored.append((Hit(resources[number], path, finding.message), finding))
+    return tuple(restored)
 
 
 def _indexes(resources: Sequence[Resource]) -> dict[int, int]:

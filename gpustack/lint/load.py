@@ -356,7 +356,9 @@ class _Document:
     source_comment: str | None
     position: int = 0  # the root node's start, packed as ``_pack`` does
     containers: list[Any] = field(default_factory=list)  # every mapping and list of ``data`` (_Builder.containers)
-    wheres: list[Any] = field(default_factory=list)  # the positions of their keys or items, in the same order
+    # The positions of their keys or items, in the same order; encoded (bytes) as the cache
+    # keeps them, until a position is asked for.
+    wheres: list[Any] | bytes = field(default_factory=list)
     problems: tuple[tuple[str, int, int], ...] = ()  # (message, line, column) of what is read but wrong
 
     def entry(self) -> tuple[Any, ...]:
@@ -366,8 +368,10 @@ class _Document:
         )
 
 
-def _compact(wheres: list[Any]) -> list[list[int]]:
+def _compact(wheres: list[Any] | bytes) -> list[list[int]] | bytes:
     """Positions as lists only (a mapping's in its keys' order): the encoding is then fast both ways."""
+    if wheres.__class__ is bytes:
+        return wheres
     return [list(where.values()) if where.__class__ is dict else where for where in wheres]
 
 
@@ -376,11 +380,17 @@ def _encoded(entry: Entry) -> bytes:
     containers as references to the data's own mappings and lists. ``marshal`` keeps such
     references (any object referred to twice) and reads plain data back twice as fast as
     pickle, which is most of a run over cached files; its format may change with Python's
-    version, which the cache's keys hold (``cache.code_fingerprint``)."""
+    version, which the cache's keys hold (``cache.code_fingerprint``). The positions of each
+    document are encoded apart and read on the first ``locate``: they are most of an entry,
+    and a run over cached files locates few objects (its findings are cached)."""
     kind, items = entry
     if kind == "documents":
-        items = tuple((*item[:7], _compact(item[7]), *item[8:]) for item in items)
+        items = tuple((*item[:7], _encoded_positions(item[7]), *item[8:]) for item in items)
     return marshal.dumps((kind, items))
+
+
+def _encoded_positions(wheres: list[Any] | bytes) -> bytes:
+    return wheres if wheres.__class__ is bytes else marshal.dumps(_compact(wheres))
 
 
 def _decoded(payload: bytes) -> Entry:
@@ -409,7 +419,7 @@ class _Positions:
     data: Any
     root: int
     containers: list[Any]
-    wheres: list[Any]
+    wheres: list[Any] | bytes  # encoded until the first ``locate`` (``_encoded``)
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled with the objects themselves (ids change in another process)."""
@@ -417,9 +427,10 @@ class _Positions:
 
     @computed_once
     def table(self) -> dict[int, Any]:
+        wheres = marshal.loads(self.wheres) if self.wheres.__class__ is bytes else self.wheres
         return {
             id(container): dict(zip(container, where)) if where.__class__ is list and container.__class__ is dict else where
-            for container, where in zip(self.containers, self.wheres)
+            for container, where in zip(self.containers, wheres)
         }
 
     def locate(self, prefix: Path, path: Path = ()) -> tuple[int, int]:

@@ -8,7 +8,7 @@ file:line:col, fix hint).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import IntEnum
 from typing import Any, Generic, TypeVar
 
@@ -125,12 +125,13 @@ class Resource:
         """The value at ``path`` inside the object, or ``default``."""
         node: Any = self.data
         for step in path:
-            if isinstance(step, int) and isinstance(node, list) and 0 <= step < len(node):
-                node = node[step]
-            elif isinstance(step, str) and isinstance(node, Mapping) and step in node:
-                node = node[step]
-            else:
+            if isinstance(node, list):
+                if not (isinstance(step, int) and 0 <= step < len(node)):
+                    return default
+            # Read mappings are dicts: the class test spares most steps the Mapping ABC's check.
+            elif not ((node.__class__ is dict or isinstance(node, Mapping)) and isinstance(step, str) and step in node):
                 return default
+            node = node[step]
         return node
 
 
@@ -261,6 +262,42 @@ class Finding:
     document: int = field(compare=False, default=0)  # index of the document in its file
     edits: tuple[Edit, ...] = field(compare=False, default=(), repr=False)  # for --fix; paths from the document root
     root: str | None = field(compare=False, default=None)  # the root it was judged in (roots.py); None: the top root
+
+
+# Findings as plain data (tuples, strings, numbers: what ``marshal`` writes), for the lint
+# cache and worker processes: ``plain_finding`` and back, ``finding_of``.
+_FINDING_FIELDS = tuple(item.name for item in fields(Finding))
+_SEVERITIES = {int(severity): severity for severity in Severity}
+_EDITS: dict[str, type[Any]] = {kind.__name__: kind for kind in (SetValue, AppendItem, DeleteKey, RenameKey)}
+
+
+def plain_finding(finding: Finding) -> tuple[Any, ...]:
+    values = [getattr(finding, name) for name in _FINDING_FIELDS]
+    values[_FINDING_FIELDS.index("severity")] = int(finding.severity)
+    values[_FINDING_FIELDS.index("object")] = None if finding.object is None else tuple(vars(finding.object).values())
+    values[_FINDING_FIELDS.index("edits")] = tuple(
+        (type(edit).__name__, *vars(edit).values()) for edit in finding.edits
+    )
+    return tuple(values)
+
+
+def finding_of(values: tuple[Any, ...]) -> Finding:
+    """The finding ``plain_finding`` gave ``values`` for."""
+    named = dict(zip(_FINDING_FIELDS, values, strict=True))
+    named["severity"] = _SEVERITIES[named["severity"]]
+    if named["object"] is not None:
+        named["object"] = ObjectRef(*named["object"])
+    named["edits"] = tuple(_EDITS[kind](*edit) for kind, *edit in named["edits"])
+    return copied(Finding, named)
+
+
+def copied(kind: type[T], values: Mapping[str, Any]) -> T:
+    """An instance of the frozen dataclass ``kind`` with these field values, as they are:
+    its ``__init__`` (one ``object.__setattr__`` a field) costs a tenth of a second for ten
+    thousand findings, which the lint cache and worker processes hand back by the thousand."""
+    instance = object.__new__(kind)
+    instance.__dict__.update(values)
+    return instance
 
 
 @dataclass(frozen=True)

@@ -188,8 +188,8 @@ def test_damaged_entries_are_ignored_and_rewritten(
     assert json_report(capsys, "--cache-dir", str(folder), str(generated)) == plain
     with sqlite3.connect(folder / cache_module.DATABASE) as database:
         rows = database.execute("SELECT key, value FROM entries").fetchall()
-    decode = {"documents": marshal.loads}  # load._encoded; the other kinds are pickled
-    assert rows and all(decode.get(key.split(":")[0], pickle.loads)(value) for key, value in rows)  # every one written again
+    decode = {"output": pickle.loads}  # the other kinds are plain data, written with marshal
+    assert rows and all(decode.get(key.split(":")[0], marshal.loads)(value) for key, value in rows)  # every one written again
     assert json_report(capsys, "--cache-dir", str(folder), str(generated)) == plain
 
 
@@ -278,9 +278,22 @@ def test_the_cache_is_bounded(tmp_path: Path) -> None:
 
     for index in range(10):
         run(index)
+    with sqlite3.connect(root / cache_module.DATABASE) as database:  # an hour and more later
+        database.execute("UPDATE entries SET used = used - ?", (cache_module.USE_MARK_NS + 1,))
     run(10, read=0)  # 0 is now used after 1-9
     kept = sorted(int(key.split(":")[1], 16) for key in entries(root))
     assert kept == [0, 5, 6, 7, 8, 9, 10]
+
+
+def test_a_warm_run_leaves_the_store_as_it_is(generated: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A run that finds its output stored writes nothing: entries used within the hour keep
+    their mark, so there is no write transaction to wait for."""
+    folder = tmp_path / "cache"
+    first = json_report(capsys, "--cache-dir", str(folder), str(generated))
+    database = folder / cache_module.DATABASE
+    before = (database.stat().st_mtime_ns, database.read_bytes())
+    assert json_report(capsys, "--cache-dir", str(folder), str(generated)) == first
+    assert (database.stat().st_mtime_ns, database.read_bytes()) == before
 
 
 def test_concurrent_runs_share_the_cache(generated: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
