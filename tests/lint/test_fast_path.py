@@ -209,7 +209,7 @@ def test_large_inputs_are_spread_over_processes_unless_told_not_to(monkeypatch: 
     assert workers.jobs_for(5_000, 50_000_000) == 1
     chunks = workers.chunks([100] * 10, 2)
     assert [index for start, end in chunks for index in range(start, end)] == list(range(10))
-    assert chunks == [(0, 6), (6, 10)]  # the main process's share is MAIN_SHARE (1.15) to a worker's 1
+    assert chunks == [(0, 5), (5, 10)]  # the main process takes MAIN_SHARE (0.95) to a worker's 1, up to the item that passes it
     assert workers.chunks([5_000_000, 1, 1], 3) == [(0, 1), (1, 3)]  # a large file: fewer chunks, none empty
 
 
