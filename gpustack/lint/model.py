@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from enum import IntEnum
+from operator import attrgetter
 from typing import Any, Generic, TypeVar
 
 Path = tuple[str | int, ...]
@@ -267,17 +268,19 @@ class Finding:
 # Findings as plain data (tuples, strings, numbers: what ``marshal`` writes), for the lint
 # cache and worker processes: ``plain_finding`` and back, ``finding_of``.
 _FINDING_FIELDS = tuple(item.name for item in fields(Finding))
+_finding_values = attrgetter(*_FINDING_FIELDS)
+_SEVERITY, _OBJECT, _EDITS_AT = (_FINDING_FIELDS.index(name) for name in ("severity", "object", "edits"))
 _SEVERITIES = {int(severity): severity for severity in Severity}
 _EDITS: dict[str, type[Any]] = {kind.__name__: kind for kind in (SetValue, AppendItem, DeleteKey, RenameKey)}
 
 
 def plain_finding(finding: Finding) -> tuple[Any, ...]:
-    values = [getattr(finding, name) for name in _FINDING_FIELDS]
-    values[_FINDING_FIELDS.index("severity")] = int(finding.severity)
-    values[_FINDING_FIELDS.index("object")] = None if finding.object is None else tuple(vars(finding.object).values())
-    values[_FINDING_FIELDS.index("edits")] = tuple(
-        (type(edit).__name__, *vars(edit).values()) for edit in finding.edits
-    )
+    values = list(_finding_values(finding))
+    values[_SEVERITY] = int(finding.severity)
+    if finding.object is not None:
+        values[_OBJECT] = tuple(vars(finding.object).values())
+    if finding.edits:
+        values[_EDITS_AT] = tuple((type(edit).__name__, *vars(edit).values()) for edit in finding.edits)
     return tuple(values)
 
 
@@ -287,7 +290,8 @@ def finding_of(values: tuple[Any, ...]) -> Finding:
     named["severity"] = _SEVERITIES[named["severity"]]
     if named["object"] is not None:
         named["object"] = ObjectRef(*named["object"])
-    named["edits"] = tuple(_EDITS[kind](*edit) for kind, *edit in named["edits"])
+    if named["edits"]:
+        named["edits"] = tuple(_EDITS[kind](*edit) for kind, *edit in named["edits"])
     return copied(Finding, named)
 
 
