@@ -132,6 +132,8 @@ class DocumentCache(Protocol):
 
     def get_documents(self, key: str) -> bytes | None: ...
 
+    def prefetch_documents(self, keys: Iterable[str]) -> None: ...
+
     def put_documents(self, key: str, payload: bytes) -> None: ...
 
 
@@ -154,6 +156,8 @@ def load_inputs(
     ``work`` makes each parsed file's unit (``LoadResult.units``)."""
     results: list[LoadResult | None] = []
     pending: list[tuple[int, Input, str | None]] = []  # (index in results, input, cache key)
+    if cache is not None:
+        cache.prefetch_documents(cache.documents_key(part[1]) for part in inputs if not isinstance(part, LoadResult))
     for part in inputs:
         if isinstance(part, LoadResult):
             results.append(part)

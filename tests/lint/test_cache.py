@@ -322,3 +322,19 @@ def test_fix_never_applies_a_stored_result(capsys: pytest.CaptureFixture[str], t
         manifest.write_text("# moved\n# down\n" + text)
         gpustack(capsys, "lint", *options, "--fix", str(manifest))
     assert (tmp_path / "cached" / "m.yaml").read_text() == (tmp_path / "plain" / "m.yaml").read_text() != "# moved\n# down\n" + text
+
+
+def test_prefetched_entries_read_as_entries_read_one_by_one(tmp_path: Path) -> None:
+    writing = Cache(tmp_path / "cache")
+    for index in range(1200):  # more than one query's worth of keys
+        writing.put_bytes("unit", f"{index:040x}", f"value {index}".encode())
+    writing.close()
+    keys = [f"{index:040x}" for index in range(0, 1400, 7)]  # some present, some absent
+    one_by_one = Cache(tmp_path / "cache")
+    expected = [one_by_one.get_bytes("unit", key) for key in keys]
+    prefetched = Cache(tmp_path / "cache")
+    prefetched.prefetch("unit", keys)
+    assert len(prefetched.fetched) == len(keys)
+    assert [prefetched.get_bytes("unit", key) for key in keys] == expected
+    assert expected.count(None) == sum(1 for key in keys if int(key, 16) >= 1200)
+    assert prefetched.fetched == {}  # each handed out once
