@@ -58,7 +58,7 @@ def kubernetes_version(ctx: LintContext) -> ClusterVersion | None:
         return ClusterVersion(minor, "--kubernetes-version")
     if ctx.cluster is not None:  # gpustack.lint.cluster.ClusterFacts
         return ClusterVersion(ctx.cluster.minor, "the spec")
-    for resource in ctx.resources:
+    for resource in ctx.of_kind("ClusterConfiguration", "Plan"):
         if resource.kind == "ClusterConfiguration" and _api_group(resource) == "kubeadm.k8s.io":
             version = resource.get(("kubernetesVersion",))
         elif resource.kind == "Plan" and _api_group(resource) == "upgrade.cattle.io":

@@ -59,6 +59,15 @@ class LintContext:
         object rules never scan the whole set)."""
         return self._pods_by_resource.get(id(resource), ())
 
+    def of_kind(self, *kinds: str) -> list[Resource]:
+        """The set's objects of these kinds, in input order (an index built once per set: a
+        set-wide check looks up the kinds it reads instead of testing every object)."""
+        index = self._by_kind
+        if len(kinds) == 1:
+            return [resource for _, resource in index.get(kinds[0], ())]
+        found = sorted((item for kind in dict.fromkeys(kinds) for item in index.get(kind, ())), key=lambda item: item[0])
+        return [resource for _, resource in found]
+
     def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
         """A value computed once per set (a run lints each root's set apart) and shared by
         all checks of a rule (an index over the set), so that a rule run per object never
@@ -77,6 +86,13 @@ class LintContext:
     @computed_once
     def _memo(self) -> dict[Hashable, Any]:
         return {}
+
+    @computed_once
+    def _by_kind(self) -> dict[str | None, list[tuple[int, Resource]]]:
+        index: dict[str | None, list[tuple[int, Resource]]] = {}
+        for number, resource in enumerate(self.resources):
+            index.setdefault(resource.kind, []).append((number, resource))
+        return index
 
     @computed_once
     def _pods_by_resource(self) -> dict[int, tuple[PodSpec, ...]]:

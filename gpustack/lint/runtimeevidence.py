@@ -141,8 +141,8 @@ def _from_releases(ctx: LintContext) -> Iterator[Evidence]:
                 f"{release} has no runtimeClassName value (added in 0.12.0): its plugin reads GPUs only where nvidia "
                 "is the default runtime",
             )
-    for resource in ctx.resources:
-        if resource.kind == "ClusterPolicy" and (resource.api_version or "").startswith("nvidia.com/"):
+    for resource in ctx.of_kind("ClusterPolicy"):
+        if (resource.api_version or "").startswith("nvidia.com/"):
             spec = resource.get(("spec",))
             if isinstance(spec, Mapping):
                 yield from _operator(spec, resource, ("spec", "toolkit"), str(resource.ref), cdi_default=False)

@@ -107,7 +107,7 @@ def apply(
                 finding.line,
             )
             match = None
-        if match is None:
+        if match is None and exemptions:
             exemption = next(
                 (e for e in exemptions if finding.rule in e.rules and e.covers(hit, pods.get(id(hit.resource), ()))),
                 None,

@@ -50,8 +50,8 @@ def _installed(ctx: LintContext) -> tuple[str, str, Severity] | None:
             return None
         source = sources.pop()
         return source, f"the spec's node pools use {WHERE[source]}", Severity.WARNING
-    for resource in ctx.resources:
-        if resource.kind == "ClusterPolicy" and (resource.api_version or "").startswith("nvidia.com/"):
+    for resource in ctx.of_kind("ClusterPolicy"):
+        if (resource.api_version or "").startswith("nvidia.com/"):
             return _operator(resource.get(("spec", "driver", "enabled")), str(resource.ref))
     for release in sets.releases(ctx):
         if release.chart == "gpu-operator":

@@ -33,9 +33,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     referenced = [
         (pod.resource.ref.namespace, name) for pod in ctx.pod_specs for name in _claim_names(pod)
     ]
-    for resource in ctx.resources:
-        if resource.kind != "ResourceClaim":
-            continue
+    for resource in ctx.of_kind("ResourceClaim"):
         ref = resource.ref
         if not (ref.api_version or "").startswith(DRA_GROUP):
             continue

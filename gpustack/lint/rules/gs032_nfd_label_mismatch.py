@@ -83,8 +83,8 @@ def _nfd_fields(ctx: LintContext) -> Iterator[tuple[str, ...]]:
         if release.chart == "nvidia-device-plugin" and not _plugin_deploys_nfd(release.values):
             continue
         yield _fields(sets.get_value(release.values, *prefix, *PCI), default)
-    for resource in ctx.resources:
-        data = resource.get(("data",)) if resource.kind == "ConfigMap" else None
+    for resource in ctx.of_kind("ConfigMap"):
+        data = resource.get(("data",))
         text = data.get("nfd-worker.conf") if isinstance(data, Mapping) else None
         if isinstance(text, str):
             config = sets.yaml_mapping(text)

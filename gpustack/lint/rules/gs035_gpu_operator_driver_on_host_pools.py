@@ -29,8 +29,8 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     pools = _host_pools(cluster)
     if not pools:
         return
-    for resource in ctx.resources:
-        if resource.kind == "ClusterPolicy" and (resource.api_version or "").startswith("nvidia.com/"):
+    for resource in ctx.of_kind("ClusterPolicy"):
+        if (resource.api_version or "").startswith("nvidia.com/"):
             if resource.get(("spec", "driver", "enabled")) is not False:
                 yield _hit(resource, ("spec", "driver"), f"{resource.ref}", pools, cluster)
     for release in sets.releases(ctx):

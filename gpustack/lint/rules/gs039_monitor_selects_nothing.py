@@ -210,7 +210,7 @@ def _where(namespaces: frozenset[str]) -> str:
 
 def check(ctx: LintContext) -> Iterator[Hit]:
     placement: _Placement | None = None
-    for resource in ctx.resources:
+    for resource in ctx.of_kind(*MONITORS):
         target_kind = MONITORS.get(resource.kind or "")
         if target_kind is None or _group(resource) != "monitoring.coreos.com":
             continue
