@@ -117,7 +117,15 @@ def measure(
     done: list[Run] = []
     for index in range(runs):
         done.append(run_once(command(index), ok, env))
-        print(f"  {label}: {done[-1].seconds:.3f} s, CPU {done[-1].cpu_seconds:.3f} s ({index + 1}/{runs})", file=sys.stderr)
+        _progress(label, done[-1], index, runs)
+    return _sample(done)
+
+
+def _progress(label: str, run: Run, index: int, runs: int) -> None:
+    print(f"  {label}: {run.seconds:.3f} s, CPU {run.cpu_seconds:.3f} s ({index + 1}/{runs})", file=sys.stderr)
+
+
+def _sample(done: list[Run]) -> Sample:
     return Sample(
         statistics.median(run.seconds for run in done),
         statistics.median(run.cpu_seconds for run in done),
@@ -159,6 +167,25 @@ class Bench:
             self.rows.append(Row(label, "failed (see below)"))
             return None
 
+    def sample_pair(
+        self,
+        first: tuple[str, Callable[[int], list[str]], dict[str, str] | None],
+        second: tuple[str, Callable[[int], list[str]], dict[str, str] | None],
+        ok: Collection[int] = (0,),
+    ) -> tuple[Sample, Sample] | None:
+        """Two commands measured in turns, run by run (``measure`` of each, interleaved)."""
+        runs: tuple[list[Run], list[Run]] = ([], [])
+        try:
+            for index in range(self.runs):
+                for (label, command, env), done in zip((first, second), runs, strict=True):
+                    done.append(run_once(command(index), ok, env))
+                    _progress(label, done[-1], index, self.runs)
+        except (CommandFailed, OSError) as exc:
+            self.failures.append(f"{first[0]} / {second[0]}: {exc}")
+            self.rows.append(Row(second[0], "failed (see below)"))
+            return None
+        return _sample(runs[0]), _sample(runs[1])
+
     def add(self, measure: str, result: str, target: str = "—", met: bool | None = None) -> None:
         self.rows.append(Row(measure, result, target, met))
 
@@ -186,16 +213,17 @@ def lint(gpustack: str, path: Path, *options: str) -> Callable[[int], list[str]]
     return lambda _: [gpustack, "lint", *options, str(path)]
 
 
-def cold(gpustack: str, path: Path, scratch: Path, *options: str) -> Callable[[int], list[str]]:
+def cold(gpustack: str, path: Path, scratch: Path, *options: str, tag: str = "") -> Callable[[int], list[str]]:
     """A first run: an empty cache of its own each time (so its writes are counted)."""
-    return lambda run: [gpustack, "lint", "--cache-dir", str(scratch / f"cold-{path.name}-{len(options)}-{run}"), *options, str(path)]
+    return lambda run: [
+        gpustack, "lint", "--cache-dir", str(scratch / f"cold-{path.name}-{len(options)}{tag}-{run}"), *options, str(path)
+    ]
 
 
 def lint_rows(
     bench: Bench, gpustack: str, corpora: tuple[Corpus, Corpus, Corpus], cache: Path, scratch: Path
-) -> Sample | None:
-    """Lint figures, cold (an empty cache) and warm; returns the small corpus's cold sample
-    for the comparison with checkov."""
+) -> None:
+    """Lint figures, cold (an empty cache) and warm."""
     small, large, one = corpora
     small_folder = corpus_dir(small.docs, small.files, cache=cache)
     large_folder = corpus_dir(large.docs, large.files, cache=cache)
@@ -228,7 +256,6 @@ def lint_rows(
     spec_run = bench.sample(label, cold(gpustack, large_folder, scratch, "--spec", str(spec)), FOUND_OR_CLEAN)
     if spec_run:
         bench.add(label, throughput(large.docs, spec_run))
-    return small_run
 
 
 def warm_rows(bench: Bench, gpustack: str, corpus: Corpus, folder: Path, scratch: Path) -> None:
@@ -266,7 +293,9 @@ def megabytes(folder: Path) -> str:
     return f"{size / MB:.1f} MB"
 
 
-def checkov_rows(bench: Bench, checkov: str | None, corpus: Corpus, ours: Sample | None, cache: Path) -> None:
+def checkov_rows(bench: Bench, checkov: str | None, gpustack: str, corpus: Corpus, cache: Path, scratch: Path) -> None:
+    """checkov on the small corpus, each run right after a cold gpustack run on it: the
+    speed-up compares runs minutes apart at most, on a machine whose speed drifts."""
     label = f"checkov {corpus}"
     if checkov is None:
         bench.add(label, "not installed (pass --checkov PATH)")
@@ -275,14 +304,20 @@ def checkov_rows(bench: Bench, checkov: str | None, corpus: Corpus, ours: Sample
     # checkov skips any path under a folder whose name starts with "." (our cache is
     # benchmarks/.corpus) unless told not to: without this it lints nothing, fast.
     env = os.environ | {"CKV_IGNORE_HIDDEN_DIRECTORIES": "false"}
-    theirs = bench.sample(label, lambda _: [checkov, "-d", str(folder), *CHECKOV_FLAGS], FOUND_OR_CLEAN, env)
-    if theirs is None:
+    ours_label = f"Lint {corpus}, cold, beside checkov"
+    paired = bench.sample_pair(
+        (ours_label, cold(gpustack, folder, scratch, tag="-beside-checkov"), None),
+        (label, lambda _: [checkov, "-d", str(folder), *CHECKOV_FLAGS], env),
+        FOUND_OR_CLEAN,
+    )
+    if paired is None:
         return
+    ours, theirs = paired
+    add_timed(bench, ours_label, throughput(corpus.docs, ours), ours, None)
     bench.add(label, throughput(corpus.docs, theirs))
-    if ours:
-        speedup = theirs.seconds / ours.seconds
-        cpu = theirs.cpu_seconds / ours.cpu_seconds
-        bench.add(f"Speed-up over checkov, {corpus}", f"{speedup:.1f}× (CPU time {cpu:.1f}×)", "≥ 50×", speedup >= 50)
+    speedup = theirs.seconds / ours.seconds
+    cpu = theirs.cpu_seconds / ours.cpu_seconds
+    bench.add(f"Speed-up over checkov, {corpus}", f"{speedup:.1f}× (CPU time {cpu:.1f}×)", "≥ 50×", speedup >= 50)
 
 
 def render(gpustack: str, spec: Path, scratch: Path) -> Callable[[int], list[str]]:
@@ -348,8 +383,8 @@ def main(argv: list[str] | None = None) -> int:
     corpora = QUICK if args.quick else FULL
     bench = Bench(args.runs)
     with tempfile.TemporaryDirectory(prefix="gpustack-bench-") as scratch:
-        ours = lint_rows(bench, args.gpustack, corpora, args.cache, Path(scratch))
-    checkov_rows(bench, args.checkov, corpora[0], ours, args.cache)
+        lint_rows(bench, args.gpustack, corpora, args.cache, Path(scratch))
+        checkov_rows(bench, args.checkov, args.gpustack, corpora[0], args.cache, Path(scratch))
     if not args.no_render:
         render_rows(bench, args.gpustack, args.cache)
 
