@@ -397,6 +397,14 @@ def _encoded_positions(wheres: list[Any] | bytes) -> bytes:
     return wheres if wheres.__class__ is bytes else marshal.dumps(_compact(wheres))
 
 
+def _decoded_positions(payload: bytes) -> list[Any] | None:
+    try:
+        wheres = marshal.loads(payload)
+    except (ValueError, EOFError, TypeError):
+        return None
+    return wheres if isinstance(wheres, list) and all(isinstance(where, list) for where in wheres) else None
+
+
 def _decoded(payload: bytes) -> Entry:
     entry: Entry = marshal.loads(payload)
     return entry
@@ -430,15 +438,22 @@ class _Positions:
         return _Positions, (self.source, self.document, self.data, self.root, self.containers, _compact(self.wheres))
 
     @computed_once
-    def table(self) -> dict[int, Any]:
-        wheres = marshal.loads(self.wheres) if self.wheres.__class__ is bytes else self.wheres
-        return {
-            id(container): dict(zip(container, where)) if where.__class__ is list and container.__class__ is dict else where
-            for container, where in zip(self.containers, wheres)
-        }
+    def table(self) -> dict[int, Any] | None:
+        """None when encoded positions do not fit the document (a damaged cache entry)."""
+        wheres = _decoded_positions(self.wheres) if self.wheres.__class__ is bytes else self.wheres
+        if wheres is None or len(wheres) != len(self.containers):
+            return None
+        table = {}
+        for container, where in zip(self.containers, wheres):
+            if len(where) != len(container):
+                return None
+            table[id(container)] = dict(zip(container, where)) if where.__class__ is list and container.__class__ is dict else where
+        return table
 
     def locate(self, prefix: Path, path: Path = ()) -> tuple[int, int]:
         node, position, table = self.data, self.root, self.table
+        if table is None:
+            return self.source.locate(self.document, prefix, path)
         for step in (*prefix, *path) if prefix else path:
             kind = node.__class__
             if kind is dict:

@@ -193,6 +193,29 @@ def test_damaged_entries_are_ignored_and_rewritten(
     assert json_report(capsys, "--cache-dir", str(folder), str(generated)) == plain
 
 
+@pytest.mark.parametrize(
+    "positions",
+    [b"\xff not marshal", marshal.dumps([[1, 2]]), marshal.dumps("a string")],
+    ids=["unreadable", "too few", "not a list"],
+)
+def test_damaged_positions_are_found_again_in_the_text(
+    positions: bytes, generated: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Each document's positions are encoded apart and read on the first locate: positions
+    that cannot be read, or do not fit the document, are found in the file's text instead."""
+    folder = tmp_path / "cache"
+    plain = json_report(capsys, "--no-cache", str(generated))
+    json_report(capsys, "--cache-dir", str(folder), str(generated))
+    with sqlite3.connect(folder / cache_module.DATABASE) as database:
+        rows = database.execute("SELECT key, value FROM entries WHERE key LIKE 'documents:%'").fetchall()
+        for key, value in rows:
+            kind, items = marshal.loads(value)
+            damaged = (kind, tuple((*item[:7], positions, *item[8:]) for item in items) if kind == "documents" else items)
+            database.execute("UPDATE entries SET value = ? WHERE key = ?", (marshal.dumps(damaged), key))
+        database.execute("DELETE FROM entries WHERE key NOT LIKE 'documents:%'")  # every finding located anew
+    assert json_report(capsys, "--cache-dir", str(folder), str(generated)) == plain
+
+
 def test_a_damaged_database_is_replaced(generated: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     folder = tmp_path / "cache"
     plain = json_report(capsys, "--no-cache", str(generated))
