@@ -204,6 +204,9 @@ def lint(
     # collector would only walk the growing heap again and again (5x the time for 10,000
     # documents), and the imports below alone would pay for a dozen collections.
     gc.disable()
+    from gpustack.lint import workers
+
+    workers.look_early()
     from dataclasses import replace
 
     from gpustack.lint.cache import Cache, cache_folder

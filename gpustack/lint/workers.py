@@ -47,18 +47,32 @@ def jobs_for(files: int, size: int, jobs: int | None = None) -> int:
     return min(jobs, files) if sys.platform.startswith("linux") else 1
 
 
+def look_early() -> None:
+    """Take ``idle_cpus``'s first look now, at start-up: by the time it decides, start-up has
+    put the time between its two looks behind it, and it need not wait."""
+    global _early_look
+    try:
+        _early_look = (time.monotonic(), _running())
+    except (OSError, ValueError, IndexError):
+        _early_look = None
+
+
+_early_look: tuple[float, int] | None = None  # (when, runnable threads), from ``look_early``
+LOOK_GAP = 0.005  # seconds between two looks: a thread that runs for an instant (a shell between commands) is not other work
+
+
 def idle_cpus() -> int:
     """CPUs that other work leaves free now, at least one: the CPUs this process may use (its
     affinity, capped by a container's CPU limit) less the other runnable threads
-    (``/proc/loadavg``'s fourth field, the lowest of three looks 5 ms apart; the one-minute
-    load average where there is none). The load average lags a minute behind: a run right
-    after another would see the earlier run as other work. On a busy machine a worker only
-    adds the cost of sending its results (measured on two cores with one taken: 10,000
-    documents 2.7 s alone, 3.0 s with a worker)."""
+    (``/proc/loadavg``'s fourth field, the lower of two looks ``LOOK_GAP`` apart or more: the
+    early one when taken; the one-minute load average where there is none). The load
+    average lags a minute behind: a run right after another would see the earlier run as
+    other work. On a busy machine a worker only adds the cost of sending its results
+    (measured on two cores with one taken: 10,000 documents 2.7 s alone, 3.0 s with a worker)."""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     cpus = min(cpus, _quota() or cpus)
     try:
-        others = min(_looked(index) for index in range(3)) - 1  # this process is one of them
+        others = _two_looks() - 1  # this process is one of them
     except (OSError, ValueError, IndexError):
         try:
             others = round(os.getloadavg()[0])
@@ -85,12 +99,14 @@ def _quota() -> int | None:
     return None
 
 
-def _looked(index: int) -> int:
-    """``_running``, after 5 ms from the second look on: a thread that runs for an instant
-    (a shell between two commands) is not other work."""
-    if index:
-        time.sleep(0.005)
-    return _running()
+def _two_looks() -> int:
+    """The lower of the runnable threads seen ``LOOK_GAP`` apart or more (the first look the
+    early one when taken)."""
+    first = _early_look or (time.monotonic(), _running())
+    wait = LOOK_GAP - (time.monotonic() - first[0])
+    if wait > 0:
+        time.sleep(wait)
+    return min(first[1], _running())
 
 
 def _running() -> int:

@@ -224,6 +224,26 @@ def test_idle_cpus_are_those_other_runnable_threads_leave(monkeypatch: pytest.Mo
     assert workers.idle_cpus() == 1
 
 
+def test_idle_cpus_take_the_lower_of_two_looks_and_wait_only_without_an_early_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gpustack.lint import workers
+
+    monkeypatch.setattr(workers.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(workers, "_quota", lambda: None)
+    slept: list[float] = []
+    monkeypatch.setattr(workers.time, "sleep", slept.append)
+    monkeypatch.setattr(workers, "_early_look", None)
+    monkeypatch.setattr(workers, "_running", lambda: 3)
+    assert workers.idle_cpus() == 2 and len(slept) == 1 and 0 < slept[0] <= workers.LOOK_GAP
+    slept.clear()
+    monkeypatch.setattr(workers, "_running", lambda: 1)
+    workers.look_early()  # this run alone at start-up ...
+    monkeypatch.setattr(workers, "_early_look", (workers._early_look[0] - 1, 1))  # ... a second ago
+    monkeypatch.setattr(workers, "_running", lambda: 4)  # a thread that came and went: not other work
+    assert workers.idle_cpus() == 4 and slept == []
+
+
 @pytest.mark.parametrize(
     ("files", "cpus"),
     [
