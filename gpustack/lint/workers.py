@@ -59,6 +59,7 @@ def look_early() -> None:
 
 _early_look: tuple[float, int] | None = None  # (when, runnable threads), from ``look_early``
 LOOK_GAP = 0.005  # seconds between two looks: a thread that runs for an instant (a shell between commands) is not other work
+EARLY_LOOK_LIFE = 2.0  # seconds: an early look older than this says nothing of the load now
 
 
 def idle_cpus() -> int:
@@ -101,8 +102,10 @@ def _quota() -> int | None:
 
 def _two_looks() -> int:
     """The lower of the runnable threads seen ``LOOK_GAP`` apart or more (the first look the
-    early one when taken)."""
-    first = _early_look or (time.monotonic(), _running())
+    early one when taken, used once and only while recent: ``EARLY_LOOK_LIFE``)."""
+    global _early_look
+    early, _early_look = _early_look, None
+    first = early if early and time.monotonic() - early[0] < EARLY_LOOK_LIFE else (time.monotonic(), _running())
     wait = LOOK_GAP - (time.monotonic() - first[0])
     if wait > 0:
         time.sleep(wait)

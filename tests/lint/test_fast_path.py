@@ -218,6 +218,7 @@ def test_idle_cpus_are_those_other_runnable_threads_leave(monkeypatch: pytest.Mo
 
     monkeypatch.setattr(workers.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
     monkeypatch.setattr(workers, "_quota", lambda: None)  # no container limit
+    monkeypatch.setattr(workers, "_early_look", None)  # none left by a lint run of another test
     monkeypatch.setattr(workers, "_running", lambda: 2)  # this run and one other
     assert workers.idle_cpus() == 3
     monkeypatch.setattr(workers, "_running", lambda: 9)
@@ -242,6 +243,9 @@ def test_idle_cpus_take_the_lower_of_two_looks_and_wait_only_without_an_early_on
     monkeypatch.setattr(workers, "_early_look", (workers._early_look[0] - 1, 1))  # ... a second ago
     monkeypatch.setattr(workers, "_running", lambda: 4)  # a thread that came and went: not other work
     assert workers.idle_cpus() == 4 and slept == []
+    assert workers.idle_cpus() == 1 and len(slept) == 1  # the early look is used once
+    monkeypatch.setattr(workers, "_early_look", (workers.time.monotonic() - workers.EARLY_LOOK_LIFE, 1))
+    assert workers.idle_cpus() == 1  # too old to count
 
 
 @pytest.mark.parametrize(
