@@ -402,12 +402,12 @@ class _Files:
         for key in ("", claims_key):
             if (name, key) in self.done:
                 return self.done[(name, key)]
-        unit = self.loaded.pop(name, None)
+        unit, stored = self.loaded.pop(name, (None, None))
         if unit is not None:
             if all(requests_gpus(pod, claims) for pod in unit[0] if pod.spec.get("resourceClaims")):
                 key = _unit_key(unit[0], claims_key)
                 file = self.done[(name, key)] = _File(name, resources, key, *unit)
-                self._keep(file)
+                self._keep(file, stored)
                 return file
         for key in ("", claims_key):
             stored = self.units.get_unit(name, self._text(name), key) if self.units is not None else None
@@ -419,10 +419,11 @@ class _Files:
                 return file
         return None
 
-    def _keep(self, file: _File) -> None:
-        """Store the file's unit in ``units``."""
+    def _keep(self, file: _File, stored: Any = None) -> None:
+        """Store the file's unit in ``units`` (``stored``: as plain data already)."""
         if self.units is not None:
-            self.units.put_unit(file.name, self._text(file.name), file.claims, self.run.stored_unit(file.resources, file.unit))
+            stored = stored if stored is not None else self.run.stored_unit(file.resources, file.unit)
+            self.units.put_unit(file.name, self._text(file.name), file.claims, stored)
 
     def with_facts(
         self, files: list[_File], rules: Sequence[Rule], facts: dict[Any, Any], facts_key: str, errors: list[InputError]

@@ -53,7 +53,8 @@ class LoadResult:
     resources: tuple[Resource, ...] = ()
     errors: tuple[InputError, ...] = ()
     texts: Mapping[str, str] = field(default_factory=dict)  # file -> text, for inline comments
-    units: Mapping[str, Any] = field(default_factory=dict)  # file -> what ``FileWork.file_unit`` made of it
+    # file -> (what ``FileWork.file_unit`` made of it, that as plain data or None)
+    units: Mapping[str, tuple[Any, Any]] = field(default_factory=dict)
 
     @property
     def files(self) -> int:
@@ -153,7 +154,8 @@ def load_inputs(
 ) -> LoadResult:
     """Parse what ``read_inputs`` read, in order: each file's entry from ``cache`` when it
     holds one for that content, else parsed (over processes when many) and stored there;
-    ``work`` makes each parsed file's unit (``LoadResult.units``)."""
+    ``work`` makes each parsed file's unit (``LoadResult.units``), as plain data too where a
+    worker sent it or the cache will keep it."""
     results: list[LoadResult | None] = []
     pending: list[tuple[int, Input, str | None]] = []  # (index in results, input, cache key)
     if cache is not None:
@@ -207,7 +209,11 @@ def _parse_all(
             result, entry, unit = parsed(name, data)
             if store is not None and key is not None:
                 store(key, _encoded(entry))
-            results.append(result if unit is None else replace(result, units={name: unit}))
+            if unit is not None:
+                # Made plain here, beside the worker, where the cache keeps it: not after, alone.
+                stored = work.stored_unit(result.resources, unit) if work and store is not None else None
+                result = replace(result, units={name: (unit, stored)})
+            results.append(result)
         return results
 
     def there(chunk: Sequence[tuple[str, bytes, str | None]]) -> list[tuple[bytes, Any]]:
@@ -226,7 +232,7 @@ def _parse_all(
         result = restore(name, data, _decoded(payload))
         if stored is None or work is None:
             return result
-        return replace(result, units={name: work.restored_unit(result.resources, stored)})
+        return replace(result, units={name: (work.restored_unit(result.resources, stored), stored)})
 
     jobs = workers.jobs_for(len(files), sum(sizes), jobs)
     return workers.spread(items, sizes, jobs, here, there, back)
