@@ -34,6 +34,7 @@ from gpustack.lint.model import Finding, Hit, Note, Path, PodSpec, Resource
 
 ANNOTATION = "gpustack.io/ignore"
 COMMENT = "gpustack:ignore"
+_MARK = "gpustack"  # in the text of any file with a suppression (short of escapes inside the word)
 _ENTRY = re.compile(r"(?P<ids>GS\d{3}(?:\s*,\s*GS\d{3})*)\s*(?::\s*(?P<reason>.*?))?\s*")
 _EXPIRY = re.compile(r"(?:^|;)\s*until\s+(?P<date>\d{4}-\d{2}-\d{2})\s*$")
 _COMMENT = re.compile(r"#\s*gpustack:ignore\b\s*(?P<entry>.*?)\s*$")
@@ -88,7 +89,7 @@ def apply(
     """Split findings into reported and suppressed; notes for expired or unreadable entries
     and for baseline entries that no longer occur."""
     index = _Index(known_rules)
-    index.read_annotations(resources, pod_specs)
+    index.read_annotations(resources, pod_specs, texts)
     index.read_comments(texts)
     pods: dict[int, list[PodSpec]] = {}
     for pod in pod_specs if exemptions else ():
@@ -159,10 +160,21 @@ class _Index:
         ]
         return found + self.comments.get(finding.file, {}).get(finding.line, [])
 
-    def read_annotations(self, resources: Iterable[Resource], pod_specs: Iterable[PodSpec]) -> None:
+    def read_annotations(
+        self, resources: Iterable[Resource], pod_specs: Iterable[PodSpec], texts: Mapping[str, str]
+    ) -> None:
+        """The annotations of objects and pod templates, in files whose text may hold one
+        (every file is read, and nearly none says ``gpustack``)."""
+
+        def may_hold(resource: Resource) -> bool:
+            text = texts.get(resource.file)
+            return text is None or _MARK in text
+
         # A pod template's metadata sits beside its spec: the template's path is the prefix.
-        sources = [(resource, (), resource.data.get("metadata")) for resource in resources]
-        sources += [(pod.resource, pod.path[:-1], pod.template_metadata) for pod in pod_specs if pod.path[:-1]]
+        sources = [(resource, (), resource.data.get("metadata")) for resource in resources if may_hold(resource)]
+        sources += [
+            (pod.resource, pod.path[:-1], pod.template_metadata) for pod in pod_specs if pod.path[:-1] and may_hold(pod.resource)
+        ]
         for resource, prefix, metadata in sources:
             value = _annotation(metadata)
             if value is None:
