@@ -3,6 +3,7 @@ hint below, notes and a one-line summary at the end. Colour only when asked (a t
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import groupby
 
 from gpustack.lint.engine import Report
@@ -30,9 +31,15 @@ def render(report: Report, options: ReportOptions) -> str:
 def _head(finding: Finding, paint: Painter) -> str:
     return (
         f"{paint('1', f'{finding.file}:{finding.line}:{finding.column}:')} "
-        f"{paint(_COLOURS[finding.severity], str(finding.severity))} "
+        f"{_severity(finding.severity, paint)} "
         f"{paint('1', finding.rule)} {finding.name}: {_indent(finding.message)}\n"
     )
+
+
+@lru_cache(maxsize=8)
+def _severity(severity: Severity, paint: Painter) -> str:
+    """The severity as printed (one of six strings, for thousands of findings)."""
+    return paint(_COLOURS[severity], str(severity))
 
 
 def _finding(finding: Finding, paint: Painter) -> str:
