@@ -446,15 +446,17 @@ class _Positions:
     @computed_once
     def table(self) -> dict[int, Any] | None:
         """None when encoded positions do not fit the document (a damaged cache entry)."""
-        wheres = _decoded_positions(self.wheres) if self.wheres.__class__ is bytes else self.wheres
-        if wheres is None or len(wheres) != len(self.containers):
-            return None
-        table = {}
-        for container, where in zip(self.containers, wheres):
-            if len(where) != len(container):
+        wheres = self.wheres
+        if wheres.__class__ is bytes:
+            wheres = _decoded_positions(wheres)
+            if wheres is None or len(wheres) != len(self.containers):
                 return None
-            table[id(container)] = dict(zip(container, where)) if where.__class__ is list and container.__class__ is dict else where
-        return table
+            if any(len(where) != len(container) for container, where in zip(self.containers, wheres)):
+                return None
+        return {
+            id(container): dict(zip(container, where)) if where.__class__ is list and container.__class__ is dict else where
+            for container, where in zip(self.containers, wheres)
+        }
 
     def locate(self, prefix: Path, path: Path = ()) -> tuple[int, int]:
         node, position, table = self.data, self.root, self.table

@@ -114,7 +114,7 @@ class Resource:
     def kind(self) -> str | None:
         return _text(self.data.get("kind"))
 
-    @property
+    @computed_once
     def api_version(self) -> str | None:
         """``ref.api_version``, without building the ref (a set-wide scan asks every object)."""
         return _text(self.data.get("apiVersion"))

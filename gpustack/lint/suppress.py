@@ -166,9 +166,10 @@ class _Index:
         """The annotations of objects and pod templates, in files whose text may hold one
         (every file is read, and nearly none says ``gpustack``)."""
 
+        quiet = {file for file, text in texts.items() if _MARK not in text}
+
         def may_hold(resource: Resource) -> bool:
-            text = texts.get(resource.file)
-            return text is None or _MARK in text
+            return resource.file not in quiet
 
         # A pod template's metadata sits beside its spec: the template's path is the prefix.
         sources = [(resource, (), resource.data.get("metadata")) for resource in resources if may_hold(resource)]
