@@ -32,7 +32,20 @@ from gpustack.lint.catalogue import RuleInfo
 from gpustack.lint.config import Config
 from gpustack.lint.context import LintContext
 from gpustack.lint.load import LoadResult
-from gpustack.lint.model import Edit, Finding, Hit, InputError, Note, PodSpec, Resource, Severity, copied, finding_of, plain_finding
+from gpustack.lint.model import (
+    FINDING_ORDER,
+    Edit,
+    Finding,
+    Hit,
+    InputError,
+    Note,
+    PodSpec,
+    Resource,
+    Severity,
+    copied,
+    finding_of,
+    plain_finding,
+)
 from gpustack.lint.registry import Rule
 from gpustack.lint.roots import Root, repositories, split
 
@@ -127,8 +140,8 @@ def lint(
     if objects == 0:
         notes.append(Note(_nothing_to_lint(loaded)))
     return Report(
-        findings=tuple(sorted(outcome.findings)),
-        suppressed=tuple(sorted(outcome.suppressed, key=lambda item: item.finding)),
+        findings=tuple(sorted(outcome.findings, key=FINDING_ORDER)),
+        suppressed=tuple(sorted(outcome.suppressed, key=lambda item: FINDING_ORDER(item.finding))),
         errors=tuple(errors),
         notes=tuple(notes) + outcome.notes,
         files=loaded.files,
