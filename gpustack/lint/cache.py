@@ -18,8 +18,9 @@ digest of everything its value depends on:
   file's name and digest, the settings, the day: suppressions expire) and how it printed it
   (format, options). A run on unchanged files prints it again: no parsing, no rules.
 
-The store is one SQLite database (``entries.sqlite``: what the standard library offers for
-many small values in one file, written in one transaction) in a folder: ``.gpustack_cache``
+Every value is plain data written with ``marshal`` (``Cache.get``). The store is one SQLite
+database (``entries.sqlite``: what the standard library offers for many small values in one
+file, written in one transaction) in a folder: ``.gpustack_cache``
 beside the config (else beside the linted paths), ``--cache-dir`` or ``GPUSTACK_CACHE_DIR``,
 holding a ``.gitignore`` so that git leaves it out. A run reads entries as it goes and writes
 what it computed in one transaction at the end (``close``): concurrent runs each see a whole
@@ -35,7 +36,6 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
-import pickle
 import sys
 import time
 from collections.abc import Iterable, Mapping
@@ -188,13 +188,18 @@ class Cache:
     def put_output(self, key: str, text: str, code: int) -> None:
         self.put("output", key, (text, code))
 
+    # Values are plain data (tuples, lists, dicts, strings, numbers), written with ``marshal``:
+    # it reads them back twice as fast as pickle, and a run over a cached set reads two
+    # entries a file. Its format may change with Python's version, which the keys hold
+    # (``code_fingerprint``).
+
     def get(self, kind: str, key: str) -> Any | None:
         """The value stored under ``kind``/``key``, or None (absent, corrupt, a symlink)."""
         payload = self.get_bytes(kind, key)
         if payload is None:
             return None
         try:
-            return pickle.loads(payload)
+            return marshal.loads(payload)
         except Exception:  # a damaged or foreign entry: a miss; the run writes it again
             return None
 
@@ -240,7 +245,8 @@ class Cache:
         self.fetched.update(found)
 
     def put(self, kind: str, key: str, value: Any) -> None:
-        self.put_bytes(kind, key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        """Store plain data (written at ``close``)."""
+        self.put_bytes(kind, key, marshal.dumps(value))
 
     def put_bytes(self, kind: str, key: str, payload: bytes) -> None:
         """Store an encoded value (written at ``close``)."""
@@ -378,29 +384,16 @@ class FileUnitStore:
         self.texts: dict[str, tuple[str, str]] = {}  # file -> (text, its digest), for files not in ``contents``
 
     def get_unit(self, file: str, text: str, claims: str) -> Any | None:
-        return self._get("unit", self._key(file, text, claims))
+        return self.cache.get("unit", self._key(file, text, claims))
 
     def put_unit(self, file: str, text: str, claims: str, value: Any) -> None:
-        self._put("unit", self._key(file, text, claims), value)
+        self.cache.put("unit", self._key(file, text, claims), value)
 
     def get_with_facts(self, file: str, text: str, claims: str, facts: str) -> Any | None:
-        return self._get("facts", self._key(file, text, claims, facts))
+        return self.cache.get("facts", self._key(file, text, claims, facts))
 
     def put_with_facts(self, file: str, text: str, claims: str, facts: str, value: Any) -> None:
-        self._put("facts", self._key(file, text, claims, facts), value)
-
-    # Units are plain data (``engine.Run.stored_unit``): ``marshal`` reads them back twice as
-    # fast as pickle, and a run over a cached set reads one per file.
-
-    def _get(self, kind: str, key: str) -> Any | None:
-        payload = self.cache.get_bytes(kind, key)
-        try:
-            return None if payload is None else marshal.loads(payload)
-        except Exception:  # a damaged or foreign entry: a miss; the run writes it again
-            return None
-
-    def _put(self, kind: str, key: str, value: Any) -> None:
-        self.cache.put_bytes(kind, key, marshal.dumps(value))
+        self.cache.put("facts", self._key(file, text, claims, facts), value)
 
     def _key(self, file: str, text: str, *context: str) -> str:
         content = self.contents.get(file)
