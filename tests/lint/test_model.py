@@ -1,0 +1,64 @@
+"""The linter's values as the cache and worker processes carry them, and how they sort."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from gpustack.lint.context import LintContext
+from gpustack.lint.load import load_text
+from gpustack.lint.model import (
+    FINDING_ORDER,
+    AppendItem,
+    DeleteKey,
+    Finding,
+    ObjectRef,
+    RenameKey,
+    SetValue,
+    Severity,
+    finding_of,
+    plain_finding,
+)
+
+FINDINGS = [
+    Finding("a.yaml", 3, 5, "GS004", "missing-runtime-class", Severity.ERROR, "no runtimeClassName"),
+    Finding(
+        "b.yaml", 12, 1, "GS023", "gpu-container-hardening", Severity.INFO, "hardening",
+        object=ObjectRef("apps/v1", "Deployment", "ml", "vllm"), path=("spec", "template"), fix="Set it.",
+        fixable=True, document=2,
+        edits=(SetValue(("a",), {"b": [1, None]}), AppendItem(("c",), "d"), DeleteKey(("e", 0)), RenameKey(("f",), "g")),
+        root="clusters/prod",
+    ),
+    Finding("b.yaml", 12, 1, "GS001", "pci-0300-selector", Severity.WARNING, "selector", object=ObjectRef(kind="Pod")),
+]
+
+
+@pytest.mark.parametrize("finding", FINDINGS, ids=["bare", "every field", "partial object"])
+def test_a_finding_as_plain_data_and_back_is_the_same_finding(finding: Finding) -> None:
+    import marshal
+
+    again = finding_of(marshal.loads(marshal.dumps(plain_finding(finding))))
+    assert again == finding and vars(again) == vars(finding)
+    assert again.severity is finding.severity and hash(again) == hash(finding)
+
+
+def test_findings_sort_by_their_key_as_by_their_order() -> None:
+    shuffled = [
+        Finding(file, line, column, rule, "name", Severity.INFO, "message")
+        for file in ("b.yaml", "a.yaml") for line in (10, 2) for column in (3, 1) for rule in ("GS010", "GS002")
+    ]
+    random.Random(7).shuffle(shuffled)
+    assert sorted(shuffled, key=FINDING_ORDER) == sorted(shuffled)
+
+
+def test_objects_of_some_kinds_come_in_input_order() -> None:
+    text = "\n---\n".join(
+        f"apiVersion: v1\nkind: {kind}\nmetadata: {{name: n{index}}}"
+        for index, kind in enumerate(["Pod", "ConfigMap", "Service", "Pod", "ConfigMap"])
+    )
+    resources = load_text("a.yaml", text).resources
+    ctx = LintContext(resources=resources, pod_specs=())
+    assert [r.ref.name for r in ctx.of_kind("ConfigMap", "Pod")] == ["n0", "n1", "n3", "n4"]
+    assert [r.ref.name for r in ctx.of_kind("Pod")] == ["n0", "n3"]
+    assert ctx.of_kind("Namespace") == []
