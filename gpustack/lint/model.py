@@ -17,7 +17,7 @@ Path = tuple[str | int, ...]
 T = TypeVar("T")
 
 
-class computed_once(Generic[T]):  # noqa: N801 - used as a decorator, like the property it replaces
+class computed_once(Generic[T]):  # lower case: a decorator, like the property it replaces
     """``functools.cached_property`` without the lock Python 3.11 takes on every first read:
     lint builds tens of thousands of objects and reads ``ref``/``kind`` of each once, and that
     lock was a tenth of a run over a cached set. The value goes into the instance's
