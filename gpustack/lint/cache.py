@@ -156,7 +156,7 @@ class Cache:
         name the files' contents by the keys already computed for them."""
         contents = {item[0]: self.documents_key(item[1]) for item in inputs if isinstance(item, tuple)}
         store = FileUnitStore(self, settings_key, contents)
-        self.prefetch("unit", (store._key(file, "", "") for file in contents))  # units that claim no devices
+        store.prefetch()
         return store
 
     # A whole run's report.
@@ -382,6 +382,11 @@ class FileUnitStore:
         self.settings_key = settings_key
         self.contents = contents  # file -> the key of its bytes, which decide its text
         self.texts: dict[str, tuple[str, str]] = {}  # file -> (text, its digest), for files not in ``contents``
+
+    def prefetch(self) -> None:
+        """Read the units of the files whose contents are known, as units that claim no
+        devices (most are) are keyed, in a few queries (``Cache.prefetch``)."""
+        self.cache.prefetch("unit", (self._key(file, "", "") for file in self.contents))
 
     def get_unit(self, file: str, text: str, claims: str) -> Any | None:
         return self.cache.get("unit", self._key(file, text, claims))

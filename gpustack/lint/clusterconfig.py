@@ -59,9 +59,9 @@ def kubernetes_version(ctx: LintContext) -> ClusterVersion | None:
     if ctx.cluster is not None:  # gpustack.lint.cluster.ClusterFacts
         return ClusterVersion(ctx.cluster.minor, "the spec")
     for resource in ctx.of_kind("ClusterConfiguration", "Plan"):
-        if resource.kind == "ClusterConfiguration" and _api_group(resource) == "kubeadm.k8s.io":
+        if resource.kind == "ClusterConfiguration" and resource.api_group == "kubeadm.k8s.io":
             version = resource.get(("kubernetesVersion",))
-        elif resource.kind == "Plan" and _api_group(resource) == "upgrade.cattle.io":
+        elif resource.kind == "Plan" and resource.api_group == "upgrade.cattle.io":
             version = resource.get(("spec", "version"))
         else:
             continue
@@ -85,10 +85,6 @@ class GateSetting:
         return describe(self.resource)
 
 
-def _api_group(resource: Resource) -> str:
-    return (resource.api_version or "").split("/")[0]
-
-
 def describe(resource: Resource) -> str:
     """How a message names a config document: ``K3s config (config.yaml)``, ``ClusterConfiguration (kubeadm.yaml)``."""
     if resource.ref.name:
@@ -104,7 +100,7 @@ def gate_settings(resources: tuple[Resource, ...]) -> Iterator[GateSetting]:
     for resource in resources:
         if is_k3s_config(resource):
             yield from _k3s(resource)
-        elif (group := _api_group(resource)) == "kubeadm.k8s.io":
+        elif (group := resource.api_group) == "kubeadm.k8s.io":
             yield from _kubeadm(resource)
         elif resource.kind == "KubeletConfiguration" and group == "kubelet.config.k8s.io":
             yield from _gate_map(resource, ("featureGates",), "kubelet")

@@ -158,13 +158,13 @@ def load_inputs(
     worker sent it or the cache will keep it."""
     results: list[LoadResult | None] = []
     pending: list[tuple[int, Input, str | None]] = []  # (index in results, input, cache key)
+    keys = [None if cache is None or isinstance(part, LoadResult) else cache.documents_key(part[1]) for part in inputs]
     if cache is not None:
-        cache.prefetch_documents(cache.documents_key(part[1]) for part in inputs if not isinstance(part, LoadResult))
-    for part in inputs:
+        cache.prefetch_documents(key for key in keys if key is not None)
+    for part, key in zip(inputs, keys, strict=True):
         if isinstance(part, LoadResult):
             results.append(part)
             continue
-        key = cache.documents_key(part[1]) if cache is not None else None
         payload = cache.get_documents(key) if cache is not None and key is not None else None
         if payload is not None:
             try:

@@ -119,6 +119,12 @@ class Resource:
         """``ref.api_version``, without building the ref (a set-wide scan asks every object)."""
         return _text(self.data.get("apiVersion"))
 
+    @property
+    def api_group(self) -> str:
+        """The group part of ``apiVersion`` (``apps`` of ``apps/v1``, ``v1`` of the core
+        group's ``v1``), "" without one."""
+        return (self.api_version or "").split("/")[0]
+
     def locate(self, path: Path) -> tuple[int, int]:
         return self.locator(path)
 

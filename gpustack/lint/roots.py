@@ -142,7 +142,7 @@ def _gitops_paths(resource: Resource) -> list[str]:
     """The repository paths a Flux Kustomization or an Argo CD Application deploys."""
     if resource.kind not in ("Kustomization", "Application"):  # before ``ref``: most objects are neither
         return []
-    group = (resource.api_version or "").split("/")[0]
+    group = resource.api_group
     if resource.kind == "Kustomization" and group == "kustomize.toolkit.fluxcd.io":
         sources = [resource.get(("spec",))]
     elif resource.kind == "Application" and group == "argoproj.io":

@@ -107,7 +107,7 @@ def helm_releases(resource: Resource) -> Iterator[HelmChartRelease]:
     adds what takes the whole set (HelmChartConfig, values files)."""
     if resource.kind not in _RELEASE_KINDS:  # before ``ref``: most objects of a large set are none of these
         return
-    api_group = (resource.api_version or "").split("/")[0]
+    api_group = resource.api_group
     if is_kustomization(resource):
         yield from _kustomize_releases(resource)
         return
