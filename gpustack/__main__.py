@@ -1,3 +1,3 @@
-from gpustack.cli import main
+from gpustack.cli import run
 
-main()
+run()

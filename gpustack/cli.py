@@ -173,3 +173,11 @@ def main(argv: list[str] | None = None) -> None:
         if os.environ.get("GPUSTACK_DEBUG"):
             raise
         sys.exit(2)
+
+
+def run() -> None:
+    """The console script and ``python -m gpustack``: ``main``, ended at once after a lint
+    (``gpustack.shutdown``)."""
+    from gpustack import shutdown
+
+    shutdown.run(main)

@@ -300,6 +300,9 @@ def lint(
         if shown is not None:
             cache.put_output(shown, text, code)
         cache.close()
+    from gpustack.shutdown import skip_teardown
+
+    skip_teardown()  # everything is written and closed: the process may end at once
     raise typer.Exit(code)
 
 
