@@ -3,6 +3,7 @@ its exit status is the lint's, and every other caller keeps the usual ``SystemEx
 
 from __future__ import annotations
 
+import cProfile
 import io
 import json
 import sqlite3
@@ -32,6 +33,12 @@ def ended(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(shutdown.os, "_exit", end)
 
 
+@pytest.fixture
+def unobserved(ended: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As ``ended``, and no profiler or coverage tracer seen (the tests may run under one)."""
+    monkeypatch.setattr(shutdown, "_observed", lambda: False)
+
+
 def _exiting(code: object, skip: bool):
     def main() -> None:
         if skip:
@@ -41,7 +48,7 @@ def _exiting(code: object, skip: bool):
     return main
 
 
-@pytest.mark.usefixtures("ended")
+@pytest.mark.usefixtures("unobserved")
 @pytest.mark.parametrize("code", [0, 1, 2])
 def test_a_command_that_skips_the_teardown_ends_the_process_with_its_status(code: int) -> None:
     with pytest.raises(_Ended) as exc:
@@ -58,6 +65,14 @@ def test_other_commands_exit_as_usual() -> None:
 
 
 @pytest.mark.usefixtures("ended")
+def test_a_profiled_run_exits_as_usual_for_the_profiler_to_write() -> None:
+    profiler = cProfile.Profile()
+    with pytest.raises(SystemExit) as exc:
+        profiler.runcall(shutdown.run, _exiting(1, skip=True))
+    assert exc.value.code == 1
+
+
+@pytest.mark.usefixtures("unobserved")
 def test_a_message_for_status_is_printed_and_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(_Ended) as exc:
         shutdown.run(_exiting("error: gone", skip=True))
@@ -67,7 +82,7 @@ def test_a_message_for_status_is_printed_and_exits_1(capsys: pytest.CaptureFixtu
     assert exc.value.code == 0
 
 
-@pytest.mark.usefixtures("ended")
+@pytest.mark.usefixtures("unobserved")
 def test_a_reader_that_left_gives_status_1(monkeypatch: pytest.MonkeyPatch) -> None:
     class Closed(io.StringIO):
         def flush(self) -> None:
