@@ -306,6 +306,20 @@ def test_the_cache_is_bounded(tmp_path: Path) -> None:
     assert kept == [0, 5, 6, 7, 8, 9, 10]
 
 
+def test_one_run_writing_past_the_limit_is_bounded(tmp_path: Path) -> None:
+    """The sizes are summed only where the store may outgrow its limit (the file before the
+    run plus what it writes): a small store that one run fills past the limit is trimmed."""
+    root = tmp_path / "cache"
+    first = Cache(root)
+    first.put("documents", f"{0:040x}", b"x" * 1000)
+    first.close(limit=10_500)
+    many = Cache(root)
+    for index in range(1, 21):
+        many.put("documents", f"{index:040x}", b"x" * 1000)
+    many.close(limit=10_500)
+    assert 0 < len(entries(root)) <= 7  # three quarters of the limit
+
+
 def test_a_warm_run_leaves_the_store_as_it_is(generated: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """A run that finds its output stored writes nothing: entries used within the hour keep
     their mark, so there is no write transaction to wait for."""
