@@ -19,7 +19,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal
 
 from gpustack.lint.gpu import HAMI_CORES, HAMI_MEMORY, gpu_requests
-from gpustack.lint.model import Container, Path, PodSpec
+from gpustack.lint.model import Container, Path, PodSpec, computed_once
 from gpustack.lint.podspec import LabelTest, node_label_tests
 
 if TYPE_CHECKING:
@@ -76,6 +76,9 @@ class GpuFacts:
     @property
     def mig_capable(self) -> bool:
         return bool(self.mig_profiles)
+
+
+TOLERATION_FIELDS = ("effect", "key", "operator", "value")  # what Taint.tolerated_by reads
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,11 @@ class Pool:
     driver_source: DriverSource
     resources: frozenset[str]  # GPU extended resources the pool's nodes advertise
 
+    @computed_once
+    def shortfalls(self) -> dict[Any, Shortfall | None]:
+        """``shortfall`` by the pods' ``ask_signature``: thousands of pods ask alike."""
+        return {}
+
     def __str__(self) -> str:
         return f"{self.name} ({self.gpus} × {self.gpu.product} per node)"
 
@@ -194,6 +202,13 @@ class ClusterFacts:
 
     def gate(self, name: str) -> bool:
         return self.gates.get(name, False)
+
+    @computed_once
+    def placements(self) -> dict[Any, tuple[Pool, ...]]:
+        """The pools of each node selection, and of each selection with tolerations, as pods
+        ask for them (``selected_pools``, ``reachable_pools``): thousands of pods share a
+        few, and matching each pod against every pool was most of a lint with a spec."""
+        return {}
 
     def judges_label(self, key: str) -> bool:
         """Whether the spec knows every node's value of ``key`` (else any value may exist)."""
@@ -258,6 +273,14 @@ class Selection:
         return cls(tuple(selector), tuple(tuple(term) for _, term in sorted(terms.items())))
 
     @property
+    def condition(self) -> tuple[Any, ...]:
+        """What the selection asks of a node's labels, without where it is written: pods with
+        the same condition select the same pools."""
+        return tuple((test.key, test.operator, test.values) for test in self.selector), tuple(
+            tuple((test.key, test.operator, test.values) for test in term) for term in self.terms
+        )
+
+    @property
     def tests(self) -> tuple[LabelTest, ...]:
         return self.selector + tuple(test for term in self.terms for test in term)
 
@@ -274,14 +297,33 @@ def tolerations(pod: PodSpec) -> list[Mapping[str, Any]]:
 
 def selected_pools(pod: PodSpec, cluster: ClusterFacts) -> tuple[Pool, ...]:
     """Pools whose node labels satisfy the pod's required node selection."""
+    return pod.derived(_selected_pools, cluster)
+
+
+def _selected_pools(pod: PodSpec, cluster: ClusterFacts) -> tuple[Pool, ...]:
     selection = Selection.of(pod, cluster)
-    return tuple(pool for pool in cluster.pools if selection.matches(pool))
+    key = ("selected", selection.condition)
+    found = cluster.placements.get(key)
+    if found is None:
+        found = cluster.placements[key] = tuple(pool for pool in cluster.pools if selection.matches(pool))
+    return found
 
 
 def reachable_pools(pod: PodSpec, cluster: ClusterFacts) -> tuple[Pool, ...]:
     """Pools the pod may be scheduled onto by labels and taints (resources aside)."""
+    return pod.derived(_reachable_pools, cluster)
+
+
+def _reachable_pools(pod: PodSpec, cluster: ClusterFacts) -> tuple[Pool, ...]:
+    selected = selected_pools(pod, cluster)
     allowed = tolerations(pod)
-    return tuple(pool for pool in selected_pools(pod, cluster) if not pool.untolerated(allowed))
+    # What Taint.tolerated_by reads of each toleration; repr: a malformed value may be a list.
+    # Pools by id: they live as long as the cluster that holds this memo.
+    key = ("reachable", tuple(map(id, selected)), repr([[item.get(name) for name in TOLERATION_FIELDS] for item in allowed]))
+    found = cluster.placements.get(key)
+    if found is None:
+        found = cluster.placements[key] = tuple(pool for pool in selected if not pool.untolerated(allowed))
+    return found
 
 
 # --- what a pod takes ------------------------------------------------------------------------
@@ -310,6 +352,10 @@ class ContainerAsk:
 
 def container_asks(pod: PodSpec) -> tuple[tuple[ContainerAsk, ...], tuple[ContainerAsk, ...]]:
     """(regular containers, init containers) with the GPU resources each asks for."""
+    return pod.derived(_container_asks)
+
+
+def _container_asks(pod: PodSpec) -> tuple[tuple[ContainerAsk, ...], tuple[ContainerAsk, ...]]:
     regular: list[ContainerAsk] = []
     init: list[ContainerAsk] = []
     for container in pod.containers():
@@ -379,6 +425,10 @@ def hami_memory(ask: ContainerAsk, pool: Pool) -> Fraction:
 
 def usage(pod: PodSpec, pool: Pool) -> Usage:
     """What one pod of ``pod`` takes from ``pool`` while it runs (regular containers)."""
+    return pod.derived(_usage, pool)
+
+
+def _usage(pod: PodSpec, pool: Pool) -> Usage:
     regular, _ = container_asks(pod)
     total = Usage()
     for ask in regular:
@@ -388,6 +438,12 @@ def usage(pod: PodSpec, pool: Pool) -> Usage:
         else:
             total += Usage(units=ask.get(pool.gpu_resource))
     return total
+
+
+def usage_key(pod: PodSpec) -> tuple[Any, ...]:
+    """What ``usage`` reads of a pod: pods with equal keys take as much from every pool."""
+    regular, _ = container_asks(pod)
+    return tuple(tuple((name, amount.quantity) for name, amount in ask.amounts.items()) for ask in regular)
 
 
 def least(usages: Iterable[Usage]) -> Usage:
@@ -422,6 +478,26 @@ def shortfall(pod: PodSpec, pool: Pool) -> Shortfall | None:
     deviceCoreScaling, vGPUs per node up to GPUs × splitCount. Other pools: GPUs (× the
     time-slicing or MPS replicas) per node.
     """
+    asks = ask_signature(pod)
+    known = pool.shortfalls
+    if asks not in known:
+        known[asks] = _shortfall(pod, pool)
+    return known[asks]
+
+
+def ask_signature(pod: PodSpec) -> tuple[Any, ...]:
+    """All that ``shortfall`` reads of a pod (its containers' GPU amounts, where they are
+    written, the containers' names): pods with the same signature fit the same pools alike."""
+    return pod.derived(_ask_signature)
+
+
+def _ask_signature(pod: PodSpec) -> tuple[Any, ...]:
+    return tuple(
+        tuple((ask.container.name, tuple(ask.amounts.values())) for ask in asks) for asks in container_asks(pod)
+    )
+
+
+def _shortfall(pod: PodSpec, pool: Pool) -> Shortfall | None:
     regular, init = container_asks(pod)
     asks = regular + init
     for ask in asks:
@@ -497,6 +573,10 @@ def _tipping(pod: PodSpec, name: str, limit: int) -> Path:
 
 def placeable_pools(pod: PodSpec, cluster: ClusterFacts) -> tuple[Pool, ...]:
     """Pools where the pod can run at all: reachable by labels and taints, and one node fits it."""
+    return pod.derived(_placeable_pools, cluster)
+
+
+def _placeable_pools(pod: PodSpec, cluster: ClusterFacts) -> tuple[Pool, ...]:
     return tuple(pool for pool in reachable_pools(pod, cluster) if shortfall(pod, pool) is None)
 
 

@@ -186,6 +186,21 @@ class PodSpec:
             return iter(self._containers)
         return (container for container in self._containers if container.group == "containers")
 
+    def derived(self, compute: Callable[..., T], *over: Any) -> T:
+        """``compute(self, *over)``, computed once per pod spec and ``over`` (the same
+        objects): what several rules derive from a pod spec and read again and again, such as
+        its GPU asks and, under a spec, the node pools it can run on (``cluster``)."""
+        memo = self.__dict__.get("_derived")
+        if memo is None:
+            memo = self.__dict__["_derived"] = {}
+        key = (compute, *map(id, over))
+        found = memo.get(key)
+        if found is not None and all(kept is given for kept, given in zip(found[0], over, strict=True)):
+            return found[1]  # type: ignore[no-any-return]
+        value = compute(self, *over)
+        memo[key] = (over, value)
+        return value
+
     @computed_once
     def _containers(self) -> tuple[Container, ...]:
         return tuple(

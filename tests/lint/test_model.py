@@ -62,3 +62,23 @@ def test_objects_of_some_kinds_come_in_input_order() -> None:
     assert [r.ref.name for r in ctx.of_kind("ConfigMap", "Pod")] == ["n0", "n1", "n3", "n4"]
     assert [r.ref.name for r in ctx.of_kind("Pod")] == ["n0", "n3"]
     assert ctx.of_kind("Namespace") == []
+
+
+def test_what_is_derived_from_a_pod_spec_is_computed_once_per_pod_and_argument() -> None:
+    from gpustack.lint.podspec import extract_pod_specs
+
+    (resource,) = load_text("p.yaml", "apiVersion: v1\nkind: Pod\nspec: {containers: [{name: c}]}\n").resources
+    (pod,) = extract_pod_specs(resource)
+    calls: list[object] = []
+
+    def names(pod_spec: object, *over: object) -> tuple[object, ...]:
+        calls.append(over)
+        return over
+
+    first, second = ["a"], ["a"]  # equal, but other objects: compared by identity
+    assert pod.derived(names, first) is pod.derived(names, first) and calls == [(first,)]
+    assert pod.derived(names, second) == (second,) and calls == [(first,), (second,)]
+    assert pod.derived(names) == () and len(calls) == 3
+    (again,) = extract_pod_specs(resource)  # another pod spec computes its own
+    again.derived(names, first)
+    assert len(calls) == 4

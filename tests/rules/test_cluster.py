@@ -16,6 +16,7 @@ from gpustack.lint.cluster import (
     load_cluster,
     placeable_pools,
     reachable_pools,
+    shortfall,
     usage,
 )
 from gpustack.lint.load import load_text
@@ -113,6 +114,24 @@ def test_pools_a_pod_reaches_and_fits() -> None:
     one, eight = pod(gpu_pod("{nvidia.com/gpu: 1}", tolerant)), pod(gpu_pod("{nvidia.com/gpu: 8}", tolerant))
     assert [p.name for p in reachable_pools(one, cluster)] == ["a100", "l40s"]
     assert [p.name for p in placeable_pools(eight, cluster)] == ["a100"]  # 4 L40S per node
+
+
+def test_pods_that_ask_alike_share_a_placement_but_not_its_places() -> None:
+    """Placements are worked out once per node selection, tolerations and asks (the cluster's
+    and pools' memos): pods that differ only in where they write an ask keep their own paths."""
+    cluster = load_cluster(str(SPECS / "kubeadm-1.35.yaml"))
+    tolerant = "  tolerations: [{operator: Exists}]\n"
+    first = pod(gpu_pod("{nvidia.com/gpu: 8}", tolerant))
+    second = pod(gpu_pod("{nvidia.com/gpu: 8}", tolerant + "  initContainers: [{name: i, image: x}]\n").replace(
+        "    - {name: c,", "    - {name: side, image: y}\n    - {name: c,"
+    ))
+    l40s = next(pool for pool in cluster.pools if pool.name == "l40s")
+    assert reachable_pools(first, cluster) == reachable_pools(second, cluster) == tuple(
+        pool for pool in cluster.pools if pool.name in ("a100", "l40s")
+    )
+    assert shortfall(first, l40s).path == ("spec", "containers", 0, "resources", "limits", "nvidia.com/gpu")
+    assert shortfall(second, l40s).path == ("spec", "containers", 1, "resources", "limits", "nvidia.com/gpu")
+    assert reachable_pools(pod(gpu_pod("{nvidia.com/gpu: 8}")), cluster) == ()  # no toleration: none
 
 
 def test_hami_usage_defaults_to_the_whole_card() -> None:

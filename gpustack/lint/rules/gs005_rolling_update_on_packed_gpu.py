@@ -17,6 +17,7 @@ scheduler, so an error is a sure deadlock. Without a spec: a warning for shared 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -31,6 +32,7 @@ from gpustack.lint.cluster import (
     number_text,
     placeable_pools,
     usage,
+    usage_key,
 )
 from gpustack.lint.context import LintContext
 from gpustack.lint.gpu import gpu_amounts, is_gpu_workload, is_shared_gpu_resource
@@ -146,22 +148,22 @@ def _judge(pod: PodSpec, rollout: Rollout, ctx: LintContext) -> list[Hit] | None
         return []
     if len({pool.sharing.hami for pool in pools}) > 1:
         return None  # HAMi and whole-GPU pools count in different units
+    names = frozenset(pool.name for pool in pools)
     need = least(usage(pod, pool) for pool in pools)
-    held = need * rollout.replicas + _held_by_others(pod, pools, need, ctx)
-    total = sum((capacity(pool) for pool in pools), Usage())
+    held = need * rollout.replicas + _held_by_others(pod, pools, names, need, ctx)
+    total = ctx.memo(("GS005 capacity", names), lambda: sum((capacity(pool) for pool in pools), Usage()))
     lacking = _lacking(need, total - held, total, pools[0].sharing.hami, pools[0].gpu_resource)
     if not lacking:
         return []
-    holders = ["its old pod" if rollout.replicas == 1 else f"its {rollout.replicas} old pods"]
-    holders += [str(other.resource.ref) for other, _ in _pinned_workloads(pod, {pool.name for pool in pools}, ctx)]
+    holders, count = _holders(pod, rollout, names, ctx)
     return [
         Hit(
             pod.resource,
             rollout.path,
             f"{subject(pod)} rolls out with RollingUpdate ({rollout.describe()}): a new pod needs {lacking[0]} "
             f"on {_where(pools, total)}{''.join(f'; needs {part}' for part in lacking[1:])}, while "
-            f"{_listed(holders)} {'holds' if holders == ['its old pod'] else 'hold'} the rest, so it stays "
-            "Pending and the rollout deadlocks",
+            f"{_listed(holders, count)} {'holds' if count == 1 and rollout.replicas == 1 else 'hold'} the rest, "
+            "so it stays Pending and the rollout deadlocks",
             severity=Severity.ERROR,
             fix=FIX,
             edits=RECREATE,
@@ -169,27 +171,37 @@ def _judge(pod: PodSpec, rollout: Rollout, ctx: LintContext) -> list[Hit] | None
     ]
 
 
-def _pinned_workloads(pod: PodSpec, names: set[str], ctx: LintContext) -> Iterator[tuple[PodSpec, int]]:
-    """Other long-running GPU workloads of the set that can only run on the pools ``names``,
-    in input order."""
-    matched = [item for pools, items in _pinned_by_pools(ctx).items() if pools <= names for item in items]
-    for _, other, count in sorted(matched, key=lambda item: item[0]):
-        if other is not pod:
-            yield other, count
+def _holders(pod: PodSpec, rollout: Rollout, names: frozenset[str], ctx: LintContext) -> tuple[list[str], int]:
+    """Who holds the pools ``names``, for the message: the Deployment's old pods, then the
+    other long-running GPU workloads that can only run there, in input order; the first four
+    named (all ``_listed`` shows) and how many there are. Naming them all was quadratic: a
+    set of thousands pinned to a few pools names thousands in each of thousands of findings."""
+    pinned, members = ctx.memo(("GS005 pinned on", names), lambda: _pinned_on(names, ctx))
+    others = (other for other in pinned if other is not pod)
+    named = [str(other.resource.ref) for _, other in zip(range(3), others)]
+    own = "its old pod" if rollout.replicas == 1 else f"its {rollout.replicas} old pods"
+    return [own, *named], 1 + len(pinned) - (id(pod) in members)
 
 
-def _held_by_others(pod: PodSpec, pools: tuple[Pool, ...], need: Usage, ctx: LintContext) -> Usage:
-    """What the other pinned workloads hold of ``pools``: the sum of each group of workloads
-    (by the pools it can run on) is computed once per run and pool set, not per Deployment."""
-    names = frozenset(pool.name for pool in pools)
+def _pinned_on(names: frozenset[str], ctx: LintContext) -> tuple[list[PodSpec], set[int]]:
+    """The long-running GPU workloads that can only run on the pools ``names``, in input
+    order, and their ids."""
+    matched = sorted(
+        (item for pools, items in _pinned_by_pools(ctx).items() if pools <= names for item in items),
+        key=lambda item: item[0],
+    )
+    pinned = [other for _, other, _ in matched]
+    return pinned, {id(other) for other in pinned}
+
+
+def _held_by_others(pod: PodSpec, pools: tuple[Pool, ...], names: frozenset[str], need: Usage, ctx: LintContext) -> Usage:
+    """What the other pinned workloads hold of ``pools``: what all of them hold (the groups
+    of workloads by the pools they can run on, within ``pools``) is computed once per run and
+    pool set (``names``), not per Deployment."""
     groups = _pinned_by_pools(ctx)
-    held = sum(
-        (
-            ctx.memo(("GS005 group usage", group, names), lambda items=items: _group_usage(items, pools))
-            for group, items in groups.items()
-            if group <= names
-        ),
-        Usage(),
+    held = ctx.memo(
+        ("GS005 held", names),
+        lambda: sum((_group_usage(items, pools) for group, items in groups.items() if group <= names), Usage()),
     )
     # The Deployment itself sits in the group of exactly its pools; its replicas count apart.
     own_replicas = _replicas(pod)
@@ -199,7 +211,16 @@ def _held_by_others(pod: PodSpec, pools: tuple[Pool, ...], need: Usage, ctx: Lin
 
 
 def _group_usage(items: list[tuple[int, PodSpec, int]], pools: tuple[Pool, ...]) -> Usage:
-    return sum((least(usage(other, pool) for pool in pools) * count for _, other, count in items), Usage())
+    """What the workloads ``items`` hold of ``pools`` at least: worked out once per distinct
+    ask (``usage_key``), as thousands of pods ask for a few amounts."""
+    replicas: Counter[Any] = Counter()
+    least_of: dict[Any, Usage] = {}
+    for _, other, count in items:
+        key = usage_key(other)
+        replicas[key] += count
+        if key not in least_of:
+            least_of[key] = least(usage(other, pool) for pool in pools)
+    return sum((least_of[key] * count for key, count in replicas.items()), Usage())
 
 
 def _pinned_by_pools(ctx: LintContext) -> dict[frozenset[str], list[tuple[int, PodSpec, int]]]:
@@ -249,8 +270,9 @@ def _where(pools: tuple[Pool, ...], total: Usage) -> str:
     return f"{cards}{memory} in pool{'s' if len(pools) > 1 else ''} {names}"
 
 
-def _listed(items: list[str]) -> str:
-    shown = items[:4] + ([f"{len(items) - 4} more"] if len(items) > 4 else [])
+def _listed(items: list[str], total: int) -> str:
+    """``a, b, c, d and 3 more``: the first four of ``total`` things, ``items`` naming them."""
+    shown = items[:4] + ([f"{total - 4} more"] if total > 4 else [])
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
