@@ -270,7 +270,7 @@ def lint(
     from gpustack.lint.load import load_inputs
     from gpustack.lint.report import reporter
 
-    run = Run(config, partial=partial, catalogue=catalogue)
+    run = Run(config, partial=partial, catalogue=catalogue, cache=cache)
     loaded = load_inputs(inputs, cache=cache, work=run)
     units = cache.units(settings, inputs) if cache is not None and settings is not None else None
     report = run_lint(loaded, units=units, run=run)

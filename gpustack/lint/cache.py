@@ -149,6 +149,14 @@ class Cache:
             parts += [str(file), *_contents(file)]
         return digest(*parts)
 
+    # The cluster facts of a spec (``cluster.load_cluster``).
+
+    @staticmethod
+    def cluster_key(spec: str) -> str | None:
+        """The key of a spec's facts: its name (the facts carry it), content and the code;
+        None for standard input, which cannot be read twice."""
+        return None if spec == "-" else digest(code_fingerprint(), spec, *_contents(Path(spec)))
+
     # One file's unit (``engine.FileUnits``).
 
     def units(self, settings_key: str, inputs: Iterable[Any] = ()) -> FileUnitStore:

@@ -46,6 +46,7 @@ from gpustack.lint.selection import Choice, Selection
 
 if TYPE_CHECKING:
     from gpustack.lint.baseline import Baseline
+    from gpustack.lint.cache import Cache
     from gpustack.lint.chartkeys import ChartKeys
     from gpustack.lint.cluster import ClusterFacts
 
@@ -103,14 +104,15 @@ class Config:
         relative = os.path.relpath(os.path.abspath(path), self.path.parent).replace(os.sep, "/")
         return next((chart for pattern, chart in self.values if fnmatchcase(relative, pattern.strip("/"))), None)
 
-    def cluster(self) -> ClusterFacts | None:
+    def cluster(self, cache: Cache | None = None) -> ClusterFacts | None:
         """The facts of the ``spec`` (``--spec`` or ``spec:``), read with the spec loader (a bad
-        spec raises ``SpecError``); None without one, and then nothing imports pydantic."""
+        spec raises ``SpecError``) or from ``cache``; None without one, and then nothing
+        imports pydantic."""
         if self.spec is None:
             return None
         from gpustack.lint.cluster import load_cluster
 
-        return load_cluster(str(self.spec))
+        return load_cluster(str(self.spec), cache)
 
     def read_baseline(self) -> Baseline | None:
         """The baseline file's findings (a missing or bad file raises ``BaselineError``)."""

@@ -50,6 +50,7 @@ from gpustack.lint.registry import Rule
 from gpustack.lint.roots import Root, repositories, split
 
 if TYPE_CHECKING:
+    from gpustack.lint.cache import Cache
     from gpustack.lint.gpu import ClaimIndex
 
 
@@ -238,7 +239,8 @@ class Run:
 
     The loader asks it for each file's unit right after reading the file (``file_unit``), in
     the process that read it: a worker builds on objects it made itself, where a second fork
-    after reading would copy the pages of the whole set as it touched them."""
+    after reading would copy the pages of the whole set as it touched them. ``cache`` keeps the
+    facts of the spec (``cluster.load_cluster``)."""
 
     def __init__(
         self,
@@ -247,6 +249,7 @@ class Run:
         partial: bool = False,
         rules: Mapping[str, Rule] | None = None,
         catalogue: Mapping[str, RuleInfo] | None = None,
+        cache: Cache | None = None,
     ) -> None:
         if rules is None:
             from gpustack.lint.rules import RULES as rules
@@ -259,7 +262,7 @@ class Run:
             raise GpustackError(f"rules without a policy in the catalogue: {', '.join(missing)}")
         self.config, self.partial, self.catalogue = config, partial, catalogue
         self.enabled = [rules[rule_id] for rule_id in sorted(rules) if config.selection.enabled(rule_id)]
-        cluster = config.cluster()
+        cluster = config.cluster(cache)
         self.each = LintContext(
             resources=(),
             pod_specs=(),

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import marshal
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
+from gpustack.lint.cache import Cache
 from gpustack.lint.cluster import (
     NFD_GPU_LABEL,
+    ClusterFacts,
     Taint,
     Usage,
     capacity,
@@ -140,3 +143,31 @@ def test_hami_usage_defaults_to_the_whole_card() -> None:
     assert usage(share, pool) == Usage(Fraction(1), Fraction(8000), Fraction(40))
     assert usage(pod(gpu_pod("{nvidia.com/gpu: 1}")), pool) == Usage(Fraction(1), Fraction(23034), Fraction(0))
     assert usage(pod(gpu_pod("{nvidia.com/gpumem-percentage: 50}")), pool).memory_mib == Fraction(11517)
+
+
+@pytest.mark.parametrize("spec", sorted(SPECS.glob("*.yaml")), ids=lambda path: path.stem)
+def test_cluster_facts_as_plain_data_and_back(spec: Path) -> None:
+    facts = load_cluster(str(spec))
+    assert ClusterFacts.from_plain(marshal.loads(marshal.dumps(facts.plain()))) == facts
+
+
+def test_the_cache_keeps_a_specs_facts_by_its_content(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second lint with the same spec takes its facts from the cache, without the spec
+    loader; an edited spec, or an entry of another shape, is read again."""
+    import gpustack.spec.load as spec_load
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text((SPECS / "kubeadm-1.35.yaml").read_text())
+    first = Cache(tmp_path / "cache")
+    facts = load_cluster(str(spec), first)
+    first.close()
+    read = []
+    real = spec_load.load_spec
+    monkeypatch.setattr(spec_load, "load_spec", lambda *args, **kwargs: read.append(args) or real(*args, **kwargs))
+    assert load_cluster(str(spec), Cache(tmp_path / "cache")) == facts and read == []
+    spec.write_text((SPECS / "l4.yaml").read_text())
+    assert load_cluster(str(spec), Cache(tmp_path / "cache")) != facts and len(read) == 1
+    damaged = Cache(tmp_path / "cache")
+    damaged.put("cluster", damaged.cluster_key(str(spec)), ("not", "facts"))
+    damaged.close()
+    assert load_cluster(str(spec), Cache(tmp_path / "cache")) == load_cluster(str(spec)) and len(read) == 3
