@@ -142,7 +142,7 @@ class Pool:
     resources: frozenset[str]  # GPU extended resources the pool's nodes advertise
 
     @computed_once
-    def shortfalls(self) -> dict[Any, Shortfall | None]:
+    def shortfalls(self) -> dict[str, Shortfall | None]:
         """``shortfall`` by the pods' ``ask_signature``: thousands of pods ask alike."""
         return {}
 
@@ -508,16 +508,15 @@ def shortfall(pod: PodSpec, pool: Pool) -> Shortfall | None:
     return known[asks]
 
 
-def ask_signature(pod: PodSpec) -> tuple[Any, ...]:
+def ask_signature(pod: PodSpec) -> str:
     """All that ``shortfall`` reads of a pod (its containers' GPU amounts, where they are
-    written, the containers' names): pods with the same signature fit the same pools alike."""
+    written, the containers' names): pods with the same signature fit the same pools alike.
+    A string: it keeps its hash, where a tuple of fractions computes it at every lookup."""
     return pod.derived(_ask_signature)
 
 
-def _ask_signature(pod: PodSpec) -> tuple[Any, ...]:
-    return tuple(
-        tuple((ask.container.name, tuple(ask.amounts.values())) for ask in asks) for asks in container_asks(pod)
-    )
+def _ask_signature(pod: PodSpec) -> str:
+    return repr([[(ask.container.name, *ask.amounts.values()) for ask in asks] for asks in container_asks(pod)])
 
 
 def _shortfall(pod: PodSpec, pool: Pool) -> Shortfall | None:
