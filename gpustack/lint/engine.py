@@ -516,10 +516,16 @@ def _result_facts(resources: Sequence[Resource], results: Results) -> list[tuple
 
 
 def _restored_results(resources: Sequence[Resource], stored: Any) -> Results:
+    """Findings with the hits suppressions read (object, path, message), built without
+    ``__init__`` (``copied``): a run over a cached set restores ten thousand."""
     restored = []
     for number, path, values in stored:
         finding = finding_of(values)
-        restored.append((Hit(resources[number], path, finding.message), finding))
+        hit = copied(
+            Hit,
+            {"resource": resources[number], "path": path, "message": finding.message, "severity": None, "fix": None, "edits": ()},
+        )
+        restored.append((hit, finding))
     return tuple(restored)
 
 

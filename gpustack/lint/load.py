@@ -32,7 +32,7 @@ from yaml import events
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from gpustack.errors import GpustackError, Problem
-from gpustack.lint.model import InputError, Path, Resource, computed_once
+from gpustack.lint.model import InputError, Path, Resource, computed_once, copied
 from gpustack.lint.yaml11 import MERGE, key_text, plain
 from gpustack.userinput import MAX_FILE_BYTES, Unreadable, decode
 
@@ -353,7 +353,7 @@ def _result(name: str, text: str, entry: Entry) -> LoadResult:
     resources: list[Resource] = []
     errors: list[InputError] = []
     for item in items:
-        _resources_of(source, _Document(*item), resources, errors)
+        _resources_of(source, item, resources, errors)
     return LoadResult(tuple(resources), tuple(errors), {name: text})
 
 
@@ -480,25 +480,31 @@ class _Positions:
         return (position >> 32) + 1, (position & 0xFFFFFFFF) + 1
 
 
-def _resources_of(source: _Source, doc: _Document, resources: list[Resource], errors: list[InputError]) -> None:
-    positions = _Positions(source, doc.index, doc.data, doc.position, doc.containers, doc.wheres)
-    errors.extend(InputError(source.name, message, line, column) for message, line, column in doc.problems)
-    if doc.data is None or _is_json_patch(doc.data):  # empty, only comments, or a kustomize patch file
+def _resources_of(source: _Source, entry: tuple[Any, ...], resources: list[Resource], errors: list[InputError]) -> None:
+    """The objects of one document, from its entry (``_Document.entry``: read as a tuple, as
+    building a ``_Document`` for each of ten thousand cached documents would cost)."""
+    index, data, line, column, comment, root, containers, wheres, problems = entry
+    positions = copied(
+        _Positions,
+        {"source": source, "document": index, "data": data, "root": root, "containers": containers, "wheres": wheres},
+    )
+    errors.extend(InputError(source.name, message, line, column) for message, line, column in problems)
+    if data is None or _is_json_patch(data):  # empty, only comments, or a kustomize patch file
         return
-    if not isinstance(doc.data, dict):
-        what = "a list" if isinstance(doc.data, list) else "a scalar"
-        errors.append(InputError(source.name, f"document is {what}, not a Kubernetes object", doc.line, doc.column))
+    if not isinstance(data, dict):
+        what = "a list" if isinstance(data, list) else "a scalar"
+        errors.append(InputError(source.name, f"document is {what}, not a Kubernetes object", line, column))
         return
-    items = doc.data.get("items")
-    if _is_list_kind(doc.data) and isinstance(items, list):
-        for index, item in enumerate(items):
+    items = data.get("items")
+    if _is_list_kind(data) and isinstance(items, list):
+        for number, item in enumerate(items):
             if isinstance(item, dict):
-                resources.append(source.resource(doc, item, ("items", index), positions))
+                resources.append(source.resource(index, comment, item, ("items", number), positions))
             else:
-                line, column = positions.locate(("items", index))
-                errors.append(InputError(source.name, f"items[{index}] is not a Kubernetes object", line, column))
+                at_line, at_column = positions.locate(("items", number))
+                errors.append(InputError(source.name, f"items[{number}] is not a Kubernetes object", at_line, at_column))
         return
-    resources.append(source.resource(doc, doc.data, (), positions))
+    resources.append(source.resource(index, comment, data, (), positions))
 
 
 def _is_json_patch(data: Any) -> bool:
@@ -524,14 +530,22 @@ class _Source:
     name: str
     text: str
 
-    def resource(self, doc: _Document, data: dict[str, Any], prefix: Path, positions: _Positions) -> Resource:
-        return Resource(
-            file=self.name,
-            data=data,
-            locator=partial(positions.locate, prefix),
-            document=doc.index,
-            source_comment=doc.source_comment,
-            document_path=prefix,
+    def resource(
+        self, document: int, comment: str | None, data: dict[str, Any], prefix: Path, positions: _Positions
+    ) -> Resource:
+        """The object ``data`` of document ``document`` (``copied``: a run over a cached set
+        builds ten thousand of them)."""
+        return copied(
+            Resource,
+            {
+                "file": self.name,
+                "data": data,
+                "locator": partial(positions.locate, prefix),
+                "document": document,
+                "source_comment": comment,
+                "document_path": prefix,
+                "origin": None,
+            },
         )
 
     def locate(self, document: int, prefix: Path, path: Path = ()) -> tuple[int, int]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpustack.lint.gpu import ClaimIndex, gpus_reached, pod_components, requests_gpus
-from gpustack.lint.model import Container, Path, PodSpec, Resource
+from gpustack.lint.model import Container, Path, PodSpec, Resource, copied
 
 # Deep enough for a JobSet in a Kubeflow TrainingRuntime (pod spec at depth 12); the node
 # budget keeps a hostile document (wide or deep, aliases shared many times) cheap.
@@ -62,7 +62,16 @@ def restore(resource: Resource, found: Facts) -> PodSpec:
     path, gpu_consumer, system_component, outside = found
     spec = resource.get(path)
     parent = resource.get(path[:-1])
-    return PodSpec(resource, path, spec, _template_metadata(path, parent), gpu_consumer, system_component, outside)
+    values = {
+        "resource": resource,
+        "path": path,
+        "spec": spec,
+        "template_metadata": _template_metadata(path, parent),
+        "gpu_consumer": gpu_consumer,
+        "system_component": system_component,
+        "gpus_outside_scheduler": outside,
+    }
+    return copied(PodSpec, values)  # without __init__: a run over a cached set restores thousands
 
 
 def extract_all(resources: Iterable[Resource]) -> tuple[PodSpec, ...]:
