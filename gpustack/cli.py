@@ -17,11 +17,12 @@ import gc
 _collecting = gc.isenabled()
 gc.disable()
 
+import errno
 import inspect
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
@@ -162,17 +163,26 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except BrokenPipeError:
         sys.exit(1)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            _internal_error(exc)
+        print(f"error: cannot write: {exc.strerror}", file=sys.stderr)
+        sys.exit(2)
     except KeyboardInterrupt:
         sys.exit(130)
     except Exception as exc:  # noqa: BLE001 - the last line of defence: never a traceback
-        print(
-            f"error: internal error: {type(exc).__name__}: {exc}\n"
-            "This is a bug in gpustack; set GPUSTACK_DEBUG=1 to see the traceback.",
-            file=sys.stderr,
-        )
-        if os.environ.get("GPUSTACK_DEBUG"):
-            raise
-        sys.exit(2)
+        _internal_error(exc)
+
+
+def _internal_error(exc: Exception) -> NoReturn:
+    print(
+        f"error: internal error: {type(exc).__name__}: {exc}\n"
+        "This is a bug in gpustack; set GPUSTACK_DEBUG=1 to see the traceback.",
+        file=sys.stderr,
+    )
+    if os.environ.get("GPUSTACK_DEBUG"):
+        raise exc
+    sys.exit(2)
 
 
 def run() -> None:

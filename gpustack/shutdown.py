@@ -46,6 +46,9 @@ def run(main: Callable[[], object]) -> None:
         sys.stderr.flush()
     except BrokenPipeError:  # the reader left (`gpustack lint | head`): as main says of it
         code = 1
+    except OSError as exc:  # a full disk, a closed descriptor: the report did not get out whole
+        _tell(f"error: cannot write the report: {exc.strerror or exc}")
+        code = 2
     os._exit(code)
 
 
@@ -55,3 +58,11 @@ def _observed() -> bool:
         return True
     monitoring = getattr(sys, "monitoring", None)  # coverage's tracer from Python 3.12 on
     return monitoring is not None and any(monitoring.get_tool(tool) is not None for tool in range(6))
+
+
+def _tell(message: str) -> None:
+    """A last word on standard error, where it can still be written."""
+    try:
+        print(message, file=sys.stderr, flush=True)
+    except OSError:
+        pass

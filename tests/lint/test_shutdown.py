@@ -4,6 +4,7 @@ its exit status is the lint's, and every other caller keeps the usual ``SystemEx
 from __future__ import annotations
 
 import cProfile
+import errno
 import io
 import json
 import sqlite3
@@ -92,6 +93,21 @@ def test_a_reader_that_left_gives_status_1(monkeypatch: pytest.MonkeyPatch) -> N
     with pytest.raises(_Ended) as exc:
         shutdown.run(_exiting(0, skip=True))
     assert exc.value.code == 1
+
+
+@pytest.mark.usefixtures("unobserved")
+def test_output_that_cannot_be_written_is_said_and_exits_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    class Full(io.StringIO):
+        def flush(self) -> None:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(sys, "stdout", Full())
+    with pytest.raises(_Ended) as exc:
+        shutdown.run(_exiting(1, skip=True))
+    assert exc.value.code == 2
+    assert capsys.readouterr().err == "error: cannot write the report: No space left on device\n"
 
 
 def test_the_console_script_loses_nothing(generated: Path, tmp_path: Path) -> None:
