@@ -37,6 +37,8 @@ def test_quick_run_prints_every_figure(tmp_path: Path) -> None:
         "| Lint 1,000 docs / 100 files, warm: nothing changed |",
         "| Lint 1,000 docs / 100 files, warm: one file changed |",
         "| Lint 1,000 docs / 100 files with the 50-pool spec as context, cold |",
+        "| Lint one small file with the 50-pool spec, cold |",
+        "| Lint one small file with the 50-pool spec, changed, spec read before |",
         "| Lint 200 docs / 20 files, cold, beside checkov |",
         "| checkov 200 docs / 20 files |",
         "| Speed-up over checkov, 200 docs / 20 files |",
