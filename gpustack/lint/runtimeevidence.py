@@ -15,7 +15,12 @@ itself, in files that are not Kubernetes objects (the loader reads them like any
   v25.10.0 on, ``cdi.enabled`` is on by default and containerd injects the devices through CDI
   (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/cdi.html);
 - NVIDIA's device plugin chart before 0.12.0, which has no ``runtimeClassName`` value: its
-  plugin reads GPUs through NVML, so it runs only where nvidia is the default runtime.
+  plugin reads GPUs through NVML, so it runs only where nvidia is the default runtime;
+- on kubeadm, NVIDIA's static device plugin DaemonSet without ``runtimeClassName``, as NVIDIA
+  publishes it: the plugin's README makes nvidia containerd's default runtime a prerequisite
+  (https://github.com/NVIDIA/k8s-device-plugin#prerequisites), and kubeadm has no convention
+  of its own. On K3s, RKE2, k0s and Talos, whose documented way is the ``nvidia``
+  RuntimeClass, the same DaemonSet is the mistake GS004 is for, not evidence.
 
 Containerd TOML outside YAML is not read: the linter reads YAML and JSON only. The evidence is a
 function of the documents given (one set, or one root of a set), computed once per context.
@@ -39,6 +44,7 @@ _DEFAULT_RUNTIME = re.compile(r"""^\s*default_runtime_name\s*=\s*["']([^"']+)["'
 SET_AS_DEFAULT = ("CONTAINERD_SET_AS_DEFAULT", "NVIDIA_RUNTIME_SET_AS_DEFAULT")
 CDI_BY_DEFAULT = (25, 10, 0)  # the first GPU Operator chart with cdi.enabled: true
 PLUGIN_RUNTIME_CLASS = (0, 12, 0)  # the first nvidia-device-plugin chart with runtimeClassName
+STATIC_PLUGIN_DISTRIBUTION = "kubeadm"  # where NVIDIA's static plugin manifest is evidence
 _FALSE = frozenset({"false", "0", "f"})
 
 
@@ -64,7 +70,7 @@ def default_runtime(ctx: LintContext) -> Evidence | None:
 
 
 def _verdict(ctx: LintContext) -> Evidence | None:
-    found = [*_from_documents(ctx.resources), *_from_releases(ctx)]
+    found = [*_from_documents(ctx.resources), *_from_releases(ctx), *_from_static_plugins(ctx)]
     if not found or len({evidence.gpus_without_class for evidence in found}) > 1:
         return None
     return found[0]
@@ -146,6 +152,22 @@ def _from_releases(ctx: LintContext) -> Iterator[Evidence]:
             spec = resource.get(("spec",))
             if isinstance(spec, Mapping):
                 yield from _operator(spec, resource, ("spec", "toolkit"), str(resource.ref), cdi_default=False)
+
+
+def _from_static_plugins(ctx: LintContext) -> Iterator[Evidence]:
+    """On kubeadm, NVIDIA's device plugin DaemonSets that set no runtimeClassName."""
+    if ctx.distribution != STATIC_PLUGIN_DISTRIBUTION:
+        return
+    for resource in ctx.of_kind("DaemonSet"):
+        for plugin in sets.device_plugins(resource, ctx.pods_of(resource)):
+            if plugin.vendor == "nvidia" and plugin.pod is not None and not plugin.pod.spec.get("runtimeClassName"):
+                yield Evidence(
+                    True,
+                    resource,
+                    plugin.pod.path,
+                    f"{plugin} sets no runtimeClassName on kubeadm, as NVIDIA's static manifest: its README makes "
+                    "nvidia containerd's default runtime a prerequisite",
+                )
 
 
 def _operator(values: Mapping[str, Any], resource: Resource, path: Path, name: str, cdi_default: bool) -> Iterator[Evidence]:

@@ -7,8 +7,8 @@ starts without the devices and driver files (seed 000 step 5, seed 001 §5–§6
 plugin, GFD and DCGM Exporter read GPUs through NVML and need it too (seed 001 §5, §7).
 
 Where no spec is given, the set itself may settle it (``runtimeevidence``): a Talos patch, K3s
-or RKE2 config or GPU Operator that makes nvidia the default (or injects GPUs through CDI)
-silences the rule; one that keeps runc the default makes it an error whatever the
+or RKE2 config or GPU Operator that makes nvidia the default (or injects GPUs through CDI), or
+on kubeadm NVIDIA's static device plugin as NVIDIA publishes it (no RuntimeClass), silences the rule; one that keeps runc the default makes it an error whatever the
 distribution. A managed cloud (``--distribution``, config or the pod's node labels) and a spec
 (``--spec`` or config ``spec:``, ``cluster.nvidiaDefaultRuntime``) win over the set's evidence.
 
