@@ -203,10 +203,7 @@ class ClusterFacts:
         *head, pools, nvidia_default_runtime, gpu_operator, mig_strategy, nfd, gfd, label_keys = plain
         return cls(
             *head,
-            tuple(
-                Pool(name, nodes, gpus, GpuFacts(*gpu), labels, tuple(Taint(*taint) for taint in taints), Sharing(*sharing), source, resources)
-                for name, nodes, gpus, gpu, labels, taints, sharing, source, resources in pools
-            ),
+            tuple(_pool_from_plain(*pool) for pool in pools),
             nvidia_default_runtime,
             gpu_operator,
             mig_strategy,
@@ -242,6 +239,14 @@ class ClusterFacts:
             or key == GPU  # a resource name, never set as a label: only a pool's own labels carry it
             or key in self.label_keys
         )
+
+
+def _pool_from_plain(
+    name: str, nodes: int, gpus: int, gpu: Any, labels: Any, taints: Any, sharing: Any, source: Any, resources: Any
+) -> Pool:
+    return Pool(
+        name, nodes, gpus, GpuFacts(*gpu), labels, tuple(Taint(*taint) for taint in taints), Sharing(*sharing), source, resources
+    )
 
 
 # --- pods on pools ---------------------------------------------------------------------------
@@ -340,9 +345,10 @@ def reachable_pools(pod: PodSpec, cluster: ClusterFacts) -> tuple[Pool, ...]:
 def _reachable_pools(pod: PodSpec, cluster: ClusterFacts) -> tuple[Pool, ...]:
     selected = selected_pools(pod, cluster)
     allowed = tolerations(pod)
-    # What Taint.tolerated_by reads of each toleration; repr: a malformed value may be a list.
-    # Pools by id: they live as long as the cluster that holds this memo.
-    key = ("reachable", tuple(map(id, selected)), repr([[item.get(name) for name in TOLERATION_FIELDS] for item in allowed]))
+    # Pools by id: they live as long as the cluster that holds this memo. Of each toleration,
+    # what Taint.tolerated_by reads, by repr: a malformed value may be a list.
+    tolerated = repr([[item.get(name) for name in TOLERATION_FIELDS] for item in allowed])
+    key = ("reachable", tuple(map(id, selected)), tolerated)
     found = cluster.placements.get(key)
     if found is None:
         found = cluster.placements[key] = tuple(pool for pool in selected if not pool.untolerated(allowed))
