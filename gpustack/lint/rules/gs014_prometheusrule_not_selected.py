@@ -8,9 +8,10 @@ dcgm-exporter chart's ServiceMonitor has no ``release`` label, DESIGN §10).
 What the set says wins over that default: a Prometheus object's own selectors, else the
 values of kube-prometheus-stack releases declared in the set; the chart's defaults apply
 only when the set says neither (and not on OpenShift, whose monitoring stack selects rules by
-namespace label). Then the finding is information, not a warning: the set shows no
-Prometheus at all, and GitOps repositories commonly install kube-prometheus-stack from a
-folder that was not linted, with the selectors opened up.
+namespace label, nor beside VictoriaMetrics, whose operator converts these objects for its own
+agents and alerting, which select by their own selectors). Then the finding is information,
+not a warning: the set shows no Prometheus at all, and GitOps repositories commonly install
+kube-prometheus-stack from a folder that was not linted, with the selectors opened up.
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ from gpustack.lint.registry import Rule
 
 MONITORING_GROUP = "monitoring.coreos.com/"
 CHART = "kube-prometheus-stack"
+# VictoriaMetrics: its operator's objects and the charts that install it (the operator
+# converts PrometheusRules, ServiceMonitors and PodMonitors to its own objects by default).
+VICTORIA_METRICS_GROUP = "operator.victoriametrics.com/"
+VICTORIA_METRICS_CHARTS = frozenset({"victoria-metrics-k8s-stack", "victoria-metrics-operator"})
 # Kind → prefix of the Prometheus fields that select it.
 SELECTED_KINDS = {"PrometheusRule": "rule", "ServiceMonitor": "serviceMonitor", "PodMonitor": "podMonitor"}
 
@@ -81,6 +86,13 @@ def _values_files(ctx: LintContext) -> Iterator[sets.HelmChartRelease]:
             continue
         if resource.kind is None and isinstance(resource.get(("prometheus", "prometheusSpec")), Mapping):
             yield sets.HelmChartRelease(resource, ("prometheus",), CHART, None, resource.data)
+
+
+def _victoria_metrics(ctx: LintContext) -> bool:
+    """Whether the set runs VictoriaMetrics: an object of its operator, or a release of its charts."""
+    return any((r.api_version or "").startswith(VICTORIA_METRICS_GROUP) for r in ctx.resources) or any(
+        release.chart in VICTORIA_METRICS_CHARTS for release in sets.releases(ctx)
+    )
 
 
 def _release_label(release: str | None) -> Selects:
@@ -148,6 +160,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
         if release.chart == CHART and sets.get_value(release.values, "prometheus", "enabled") is not False
     ]
     namespaces = {r.ref.name: sets.labels_of(r) for r in ctx.resources if r.kind == "Namespace" and r.ref.name}
+    victoria_metrics = _victoria_metrics(ctx)
     for target in targets:
         resource = target.resource
         prefix = SELECTED_KINDS[resource.kind or ""]
@@ -163,8 +176,9 @@ def check(ctx: LintContext) -> Iterator[Hit]:
                 continue
             message = f"{target.name} is not selected by {', '.join(why for _, why in verdicts)}"
         else:
-            # OpenShift's own monitoring selects by namespace label, not kube-prometheus-stack's.
-            if ctx.distribution == "openshift" or _release_label(None)(resource):
+            # OpenShift's own monitoring selects by namespace label, VictoriaMetrics by its own
+            # selectors: not kube-prometheus-stack's.
+            if ctx.distribution == "openshift" or victoria_metrics or _release_label(None)(resource):
                 continue
             severity = Severity.INFO
             message = (
