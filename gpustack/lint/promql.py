@@ -106,6 +106,30 @@ def metric_names(node: Any) -> frozenset[str]:
     return frozenset(names)
 
 
+# Functions whose result is how a series changes, not its value.
+_CHANGE_CALLS = frozenset({"rate", "irate", "increase", "delta", "idelta", "deriv", "resets", "changes"})
+
+
+def level_names(node: Any) -> frozenset[str]:
+    """Names of the series whose values an expression carries on, left out where only their
+    change is (``rate()``, ``delta()``, ``deriv()``, ...)."""
+    import promql_parser as pp
+
+    if isinstance(node, pp.VectorSelector):
+        return frozenset(_selector_names(node))
+    if isinstance(node, pp.MatrixSelector):
+        return level_names(node.vector_selector)
+    if isinstance(node, (pp.ParenExpr, pp.SubqueryExpr, pp.UnaryExpr, pp.AggregateExpr)):
+        return level_names(node.expr)
+    if isinstance(node, pp.Call):
+        if node.func.name in _CHANGE_CALLS:
+            return frozenset()
+        return frozenset().union(*(level_names(arg) for arg in node.args if isinstance(arg, pp.Expr)))
+    if isinstance(node, pp.BinaryExpr):
+        return level_names(node.lhs) | level_names(node.rhs)
+    return frozenset()  # number and string literals
+
+
 def _selector_names(selector: Any) -> set[str]:
     import promql_parser
 
@@ -269,7 +293,8 @@ def _matches(matcher: Any, value: str) -> bool:
 
 @dataclass(frozen=True)
 class Comparison:
-    """A comparison operator between two operands, with the series each side reads."""
+    """A comparison operator between two operands, with the series whose values each side
+    compares (``level_names``: ``rate(X[5m]) > 1`` compares how fast X changes, not X)."""
 
     operator: str
     lhs: frozenset[str]
@@ -290,7 +315,7 @@ def comparisons(node: Any) -> Iterator[Comparison]:
 
     def visit(child: Any) -> None:
         if isinstance(child, promql_parser.BinaryExpr) and str(child.op) in _COMPARISONS:
-            found.append(Comparison(str(child.op), metric_names(child.lhs), metric_names(child.rhs)))
+            found.append(Comparison(str(child.op), level_names(child.lhs), level_names(child.rhs)))
 
     promql_parser.walk(node, visit)
     yield from found

@@ -6,7 +6,9 @@ runs one small kernel all the time reads 100 % while its SMs idle (seed 000 step
 batching, not a full GPU. An alert that fires on GPU_UTIL above a threshold, or an autoscaler
 that targets it, adds GPUs where bigger batches were the answer. With a ``DCGM_FI_PROF_*``
 term in the same expression (``GR_ENGINE_ACTIVE``, ``SM_ACTIVE``) the rule stays quiet;
-``<`` comparisons (idle detection, seed 001 §7's ``GPUIdleButAllocated``) are exempt.
+``<`` comparisons (idle detection, seed 001 §7's ``GPUIdleButAllocated``) are exempt, and so
+is a threshold on how GPU_UTIL changes (``rate()``, ``delta()``: ``promql.level_names``), which
+GS041 reports.
 """
 
 from __future__ import annotations
