@@ -5,7 +5,8 @@ GS031 as a key the chart has; if no template reads it, setting it changes nothin
 device plugin chart (0.15.0 to 0.20.0) declares ``gfd.sleepInterval`` and ``gfd.noTimestamp``
 while its GFD template reads the top-level ``sleepInterval`` and ``noTimestamp``: a release that
 sets the declared keys keeps GFD's 60 s relabelling and its churning timestamp label. Which keys
-are read comes from the charts' templates (``gpustack.lint.chartkeys``), per version.
+are read comes from the charts' templates (``gpustack.lint.chartkeys``), per version. A null
+or empty value is not reported: it asks for nothing (a block copied from values.yaml).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ def check(ctx: LintContext) -> Iterator[Hit]:
                 # The topmost declared-only key once, not every key below it.
                 if keys.state(path)[0] != DECLARED or (len(path) > 1 and keys.state(path[:-1])[0] == DECLARED):
                     continue
+                if _asks_nothing(sets.get_value(layer.values, *path, default=_UNSEEN)):
+                    continue
                 where = layer.where(path)
                 if where is None:
                     continue
@@ -44,6 +47,15 @@ def check(ctx: LintContext) -> Iterator[Hit]:
                     severity=None if resolution.certain else Severity.INFO,
                     fix=_fix(valuehints.did_you_mean(keys, path)),
                 )
+
+
+_UNSEEN = object()  # a key whose value the layer does not hold (a `--set` list item's)
+
+
+def _asks_nothing(value: object) -> bool:
+    """A null or empty value (``noTimestamp: null``, ``namespaceOverride: ""``): what a values
+    block copied from the chart's values.yaml writes, asking for nothing the chart would miss."""
+    return value is not _UNSEEN and (value is None or value in ("", {}, []))
 
 
 def _fix(hint: str | None) -> str:
