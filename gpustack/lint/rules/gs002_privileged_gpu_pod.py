@@ -1,11 +1,13 @@
-"""GS002: a GPU workload that runs privileged or may gain privileges.
+"""GS002: a GPU workload that runs privileged or adds SYS_ADMIN or ALL.
 
 The nvidia runtime (``runtimeClassName: nvidia``) injects exactly the allocated devices and
 driver files into a container that has dropped every capability: the NVIDIA device plugin
 itself runs that way (seed 000 step 5, seed 001 §5). ``privileged: true`` instead hands the
 container every device node of the host, all GPUs included, and the host's kernel. A pod that
 reaches GPUs without requesting them (host paths, ``NVIDIA_VISIBLE_DEVICES``) counts too: the
-scheduler does not know about its GPUs.
+scheduler does not know about its GPUs. ``allowPrivilegeEscalation: true`` alone is not
+reported here: without added capabilities a setuid binary gains no more than the container's
+default set (GS023 asks for ``false`` as hardening).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from gpustack.lint.registry import Rule
 
 ADMIN_CAPABILITIES = frozenset({"SYS_ADMIN", "CAP_SYS_ADMIN", "ALL"})
 FIX = (
-    "Remove `privileged`, `allowPrivilegeEscalation: true` and added capabilities; request GPUs "
+    "Remove `privileged` and the added capabilities; request GPUs "
     "through resources (or a claim) and set `runtimeClassName: nvidia` where the nvidia runtime "
     "is not the default."
 )
@@ -33,8 +35,6 @@ def _escalations(container: Container) -> Iterator[tuple[Path, str]]:
     path = (*container.path, "securityContext")
     if context.get("privileged") is True:
         yield (*path, "privileged"), "runs privileged (every host device, all GPUs)"
-    if context.get("allowPrivilegeEscalation") is True:
-        yield (*path, "allowPrivilegeEscalation"), "allows privilege escalation"
     capabilities = context.get("capabilities")
     added = capabilities.get("add") if isinstance(capabilities, Mapping) else None
     for index, capability in enumerate(added if isinstance(added, list) else ()):

@@ -40,7 +40,7 @@ def missing_hardening(container: Container) -> list[str]:
 def hardening_edits(container: Container) -> tuple[Edit, ...]:
     """The missing fields, merged into the container's securityContext. None where a person
     decides: a privileged container (the API server rejects it with allowPrivilegeEscalation
-    false) or one that asks for escalation explicitly (GS002 reports both)."""
+    false; GS002 reports it) or one that asks for escalation explicitly."""
     context = container.data.get("securityContext")
     context = context if isinstance(context, Mapping) else {}
     if context.get("privileged") is True or context.get("allowPrivilegeEscalation") is True:
