@@ -42,6 +42,22 @@ def is_gpu_resource(name: str) -> bool:
     return bool(_GPU_RESOURCE.match(name))
 
 
+# Other vendors' GPUs, which their own device plugins hand out: in a pod that asks for one, a
+# /dev/dri mount is that vendor's render nodes, not a way to NVIDIA's GPUs around the
+# scheduler (CUDA needs /dev/nvidia*). The NVIDIA rules do not otherwise look at them.
+DRI = "/dev/dri"
+_OTHER_GPU_RESOURCE = re.compile(r"^(gpu\.intel\.com/.+|amd\.com/gpu|amd\.com/gpu-.+)$")
+
+
+def requests_other_gpus(pod: PodSpec) -> bool:
+    """Whether a container asks for another vendor's GPUs (Intel's, AMD's)."""
+    return any(
+        _OTHER_GPU_RESOURCE.match(amount.name) and (amount.quantity is None or amount.quantity > 0)
+        for container in pod.containers()
+        for amount in resource_amounts(container)
+    )
+
+
 def is_shared_gpu_resource(name: str) -> bool:
     """A share of a GPU: HAMi memory/cores, or a time-sliced/MPS ``*.shared`` resource."""
     return name in HAMI_MEMORY or name == HAMI_CORES or (is_gpu_resource(name) and name.endswith(".shared"))
@@ -366,13 +382,17 @@ def exposes_gpus(path: str) -> bool:
 
 def gpus_reached(pod: PodSpec, host_paths: Iterable[str]) -> str | None:
     """How a pod reaches GPUs by itself, whatever it requests, or None: a visible-devices
-    variable, a GPU device node or driver file mounted from the host, or the host's whole
-    ``/dev`` in a pod that runs NVIDIA's images or tools."""
+    variable, a GPU device node or driver file mounted from the host (``/dev/dri`` not in a pod
+    that asks for Intel's or AMD's GPUs), or the host's whole ``/dev`` in a pod that runs
+    NVIDIA's images or tools."""
     for container in pod.containers():
         if var := visible_devices(container):
             return f"sets {VISIBLE_DEVICES}={var.value}"
     paths = [normalise_host_path(path) for path in host_paths]
+    other_vendor = any(_under(path, DRI) for path in paths) and requests_other_gpus(pod)
     for path in paths:
+        if other_vendor and _under(path, DRI):
+            continue  # that vendor's render nodes, which its device plugin hands out
         if gpu_specific(path):
             return f"mounts host path {path}"
     if "/dev" in paths and any(_runs_nvidia_software(c) for c in pod.containers()):
