@@ -147,11 +147,10 @@ def _from_releases(ctx: LintContext) -> Iterator[Evidence]:
                 f"{release} has no runtimeClassName value (added in 0.12.0): its plugin reads GPUs only where nvidia "
                 "is the default runtime",
             )
-    for resource in ctx.of_kind("ClusterPolicy"):
-        if (resource.api_version or "").startswith("nvidia.com/"):
-            spec = resource.get(("spec",))
-            if isinstance(spec, Mapping):
-                yield from _operator(spec, resource, ("spec", "toolkit"), str(resource.ref), cdi_default=False)
+    for resource in sets.cluster_policies(ctx):
+        spec = resource.get(("spec",))
+        if isinstance(spec, Mapping):
+            yield from _operator(spec, resource, ("spec", "toolkit"), str(resource.ref), cdi_default=False)
 
 
 def _from_static_plugins(ctx: LintContext) -> Iterator[Evidence]:

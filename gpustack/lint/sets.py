@@ -175,6 +175,16 @@ def posix_path(file: str) -> str:
     return file.replace("\\", "/")
 
 
+def is_cluster_policy(resource: Resource) -> bool:
+    """The GPU Operator's ``ClusterPolicy`` (``nvidia.com/``), which configures its operands."""
+    return resource.kind == "ClusterPolicy" and (resource.api_version or "").startswith("nvidia.com/")
+
+
+def cluster_policies(ctx: LintContext) -> list[Resource]:
+    """The set's GPU Operator ``ClusterPolicy`` objects, in input order."""
+    return [resource for resource in ctx.of_kind("ClusterPolicy") if is_cluster_policy(resource)]
+
+
 def is_kustomization(resource: Resource) -> bool:
     if resource.kind == "Kustomization":
         return (resource.api_version or "").startswith("kustomize.config.k8s.io/")
@@ -523,7 +533,7 @@ def device_plugins(resource: Resource, pods: Iterable[PodSpec]) -> Iterator[Devi
             # NVIDIA's image runs the plugin by default; HAMi's needs the explicit command.
             if program == _PLUGIN_COMMAND or (program is None and vendor == "nvidia"):
                 yield DevicePlugin(vendor, resource, (*pod.path, "containers", index, "image"), pod=pod)
-    if resource.kind == "ClusterPolicy" and (resource.api_version or "").startswith("nvidia.com/"):
+    if is_cluster_policy(resource):
         if resource.get(("spec", "devicePlugin", "enabled")) is not False:
             yield DevicePlugin("nvidia", resource, ("spec", "devicePlugin"))
 

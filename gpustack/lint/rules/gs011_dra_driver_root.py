@@ -50,9 +50,8 @@ def _installed(ctx: LintContext) -> tuple[str, str, Severity] | None:
             return None
         source = sources.pop()
         return source, f"the spec's node pools use {WHERE[source]}", Severity.WARNING
-    for resource in ctx.of_kind("ClusterPolicy"):
-        if (resource.api_version or "").startswith("nvidia.com/"):
-            return _operator(resource.get(("spec", "driver", "enabled")), str(resource.ref))
+    for resource in sets.cluster_policies(ctx):
+        return _operator(resource.get(("spec", "driver", "enabled")), str(resource.ref))
     for release in sets.releases(ctx):
         if release.chart == "gpu-operator":
             return _operator(sets.get_value(release.values, "driver", "enabled"), str(release))

@@ -95,7 +95,7 @@ def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
         value = sets.get_value(config, "core", "sleepInterval")
         if value is not None:
             yield from _judge(resource, ("data", NFD_CONFIG_FILE), f"NFD worker in {resource.ref}", value, ctx)
-    if resource.kind == "ClusterPolicy" and (resource.api_version or "").startswith("nvidia.com/"):
+    if sets.is_cluster_policy(resource):
         found = _env_interval(resource.get(("spec", "gfd", "env")))
         if found is not None:
             path = ("spec", "gfd", "env", found[0], "value")

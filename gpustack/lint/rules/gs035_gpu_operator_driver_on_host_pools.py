@@ -29,10 +29,9 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     pools = _host_pools(cluster)
     if not pools:
         return
-    for resource in ctx.of_kind("ClusterPolicy"):
-        if (resource.api_version or "").startswith("nvidia.com/"):
-            if resource.get(("spec", "driver", "enabled")) is not False:
-                yield _hit(resource, ("spec", "driver"), f"{resource.ref}", pools, cluster)
+    for resource in sets.cluster_policies(ctx):
+        if resource.get(("spec", "driver", "enabled")) is not False:
+            yield _hit(resource, ("spec", "driver"), f"{resource.ref}", pools, cluster)
     for release in sets.releases(ctx):
         if release.chart == CHART and sets.get_value(release.values, "driver", "enabled") is not False:
             resource, path = release.where("driver", "enabled")
