@@ -274,10 +274,7 @@ def spec_seen_rows(bench: Bench, gpustack: str, one_file: Path, spec: Path, scra
         work.write_text(f"{text}# edited before run {run}\n", encoding="utf-8")
         return [gpustack, "lint", *store, str(work)]
 
-    try:
-        run_once(edit(0), FOUND_OR_CLEAN, None)
-    except (CommandFailed, OSError) as exc:
-        bench.failures.append(f"filling the cache: {exc}")
+    if not filled(bench, edit(0)):
         return
     label = "Lint one small file with the 50-pool spec, changed, spec read before"
     sample = bench.sample(label, lambda run: edit(run + 1), FOUND_OR_CLEAN)
@@ -292,10 +289,7 @@ def warm_rows(bench: Bench, gpustack: str, corpus: Corpus, folder: Path, scratch
     work = scratch / f"warm-{folder.name}"
     shutil.copytree(folder, work)
     store = ["--cache-dir", str(scratch / f"warm-cache-{folder.name}")]
-    try:
-        run_once([gpustack, "lint", *store, str(work)], FOUND_OR_CLEAN, None)
-    except (CommandFailed, OSError) as exc:
-        bench.failures.append(f"filling the cache: {exc}")
+    if not filled(bench, [gpustack, "lint", *store, str(work)]):
         return
     label = f"Lint {corpus}, warm: nothing changed"
     sample = bench.sample(label, lint(gpustack, work, *store), FOUND_OR_CLEAN)
@@ -313,6 +307,16 @@ def warm_rows(bench: Bench, gpustack: str, corpus: Corpus, folder: Path, scratch
     sample = bench.sample(label, edit, FOUND_OR_CLEAN)
     if sample:
         add_timed(bench, label, timing(sample), sample, ONE_CHANGED_TARGET)
+
+
+def filled(bench: Bench, command: list[str]) -> bool:
+    """Run ``command`` once to fill a cache for the warm runs; False (a failure recorded) if it fails."""
+    try:
+        run_once(command, FOUND_OR_CLEAN, None)
+    except (CommandFailed, OSError) as exc:
+        bench.failures.append(f"filling the cache: {exc}")
+        return False
+    return True
 
 
 def megabytes(folder: Path) -> str:
