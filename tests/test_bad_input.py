@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from gpustack import cli
-from gpustack.render import readme, write
+from gpustack.render import write
+from gpustack.render.stackfiles import readme
 
 REPO = Path(__file__).resolve().parents[1]
 SPEC = (REPO / "examples" / "k3s-l4.yaml").read_text(encoding="utf-8")
@@ -426,10 +427,10 @@ def test_doctor_does_not_call_an_absent_file_ok(tmp_path):
 
 from typing import Any  # noqa: E402
 
+from fuzz_support import scalars, yaml_like  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from fuzz_support import scalars, yaml_like  # noqa: E402
 from gpustack.errors import GpustackError  # noqa: E402
 
 SPEC_WORDS = [

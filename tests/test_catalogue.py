@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from gpustack.lint.catalogue import Example, load_catalogue, policy_problems
-from gpustack.lint.config import Config
-from gpustack.lint.docs import DOCS_PATH, catalogue_markdown
 from gpustack.lint.engine import Report, lint
-from gpustack.lint.load import load_text
+from gpustack.lint.input.load import load_text
+from gpustack.lint.policy.config import Config
+from gpustack.lint.rule_docs import DOCS_PATH, catalogue_markdown
 from gpustack.lint.rules import RULES
-from gpustack.resources import data_dir
+from gpustack.shipped import data_dir
 
 CATALOGUE = load_catalogue()
 POLICIES = sorted(data_dir("policies").glob("GS*.yaml"))

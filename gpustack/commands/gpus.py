@@ -18,7 +18,7 @@ def gpus(
     A spec names one in nodePools[].gpu.model: by name or alias, in any case, with spaces or
     underscores for dashes ("RTX 4090"). A GPU that is not listed is described with gpu.custom.
     """
-    from gpustack.spec.catalogue import catalogue_json, catalogue_table, load_catalogue
+    from gpustack.spec.gpu_catalogue import catalogue_json, catalogue_table, load_catalogue
 
     catalogue = load_catalogue()
     sys.stdout.write(catalogue_json(catalogue) if output_format == "json" else catalogue_table(catalogue))

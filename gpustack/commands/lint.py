@@ -18,8 +18,8 @@ from gpustack.commands.options import ColorOption
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from gpustack.lint.config import Config
-    from gpustack.lint.load import Inputs
+    from gpustack.lint.input.load import Inputs
+    from gpustack.lint.policy.config import Config
 
 Format = Literal["text", "json", "sarif", "github"]
 Level = Literal["error", "warning", "info"]
@@ -204,19 +204,19 @@ def lint(
     # collector would only walk the growing heap again and again (5x the time for 10,000
     # documents), and the imports below alone would pay for a dozen collections.
     gc.disable()
-    from gpustack.lint import workers
+    from gpustack.lint.input import workers
 
     workers.look_early()
     from dataclasses import replace
 
-    from gpustack.lint.cache import Cache, cache_folder
     from gpustack.lint.catalogue import load_catalogue
-    from gpustack.lint.config import find_config, load_config, search_start
-    from gpustack.lint.load import read_inputs
+    from gpustack.lint.input.cache import Cache, cache_folder
+    from gpustack.lint.input.load import read_inputs
+    from gpustack.lint.input.roots import repositories
     from gpustack.lint.model import Severity
+    from gpustack.lint.policy.config import find_config, load_config, search_start
+    from gpustack.lint.policy.selection import Choice, rule_ids, severities
     from gpustack.lint.report import ReportOptions
-    from gpustack.lint.roots import repositories
-    from gpustack.lint.selection import Choice, rule_ids, severities
     from gpustack.terminal import use_color
 
     catalogue = load_catalogue()
@@ -267,7 +267,7 @@ def lint(
             raise typer.Exit(printed[1])
     from gpustack.lint.engine import Run
     from gpustack.lint.engine import lint as run_lint
-    from gpustack.lint.load import load_inputs
+    from gpustack.lint.input.load import load_inputs
     from gpustack.lint.report import reporter
 
     run = Run(config, partial=partial, catalogue=catalogue, cache=cache)
@@ -290,7 +290,7 @@ def lint(
     text = reporter(output_format).render(report, options)
     stream.write(text)
     if write_baseline:
-        from gpustack.lint.baseline import write
+        from gpustack.lint.policy.baseline import write
 
         write(str(write_baseline), report.findings)
         sys.stderr.write(f"gpustack: recorded {len(report.findings)} finding(s) in {write_baseline}\n")
@@ -332,7 +332,7 @@ def rules(
 ) -> None:
     """List the rule catalogue: id, name, default severity, scope, autofix, summary."""
     from gpustack.lint.catalogue import load_catalogue
-    from gpustack.lint.docs import catalogue_markdown, catalogue_table
+    from gpustack.lint.rule_docs import catalogue_markdown, catalogue_table
 
     catalogue = load_catalogue()
     render = catalogue_markdown if output_format == "markdown" else catalogue_table
@@ -346,6 +346,6 @@ def explain(
 ) -> None:
     """Explain one rule: why it matters, how to fix it, examples that fire and stay quiet."""
     from gpustack.lint.catalogue import find_rule, load_catalogue
-    from gpustack.lint.docs import rule_markdown
+    from gpustack.lint.rule_docs import rule_markdown
 
     sys.stdout.write(rule_markdown(find_rule(load_catalogue(), rule), level=1))

@@ -18,10 +18,10 @@ from types import MappingProxyType
 from typing import Any
 
 from gpustack.errors import GpustackError, Problem
-from gpustack.lint.load import load_settings
+from gpustack.lint.input.load import load_settings
 from gpustack.lint.model import Resource, Severity
 from gpustack.lint.registry import Scope
-from gpustack.resources import data_dir
+from gpustack.shipped import data_dir
 
 SCHEMA_PATH = Path(__file__).with_name("policy.schema.json")
 

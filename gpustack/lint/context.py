@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from gpustack.lint.model import PodSpec, Resource, computed_once
 
 if TYPE_CHECKING:
-    from gpustack.lint.chartkeys import ChartKeys
-    from gpustack.lint.cluster import ClusterFacts
+    from gpustack.lint.charts.chartkeys import ChartKeys
+    from gpustack.lint.facts.cluster import ClusterFacts
 
 T = TypeVar("T")
 

@@ -27,11 +27,10 @@ from datetime import date
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gpustack.errors import GpustackError
-from gpustack.lint import sets, suppress
 from gpustack.lint.catalogue import RuleInfo
-from gpustack.lint.config import Config
 from gpustack.lint.context import LintContext
-from gpustack.lint.load import LoadResult
+from gpustack.lint.input.load import LoadResult
+from gpustack.lint.input.roots import Root, repositories, split
 from gpustack.lint.model import (
     FINDING_ORDER,
     Edit,
@@ -46,12 +45,14 @@ from gpustack.lint.model import (
     finding_of,
     plain_finding,
 )
+from gpustack.lint.policy import suppress
+from gpustack.lint.policy.config import Config
 from gpustack.lint.registry import Rule
-from gpustack.lint.roots import Root, repositories, split
+from gpustack.lint.releases import sets
 
 if TYPE_CHECKING:
-    from gpustack.lint.cache import Cache
-    from gpustack.lint.gpu import ClaimIndex
+    from gpustack.lint.facts.gpu import ClaimIndex
+    from gpustack.lint.input.cache import Cache
 
 
 @dataclass(frozen=True)
@@ -193,7 +194,7 @@ def _in_root(finding: Finding, root: str | None) -> Finding:
 
 
 class FileUnits(Protocol):
-    """Where the engine keeps what it found in each file (``gpustack.lint.cache``), under a key
+    """Where the engine keeps what it found in each file (``gpustack.lint.input.cache``), under a key
     of the file's name and text, the set's DRA claims (pod specs count as GPU consumers by
     them) and the run's settings (the store's own part of the key): the file's ``Unit``, as
     plain data; and what the rules with a set fact found, under that key and the set facts."""
@@ -287,7 +288,7 @@ class Run:
         """The file-local rules that run file by file over ``ctx``'s set, the set facts they
         read (computed over the whole set) and their key. A rule whose fact cannot be computed
         loses the set."""
-        from gpustack.lint.cache import canonical
+        from gpustack.lint.input.cache import canonical
 
         rules, facts, named = list(self.plain), {}, []
         for rule in self.factual:
@@ -379,8 +380,8 @@ class _Files:
 
     def of(self, root: Root, errors: list[InputError]) -> list[_File]:
         """The root's files, DRA claims resolved over the root."""
-        from gpustack.lint.cache import canonical
-        from gpustack.lint.gpu import ClaimIndex
+        from gpustack.lint.facts.gpu import ClaimIndex
+        from gpustack.lint.input.cache import canonical
 
         claims = ClaimIndex.from_resources(root.resources)
         claims_key = repr(canonical(claims))
@@ -413,7 +414,7 @@ class _Files:
 
     def _known(self, name: str, resources: list[Resource], claims: ClaimIndex, claims_key: str) -> _File | None:
         """The file's unit if this run has it already, the loader made it, or ``units`` holds it."""
-        from gpustack.lint.gpu import requests_gpus
+        from gpustack.lint.facts.gpu import requests_gpus
 
         for key in ("", claims_key):
             if (name, key) in self.done:
@@ -477,7 +478,7 @@ class _Files:
     def _spread(self, named: list[tuple[str, Any]], here: Any, there: Any, back: Any) -> list[Any]:
         """``here`` over the items of ``named`` (file name, item), over worker processes when
         the files are many (``workers.spread``), chunked by the files' sizes."""
-        from gpustack.lint import workers
+        from gpustack.lint.input import workers
 
         items = [item for _, item in named]
         sizes = [len(self._text(name)) for name, _ in named]
@@ -496,14 +497,14 @@ def _unit_key(pods: Sequence[PodSpec], claims_key: str) -> str:
 def _pod_facts(resources: Sequence[Resource], pods: Sequence[PodSpec]) -> list[tuple[int, Any]]:
     """Pod specs as plain data (the cache keeps it, workers send it): each one's object by its
     index in the file, and what extraction decided about it."""
-    from gpustack.lint.podspec import facts
+    from gpustack.lint.facts.podspec import facts
 
     index = _indexes(resources)
     return [(index[id(pod.resource)], facts(pod)) for pod in pods]
 
 
 def _restored_pods(resources: Sequence[Resource], stored: Any) -> tuple[PodSpec, ...]:
-    from gpustack.lint.podspec import restore
+    from gpustack.lint.facts.podspec import restore
 
     return tuple(restore(resources[number], found) for number, found in stored)
 
@@ -573,7 +574,7 @@ def _nothing_to_lint(loaded: LoadResult) -> str:
 def _pod_specs(resources: Sequence[Resource], claims: ClaimIndex | None, errors: list[InputError]) -> tuple[PodSpec, ...]:
     """The pod specs of one file's objects, DRA claims resolved against the whole set (None:
     not resolved; only pod specs that claim devices read them)."""
-    from gpustack.lint.podspec import extract_pod_specs
+    from gpustack.lint.facts.podspec import extract_pod_specs
 
     try:
         return tuple(pod for resource in resources for pod in extract_pod_specs(resource, claims))
@@ -585,8 +586,8 @@ def _pod_specs(resources: Sequence[Resource], claims: ClaimIndex | None, errors:
 def _with_value_pods(ctx: LintContext, errors: list[InputError]) -> LintContext:
     """The context with the pod specs that chart releases build from their values (app-template
     and the charts ``data/value-pods.yaml`` describes)."""
-    from gpustack.lint.gpu import ClaimIndex
-    from gpustack.lint.valuepods import chart_shapes, value_pod_specs
+    from gpustack.lint.facts.gpu import ClaimIndex
+    from gpustack.lint.facts.valuepods import chart_shapes, value_pod_specs
 
     described = chart_shapes()
     found: list[PodSpec] = []

@@ -9,8 +9,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from gpustack.node import driver, toolkit
-from gpustack.node import docs
+from gpustack.node import driver, toolkit, upstream_docs
 from gpustack.node.result import LayerResult, not_applicable, ok, problem
 from gpustack.node.root import Malformed, NodeRoot
 
@@ -62,11 +61,11 @@ def check(root: NodeRoot) -> LayerResult:
     try:
         specs = read(root)
     except Malformed as exc:
-        return problem(LAYER, f"spec does not parse: {exc}", fix=_regenerate(), docs=docs.CDI)
+        return problem(LAYER, f"spec does not parse: {exc}", fix=_regenerate(), docs=upstream_docs.CDI)
     if not specs:
         mode = _mode(root)
         if mode == "cdi":
-            return problem(LAYER, f"toolkit mode cdi but no CDI spec for {KIND}", fix=_regenerate(), docs=docs.CDI)
+            return problem(LAYER, f"toolkit mode cdi but no CDI spec for {KIND}", fix=_regenerate(), docs=upstream_docs.CDI)
         return not_applicable(LAYER, f"no CDI spec for {KIND}; toolkit mode {mode} uses the legacy hook")
     loaded = driver.loaded_version(root)
     # A spec generated before a driver upgrade mounts libraries that no longer exist.
@@ -77,7 +76,7 @@ def check(root: NodeRoot) -> LayerResult:
             LAYER,
             f"{spec.file} was generated for driver {spec.driver_version}, but {loaded} is loaded",
             fix=_regenerate(spec.file),
-            docs=docs.CDI,
+            docs=upstream_docs.CDI,
         )
     listed = "; ".join(f"{s.file}: {s.devices} devices" for s in specs)
     return ok(LAYER, f"{KIND} in {listed}")

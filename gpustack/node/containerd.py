@@ -6,8 +6,7 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any
 
-from gpustack.node import distribution
-from gpustack.node import docs
+from gpustack.node import distribution, upstream_docs
 from gpustack.node.result import LayerResult, ok, problem
 from gpustack.node.root import Malformed, NodeRoot
 
@@ -80,7 +79,7 @@ def check(root: NodeRoot) -> LayerResult:
     try:
         facts = read(root, main)
     except Malformed as exc:
-        return problem(LAYER, f"config does not parse: {exc}", fix="fix the TOML syntax", docs=docs.CONTAINERD)
+        return problem(LAYER, f"config does not parse: {exc}", fix="fix the TOML syntax", docs=upstream_docs.CONTAINERD)
     if is_k3s:
         # K3s registers nvidia runtimes itself, at start, when nvidia-container-runtime is on
         # its PATH (seed 001 §5, upstream-facts §4); editing its generated file is undone.
@@ -88,9 +87,9 @@ def check(root: NodeRoot) -> LayerResult:
     else:
         fix = CONFIGURE
     if not facts.files:
-        return problem(LAYER, f"no containerd config at {main}", fix=fix, docs=docs.CONTAINERD)
+        return problem(LAYER, f"no containerd config at {main}", fix=fix, docs=upstream_docs.CONTAINERD)
     if not facts.nvidia:
-        return problem(LAYER, f"no nvidia runtime in {', '.join(facts.files)}", fix=fix, docs=docs.CONTAINERD)
+        return problem(LAYER, f"no nvidia runtime in {', '.join(facts.files)}", fix=fix, docs=upstream_docs.CONTAINERD)
     listed = ", ".join(f"{r.name} → {r.binary or 'runc'} ({r.file})" for r in facts.nvidia)
     default = facts.default_runtime or "runc"
     note = "" if "nvidia" in default else " (GPU pods need runtimeClassName: nvidia)"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpustack.node import docs
+from gpustack.node import upstream_docs
 from gpustack.node.result import LayerResult, ok, problem
 from gpustack.node.root import NodeRoot
 
@@ -18,7 +18,7 @@ def check(root: NodeRoot) -> LayerResult:
             LAYER,
             f"no {FOLDER}: no kubelet has run on this node",
             fix="join the node to the cluster (install K3s or kubeadm join) before the device plugin",
-            docs=docs.DEVICE_PLUGIN,
+            docs=upstream_docs.DEVICE_PLUGIN,
         )
     plugins = [e.rsplit("/", 1)[1] for e in root.entries(FOLDER, "*.sock")]
     plugins = [name for name in plugins if name != KUBELET_SOCKET]
@@ -28,7 +28,7 @@ def check(root: NodeRoot) -> LayerResult:
             f"no device plugin socket in {FOLDER}: nodes advertise no nvidia.com/gpu",
             fix="deploy the NVIDIA device plugin DaemonSet (with runtimeClassName: nvidia where "
             "nvidia is not the default runtime) and check its pod on this node",
-            docs=docs.DEVICE_PLUGIN,
+            docs=upstream_docs.DEVICE_PLUGIN,
         )
     # nvidia-gpu.sock is NVIDIA's plugin (seed 001 §5); others (HAMi's, say) serve GPUs too.
     plugins.sort(key=lambda name: name != NVIDIA_SOCKET)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from gpustack.node import pci
-from gpustack.node import docs
+from gpustack.node import pci, upstream_docs
 from gpustack.node.result import LayerResult, ok, problem
 from gpustack.node.root import NodeRoot
 
@@ -26,7 +25,7 @@ def check(root: NodeRoot) -> LayerResult:
             "no /dev/nvidia<N> device nodes",
             fix="the driver creates them when it loads: fix the driver layer first, then "
             "`nvidia-modprobe` (or `nvidia-smi` once as root) creates the nodes",
-            docs=docs.DRIVER,
+            docs=upstream_docs.DRIVER,
         )
     expected = len(pci.nvidia_gpus(root))
     if len(gpu_nodes) < expected:
@@ -35,7 +34,7 @@ def check(root: NodeRoot) -> LayerResult:
             f"{len(gpu_nodes)} /dev/nvidia<N> node(s) for {expected} GPUs on the PCI bus",
             fix="`dmesg | grep -i nvidia` shows why a GPU did not initialise (an XID or a "
             "fallen-off-the-bus message); reseat or reset that GPU",
-            docs=docs.DRIVER,
+            docs=upstream_docs.DRIVER,
         )
     if missing:
         # CUDA opens nvidia-uvm for unified memory; it is a separate module (nvidia_uvm).
@@ -44,7 +43,7 @@ def check(root: NodeRoot) -> LayerResult:
             f"missing {', '.join(missing)}",
             fix="`nvidia-modprobe -u -c=0` (or `modprobe nvidia-uvm`) creates /dev/nvidia-uvm; "
             "nvidiactl comes with the nvidia module",
-            docs=docs.DRIVER,
+            docs=upstream_docs.DRIVER,
         )
     # nvidia-caps appears for datacenter GPUs (MIG capabilities), not for GeForce (seed 001 §3).
     caps = "nvidia-caps present" if root.exists("/dev/nvidia-caps") else "no nvidia-caps"

@@ -15,7 +15,7 @@ from gpustack.errors import GpustackError
 from gpustack.node import distribution, driver, nvml, pci, toolkit
 from gpustack.node.distribution import Distribution
 from gpustack.node.root import NodeRoot
-from gpustack.spec.catalogue import PCI_CLASSES, GpuModel, gfd_family, load_catalogue
+from gpustack.spec.gpu_catalogue import PCI_CLASSES, GpuModel, gfd_family, load_catalogue
 from gpustack.spec.models import Toolkit
 from gpustack.yamlio import dump
 

@@ -6,8 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from gpustack.node import modules
-from gpustack.node import docs
+from gpustack.node import modules, upstream_docs
 from gpustack.node.result import LayerResult, ok, problem
 from gpustack.node.root import NodeRoot
 
@@ -99,7 +98,7 @@ def check(root: NodeRoot) -> LayerResult:
             f"DKMS built nvidia {', '.join(for_running)} for kernel {kernel} but it is not loaded",
             fix="`modprobe nvidia` and read `dmesg | grep -i nvidia`; with Secure Boot on the "
             "module must be signed by an enrolled key",
-            docs=docs.DRIVER,
+            docs=upstream_docs.DRIVER,
         )
     if facts.dkms_builds:
         # A kernel update without a DKMS rebuild: the GPU "vanishes" after reboot (seed 000 step 1).
@@ -109,12 +108,12 @@ def check(root: NodeRoot) -> LayerResult:
             f"DKMS built nvidia for kernel {built}, not for the running kernel {kernel}",
             fix=f"install linux-headers-{kernel}, run `dkms autoinstall` (or reinstall the driver "
             "package) and reboot",
-            docs=docs.DRIVER,
+            docs=upstream_docs.DRIVER,
         )
     return problem(
         LAYER,
         "no NVIDIA driver is loaded or built by DKMS",
         fix="`ubuntu-drivers devices` lists the recommended package; `apt-get install "
         "nvidia-driver-<branch>-open` (e.g. nvidia-driver-595-open) and reboot",
-        docs=docs.DRIVER,
+        docs=upstream_docs.DRIVER,
     )

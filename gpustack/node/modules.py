@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpustack.node import docs
+from gpustack.node import upstream_docs
 from gpustack.node.result import LayerResult, not_applicable, ok, problem
 from gpustack.node.root import NodeRoot
 
@@ -26,6 +26,6 @@ def check(root: NodeRoot) -> LayerResult:
             fix="install the NVIDIA driver package (it blacklists nouveau) and reboot; or add "
             "`blacklist nouveau` and `options nouveau modeset=0` to /etc/modprobe.d/, "
             "run `update-initramfs -u` and reboot",
-            docs=docs.DRIVER,
+            docs=upstream_docs.DRIVER,
         )
     return ok(LAYER, "nouveau is not loaded")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gpustack.node import docs
+from gpustack.node import upstream_docs
 from gpustack.node.result import LayerResult, not_applicable, ok, problem
 from gpustack.node.root import NodeRoot
 
@@ -102,10 +102,10 @@ def check(root: NodeRoot) -> LayerResult:
     except NvmlUnavailable as exc:
         if exc.fix is None:
             return not_applicable(LAYER, str(exc))
-        return problem(LAYER, str(exc), fix=exc.fix, docs=docs.DRIVER)
+        return problem(LAYER, str(exc), fix=exc.fix, docs=upstream_docs.DRIVER)
     if not report.gpus:
         return problem(
-            LAYER, "NVML sees no GPU", fix="fix the pci and driver layers first", docs=docs.DRIVER
+            LAYER, "NVML sees no GPU", fix="fix the pci and driver layers first", docs=upstream_docs.DRIVER
         )
     listed = "; ".join(f"GPU {i}: {gpu}" for i, gpu in enumerate(report.gpus))
     return ok(LAYER, f"driver {report.driver_version}; {listed}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpustack.node import docs
+from gpustack.node import upstream_docs
 from gpustack.node.result import LayerResult, ok, problem
 from gpustack.node.root import NodeRoot
 
@@ -62,7 +62,7 @@ def check(root: NodeRoot) -> LayerResult:
             "no NVIDIA GPU (vendor 10de, class 03xx) on the PCI bus",
             fix="check that the card is seated and powered, or passed through to this VM; "
             "`lspci -nn | grep -i nvidia` must list it",
-            docs=docs.DRIVER,
+            docs=upstream_docs.DRIVER,
         )
     listed = ", ".join(f"{g.address} [{g.ids}] class {g.pci_class}" for g in gpus)
     detail = f"{len(gpus)} NVIDIA GPU{'s' if len(gpus) > 1 else ''}: {listed}"

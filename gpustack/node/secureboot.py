@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from gpustack.node import driver
-from gpustack.node import docs
+from gpustack.node import driver, upstream_docs
 from gpustack.node.result import LayerResult, not_applicable, ok, problem
 from gpustack.node.root import NodeRoot
 
@@ -36,5 +35,5 @@ def check(root: NodeRoot) -> LayerResult:
         "Secure Boot enabled and the nvidia module is not loaded: unsigned modules are refused",
         fix="enroll the DKMS signing key (`mokutil --import /var/lib/shim-signed/mok/MOK.der`, "
         "then confirm at the next boot) or turn Secure Boot off in the firmware",
-        docs=docs.DRIVER,
+        docs=upstream_docs.DRIVER,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from gpustack.node import docs
+from gpustack.node import upstream_docs
 from gpustack.node.result import LayerResult, ok, problem
 from gpustack.node.root import Malformed, NodeRoot
 
@@ -61,7 +61,7 @@ def check(root: NodeRoot) -> LayerResult:
             LAYER,
             f"config does not parse: {exc}",
             fix=f"fix the TOML, or regenerate it with `nvidia-ctk config default --output={CONFIG}`",
-            docs=docs.TOOLKIT,
+            docs=upstream_docs.TOOLKIT,
         )
     if facts.missing:
         return problem(
@@ -69,6 +69,6 @@ def check(root: NodeRoot) -> LayerResult:
             f"{' and '.join(facts.missing)} not on PATH",
             fix="install the NVIDIA Container Toolkit from NVIDIA's repository "
             "(`apt-get install nvidia-container-toolkit`)",
-            docs=docs.TOOLKIT,
+            docs=upstream_docs.TOOLKIT,
         )
     return ok(LAYER, f"{facts.ctk}, {facts.runtime}; mode {facts.mode} ({facts.mode_source})")

@@ -19,24 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from gpustack.errors import GpustackError
-from gpustack.render import (
-    cluster,
-    control_plane,
-    device_plugin,
-    dra,
-    gitops,
-    gpu_operator,
-    hami,
-    jsii_env,
-    k8s_validate,
-    lint_config,
-    monitoring,
-    nfd,
-    partitioning,
-    readme,
-    runtime,
-    workloads,
-)
+from gpustack.render import jsii_env, k8s_validate
 from gpustack.render.component import (
     BUILTIN_NAMESPACES,
     POD_SECURITY_PRIVILEGED,
@@ -45,6 +28,20 @@ from gpustack.render.component import (
     RenderContext,
     add_object,
 )
+from gpustack.render.components import (
+    control_plane,
+    device_plugin,
+    dra,
+    gitops,
+    gpu_operator,
+    hami,
+    monitoring,
+    nfd,
+    partitioning,
+    runtime,
+    workloads,
+)
+from gpustack.render.stackfiles import cluster_config, lint_config, readme
 from gpustack.yamlio import dump, dump_all
 
 COMPONENTS: tuple[ModuleType, ...] = (
@@ -67,7 +64,7 @@ class Rendered:
     ctx: RenderContext
     manifests: dict[str, Objects]  # manifests/<name>.yaml → objects; namespaces first, then COMPONENTS order
     releases: tuple[HelmRelease, ...]  # by (wave, name)
-    feature_gates: cluster.Gates  # per component, the user's gates included
+    feature_gates: cluster_config.Gates  # per component, the user's gates included
     notes: dict[str, list[str]]  # component → README bullets
     files: dict[str, str]  # files contributed as text
     delivery: dict[str, Objects]  # delivery objects by path
@@ -127,7 +124,7 @@ def merge(ctx: RenderContext, contributions: Mapping[str, Contribution], manifes
         ctx=ctx,
         manifests=dict(manifests),
         releases=releases,
-        feature_gates=cluster.merge_gates(
+        feature_gates=cluster_config.merge_gates(
             (c.feature_gates for c in contributions.values()),
             ctx.stack.spec.cluster.featureGates,
             minor=ctx.stack.spec.cluster.minor,
@@ -206,7 +203,7 @@ def values_file(release: HelmRelease) -> str:
 
 def tree(rendered: Rendered) -> dict[str, str]:
     """The output folder as {relative path: text}, sorted by path."""
-    files: dict[str, str] = dict(cluster.config_files(rendered.ctx.stack, rendered.feature_gates))
+    files: dict[str, str] = dict(cluster_config.config_files(rendered.ctx.stack, rendered.feature_gates))
     for name, objects in rendered.manifests.items():
         files[f"manifests/{name}.yaml"] = dump_all(objects)
     kustomization = {

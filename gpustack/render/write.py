@@ -24,8 +24,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePosixPath
 
 from gpustack.errors import GpustackError
-from gpustack.lint.cache import DIRNAME as LINT_CACHE
-from gpustack.render import readme
+from gpustack.lint.input.cache import DIRNAME as LINT_CACHE
+from gpustack.render.stackfiles import readme
 
 SHOWN_FOREIGN = 10  # files named in the refusal; the rest are counted
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from gpustack.spec.catalogue import GpuModel
+from gpustack.spec.gpu_catalogue import GpuModel
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 K8S_MINOR = r"^1\.[0-9]{2}$"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from gpustack.spec.catalogue import GpuModel
+from gpustack.spec.gpu_catalogue import GpuModel
 from gpustack.spec.models import GpuStack, NodePool, Sharing
 
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"

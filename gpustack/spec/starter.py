@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpustack.errors import GpustackError, Problem
-from gpustack.spec.catalogue import load_catalogue
+from gpustack.spec.gpu_catalogue import load_catalogue
 from gpustack.suggest import did_you_mean
 from gpustack.yamlio import dump, load_positioned
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from gpustack.lint.config import Config
 from gpustack.lint.engine import Report, lint
 from gpustack.lint.fix.apply import FixOutcome, fix
-from gpustack.lint.load import load_text
+from gpustack.lint.input.load import load_text
+from gpustack.lint.policy.config import Config
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).parent / "fixtures"

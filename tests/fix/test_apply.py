@@ -8,14 +8,14 @@ from collections.abc import Iterator, Mapping
 import pytest
 
 from gpustack.lint.catalogue import RuleInfo
-from gpustack.lint.config import Config
 from gpustack.lint.context import LintContext
 from gpustack.lint.engine import Report, lint
 from gpustack.lint.fix import apply
 from gpustack.lint.fix.apply import FixOutcome, fix
 from gpustack.lint.fix.splice import Spliced
-from gpustack.lint.load import LoadResult, load_text
+from gpustack.lint.input.load import LoadResult, load_text
 from gpustack.lint.model import Hit, Resource, SetValue, Severity
+from gpustack.lint.policy.config import Config
 from gpustack.lint.registry import Rule
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpustack.lint.catalogue import load_catalogue
-from gpustack.lint.load import load_text
+from gpustack.lint.input.load import load_text
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -4,7 +4,7 @@ and edits that would change something else refused."""
 from __future__ import annotations
 
 from gpustack.lint.fix.splice import Fix, Spliced, splice
-from gpustack.lint.load import load_text
+from gpustack.lint.input.load import load_text
 from gpustack.lint.model import AppendItem, DeleteKey, Edit, RenameKey, SetValue
 
 

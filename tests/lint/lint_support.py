@@ -15,11 +15,11 @@ import pytest
 
 from gpustack.cli import main
 from gpustack.lint.catalogue import Example, RuleInfo
-from gpustack.lint.config import Config
 from gpustack.lint.context import LintContext
 from gpustack.lint.engine import Report, lint
-from gpustack.lint.load import LoadResult, load_text
+from gpustack.lint.input.load import LoadResult, load_text
 from gpustack.lint.model import Hit, PodSpec, Resource, Severity
+from gpustack.lint.policy.config import Config
 from gpustack.lint.registry import Rule
 
 TODAY = date(2026, 6, 1)

@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 
 import pytest
-
-from gpustack.lint.baseline import VERSION
 from lint_support import gpustack, write
+
+from gpustack.lint.policy.baseline import VERSION
 
 pytestmark = pytest.mark.usefixtures("test_rules", "in_tmp")
 

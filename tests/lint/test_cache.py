@@ -20,12 +20,12 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from gpustack import resources
-from gpustack.lint import cache as cache_module
-from gpustack.lint.cache import Cache
-from gpustack.lint.load import load_inputs, read_inputs
 from lint_support import gpustack, json_report
+
+from gpustack import shipped
+from gpustack.lint.input import cache as cache_module
+from gpustack.lint.input.cache import Cache
+from gpustack.lint.input.load import load_inputs, read_inputs
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "rules" / "fixtures"
@@ -132,10 +132,10 @@ def test_one_cache_holds_the_outputs_of_several_formats(capsys: pytest.CaptureFi
 def test_an_edited_policy_is_a_new_fingerprint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Reports carry the policies' names, severities and remediations: in a checkout the
     policies sit outside the package, and an edit to one must not print a stored report."""
-    shipped = resources.data_dir
+    real_data_dir = shipped.data_dir
     policies = tmp_path / "policies"
-    shutil.copytree(shipped("policies"), policies)
-    monkeypatch.setattr(resources, "data_dir", lambda name: policies if name == "policies" else shipped(name))
+    shutil.copytree(real_data_dir("policies"), policies)
+    monkeypatch.setattr(shipped, "data_dir", lambda name: policies if name == "policies" else real_data_dir(name))
 
     def fingerprint() -> str:
         monkeypatch.setattr(cache_module, "_fingerprint", None)

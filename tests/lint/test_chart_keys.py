@@ -1,7 +1,7 @@
 """gpustack's chart key data: fresh against the packaged charts, right on the keys that matter,
 and charts read at run time.
 
-The data files are made by ``python -m gpustack.lint.chartkeys`` from ../shared/reference/charts
+The data files are made by ``python -m gpustack.lint.charts.chartkeys`` from ../shared/reference/charts
 (every packaged version); the DRA driver of NVIDIA from its values.yaml alone (no package).
 """
 
@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from gpustack.lint import chartkeys
-from gpustack.lint.chartkeys import ABSENT, DECLARED, PASSTHROUGH, READ
-from gpustack.lint.config import Config
+from gpustack.lint.charts import chartkeys
+from gpustack.lint.charts.chartkeys import ABSENT, DECLARED, PASSTHROUGH, READ
 from gpustack.lint.engine import lint
-from gpustack.lint.load import load_text
+from gpustack.lint.input.load import load_text
+from gpustack.lint.policy.config import Config
 
-DATA = Path(chartkeys.__file__).parent / "data" / "chart-keys"
+DATA = Path(chartkeys.__file__).parents[1] / "data" / "chart-keys"
 VALUES_ONLY = {
     "dra-driver-nvidia-gpu": (
         "chart-values/NVIDIA__k8s-dra-driver-gpu__deployments__helm__dra-driver-nvidia-gpu__values.yaml",
@@ -33,7 +33,7 @@ def test_data_is_fresh_from_the_packaged_charts(shared: Path) -> None:
     generated = chartkeys.generate(packages)
     for name, (values, version) in VALUES_ONLY.items():
         generated[name] = chartkeys.generate_values_only(shared / "reference" / values, name, version)
-    command = "python -m gpustack.lint.chartkeys ../shared/reference/charts/*.tgz --out gpustack/lint/data/chart-keys"
+    command = "python -m gpustack.lint.charts.chartkeys ../shared/reference/charts/*.tgz --out gpustack/lint/data/chart-keys"
     assert {p.stem for p in DATA.glob("*.json")} == set(generated), f"regenerate with `{command}`"
     for name, data in generated.items():
         assert (DATA / f"{name}.json").read_text() == chartkeys.dump(data), f"{name} is stale: `{command}`"

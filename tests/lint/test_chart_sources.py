@@ -8,9 +8,9 @@ import json
 import pytest
 from lint_support import gpustack, write
 
-from gpustack.lint import sets
 from gpustack.lint.context import LintContext
-from gpustack.lint.load import load_text
+from gpustack.lint.input.load import load_text
+from gpustack.lint.releases import sets
 
 RELEASE = """\
 apiVersion: helm.toolkit.fluxcd.io/v2

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpustack.lint import chartkeys
-from gpustack.lint.chartversions import resolve
+from gpustack.lint.charts import chartkeys
+from gpustack.lint.charts.chartversions import resolve
 
 
 def _newest(chart: str) -> str:

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from gpustack.errors import Problem
-from gpustack.lint.config import Config, ConfigError, find_config, load_config, search_start
 from gpustack.lint.context import RuleOptions
 from gpustack.lint.model import Severity
-from gpustack.lint.selection import Choice, Selection
+from gpustack.lint.policy.config import Config, ConfigError, find_config, load_config, search_start
+from gpustack.lint.policy.selection import Choice, Selection
 
 KNOWN = {"GS001", "GS004", "GS023"}
 

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from lint_support import gpustack
 
 REPO = Path(__file__).resolve().parents[2]
@@ -174,7 +173,7 @@ def test_lint_without_a_spec_reads_no_spec_models(tmp_path: Path) -> None:
     manifest.write_text(qwen() + "---\n" + CAPACITY_CLAIM + "---\n" + MIG_POD)
     engine = (
         "from gpustack.lint.engine import lint\n"
-        "from gpustack.lint.load import load_paths\n"
+        "from gpustack.lint.input.load import load_paths\n"
         f"report = lint(load_paths([{str(manifest)!r}]))\n"
         "assert report.findings and not report.errors\n"
     )

@@ -6,17 +6,16 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
+from lint_support import TEST_CATALOGUE, TEST_RULES, TODAY, run
 
 from gpustack.errors import GpustackError
-from gpustack.lint.config import Config
 from gpustack.lint.context import LintContext
 from gpustack.lint.engine import lint
-from gpustack.lint.load import load_text
+from gpustack.lint.input.load import load_text
 from gpustack.lint.model import Hit, InputError, Note, Resource, Severity
+from gpustack.lint.policy.config import Config
+from gpustack.lint.policy.selection import Choice, Selection
 from gpustack.lint.registry import Rule
-from gpustack.lint.selection import Choice, Selection
-
-from lint_support import TEST_CATALOGUE, TEST_RULES, TODAY, run
 
 PODS = """\
 apiVersion: apps/v1

@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from gpustack.lint import engine
-from gpustack.lint.config import Config
-from gpustack.lint.load import LoadResult, load_paths, load_text, with_precise_positions
+from gpustack.lint.input.load import LoadResult, load_paths, load_text, with_precise_positions
 from gpustack.lint.model import Path as ObjectPath
+from gpustack.lint.policy.config import Config
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "rules" / "fixtures"
@@ -196,7 +196,7 @@ def test_files_read_by_worker_processes_give_what_one_process_reads(generated: P
 
 
 def test_large_inputs_are_spread_over_processes_unless_told_not_to(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpustack.lint import workers
+    from gpustack.lint.input import workers
 
     monkeypatch.delenv(workers.JOBS_VARIABLE, raising=False)
     assert workers.jobs_for(10, 10_000) == 1
@@ -214,7 +214,7 @@ def test_large_inputs_are_spread_over_processes_unless_told_not_to(monkeypatch: 
 
 
 def test_idle_cpus_are_those_other_runnable_threads_leave(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpustack.lint import workers
+    from gpustack.lint.input import workers
 
     monkeypatch.setattr(workers.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
     monkeypatch.setattr(workers, "_quota", lambda: None)  # no container limit
@@ -228,7 +228,7 @@ def test_idle_cpus_are_those_other_runnable_threads_leave(monkeypatch: pytest.Mo
 def test_idle_cpus_take_the_lower_of_two_looks_and_wait_only_without_an_early_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from gpustack.lint import workers
+    from gpustack.lint.input import workers
 
     monkeypatch.setattr(workers.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
     monkeypatch.setattr(workers, "_quota", lambda: None)
@@ -263,7 +263,7 @@ def test_a_containers_cpu_limit_caps_the_processes(
     files: dict[str, str], cpus: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A container on a large host sees the host's CPUs: its cgroup's limit decides."""
-    from gpustack.lint import workers
+    from gpustack.lint.input import workers
 
     for name, text in files.items():
         (tmp_path / name).write_text(text)

@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lint_support import TODAY, json_report
 
-from gpustack.lint.config import Config
 from gpustack.lint.context import LintContext
 from gpustack.lint.engine import Report, lint
-from gpustack.lint.load import load_paths
+from gpustack.lint.input.load import load_paths
+from gpustack.lint.policy.config import Config
 from gpustack.lint.registry import Rule
 from gpustack.lint.rules import RULES
-from lint_support import TODAY, json_report
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "rules" / "fixtures"
@@ -166,7 +166,7 @@ def test_units_the_loader_makes_are_those_the_engine_makes(case: str, jobs: int,
     (``Run.file_unit``); the engine keeps it only where the set's claims agree. The report is
     the same as when the engine makes every unit itself."""
     from gpustack.lint.engine import Run
-    from gpustack.lint.load import load_inputs, read_inputs
+    from gpustack.lint.input.load import load_inputs, read_inputs
 
     target = FIXTURES if case == "rule fixtures" else generated
     run = Run(Config())
@@ -181,10 +181,11 @@ def test_a_rule_that_fails_in_a_worker_is_reported_as_in_one_process(generated: 
     process lints the file again and reports the failure once, as one process does."""
     from collections.abc import Iterator
 
-    from gpustack.lint.engine import Run
-    from gpustack.lint.load import load_inputs, read_inputs
-    from gpustack.lint.model import Hit, Resource
     from lint_support import TEST_CATALOGUE, TEST_RULES
+
+    from gpustack.lint.engine import Run
+    from gpustack.lint.input.load import load_inputs, read_inputs
+    from gpustack.lint.model import Hit, Resource
 
     def broken(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
         if resource.kind == "Service" and resource.file.endswith("0.yaml"):

@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from fuzz_support import scalars, yaml_like
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuzz_support import scalars, yaml_like
-
 from gpustack.lint.engine import lint
-from gpustack.lint.load import load_bytes, load_text
+from gpustack.lint.input.load import load_bytes, load_text
 
 # Words the rules look for, so that random documents reach deep into their logic.
 WORDS = [

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from gpustack.cli import main
-from gpustack.lint import sets
-from gpustack.lint.config import load_config
 from gpustack.lint.context import LintContext
 from gpustack.lint.engine import lint
-from gpustack.lint.load import load_paths, load_text
+from gpustack.lint.input.load import load_paths, load_text
+from gpustack.lint.policy.config import load_config
+from gpustack.lint.releases import sets
 from gpustack.lint.rules import RULES
 
 REPO = Path(__file__).resolve().parents[2]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gpustack.lint.declaredkeys import commented_keys
-from gpustack.lint.gotemplate import reads
+from gpustack.lint.charts.declaredkeys import commented_keys
+from gpustack.lint.charts.gotemplate import reads
 
 TEMPLATE = """
 {{- define "x.sel" -}}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpustack.lint.engine import lint
-from gpustack.lint.load import load_paths
+from gpustack.lint.input.load import load_paths
 
 
 def test_corpus_is_read_and_linted(shared: Path) -> None:

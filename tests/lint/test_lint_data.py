@@ -1,6 +1,6 @@
 """The linter's tables (``gpustack/lint/data``) read the same under YAML 1.1 and 1.2.
 
-They are read with libyaml (YAML 1.1, ``gpustack.resources.lint_data``); a value the two
+They are read with libyaml (YAML 1.1, ``gpustack.shipped.lint_data``); a value the two
 versions read differently (``on``, ``1.10``, ``0777``, ``yes``) would mean one thing to the
 linter and another to whoever reads the file by the current standard.
 """
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from gpustack.resources import lint_data
+from gpustack.shipped import lint_data
 
 DATA = Path(__file__).resolve().parents[2] / "gpustack" / "lint" / "data"
 FILES = sorted(path.relative_to(DATA).as_posix() for path in DATA.rglob("*.yaml"))

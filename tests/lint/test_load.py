@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gpustack import userinput
-from gpustack.lint.load import load_bytes, load_paths, load_text
+from gpustack.lint.input.load import load_bytes, load_paths, load_text
 from gpustack.lint.model import InputError
 
 

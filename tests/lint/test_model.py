@@ -7,7 +7,7 @@ import random
 import pytest
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.load import load_text
+from gpustack.lint.input.load import load_text
 from gpustack.lint.model import (
     FINDING_ORDER,
     AppendItem,
@@ -65,7 +65,7 @@ def test_objects_of_some_kinds_come_in_input_order() -> None:
 
 
 def test_what_is_derived_from_a_pod_spec_is_computed_once_per_pod_and_argument() -> None:
-    from gpustack.lint.podspec import extract_pod_specs
+    from gpustack.lint.facts.podspec import extract_pod_specs
 
     (resource,) = load_text("p.yaml", "apiVersion: v1\nkind: Pod\nspec: {containers: [{name: c}]}\n").resources
     (pod,) = extract_pod_specs(resource)
@@ -90,7 +90,7 @@ def test_objects_built_without_init_have_every_field() -> None:
     from dataclasses import fields
 
     from gpustack.lint.engine import _restored_results
-    from gpustack.lint.podspec import extract_pod_specs, facts, restore
+    from gpustack.lint.facts.podspec import extract_pod_specs, facts, restore
 
     text = "apiVersion: v1\nkind: List\nitems:\n  - {apiVersion: v1, kind: Pod, spec: {containers: [{name: c}]}}\n"
     (resource,) = load_text("l.yaml", text).resources

@@ -15,11 +15,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from gpustack.lint.config import Config
-from gpustack.lint.engine import Report, lint
-from gpustack.lint.load import load_paths
 from lint_support import gpustack
+
+from gpustack.lint.engine import Report, lint
+from gpustack.lint.input.load import load_paths
+from gpustack.lint.policy.config import Config
 
 TWO_REPOS = Path(__file__).parent / "fixtures" / "roots" / "two-repos"
 Key = tuple[str, int, str, str]

@@ -10,9 +10,9 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from gpustack.lint.config import Config
 from gpustack.lint.engine import Report, lint
-from gpustack.lint.load import load_paths
+from gpustack.lint.input.load import load_paths
+from gpustack.lint.policy.config import Config
 
 Key = tuple[str, int, str, str]
 

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lint_support import gpustack, write
 from ruamel.yaml import YAML
 
-from gpustack.lint.baseline import FINGERPRINT
 from gpustack.lint.catalogue import load_catalogue
-from gpustack.lint.docs import DOCS_PATH, anchor
-from lint_support import gpustack, write
+from gpustack.lint.policy.baseline import FINGERPRINT
+from gpustack.lint.rule_docs import DOCS_PATH, anchor
 
 POD = """\
 apiVersion: v1

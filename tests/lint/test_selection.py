@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from gpustack.lint.selection import Choice, Selection
 from lint_support import gpustack, write
+
+from gpustack.lint.policy.selection import Choice, Selection
 
 pytestmark = pytest.mark.usefixtures("test_rules", "in_tmp")
 

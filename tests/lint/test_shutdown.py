@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from gpustack import shutdown
-from gpustack.lint import cache as cache_module
+from gpustack.lint.input import cache as cache_module
 
 
 class _Ended(Exception):

@@ -5,12 +5,11 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
-
-from gpustack.lint.config import Config
-from gpustack.lint.model import Note
-from gpustack.lint.suppress import Suppression
-
 from lint_support import run
+
+from gpustack.lint.model import Note
+from gpustack.lint.policy.config import Config
+from gpustack.lint.policy.suppress import Suppression
 
 
 def deployment(object_annotation: str = "", template_annotation: str = "", image_line: str = "") -> str:

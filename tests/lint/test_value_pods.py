@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from lint_support import gpustack, write
 
-from gpustack.lint import sets
 from gpustack.lint.context import LintContext
-from gpustack.lint.load import load_text
-from gpustack.lint.valuepods import value_workloads
+from gpustack.lint.facts.valuepods import value_workloads
+from gpustack.lint.input.load import load_text
+from gpustack.lint.releases import sets
 
 FIXTURES = Path(__file__).resolve().parents[1] / "rules" / "fixtures"
 APP_TEMPLATE = (FIXTURES / "GS004" / "fires-app-template-k3s.yaml").read_text("utf-8")

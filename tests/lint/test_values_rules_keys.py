@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from gpustack.lint import chartkeys
+from gpustack.lint.charts import chartkeys
+from gpustack.lint.releases.sets import HAMI_SELECTOR_KEYS
 from gpustack.lint.rules import (
     gs004_missing_runtime_class,
     gs014_prometheusrule_not_selected,
     gs021_label_churn,
     gs032_nfd_label_mismatch,
 )
-from gpustack.lint.sets import HAMI_SELECTOR_KEYS
 
 
 def _read_keys() -> list[tuple[str, str, tuple[tuple[str, ...], ...]]]:

@@ -146,6 +146,6 @@ def test_unknown_gpu_with_nvml(tree: NodeTree) -> None:
 @pytest.mark.parametrize(("capability", "family"), [("7.0", "volta"), ("7.5", "turing"), ("8.6", "ampere"),
                                                      ("8.9", "ada-lovelace"), ("9.0", "hopper"), ("12.0", "blackwell")])
 def test_gfd_family(capability: str, family: str) -> None:
-    from gpustack.spec.catalogue import gfd_family
+    from gpustack.spec.gpu_catalogue import gfd_family
 
     assert gfd_family(capability) == family

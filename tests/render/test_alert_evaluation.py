@@ -12,7 +12,7 @@ import pytest
 from promql_eval import Unsupported, alert_timeline, firing
 from render_helpers import spec_document
 
-from gpustack.render import alerts, dcgm_exporter
+from gpustack.render.components import alerts, dcgm_exporter
 from gpustack.spec.models import GpuStack
 
 

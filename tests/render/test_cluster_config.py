@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from render_helpers import release
 from ruamel.yaml import YAML
 
 from gpustack.errors import GpustackError
-from render_helpers import release
-
-from gpustack.render import cluster, runtime
+from gpustack.render.components import runtime
+from gpustack.render.stackfiles import cluster_config
 
 SAFE = YAML(typ="safe")
 # DRADeviceTaints (alpha, off in 1.35) is read by apiserver, controller-manager and scheduler;
@@ -132,20 +132,20 @@ def test_k3s_registers_its_own_runtime_class(render_spec):
 
 
 def test_component_gates_only_where_needed_and_unknown_user_gates_everywhere():
-    gates = cluster.merge_gates([{"kubelet": {"A": True}}, {"apiserver": {"A": True}}], {"U": False}, minor=36)
+    gates = cluster_config.merge_gates([{"kubelet": {"A": True}}, {"apiserver": {"A": True}}], {"U": False}, minor=36)
     assert gates == {
         "apiserver": {"A": True, "U": False},
         "controller-manager": {"U": False},
         "scheduler": {"U": False},
         "kubelet": {"A": True, "U": False},
     }
-    assert cluster.gate_flag(gates["kubelet"]) == "A=true,U=false"
+    assert cluster_config.gate_flag(gates["kubelet"]) == "A=true,U=false"
 
 
 def test_known_user_gates_only_where_read_and_not_at_their_default():
     user = {"DRAConsumableCapacity": True, "DRAPartitionableDevices": True}
-    assert cluster.merge_gates([], user, minor=36) == {c: {} for c in cluster.K3S_ARGS}  # both on by default
-    gates = cluster.merge_gates([], user, minor=35)
+    assert cluster_config.merge_gates([], user, minor=36) == {c: {} for c in cluster_config.K3S_ARGS}  # both on by default
+    gates = cluster_config.merge_gates([], user, minor=35)
     assert gates["kubelet"] == {"DRAConsumableCapacity": True}
     assert gates["controller-manager"] == {}
     assert gates["apiserver"] == gates["scheduler"] == user
@@ -153,7 +153,7 @@ def test_known_user_gates_only_where_read_and_not_at_their_default():
 
 def test_components_disagreeing_on_a_gate_is_an_error():
     with pytest.raises(GpustackError, match="disagree"):
-        cluster.merge_gates([{"kubelet": {"A": True}}, {"kubelet": {"A": False}}], {}, minor=36)
+        cluster_config.merge_gates([{"kubelet": {"A": True}}, {"kubelet": {"A": False}}], {}, minor=36)
 
 
 def test_kubeadm_host_driver_example_joins_tainted_gpu_pools_and_an_untainted_system_pool(examples):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from render_helpers import release
 from ruamel.yaml import YAML
 
-from gpustack.render import nfd
+from gpustack.render.components import nfd
 
 SAFE = YAML(typ="safe")
 

@@ -6,7 +6,7 @@ import cel
 import pytest
 from render_helpers import cli, release, write_spec
 
-from gpustack.render import dra
+from gpustack.render.components import dra
 from gpustack.spec.checks import DRIVER_DEVICE_CLASSES
 
 HAMI_DRA = {"devicePlugin": {"enabled": False}, "dra": {"enabled": True}}

@@ -6,8 +6,9 @@ import pytest
 from crd_support import assert_valid, custom_resources
 from ruamel.yaml import YAML
 
-from gpustack.render import crd_schemas, gitops
+from gpustack.render import crd_schemas
 from gpustack.render.component import HelmRelease
+from gpustack.render.components import gitops
 
 ARGOCD = {"argocd": {"enabled": True, "repoURL": "https://git.example.com/stacks.git", "targetRevision": "main",
                      "project": "gpu"}}

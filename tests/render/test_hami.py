@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from render_helpers import REPO, cli, release, write_spec
 
-from gpustack.render import hami, nfd, write
+from gpustack.render import write
+from gpustack.render.components import hami, nfd
 from gpustack.yamlio import dump
 
 HAMI = {"devicePlugin": {"enabled": False}, "sharing": {"hami": {"enabled": True}}}

@@ -3,7 +3,7 @@ that version.
 
 Helm silently ignores a typo such as ``gfd.sleepIntervall``, and equally a key the chart's
 values.yaml declares but no template reads (the device plugin's ``gfd.sleepInterval``); this
-test makes both fail. The keys are the linter's (``gpustack.lint.chartkeys``, derived from the
+test makes both fail. The keys are the linter's (``gpustack.lint.charts.chartkeys``, derived from the
 packaged charts' templates and checked against them in tests/lint/test_chart_keys.py): keys
 below a subtree the templates take whole (node selectors, affinity, ``config.map``, …) pass.
 """
@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from gpustack.lint import chartkeys
-from gpustack.lint.chartkeys import ChartKeys
+from gpustack.lint.charts import chartkeys
+from gpustack.lint.charts.chartkeys import ChartKeys
 from gpustack.render.component import HelmRelease
 
 # Releases whose key data is kept under another name or version: NGC publishes NVIDIA's DRA

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from gpustack.render import host_steps
+from gpustack.render.stackfiles import host_steps
 
 BASH_BLOCK = re.compile(r"```bash\n(.*?)```", re.S)
 

@@ -7,8 +7,8 @@ import pytest
 from crd_support import assert_valid
 from render_helpers import release
 
-from gpustack.render import alerts, monitoring
-from gpustack.render.alerts import AlertRules
+from gpustack.render.components import alerts, monitoring
+from gpustack.render.components.alerts import AlertRules
 from gpustack.spec.models import Alerts
 
 GEFORCE_POOL = [{"name": "desk", "gpu": {"model": "RTX-4090"}}]

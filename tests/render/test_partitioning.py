@@ -5,9 +5,9 @@ from __future__ import annotations
 from render_helpers import release
 from ruamel.yaml import YAML
 
-from gpustack.lint.cluster import facts_of
-from gpustack.render import partitioning
-from gpustack.spec.catalogue import load_catalogue
+from gpustack.lint.facts.cluster import facts_of
+from gpustack.render.components import partitioning
+from gpustack.spec.gpu_catalogue import load_catalogue
 from gpustack.spec.partitioning import mig_slices
 
 yaml = YAML(typ="safe")

@@ -6,7 +6,7 @@ import pytest
 from render_helpers import spec_document
 
 from gpustack.cli import main
-from gpustack.render import workloads
+from gpustack.render.components import workloads
 from gpustack.spec.models import GpuStack
 from gpustack.yamlio import dump
 

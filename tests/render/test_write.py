@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from gpustack.errors import GpustackError
-from gpustack.render import readme, write
-
+from gpustack.render import write
+from gpustack.render.stackfiles import readme
 
 
 def tree(version: str, files: dict[str, str]) -> dict[str, str]:

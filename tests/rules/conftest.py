@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from gpustack.lint.config import Config
 from gpustack.lint.engine import lint
-from gpustack.lint.load import load_text
+from gpustack.lint.input.load import load_text
+from gpustack.lint.policy.config import Config
 from gpustack.lint.rules import RULES
 
 FIXTURES = Path(__file__).parent / "fixtures"

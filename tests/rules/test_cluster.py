@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gpustack.lint.cache import Cache
-from gpustack.lint.cluster import (
+from gpustack.lint.facts.cluster import (
     NFD_GPU_LABEL,
     ClusterFacts,
     Taint,
@@ -22,8 +21,9 @@ from gpustack.lint.cluster import (
     shortfall,
     usage,
 )
-from gpustack.lint.load import load_text
-from gpustack.lint.podspec import LabelTest, extract_pod_specs
+from gpustack.lint.facts.podspec import LabelTest, extract_pod_specs
+from gpustack.lint.input.cache import Cache
+from gpustack.lint.input.load import load_text
 
 SPECS = Path(__file__).parent / "specs"
 

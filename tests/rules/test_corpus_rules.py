@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.gpu import is_gpu_resource, pod_components, resource_amounts
-from gpustack.lint.load import load_paths
+from gpustack.lint.facts.gpu import is_gpu_resource, pod_components, resource_amounts
+from gpustack.lint.facts.podspec import extract_all
+from gpustack.lint.input.load import load_paths
 from gpustack.lint.model import Hit, PodSpec
-from gpustack.lint.podspec import extract_all
 from gpustack.lint.rules import RULES
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpustack.lint.config import Config
 from gpustack.lint.engine import lint
-from gpustack.lint.load import load_text
+from gpustack.lint.input.load import load_text
+from gpustack.lint.policy.config import Config
 from gpustack.lint.rules import RULES
 
 FIXTURES = Path(__file__).parent / "fixtures"

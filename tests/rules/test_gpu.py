@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from gpustack.lint.gpu import image_repository, image_tag, normalise_host_path, parse_quantity, system_components
+from gpustack.lint.facts.gpu import image_repository, image_tag, normalise_host_path, parse_quantity, system_components
 
 
 @pytest.mark.parametrize(

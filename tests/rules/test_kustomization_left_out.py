@@ -4,9 +4,9 @@ out, as in a home-lab repository that moved to the GPU Operator)."""
 
 from __future__ import annotations
 
-from gpustack.lint.config import Config
 from gpustack.lint.engine import lint
-from gpustack.lint.load import LoadResult, load_text
+from gpustack.lint.input.load import LoadResult, load_text
+from gpustack.lint.policy.config import Config
 
 OPERATOR = """\
 apiVersion: helm.cattle.io/v1

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from gpustack.lint.cluster import load_cluster
+from gpustack.lint.facts.cluster import load_cluster
+from gpustack.lint.facts.placement import Placement
 from gpustack.lint.model import PodSpec, Resource
-from gpustack.lint.placement import Placement
 
 SPECS = Path(__file__).parent / "specs"
 

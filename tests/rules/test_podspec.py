@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpustack.lint.load import load_text
+from gpustack.lint.facts.podspec import extract_all
+from gpustack.lint.input.load import load_text
 from gpustack.lint.model import PodSpec
-from gpustack.lint.podspec import extract_all
 
 GPU = "resources: {limits: {nvidia.com/gpu: 1}}"
 

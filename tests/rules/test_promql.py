@@ -1,4 +1,4 @@
-"""gpustack.lint.promql: rule expressions, joins and value coverage on a real PromQL AST."""
+"""gpustack.lint.facts.promql: rule expressions, joins and value coverage on a real PromQL AST."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from gpustack.lint import promql
+from gpustack.lint.facts import promql
 from gpustack.lint.model import Resource
 
 XID = promql.Source("DCGM_FI_DEV_XID_ERRORS")
@@ -112,7 +112,7 @@ def test_value_coverage_of_a_label_source(expr: str, covered: tuple[int, ...]) -
 
 def test_the_parser_is_imported_only_when_used() -> None:
     code = (
-        "import sys; import gpustack.lint.promql, gpustack.lint.rules; "
+        "import sys; import gpustack.lint.facts.promql, gpustack.lint.rules; "
         "assert 'promql_parser' not in sys.modules, 'imported eagerly'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,13 +1,13 @@
-"""gpustack.lint.sets and the set-level rules' use of context beyond the fixtures."""
+"""gpustack.lint.releases.sets and the set-level rules' use of context beyond the fixtures."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpustack.lint import sets
 from gpustack.lint.context import LintContext, RuleOptions
-from gpustack.lint.load import load_text
-from gpustack.lint.podspec import extract_all
+from gpustack.lint.facts.podspec import extract_all
+from gpustack.lint.input.load import load_text
+from gpustack.lint.releases import sets
 from gpustack.lint.rules import gs014_prometheusrule_not_selected, gs015_xid_alert_coverage
 
 

@@ -11,10 +11,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpustack.lint.config import Config
 from gpustack.lint.context import LintContext
 from gpustack.lint.engine import lint
-from gpustack.lint.load import load_paths, load_text
+from gpustack.lint.input.load import load_paths, load_text
+from gpustack.lint.policy.config import Config
 from gpustack.lint.rules import gs029_yaml11_boolean_string as gs029
 from gpustack.lint.rules import gs030_invalid_dra_cel as gs030
 
@@ -110,7 +110,7 @@ def test_cel_is_imported_only_for_dra_selectors(tmp_path: Path) -> None:
     probe = (
         "import sys\n"
         "from gpustack.lint.engine import lint\n"
-        "from gpustack.lint.load import load_paths\n"
+        "from gpustack.lint.input.load import load_paths\n"
         f"lint(load_paths([{str(tmp_path / 'node.yaml')!r}]))\n"
         "before = 'cel' in sys.modules\n"
         f"lint(load_paths([{str(tmp_path / 'claim.yaml')!r}]))\n"

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from gpustack.spec.catalogue import load_catalogue
+from gpustack.spec.gpu_catalogue import load_catalogue
 
 CATALOGUE = load_catalogue()
 REQUIRED = [

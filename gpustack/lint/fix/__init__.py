@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from gpustack.lint.engine import Report
 from gpustack.lint.fix.apply import FixOutcome, Relint, fix
 from gpustack.lint.fix.output import unified_diff, write_file
-from gpustack.lint.load import STDIN_NAME, LoadResult
+from gpustack.lint.input.load import STDIN_NAME, LoadResult
 from gpustack.lint.model import InputError
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from gpustack.lint.engine import Report
 from gpustack.lint.fix.splice import Fix, splice
-from gpustack.lint.load import LoadResult, load_text
+from gpustack.lint.input.load import LoadResult, load_text
 from gpustack.lint.model import Finding, InputError, Note, ObjectRef, Path
 
 MAX_ROUNDS = 3

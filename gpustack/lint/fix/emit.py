@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gpustack.lint.yaml11 import key_text, plain
+from gpustack.lint.input.yaml11 import key_text, plain
 
 # Conservative on purpose: characters that never start or end a plain scalar's meaning,
 # neither in block nor in flow context.

@@ -1,7 +1,7 @@
 """Where things are in a YAML text: its node trees, read the way the loader reads them, and
 the spans, indentation and style that splicing needs.
 
-Keys match as in ``gpustack.lint.load`` (Kubernetes' YAML semantics, the last of duplicate
+Keys match as in ``gpustack.lint.input.load`` (Kubernetes' YAML semantics, the last of duplicate
 keys wins). Anything reached more than once (an anchor and its aliases) or through a merge
 key (``<<``) is shared with another place, and editing it would change that place too: such
 paths raise ``Unsafe``.
@@ -18,8 +18,8 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from gpustack.lint.fix.emit import Style
+from gpustack.lint.input.yaml11 import key_text, plain
 from gpustack.lint.model import Path
-from gpustack.lint.yaml11 import key_text, plain
 
 
 class Unsafe(Exception):

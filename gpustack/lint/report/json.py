@@ -17,8 +17,8 @@ from typing import Any
 
 from gpustack.lint.engine import Report
 from gpustack.lint.model import Finding, Severity
+from gpustack.lint.policy.suppress import Suppressed
 from gpustack.lint.report import ReportOptions, baseline_count
-from gpustack.lint.suppress import Suppressed
 
 
 def render(report: Report, options: ReportOptions) -> str:

@@ -17,8 +17,8 @@ import re
 from collections.abc import Iterator, Mapping
 
 from gpustack.lint.context import LintContext
+from gpustack.lint.facts.podspec import LabelTest, label_value, node_label_tests, subject
 from gpustack.lint.model import DeleteKey, Edit, Hit, PodSpec, RenameKey, SetValue, Severity
-from gpustack.lint.podspec import LabelTest, label_value, node_label_tests, subject
 from gpustack.lint.registry import Rule
 
 NFD = "feature.node.kubernetes.io/"

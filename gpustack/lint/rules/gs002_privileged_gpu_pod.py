@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.gpu import is_gpu_workload, outside_scheduler_note
+from gpustack.lint.facts.gpu import is_gpu_workload, outside_scheduler_note
+from gpustack.lint.facts.podspec import subject
 from gpustack.lint.model import Container, Hit, Path, PodSpec
-from gpustack.lint.podspec import subject
 from gpustack.lint.registry import Rule
 
 ADMIN_CAPABILITIES = frozenset({"SYS_ADMIN", "CAP_SYS_ADMIN", "ALL"})

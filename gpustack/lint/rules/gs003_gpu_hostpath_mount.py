@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.gpu import exposes_gpus, is_gpu_workload, normalise_host_path, pod_components
+from gpustack.lint.facts.gpu import exposes_gpus, is_gpu_workload, normalise_host_path, pod_components
+from gpustack.lint.facts.podspec import HostPathVolume, host_path_volumes, subject
 from gpustack.lint.model import Hit, PodSpec
-from gpustack.lint.podspec import HostPathVolume, host_path_volumes, subject
 from gpustack.lint.registry import Rule
 
 FIX = (

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from gpustack.lint import runtimeevidence, sets
 from gpustack.lint.context import RUNTIME_CLASS_DISTRIBUTIONS, LintContext
-from gpustack.lint.gpu import gpu_requests, is_gpu_workload, pod_components, visible_devices
+from gpustack.lint.facts import runtimeevidence
+from gpustack.lint.facts.gpu import gpu_requests, is_gpu_workload, pod_components, visible_devices
+from gpustack.lint.facts.podspec import node_label_tests, subject
 from gpustack.lint.model import Hit, PodSpec, SetValue, Severity
-from gpustack.lint.podspec import node_label_tests, subject
 from gpustack.lint.registry import Rule
+from gpustack.lint.releases import sets
 
 MANAGED = frozenset({"gke", "eks", "aks"})
 # Node labels only a managed cloud sets: a pod that selects one runs there (DESIGN §10 names

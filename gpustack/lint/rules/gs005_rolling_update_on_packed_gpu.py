@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from gpustack.lint.cluster import (
+from gpustack.lint.context import LintContext
+from gpustack.lint.facts.cluster import (
     ClusterFacts,
     Pool,
     Usage,
@@ -34,10 +35,9 @@ from gpustack.lint.cluster import (
     usage,
     usage_key,
 )
-from gpustack.lint.context import LintContext
-from gpustack.lint.gpu import gpu_amounts, is_gpu_workload, is_shared_gpu_resource
+from gpustack.lint.facts.gpu import gpu_amounts, is_gpu_workload, is_shared_gpu_resource
+from gpustack.lint.facts.podspec import subject
 from gpustack.lint.model import DeleteKey, Hit, Path, PodSpec, SetValue, Severity
-from gpustack.lint.podspec import subject
 from gpustack.lint.registry import Rule
 
 TEMPLATE = ("spec", "template", "spec")

@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.gpu import (
+from gpustack.lint.facts.gpu import (
     NVIDIA_PREFIX,
     ResourceAmount,
     is_gpu_workload,
     is_template_placeholder,
     resource_amounts,
 )
+from gpustack.lint.facts.podspec import subject
 from gpustack.lint.model import Container, Edit, Hit, PodSpec, SetValue
-from gpustack.lint.podspec import subject
 from gpustack.lint.registry import Rule
 
 FIX = "Set the GPU resource under `limits` only, as a whole number (requests default to limits)."

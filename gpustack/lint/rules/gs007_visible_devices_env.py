@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.gpu import (
+from gpustack.lint.facts.gpu import (
     VISIBLE_DEVICES,
     EnvVar,
     env_vars,
@@ -29,8 +29,8 @@ from gpustack.lint.gpu import (
     is_template_placeholder,
     visible_devices,
 )
+from gpustack.lint.facts.podspec import subject
 from gpustack.lint.model import Container, Hit, PodSpec, Severity
-from gpustack.lint.podspec import subject
 from gpustack.lint.registry import Rule
 
 CUDA_VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpustack.lint import placement, sets
-from gpustack.lint.cluster import ClusterFacts
 from gpustack.lint.context import LintContext
+from gpustack.lint.facts import placement
+from gpustack.lint.facts.cluster import ClusterFacts
 from gpustack.lint.model import Hit, PodSpec, Resource
 from gpustack.lint.registry import Rule
+from gpustack.lint.releases import sets
 
 OPERATOR_LABEL = placement.OPERATOR_DEVICE_PLUGIN_LABEL
 

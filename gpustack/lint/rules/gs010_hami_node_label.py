@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from gpustack.lint import sets
 from gpustack.lint.context import LintContext
 from gpustack.lint.model import Hit, Path, Resource
 from gpustack.lint.registry import Rule
+from gpustack.lint.releases import sets
 
 LABEL, VALUE = "gpu", "on"
 FIX = (

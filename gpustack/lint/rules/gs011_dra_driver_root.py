@@ -19,12 +19,12 @@ import posixpath
 from collections.abc import Iterator
 from typing import Any
 
-from gpustack.lint import sets
 from gpustack.lint.context import LintContext
-from gpustack.lint.gpu import env_vars
+from gpustack.lint.facts.gpu import env_vars
+from gpustack.lint.facts.podspec import subject
 from gpustack.lint.model import Hit, Path, PodSpec, Resource, Severity
-from gpustack.lint.podspec import subject
 from gpustack.lint.registry import Rule
+from gpustack.lint.releases import sets
 
 OPERATOR_ROOT = "/run/nvidia/driver"
 HOST_ROOT = "/"

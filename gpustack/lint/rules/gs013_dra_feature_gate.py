@@ -15,8 +15,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gpustack.lint.cluster import ClusterFacts
 from gpustack.lint.context import LintContext
+from gpustack.lint.facts.cluster import ClusterFacts
 from gpustack.lint.model import Hit, Path, Resource
 from gpustack.lint.registry import Rule
 

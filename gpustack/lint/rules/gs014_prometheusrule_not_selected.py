@@ -20,11 +20,11 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpustack.lint import sets
-from gpustack.lint.chartkeys import version_key
+from gpustack.lint.charts.chartkeys import version_key
 from gpustack.lint.context import LintContext
 from gpustack.lint.model import Hit, Path, Resource, Severity
 from gpustack.lint.registry import Rule
+from gpustack.lint.releases import sets
 
 MONITORING_GROUP = "monitoring.coreos.com/"
 CHART = "kube-prometheus-stack"

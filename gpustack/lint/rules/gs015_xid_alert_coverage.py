@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpustack.lint import promql
 from gpustack.lint.context import LintContext
+from gpustack.lint.facts import promql
 from gpustack.lint.model import Hit, Resource
 from gpustack.lint.registry import Rule
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from gpustack.lint import promql
 from gpustack.lint.context import LintContext
+from gpustack.lint.facts import promql
 from gpustack.lint.model import Hit, Path, Resource
 from gpustack.lint.registry import Rule
 

@@ -13,9 +13,9 @@ import re
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.gpu import is_gpu_workload
+from gpustack.lint.facts.gpu import is_gpu_workload
+from gpustack.lint.facts.podspec import command_parts, subject
 from gpustack.lint.model import Container, Hit, Path, PodSpec
-from gpustack.lint.podspec import command_parts, subject
 from gpustack.lint.registry import Rule
 
 _BEFORE, _AFTER = r"(?:^|[\s;&|(`'\"/])", r"(?=$|[\s;&|)`'\"])"

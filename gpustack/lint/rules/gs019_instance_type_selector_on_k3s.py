@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
+from gpustack.lint.facts.podspec import node_label_tests, subject
 from gpustack.lint.model import Hit, PodSpec
-from gpustack.lint.podspec import node_label_tests, subject
 from gpustack.lint.registry import Rule
 
 INSTANCE_TYPE_LABELS = frozenset({"node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type"})

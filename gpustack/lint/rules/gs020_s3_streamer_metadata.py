@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.gpu import env_vars
+from gpustack.lint.facts.gpu import env_vars
+from gpustack.lint.facts.podspec import command_parts, subject
 from gpustack.lint.model import AppendItem, Container, Edit, Hit, PodSpec, SetValue
-from gpustack.lint.podspec import command_parts, subject
 from gpustack.lint.registry import Rule
 
 ENDPOINT = "AWS_ENDPOINT_URL"

@@ -14,7 +14,7 @@ device plugin's ``nfd`` and the GPU Operator's ``node-feature-discovery`` subcha
 plugin chart's GFD interval (``gfd.sleepInterval`` up to 0.14, where GFD was a subchart; the
 top-level ``sleepInterval`` from 0.15.0 on, whatever values.yaml declares), ``GFD_SLEEP_INTERVAL``
 (GFD containers, the GPU Operator's ``gfd.env`` and ClusterPolicy). Of a chart's keys, only
-those its templates read at the release's version count (``gpustack.lint.chartkeys``).
+those its templates read at the release's version count (``gpustack.lint.charts.chartkeys``).
 """
 
 from __future__ import annotations
@@ -23,12 +23,13 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from gpustack.lint import chartversions, sets
+from gpustack.lint.charts import chartversions
 from gpustack.lint.context import LintContext
-from gpustack.lint.gpu import env_vars
-from gpustack.lint.load import load_text
+from gpustack.lint.facts.gpu import env_vars
+from gpustack.lint.input.load import load_text
 from gpustack.lint.model import Hit, Path, Resource
 from gpustack.lint.registry import Rule
+from gpustack.lint.releases import sets
 from gpustack.spec.labelling import SECONDS_PER_NODE
 
 GFD_ENV = "GFD_SLEEP_INTERVAL"

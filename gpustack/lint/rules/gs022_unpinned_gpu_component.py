@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.gpu import component_for_image, image_tag, is_placeholder_image
+from gpustack.lint.facts.gpu import component_for_image, image_tag, is_placeholder_image
+from gpustack.lint.facts.podspec import subject
 from gpustack.lint.model import Hit, PodSpec
-from gpustack.lint.podspec import subject
 from gpustack.lint.registry import Rule
 
 FIX = "Pin the image to a release tag (e.g. `nvcr.io/nvidia/k8s-device-plugin:v0.20.0`) or a digest."

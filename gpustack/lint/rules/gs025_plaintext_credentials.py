@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 
-from gpustack.lint import sets
 from gpustack.lint.context import LintContext
-from gpustack.lint.gpu import env_vars, is_template_placeholder
+from gpustack.lint.facts.gpu import env_vars, is_template_placeholder
+from gpustack.lint.facts.podspec import subject
 from gpustack.lint.model import Hit, PodSpec
-from gpustack.lint.podspec import subject
 from gpustack.lint.registry import Rule
+from gpustack.lint.releases import sets
 
 CREDENTIAL_NAMES = frozenset(
     {

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpustack.lint.cluster import (
+from gpustack.lint.context import LintContext
+from gpustack.lint.facts.cluster import (
     GFD_LABELS,
     GPU,
     GPU_PRESENT_LABEL,
@@ -29,10 +30,9 @@ from gpustack.lint.cluster import (
     describe_label,
     label_test_holds,
 )
-from gpustack.lint.context import LintContext
-from gpustack.lint.gpu import is_gpu_workload
+from gpustack.lint.facts.gpu import is_gpu_workload
+from gpustack.lint.facts.podspec import LabelTest, subject
 from gpustack.lint.model import Hit, PodSpec
-from gpustack.lint.podspec import LabelTest, subject
 from gpustack.lint.registry import Rule
 
 FIX = "Select a label the pools carry, e.g. `nvidia.com/gpu.product` with the pool's product, or a pool label."

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpustack.lint.cluster import reachable_pools, shortfall
 from gpustack.lint.context import LintContext
-from gpustack.lint.gpu import is_gpu_workload
+from gpustack.lint.facts.cluster import reachable_pools, shortfall
+from gpustack.lint.facts.gpu import is_gpu_workload
+from gpustack.lint.facts.podspec import subject
 from gpustack.lint.model import Hit, PodSpec
-from gpustack.lint.podspec import subject
 from gpustack.lint.registry import Rule
 
 FIX = "Ask for what one node of a pool offers (see the spec's nodePools), or add a pool with larger nodes."

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpustack.lint.cluster import selected_pools, tolerations
 from gpustack.lint.context import LintContext
-from gpustack.lint.gpu import is_gpu_workload
+from gpustack.lint.facts.cluster import selected_pools, tolerations
+from gpustack.lint.facts.gpu import is_gpu_workload
+from gpustack.lint.facts.podspec import subject
 from gpustack.lint.model import Hit, Path, PodSpec
-from gpustack.lint.podspec import subject
 from gpustack.lint.registry import Rule
 
 

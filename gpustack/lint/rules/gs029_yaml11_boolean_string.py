@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from gpustack.lint import sets
 from gpustack.lint.context import LintContext
+from gpustack.lint.input.yaml11 import plain
 from gpustack.lint.model import Hit, Path, Resource
 from gpustack.lint.registry import Rule
-from gpustack.lint.yaml11 import plain
+from gpustack.lint.releases import sets
 
 # Mapping keys (lower-cased suffixes) whose values Kubernetes types as map[string]string:
 # labels, matchLabels, podLabels, annotations, nodeSelector, chart values' nvidiaNodeSelector …

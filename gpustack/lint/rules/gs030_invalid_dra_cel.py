@@ -22,7 +22,7 @@ from typing import Any
 from gpustack.lint.context import LintContext
 from gpustack.lint.model import Hit, Path, Resource, Severity
 from gpustack.lint.registry import Rule
-from gpustack.resources import lint_data
+from gpustack.shipped import lint_data
 
 DRA_GROUP = "resource.k8s.io/"
 # `device.attributes["gpu.nvidia.com"].productName` or `…["productName"]`; either quote.

@@ -3,7 +3,7 @@
 Helm renders templates from the values and ignores keys no template reads: a typo or a key
 the chart renamed changes nothing, silently. HAMi's chart replaced
 ``scheduler.kubeScheduler.imageTag`` by ``scheduler.kubeScheduler.image.tag`` in v2.7.0: on
-chart 2.10.0 a pin with the old key does nothing. Keys come from ``gpustack.lint.chartkeys``
+chart 2.10.0 a pin with the old key does nothing. Keys come from ``gpustack.lint.charts.chartkeys``
 (read from the charts' templates, every packaged version) or ``--chart-values``; the version
 from ``chartversions.resolve`` (ranges, patch releases, no pin: with a note). Keys below a
 subtree the templates take whole (``toYaml``) are not judged; keys ``values.yaml`` declares
@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpustack.lint import chartversions, sets, valuehints
-from gpustack.lint.chartkeys import ABSENT
+from gpustack.lint.charts import chartversions, valuehints
+from gpustack.lint.charts.chartkeys import ABSENT
 from gpustack.lint.context import LintContext
 from gpustack.lint.model import Hit, Severity
 from gpustack.lint.registry import Rule
+from gpustack.lint.releases import sets
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:

@@ -20,12 +20,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpustack.lint import chartversions, sets
-from gpustack.lint.chartkeys import version_key
+from gpustack.lint.charts import chartversions
+from gpustack.lint.charts.chartkeys import version_key
 from gpustack.lint.context import LintContext
+from gpustack.lint.facts.podspec import node_label_tests, subject
 from gpustack.lint.model import Hit, Path, PodSpec, Resource
-from gpustack.lint.podspec import node_label_tests, subject
 from gpustack.lint.registry import Rule
+from gpustack.lint.releases import sets
 
 NFD = "feature.node.kubernetes.io/"
 VENDOR_LABEL = f"{NFD}pci-10de.present"

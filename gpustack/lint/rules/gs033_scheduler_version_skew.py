@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpustack.lint import chartkeys, sets
-from gpustack.lint.clusterconfig import kubernetes_version, minor_of
+from gpustack.lint.charts import chartkeys
 from gpustack.lint.context import LintContext
+from gpustack.lint.facts.clusterconfig import kubernetes_version, minor_of
 from gpustack.lint.model import Hit
 from gpustack.lint.registry import Rule
+from gpustack.lint.releases import sets
 
 CHART = "hami"
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpustack.lint.clusterconfig import KUBEADM, GateSetting, gate_settings, kubernetes_version
 from gpustack.lint.context import LintContext
+from gpustack.lint.facts.clusterconfig import KUBEADM, GateSetting, gate_settings, kubernetes_version
 from gpustack.lint.model import Hit, Severity
 from gpustack.lint.registry import Rule
 

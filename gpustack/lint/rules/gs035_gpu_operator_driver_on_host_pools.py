@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpustack.lint import sets
-from gpustack.lint.cluster import ClusterFacts, Pool
 from gpustack.lint.context import LintContext
+from gpustack.lint.facts.cluster import ClusterFacts, Pool
 from gpustack.lint.model import Hit, Path, Resource
 from gpustack.lint.registry import Rule
+from gpustack.lint.releases import sets
 
 CHART = "gpu-operator"
 SKIP_LABEL = "nvidia.com/gpu.deploy.driver"

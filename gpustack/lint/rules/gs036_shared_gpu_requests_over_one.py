@@ -22,10 +22,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpustack.lint import sets
 from gpustack.lint.context import LintContext
 from gpustack.lint.model import Hit, Path, Resource, SetValue
 from gpustack.lint.registry import Rule
+from gpustack.lint.releases import sets
 
 FLAG = "failRequestsGreaterThanOne"
 FIX = f"Set `{FLAG}: true` in the sharing config: a request for more than one shared GPU then fails instead of getting slices of one card."

@@ -24,11 +24,11 @@ import re
 from collections.abc import Iterator, Mapping
 from fractions import Fraction
 
-from gpustack.lint.cluster import GPU
 from gpustack.lint.context import LintContext
-from gpustack.lint.gpu import env_vars, gpu_requests, is_gpu_workload, resource_amounts
+from gpustack.lint.facts.cluster import GPU
+from gpustack.lint.facts.gpu import env_vars, gpu_requests, is_gpu_workload, resource_amounts
+from gpustack.lint.facts.podspec import command_parts, subject
 from gpustack.lint.model import AppendItem, Container, Edit, Hit, PodSpec
-from gpustack.lint.podspec import command_parts, subject
 from gpustack.lint.registry import Rule
 
 SHM = "/dev/shm"

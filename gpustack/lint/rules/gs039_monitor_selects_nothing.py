@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from gpustack.lint import sets
 from gpustack.lint.context import LintContext
 from gpustack.lint.model import Hit, Resource
 from gpustack.lint.registry import Rule
-from gpustack.resources import lint_data
+from gpustack.lint.releases import sets
+from gpustack.shipped import lint_data
 
 MONITORS = {"ServiceMonitor": "Service", "PodMonitor": "Pod"}
 # API groups whose objects create no Services or pods of their own accord (built-ins, GitOps

@@ -19,10 +19,10 @@ from functools import cache
 from typing import Any
 
 from gpustack.lint.context import LintContext
+from gpustack.lint.facts.podspec import subject
 from gpustack.lint.model import Container, Hit, PodSpec, SetValue
-from gpustack.lint.podspec import subject
 from gpustack.lint.registry import Rule
-from gpustack.resources import lint_data
+from gpustack.shipped import lint_data
 
 # Workloads whose pods take traffic through Services; a Job's or a bare Pod's rarely do.
 SERVING_KINDS = frozenset({"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "LeaderWorkerSet"})

@@ -15,11 +15,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 
-from gpustack.lint import promql
 from gpustack.lint.context import LintContext
+from gpustack.lint.facts import promql
 from gpustack.lint.model import Hit, Resource
 from gpustack.lint.registry import Rule
-from gpustack.resources import lint_data
+from gpustack.shipped import lint_data
 
 COUNTER_FUNCTIONS = frozenset({"rate", "irate", "increase", "resets"})
 GAUGE_FUNCTIONS = frozenset({"delta", "idelta"})

@@ -5,7 +5,7 @@ GS031 as a key the chart has; if no template reads it, setting it changes nothin
 device plugin chart (0.15.0 to 0.20.0) declares ``gfd.sleepInterval`` and ``gfd.noTimestamp``
 while its GFD template reads the top-level ``sleepInterval`` and ``noTimestamp``: a release that
 sets the declared keys keeps GFD's 60 s relabelling and its churning timestamp label. Which keys
-are read comes from the charts' templates (``gpustack.lint.chartkeys``), per version. A null
+are read comes from the charts' templates (``gpustack.lint.charts.chartkeys``), per version. A null
 or empty value is not reported: it asks for nothing (a block copied from values.yaml).
 """
 
@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpustack.lint import chartversions, sets, valuehints
-from gpustack.lint.chartkeys import DECLARED
+from gpustack.lint.charts import chartversions, valuehints
+from gpustack.lint.charts.chartkeys import DECLARED
 from gpustack.lint.context import LintContext
 from gpustack.lint.model import Hit, Severity
 from gpustack.lint.registry import Rule
+from gpustack.lint.releases import sets
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:

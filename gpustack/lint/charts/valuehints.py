@@ -1,0 +1,89 @@
+"""What GS031 and GS042 say about a values key: which keys a layer writes, which versions of the
+chart read a key, and the key the templates read that was most likely meant."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from gpustack.lint.charts import chartkeys
+from gpustack.lint.charts.chartkeys import ChartKeys, KeyPath
+from gpustack.lint.releases import sets
+
+
+def written(layer: sets.ValuesLayer) -> Iterator[KeyPath]:
+    """Every key path a layer writes: the leaves and maps of a tree, each ``--set`` key."""
+    if layer.written is not None:
+        yield from layer.written
+        return
+
+    def walk(values: Mapping[str, Any], prefix: KeyPath) -> Iterator[KeyPath]:
+        for key, value in values.items():
+            yield (*prefix, key)
+            if isinstance(value, Mapping):
+                yield from walk(value, (*prefix, key))
+
+    yield from walk(layer.values, ())
+
+
+def other_versions(keys: ChartKeys, path: KeyPath) -> str | None:
+    """``read by chart 2.5.3 to 2.6.1; not from 2.7.1 on``: the versions of gpustack's data
+    whose templates read ``path``, or None when none does."""
+    known = keys.data.versions
+    reading = keys.versions_reading(path)
+    if not reading:
+        return None
+    first, last = known.index(reading[0]), known.index(reading[-1])
+    contiguous = last - first + 1 == len(reading)
+    span = (f"{reading[0]} to {reading[-1]}" if len(reading) > 1 else reading[0]) if contiguous else ", ".join(reading)
+    text = f"read by chart {span}"
+    if contiguous and keys.column > last:
+        text += f"; not from {known[last + 1]} on"
+    elif contiguous and keys.column < first:
+        text += f"; not before {reading[0]}"
+    return text
+
+
+def _normalise(text: str) -> str:
+    return text.lower().replace(".", "").replace("_", "").replace("-", "")
+
+
+def closest_read(keys: ChartKeys, path: KeyPath) -> KeyPath | None:
+    """The key the templates read that ``path`` most likely meant, first found of: the one read
+    key anywhere with the same last name (``gfd.sleepInterval`` -> top-level ``sleepInterval``,
+    ``manager`` -> ``driver.manager``); the closest read key under the same parent (``imageTag``
+    -> ``image.tag``); the one read key anywhere with nearly the same last name."""
+    parent, unknown = path[:-1], path[-1]
+    by_name: dict[str, list[KeyPath]] = {}
+    for candidate in keys.siblings(()):
+        if candidate != path:
+            by_name.setdefault(_normalise(candidate[-1]), []).append(candidate)
+    # Only a name that one read key has: `enabled` is everywhere and says nothing.
+    if len(by_name.get(_normalise(unknown), ())) == 1:
+        return by_name[_normalise(unknown)][0]
+    candidates = {_normalise(".".join(c)): (*parent, *c) for c in keys.siblings(parent)}
+    match = difflib.get_close_matches(_normalise(unknown), list(candidates), n=1, cutoff=0.6)
+    if match and candidates[match[0]] != path:
+        return candidates[match[0]]
+    match = difflib.get_close_matches(_normalise(unknown), list(by_name), n=1, cutoff=0.85)
+    return by_name[match[0]][0] if match and len(by_name[match[0]]) == 1 else None
+
+
+def did_you_mean(keys: ChartKeys, path: KeyPath) -> str | None:
+    found = closest_read(keys, path)
+    if found is None:
+        return None
+    where = " (top level)" if len(found) == 1 and len(path) > 1 else ""
+    return f"Did you mean `{'.'.join(found)}`{where}?"
+
+
+def rename(chart: str, path: KeyPath, version: str | None) -> str | None:
+    """A hint when ``path`` is one side of a rename (``renames.yaml``) that ``version`` lacks."""
+    for known in chartkeys.renames(chart):
+        newer = version is None or chartkeys.version_key(version) >= chartkeys.version_key(known.since)
+        if newer and path == known.old:
+            return f"The chart renamed it to `{'.'.join(known.new)}` in {known.since}"
+        if not newer and path == known.new:
+            return f"This key exists from chart {known.since} on; before it is `{'.'.join(known.old)}`"
+    return None

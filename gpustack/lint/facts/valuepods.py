@@ -1,0 +1,454 @@
+"""Pod specs built from chart values, for charts whose values describe their pods.
+
+bjw-s app-template (``controllers.<name>.containers.<name>``, ``controllers.<name>.pod``,
+``defaultPodOptions``, ``persistence``) is how most GPU apps of home labs are deployed; the
+k8s-at-home common library keeps one workload in top-level keys. ``data/value-pods.yaml``
+says, per chart, where its values hold containers and pod options; this module builds from a
+release's values the workload that the chart would render, as a ``Resource`` of its own, so
+every pod rule checks it as it checks a manifest.
+
+Each built object remembers where its parts come from (``_Origins``): a finding at a path of
+the built object is located at the values key it comes from (in the HelmRelease, Argo CD
+Application, … that sets it), and a rule's edit is applied there, where the field is copied
+unchanged into the pod (``runtimeClassName``, ``securityContext``, …) and the values are a
+mapping in the file (not a YAML string). Fields the chart converts (``image`` from a mapping,
+``env`` from a mapping) are located but never edited.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from gpustack.lint.facts.gpu import ClaimIndex
+from gpustack.lint.model import Path, PodSpec, Resource
+from gpustack.lint.releases.sets import HelmChartRelease, ValuesLayer
+from gpustack.shipped import lint_data
+
+_KINDS: Mapping[str, tuple[str, str, Path]] = {  # controller type -> apiVersion, kind, pod spec path
+    "deployment": ("apps/v1", "Deployment", ("spec", "template", "spec")),
+    "statefulset": ("apps/v1", "StatefulSet", ("spec", "template", "spec")),
+    "daemonset": ("apps/v1", "DaemonSet", ("spec", "template", "spec")),
+    "job": ("batch/v1", "Job", ("spec", "template", "spec")),
+    "cronjob": ("batch/v1", "CronJob", ("spec", "jobTemplate", "spec", "template", "spec")),
+}
+# Container keys the charts convert or do not pass on as they are.
+_CONTAINER_SKIPPED = frozenset({"image", "env", "probes", "dependsOn", "enabled", "nameOverride", "order"})
+_POD_METADATA = ("labels", "annotations")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Where one family of charts keeps containers and pod options (``data/value-pods.yaml``)."""
+
+    name: str
+    type: tuple[str, ...]
+    strategy: tuple[str, ...]
+    persistence: tuple[str, ...]
+    controllers: tuple[str, ...] = ()  # controllers shape
+    pod: tuple[str, ...] = ()
+    default_pod: tuple[str, ...] = ()
+    containers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    container_fields: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # single shape
+    pod_fields: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    probes: tuple[str, ...] = ()  # a container's probe settings, relative to the container
+    probes_on: Mapping[str, Any] | None = None  # where the chart enables probes by default; None: nowhere
+
+
+@cache
+def chart_shapes() -> Mapping[str, tuple[Shape, ...]]:
+    """Chart name -> the shapes its values may take, first match wins."""
+    data = lint_data("value-pods.yaml")
+    shapes = {name: _shape(name, item) for name, item in data["shapes"].items()}
+    return {chart: tuple(shapes[name] for name in names) for chart, names in data["charts"].items()}
+
+
+def _keys(value: Any) -> tuple[str, ...]:
+    return tuple(value) if isinstance(value, list) else (value,) if value else ()
+
+
+def _shape(name: str, item: Mapping[str, Any]) -> Shape:
+    return Shape(
+        name=name,
+        type=_keys(item.get("type")),
+        strategy=_keys(item.get("strategy")),
+        persistence=_keys(item.get("persistence")),
+        controllers=_keys(item.get("controllers")),
+        pod=_keys(item.get("pod")),
+        default_pod=_keys(item.get("defaultPod")),
+        containers={group: _keys(key) for group, key in (item.get("containers") or {}).items()},
+        container_fields={key: _keys(where) for key, where in (item.get("container") or {}).items()},
+        pod_fields={key: _keys(where) for key, where in (item.get("pod") or {}).items()} if "container" in item else {},
+        probes=_keys(item.get("probes")),
+        probes_on=item.get("probesOn"),
+    )
+
+
+def value_workloads(release: HelmChartRelease) -> list[Resource]:
+    """The workloads ``release`` renders from its values, for a chart ``data/value-pods.yaml``
+    describes; [] for any other chart."""
+    shapes = chart_shapes().get(release.chart)
+    home = _home_layer(release) if shapes else None
+    if not shapes or home is None:
+        return []
+    for shape in shapes:
+        if not shape.controllers:
+            return list(_single(release, home, shape))
+        controllers = _get(release.values, shape.controllers)
+        if isinstance(controllers, Mapping):
+            return list(_controllers(release, home, shape, controllers))
+    return []
+
+
+def value_pod_specs(release: HelmChartRelease, claims: ClaimIndex | None = None) -> list[PodSpec]:
+    from gpustack.lint.facts.podspec import extract_pod_specs
+
+    return [pod for workload in value_workloads(release) for pod in extract_pod_specs(workload, claims)]
+
+
+def _home_layer(release: HelmChartRelease) -> ValuesLayer | None:
+    """The highest-precedence values layer of the release's own object: where findings point."""
+    own = [layer for layer in release.layers if layer.resource is release.resource and layer.written is None]
+    return own[-1] if own else None
+
+
+# --- where the parts of a built object come from -------------------------------------------
+
+
+class _Origins:
+    """Prefixes of paths in a built object -> the values keys they come from; ``exact``: the
+    subtree is copied unchanged, so a path below maps key for key (and may be edited)."""
+
+    def __init__(self, root: Path) -> None:
+        self.entries: dict[Path, tuple[Path, bool]] = {(): (root, False)}
+
+    def add(self, built: Path, values: Path, *, exact: bool) -> None:
+        self.entries[built] = (values, exact)
+
+    def values_path(self, path: Path) -> tuple[Path, bool]:
+        for length in range(len(path), -1, -1):
+            found = self.entries.get(path[:length])
+            if found is not None:
+                values, exact = found
+                return ((*values, *path[length:]) if exact else values), exact
+        raise AssertionError("the root is always mapped")
+
+
+def _built(release: HelmChartRelease, home: ValuesLayer, data: dict[str, Any], origins: _Origins) -> Resource:
+    source = home.resource
+    editable = isinstance(source.get(home.path, {}), Mapping)
+
+    def locate(path: Path) -> tuple[int, int]:
+        return source.locate((*home.path, *origins.values_path(path)[0]))
+
+    def origin(path: Path) -> Path | None:
+        values, exact = origins.values_path(path)
+        return (*home.path, *values) if exact and editable else None
+
+    return Resource(
+        file=source.file,
+        data=data,
+        locator=locate,
+        document=source.document,
+        document_path=source.document_path,
+        origin=origin,
+    )
+
+
+def _document(release: HelmChartRelease, kind_type: Any, name: str, strategy: Any) -> tuple[dict[str, Any], Path]:
+    api_version, kind, pod_path = _KINDS.get(str(kind_type).lower() if kind_type else "deployment", _KINDS["deployment"])
+    metadata: dict[str, Any] = {"name": name}
+    namespace = release.resource.get(("spec", "targetNamespace")) or release.resource.ref.namespace
+    if isinstance(namespace, str):
+        metadata["namespace"] = namespace
+    data: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "metadata": metadata, "spec": {}}
+    if kind == "Deployment" and isinstance(strategy, str):
+        data["spec"]["strategy"] = {"type": strategy}
+    return data, pod_path
+
+
+def _place(data: dict[str, Any], path: Path, value: Any) -> None:
+    node = data
+    for step in path[:-1]:
+        node = node.setdefault(step, {})
+    node[path[-1]] = value
+
+
+# --- bjw-s common 2.x and later: controllers ------------------------------------------------
+
+
+def _controllers(
+    release: HelmChartRelease, home: ValuesLayer, shape: Shape, controllers: Mapping[str, Any]
+) -> Iterator[Resource]:
+    enabled = {name: item for name, item in controllers.items() if isinstance(item, Mapping) and item.get("enabled") is not False}
+    defaults = _get(release.values, shape.default_pod)
+    defaults = defaults if isinstance(defaults, Mapping) else {}
+    fullname = release.release or release.resource.ref.name or release.chart
+    for name, controller in enabled.items():
+        root = (*shape.controllers, name)
+        single = len(enabled) == 1 or name == "main"
+        data, pod_path = _document(
+            release, _get(controller, shape.type), fullname if single else f"{fullname}-{name}", _get(controller, shape.strategy)
+        )
+        origins = _Origins(root)
+        origins.add(("spec", "strategy"), (*root, *shape.strategy), exact=False)
+        own = _get(controller, shape.pod)
+        own = own if isinstance(own, Mapping) else {}
+        pod: dict[str, Any] = {}
+        origins.add(pod_path, (*root, *shape.pod), exact=True)  # a key set nowhere goes to the controller's pod
+        for key, value in {**defaults, **own}.items():
+            if key in _POD_METADATA:
+                continue
+            pod[key] = value
+            where = (*root, *shape.pod, key) if key in own else (*shape.default_pod, key)
+            origins.add((*pod_path, key), where, exact=True)
+        metadata = {key: own.get(key, defaults.get(key)) for key in _POD_METADATA if own.get(key, defaults.get(key))}
+        for group, keys in shape.containers.items():
+            items = _get(controller, keys)
+            containers = [(n, c) for n, c in items.items() if isinstance(c, Mapping) and c.get("enabled") is not False] \
+                if isinstance(items, Mapping) else []
+            if containers:
+                pod[group] = [
+                    _container(
+                        cname, item, (*pod_path, group, index), (*root, *keys, cname), origins,
+                        _Probes(shape, _probes_on(release, shape, name, cname)),
+                    )
+                    for index, (cname, item) in enumerate(containers)
+                ]
+        _persistence(release, shape, name, pod, pod_path, origins)
+        _place(data, pod_path, pod)
+        if metadata:
+            _place(data, (*pod_path[:-1], "metadata"), metadata)
+        yield _built(release, home, data, origins)
+
+
+def _container(
+    name: str, item: Mapping[str, Any], path: Path, root: Path, origins: _Origins, probes: _Probes
+) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": name}
+    origins.add(path, root, exact=True)
+    for key, value in item.items():
+        if key not in _CONTAINER_SKIPPED:
+            container[key] = [value] if key in ("command", "args") and isinstance(value, str) else value
+    for probe, (spec, where) in probes.rendered(item, root).items():
+        container[probe] = spec
+        origins.add((*path, probe), where, exact=False)
+    image = _image(item.get("image"))
+    if image:
+        container["image"] = image
+        origins.add((*path, "image"), (*root, "image"), exact=False)
+    env = _env(item.get("env"), (*path, "env"), (*root, "env"), origins)
+    if env:
+        container["env"] = env
+    return container
+
+
+@dataclass(frozen=True)
+class _Probes:
+    """Where a container's probe settings sit (``probes.<name>``) and whether the chart enables
+    them when the user's values leave ``enabled`` out."""
+
+    shape: Shape
+    on_by_default: bool
+
+    def rendered(self, item: Mapping[str, Any], root: Path) -> dict[str, tuple[dict[str, Any], Path]]:
+        """``readinessProbe`` → (the probe as bjw-s common renders it, the values key it comes from)."""
+        if not self.shape.probes:
+            return {}
+        settings = _get(item, self.shape.probes)
+        settings = settings if isinstance(settings, Mapping) else {}
+        found: dict[str, tuple[dict[str, Any], Path]] = {}
+        for name in ("liveness", "readiness", "startup"):
+            probe = settings.get(name)
+            probe = probe if isinstance(probe, Mapping) else {}
+            if probe.get("enabled", self.on_by_default) is not True:
+                continue
+            where = (*root, *self.shape.probes, name) if name in settings else root
+            found[f"{name}Probe"] = (_probe_spec(probe), where)
+        return found
+
+
+def _probe_spec(probe: Mapping[str, Any]) -> dict[str, Any]:
+    """The probe bjw-s common renders: ``spec`` as it is with ``custom: true``; else ``command``
+    (when ``type`` is unset or AUTO), or a check of ``type`` (TCP when unset; AUTO follows the
+    primary service, taken as TCP here) on ``port`` (the primary service's port when unset)."""
+    spec = probe.get("spec")
+    if probe.get("custom") is True and isinstance(spec, Mapping):
+        return dict(spec)
+    kind = str(probe.get("type") or "").upper()
+    if "command" in probe and kind in ("", "AUTO"):
+        return {"exec": {"command": probe["command"]}}
+    check = {"HTTP": "httpGet", "HTTPS": "httpGet", "GRPC": "grpc"}.get(kind, "tcpSocket")
+    keys = ("path", "port") if check == "httpGet" else ("port",)
+    return {check: {key: probe[key] for key in keys if key in probe}}
+
+
+def _probes_on(release: HelmChartRelease, shape: Shape, controller: str | None, container: str | None) -> bool:
+    """Whether the chart's own values enable this container's probes (``probesOn``): by name,
+    below a chart major; a release of unknown version is taken to be below it."""
+    on = shape.probes_on
+    if on is None:
+        return False
+    if any(key in on and on[key] != name for key, name in (("controller", controller), ("container", container))):
+        return False
+    before = on.get("before")
+    major = re.match(r"\D*(\d+)", release.version or "")
+    return before is None or major is None or int(major.group(1)) < int(before)
+
+
+def _image(image: Any) -> str | None:
+    """``{repository, tag, digest}`` as the charts join it; a string as it is."""
+    if isinstance(image, str):
+        return image
+    if not isinstance(image, Mapping) or not isinstance(image.get("repository"), str):
+        return None
+    text = image["repository"]
+    if image.get("tag") not in (None, ""):
+        text += f":{image['tag']}"
+    if isinstance(image.get("digest"), str) and image["digest"]:
+        text += f"@{image['digest']}"
+    return text
+
+
+def _env(env: Any, path: Path, root: Path, origins: _Origins) -> list[Any]:
+    """A list of env vars as they are; a mapping ``NAME: value`` (or ``NAME: {value|valueFrom}``)
+    as the charts render it."""
+    if isinstance(env, list):
+        origins.add(path, root, exact=True)
+        return env
+    if not isinstance(env, Mapping):
+        return []
+    origins.add(path, root, exact=False)
+    items: list[Any] = []
+    for index, (name, value) in enumerate(env.items()):
+        origins.add((*path, index), (*root, name), exact=False)
+        if isinstance(value, Mapping):
+            item = {"name": name, **value} if "value" in value or "valueFrom" in value else {"name": name, "valueFrom": value}
+        else:
+            item = {"name": name, "value": "" if value is None else _scalar_text(value)}
+        items.append(item)
+    return items
+
+
+def _scalar_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _persistence(
+    release: HelmChartRelease, shape: Shape, controller: str | None, pod: dict[str, Any], pod_path: Path, origins: _Origins
+) -> None:
+    """hostPath and emptyDir volumes (``/dev/shm``), mounted as ``globalMounts`` /
+    ``advancedMounts`` (controllers shape) or ``mountPath`` (single shape) say; other volume
+    types matter to no GPU rule."""
+    persistence = _get(release.values, shape.persistence)
+    if not isinstance(persistence, Mapping):
+        return
+    volumes: list[Any] = []
+    for name, item in persistence.items():
+        volume = _volume(name, item)
+        if volume is None:
+            continue
+        index = len(volumes)
+        where = (*shape.persistence, name)
+        volumes.append(volume)
+        origins.add((*pod_path, "volumes", index), where, exact=False)
+        if "hostPath" in volume:
+            origins.add((*pod_path, "volumes", index, "hostPath", "path"), (*where, "hostPath"), exact=False)
+        for group, position, mount, mount_where in _mounts(name, item, where, controller, pod):
+            container = pod[group][position]
+            mounts = container.setdefault("volumeMounts", [])
+            origins.add((*pod_path, group, position, "volumeMounts", len(mounts)), mount_where, exact=False)
+            mounts.append(mount)
+    if volumes:
+        pod["volumes"] = volumes
+
+
+def _volume(name: str, item: Any) -> dict[str, Any] | None:
+    """The pod volume of one enabled ``persistence`` entry of a type a rule reads."""
+    if not isinstance(item, Mapping) or item.get("enabled") is False:
+        return None
+    if item.get("type") == "hostPath" and isinstance(item.get("hostPath"), str):
+        return {"name": name, "hostPath": {"path": item["hostPath"]}}
+    if item.get("type") == "emptyDir":
+        medium = item.get("medium")
+        return {"name": name, "emptyDir": {"medium": medium} if isinstance(medium, str) else {}}
+    return None
+
+
+def _mounts(
+    name: str, item: Mapping[str, Any], where: Path, controller: str | None, pod: Mapping[str, Any]
+) -> Iterator[tuple[str, int, dict[str, Any], Path]]:
+    """(container group, index, volumeMount, values path) for each container that mounts it."""
+    targets = [(group, i, c["name"]) for group in ("containers", "initContainers") for i, c in enumerate(pod.get(group) or ())]
+    if controller is None:  # single shape: the main container
+        path = item.get("mountPath") if isinstance(item.get("mountPath"), str) else f"/{name}"
+        mount = {"name": name, "mountPath": path, "readOnly": item.get("readOnly") is True}
+        yield from ((g, i, mount, where) for g, i, _ in targets[:1])
+        return
+    advanced = item.get("advancedMounts")
+    global_mounts = item.get("globalMounts")
+    if global_mounts is None and not isinstance(advanced, Mapping):
+        global_mounts = [{"path": f"/{name}"}]
+    for index, entry in enumerate(global_mounts if isinstance(global_mounts, list) else ()):
+        if isinstance(entry, Mapping):
+            for group, i, _ in targets:
+                yield group, i, _mount(name, entry), (*where, "globalMounts", index)
+    per_container = advanced.get(controller) if isinstance(advanced, Mapping) else None
+    for group, i, cname in targets:
+        entries = per_container.get(cname) if isinstance(per_container, Mapping) else None
+        for index, entry in enumerate(entries if isinstance(entries, list) else ()):
+            if isinstance(entry, Mapping):
+                yield group, i, _mount(name, entry), (*where, "advancedMounts", controller, cname, index)
+
+
+def _mount(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
+    return {"name": name, "mountPath": str(entry.get("path") or f"/{name}"), "readOnly": entry.get("readOnly") is True}
+
+
+# --- one workload from top-level keys -------------------------------------------------------
+
+
+def _single(release: HelmChartRelease, home: ValuesLayer, shape: Shape) -> Iterator[Resource]:
+    values = release.values
+    if not isinstance(_get(values, shape.container_fields.get("image", ("image",))), Mapping):
+        return  # not this shape's values (no main container image)
+    if _get(values, (*shape.type[:-1], "enabled")) is False:
+        return
+    fullname = release.release or release.resource.ref.name or release.chart
+    data, pod_path = _document(release, _get(values, shape.type), fullname, _get(values, shape.strategy))
+    origins = _Origins(())
+    origins.add(("spec", "strategy"), shape.strategy, exact=False)
+    origins.add(pod_path, (), exact=False)
+    pod: dict[str, Any] = {}
+    for key, keys in shape.pod_fields.items():
+        value = _get(values, keys)
+        origins.add((*pod_path, key), keys, exact=True)
+        if value is not None:
+            pod[key] = value
+    item = {key: value for key, keys in shape.container_fields.items() if (value := _get(values, keys)) is not None}
+    container_path = (*pod_path, "containers", 0)
+    if shape.probes:  # top-level: where the built container reads them (``probes``)
+        item["probes"] = _get(values, shape.probes)
+    container = _container(fullname, item, container_path, (), origins, _Probes(shape, _probes_on(release, shape, None, None)))
+    origins.entries[container_path] = ((), False)  # the container's fields are spread over the values root
+    for key, keys in shape.container_fields.items():
+        if key not in ("image", "env"):
+            origins.add((*container_path, key), keys, exact=True)
+    pod["containers"] = [container]
+    _persistence(release, shape, None, pod, pod_path, origins)
+    _place(data, pod_path, pod)
+    yield _built(release, home, data, origins)
+
+
+def _get(values: Any, keys: tuple[str, ...]) -> Any:
+    node = values
+    for key in keys:
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(key)
+    return node

@@ -1,0 +1,95 @@
+"""NVIDIA's device plugin with GPU Feature Discovery, as Helm values (upstream-facts §1).
+
+Only when the GPU Operator is off: with the operator on, it runs the device plugin and GFD
+itself (gpu_operator.py) and a second plugin would advertise the same GPUs twice.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpustack.render.component import Contribution, HelmRelease, RenderContext
+from gpustack.render.components import nfd, partitioning
+from gpustack.spec.checks import hami_pool_labels, hami_pools
+from gpustack.spec.labelling import sleep_interval
+from gpustack.spec.partitioning import DEFAULT_CONFIG, configured_pools
+
+RELEASE = "nvidia-device-plugin"
+NAMESPACE = "kube-system"  # seed 001 §9: helm ... -n kube-system
+REPO = "https://nvidia.github.io/k8s-device-plugin"
+RUNTIME_CLASS = "nvidia"
+SHARED_RESOURCE = "nvidia.com/gpu"
+
+# The chart's own tolerations (values.yaml); pool taints are added to these.
+CHART_TOLERATIONS = (
+    {"key": "CriticalAddonsOnly", "operator": "Exists"},
+    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+)
+
+
+def values(ctx: RenderContext) -> dict[str, Any]:
+    stack = ctx.stack
+    plugin = stack.spec.devicePlugin
+    gfd = plugin.gfd
+    result: dict[str, Any] = {
+        # No privileged mode, no /dev mounts: the nvidia runtime injects the devices (seed 000 step 5,
+        # seed 001 §5: --set runtimeClassName=nvidia).
+        "runtimeClassName": RUNTIME_CLASS,
+        # Off HAMi's pools when HAMi serves some of them: both plugins advertise nvidia.com/gpu
+        # (upstream-facts §7, HAMi#2076: separate nodes by DaemonSet affinity). GFD shares the value.
+        "affinity": nfd.gpu_node_affinity(exclude=hami_pool_labels(stack)),
+        # gpustack deploys NFD as its own release (nfd.py): the chart's bundled one would be a second.
+        "nfd": {"enabled": False},
+        "gfd": {"enabled": gfd.enabled},
+    }
+    if gfd.enabled:
+        # noTimestamp: no nvidia.com/gfd.timestamp label rewritten every interval, one etcd
+        # write per node less per interval (seed 000 step 7). Top level: the chart's GFD
+        # template reads .Values.sleepInterval / .Values.noTimestamp (0.15.0 to 0.20.0), while
+        # its values.yaml declares them under gfd:, where nothing reads them.
+        result.update(sleepInterval=sleep_interval(stack, gfd.sleepInterval), noTimestamp=True)
+    tolerations = nfd.gpu_tolerations(stack, chart_defaults=CHART_TOLERATIONS)
+    if tolerations:
+        result["tolerations"] = tolerations
+    configs = partitioning.plugin_configs(stack)
+    if not configured_pools(stack):
+        # One strategy for every node: the chart's value (its env var overrides config files).
+        result["migStrategy"] = plugin.migStrategy
+    if configs:
+        # Per-node configs: a node labelled nvidia.com/device-plugin.config=<name> takes <name>.
+        result["config"] = {"map": configs, "default": DEFAULT_CONFIG}
+    return result
+
+
+def build(chart: Any, ctx: RenderContext) -> Contribution:
+    spec = ctx.stack.spec
+    if not spec.devicePlugin.enabled or spec.gpuOperator.enabled:
+        return Contribution()
+    release = HelmRelease(
+        name=RELEASE,
+        chart="nvidia-device-plugin",
+        repo=REPO,
+        version=spec.devicePlugin.version,
+        namespace=NAMESPACE,
+        values=values(ctx),
+        wave=1,
+    )
+    notes = []
+    excluded = hami_pool_labels(ctx.stack)
+    if excluded:
+        pools = ", ".join(f"`{p.name}`" for p in hami_pools(ctx.stack))
+        labels = ", ".join(f"`{key}={value}`" for key, value in excluded.items())
+        notes.append(
+            f"The device plugin and GFD keep off HAMi's pools {pools}: their node affinity excludes nodes "
+            f"labelled {labels}, so GFD's `nvidia.com/gpu.*` labels are not set there either."
+        )
+    if spec.devicePlugin.sharing.strategy != "none":
+        sharing = spec.devicePlugin.sharing
+        name = f"{SHARED_RESOURCE}.shared" if sharing.renameByDefault else SHARED_RESOURCE
+        isolation = (
+            "time-slicing gives no memory isolation: one pod can take the whole GPU memory"
+            if sharing.strategy == "timeSlicing"
+            else "MPS splits memory and compute evenly; it is experimental upstream and not for MIG devices"
+        )
+        notes.append(f"GPU sharing: each GPU is advertised as {sharing.replicas} × `{name}`; {isolation}.")
+    return Contribution(releases=[release], notes=notes)

@@ -1,0 +1,196 @@
+"""Dynamic Resource Allocation: the driver chart, extra DeviceClasses, ResourceClaimTemplates, gates.
+
+The driver charts create their own DeviceClasses (``gpu.nvidia.com``,
+``hami-core-gpu.project-hami.io``); gpustack renders only the extra classes the spec names and
+the claim templates, so Helm and Argo CD never fight over an object (DESIGN §10).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gpustack.render.component import Contribution, HelmRelease, RenderContext, add_object
+from gpustack.render.components import nfd
+from gpustack.spec import featuregates
+from gpustack.spec.models import ClaimTemplate, DeviceClassSpec, GpuStack
+
+API_VERSION = "resource.k8s.io/v1"
+REQUEST_NAME = "gpu"
+WAVE = 1  # with the device plugins, after NFD
+# Where the GPU Operator's driver container mounts the driver (upstream-facts §0).
+OPERATOR_DRIVER_ROOT = "/run/nvidia/driver"
+
+
+@dataclass(frozen=True)
+class DraDriver:
+    """A DRA driver and the chart that installs it (upstream-facts §6)."""
+
+    name: str  # the driver name, also the DeviceClass its chart creates
+    release: str
+    chart: str
+    repo: str
+    version: str
+    namespace: str
+    path: str | None = None  # the chart's folder when repo is a Git repository
+
+
+DRIVERS = {
+    # Not published to a Helm repository: installed from the chart in its Git repository
+    # (its README: helm install ./chart/hami-dra-driver). Pinned to the tag v0.1.0 (commit
+    # ebeaad9 of main): a branch would let a push upstream change a synced cluster.
+    "hami": DraDriver(
+        name="hami-core-gpu.project-hami.io",
+        release="hami-dra-driver",
+        chart="hami-dra-driver",
+        repo="https://github.com/Project-HAMi/k8s-dra-driver.git",
+        version="v0.1.0",
+        namespace="hami-dra-driver",  # the chart refuses the default namespace
+        path="chart/hami-dra-driver",
+    ),
+    "nvidia": DraDriver(
+        name="gpu.nvidia.com",
+        release="nvidia-dra-driver-gpu",
+        chart="nvidia-dra-driver-gpu",
+        repo="https://helm.ngc.nvidia.com/nvidia",
+        version="25.12.0",
+        namespace="nvidia-dra-driver-gpu",
+    ),
+}
+
+
+def driver(stack: GpuStack) -> DraDriver:
+    return DRIVERS[stack.spec.dra.driver]
+
+
+def driver_root(stack: GpuStack) -> str:
+    """``/`` for host-installed drivers (both charts' default), the operator's mount otherwise.
+
+    Seed 001 §12 bind-mounted / onto /run/nvidia/driver to suit a manifest written for the
+    operator; gpustack sets the chart value instead (upstream-facts §0).
+    """
+    sources = {pool.driver.source for pool in stack.spec.nodePools}
+    return OPERATOR_DRIVER_ROOT if sources == {"operator"} else "/"
+
+
+def values(stack: GpuStack) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "nvidiaDriverRoot": driver_root(stack),
+        # The charts guard GPU allocation behind this flag until the device plugin is known to be
+        # off on the nodes; the spec checks make sure it is (upstream-facts §6).
+        "gpuResourcesEnabledOverride": True,
+    }
+    kubelet_plugin: dict[str, Any] = {}
+    if stack.spec.dra.driver == "hami":
+        # NVIDIA's chart has this affinity by default; HAMi's runs on every node.
+        kubelet_plugin["affinity"] = nfd.gpu_node_affinity()
+    tolerations = nfd.gpu_tolerations(stack, chart_defaults=_chart_tolerations(stack))
+    if tolerations:
+        kubelet_plugin["tolerations"] = tolerations
+    if kubelet_plugin:
+        result["kubeletPlugin"] = kubelet_plugin
+    return result
+
+
+def device_class(spec: DeviceClassSpec, dra_driver: DraDriver) -> dict[str, Any]:
+    """An extra DeviceClass: the driver's devices, narrowed by the spec's CEL selectors."""
+    expressions = [f"device.driver == '{dra_driver.name}'", *spec.selectors]
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "DeviceClass",
+        "metadata": {"name": spec.name},
+        "spec": {"selectors": [{"cel": {"expression": expression}} for expression in expressions]},
+    }
+
+
+def claim_template(spec: ClaimTemplate, dra_driver: DraDriver) -> dict[str, Any]:
+    exactly: dict[str, Any] = {
+        "deviceClassName": spec.deviceClassName or dra_driver.name,
+        "allocationMode": "ExactCount",
+        "count": spec.count,
+    }
+    if spec.selectors:
+        exactly["selectors"] = [{"cel": {"expression": expression}} for expression in spec.selectors]
+    if spec.capacity:
+        # Quantities are strings in the API (seed 001 §12: {cores: "30", memory: "4Gi"}).
+        requests: dict[str, str] = {}
+        if spec.capacity.cores is not None:
+            requests["cores"] = str(spec.capacity.cores)
+        if spec.capacity.memory is not None:
+            requests["memory"] = spec.capacity.memory
+        exactly["capacity"] = {"requests": requests}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": spec.name, "namespace": spec.namespace},
+        "spec": {"spec": {"devices": {"requests": [{"name": REQUEST_NAME, "exactly": exactly}]}}},
+    }
+
+
+def features(stack: GpuStack) -> list[featuregates.Feature]:
+    used: list[featuregates.Feature] = ["dra"]
+    if any(template.capacity for template in stack.spec.dra.claimTemplates):
+        used.append("dra-consumable-capacity")
+    return used
+
+
+def build(chart: Any, ctx: RenderContext) -> Contribution:
+    stack = ctx.stack
+    dra = stack.spec.dra
+    if not dra.enabled:
+        return Contribution()
+    dra_driver = driver(stack)
+    for spec in dra.deviceClasses:
+        add_object(chart, device_class(spec, dra_driver))
+    for template in dra.claimTemplates:
+        add_object(chart, claim_template(template, dra_driver))
+    release = HelmRelease(
+        name=dra_driver.release,
+        chart=dra_driver.chart,
+        repo=dra_driver.repo,
+        version=dra.version or dra_driver.version,
+        namespace=dra_driver.namespace,
+        values=values(stack),
+        wave=WAVE,
+        path=dra_driver.path,
+    )
+    gates = featuregates.component_gates(
+        minor=stack.spec.cluster.minor, user_gates=stack.spec.cluster.featureGates, features=features(stack)
+    )
+    return Contribution(releases=[release], feature_gates=gates, notes=_notes(stack, dra_driver, gates))
+
+
+def _chart_tolerations(stack: GpuStack) -> tuple[dict[str, Any], ...]:
+    if stack.spec.dra.driver == "nvidia":
+        # NVIDIA's chart tolerates the nvidia.com/gpu taint already (values.yaml kubeletPlugin).
+        return ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},)
+    return ()
+
+
+def _notes(stack: GpuStack, dra_driver: DraDriver, gates: dict[str, dict[str, bool]]) -> list[str]:
+    root = driver_root(stack)
+    notes = [
+        f"DRA driver `{dra_driver.name}` creates its own DeviceClass `{dra_driver.name}`; gpustack adds only "
+        "the classes and ResourceClaimTemplates of the spec. A claim is allocated when a pod that uses it is "
+        "scheduled: a ResourceClaim nobody uses stays pending.",
+        f"The driver's kubelet plugin looks for the NVIDIA driver under `{root}` (`nvidiaDriverRoot`). gpustack "
+        "follows upstream, whose default is `/` for host-installed drivers: no need to bind-mount `/` onto "
+        "/run/nvidia/driver.",
+    ]
+    if dra_driver.path:
+        notes.append(
+            f"The `{dra_driver.chart}` chart is not published to a Helm repository: Argo CD installs it from "
+            f"{dra_driver.repo} (folder `{dra_driver.path}`), K3s' helm-controller cannot, so on K3s without "
+            "Argo CD install it with the Helm command of the apply order. "
+            f"The chart is pinned to tag {dra_driver.version}; `dra.version` selects another tag of that repository."
+        )
+    version = stack.spec.cluster.kubernetesVersion
+    if gates:
+        flags = "; ".join(f"{component}: {', '.join(sorted(g))}" for component, g in gates.items())
+        notes.append(f"DRA feature gates for Kubernetes {version} (in `cluster/`): {flags}.")
+    elif "dra-consumable-capacity" in features(stack):
+        notes.append(
+            f"Capacity requests need DRAConsumableCapacity, beta and on by default in Kubernetes {version}: "
+            "no gate to set (https://kubernetes.io/docs/reference/command-line-tools-reference/feature-gates/)."
+        )
+    return notes

@@ -1,0 +1,157 @@
+"""NVIDIA GPU Operator values, when ``gpuOperator.enabled`` (upstream-facts §2).
+
+The operator then owns the container toolkit, the containerd runtime entry and RuntimeClass,
+the device plugin and GFD, and the driver on pools with ``driver.source: operator``. NFD stays
+gpustack's own release (nfd.py): the chart's bundled NFD is switched off, never two NFDs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpustack.errors import Problem, SpecError
+from gpustack.render.component import Contribution, HelmRelease, RenderContext
+from gpustack.render.components import nfd, partitioning
+from gpustack.spec.checks import SKIP_DRIVER_LABEL, hami_pools
+from gpustack.spec.labelling import sleep_interval
+from gpustack.spec.models import GpuStack
+from gpustack.spec.partitioning import DEFAULT_CONFIG
+
+RELEASE = "gpu-operator"
+NAMESPACE = "gpu-operator"
+REPO = "https://helm.ngc.nvidia.com/nvidia"
+# The operator runs each operand on nodes labelled nvidia.com/gpu.deploy.<operand>=true and
+# leaves a node alone where the label is already false (corpus: state-driver and
+# state-device-plugin DaemonSets' nodeSelector; upstream-facts §2).
+SKIP_DEVICE_PLUGIN_LABEL = "nvidia.com/gpu.deploy.device-plugin"
+CONFIG_NAME = "gpustack-device-plugin-config"
+
+# The chart's daemonsets.tolerations; pool taints are added to these.
+CHART_TOLERATIONS = ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},)
+
+# K3s runs its own containerd: NVIDIA's K3s test case (upstream-facts §2, controllers/transforms_test.go).
+K3S_CONTAINERD_CONFIG = "/var/lib/rancher/k3s/agent/etc/containerd/config.toml"
+K3S_CONTAINERD_SOCKET = "/run/k3s/containerd/containerd.sock"
+
+
+def toolkit_env(stack: GpuStack) -> list[dict[str, str]]:
+    env = []
+    if stack.spec.cluster.distribution == "k3s":
+        env += [
+            {"name": "CONTAINERD_CONFIG", "value": K3S_CONTAINERD_CONFIG},
+            {"name": "CONTAINERD_SOCKET", "value": K3S_CONTAINERD_SOCKET},
+        ]
+    default = "true" if stack.spec.cluster.nvidiaDefaultRuntime else "false"
+    env.append({"name": "CONTAINERD_SET_AS_DEFAULT", "value": default})
+    return env
+
+
+def driver_values(ctx: RenderContext) -> dict[str, Any]:
+    """``driver.enabled`` when any pool takes the operator's driver; its version when pools name one."""
+    pools = [(i, p) for i, p in enumerate(ctx.stack.spec.nodePools) if p.driver.source == "operator"]
+    versions = sorted({p.driver.version for _, p in pools if p.driver.version})
+    if len(versions) > 1:
+        index = next(i for i, p in pools if p.driver.version == versions[1])
+        raise SpecError(
+            Problem(
+                f"the GPU Operator chart deploys one driver version, pools ask for {', '.join(versions)}: "
+                "use the same driver.version on every operator pool",
+                ctx.spec_file,
+                path=f"spec.nodePools[{index}].driver.version",
+            )
+        )
+    driver: dict[str, Any] = {"enabled": bool(pools)}
+    if versions:
+        driver["version"] = versions[0]
+    return driver
+
+
+def values(ctx: RenderContext) -> dict[str, Any]:
+    stack = ctx.stack
+    plugin = stack.spec.devicePlugin
+    gfd: dict[str, Any] = {"enabled": plugin.gfd.enabled}
+    if plugin.gfd.enabled:
+        # Same label-churn settings as the standalone GFD (device_plugin.py; seed 000 step 7).
+        gfd["env"] = [
+            {"name": "GFD_NO_TIMESTAMP", "value": "true"},
+            {"name": "GFD_SLEEP_INTERVAL", "value": sleep_interval(stack, plugin.gfd.sleepInterval)},
+        ]
+    operator_plugin: dict[str, Any] = {"enabled": plugin.enabled}
+    configs = partitioning.plugin_configs(stack)
+    if configs:
+        operator_plugin["config"] = {"create": True, "name": CONFIG_NAME, "default": DEFAULT_CONFIG, "data": configs}
+    result: dict[str, Any] = {
+        "nfd": {"enabled": False},
+        "driver": driver_values(ctx),
+        "toolkit": {"enabled": True, "env": toolkit_env(stack)},
+        "devicePlugin": operator_plugin,
+        "gfd": gfd,
+        # The chart defaults to single; the spec's default is none (upstream-facts §2).
+        "mig": {"strategy": partitioning.operator_mig_strategy(stack)},
+    }
+    mig_config = partitioning.mig_parted_config(stack)
+    if mig_config is not None:
+        # The MIG manager applies config <pool> to nodes labelled nvidia.com/mig.config=<pool>.
+        result["migManager"] = {
+            "config": {
+                "create": True,
+                "name": partitioning.MIG_MANAGER_CONFIG,
+                "default": partitioning.MIG_DISABLED,
+                "data": {"config.yaml": mig_config},
+            }
+        }
+    tolerations = nfd.gpu_tolerations(stack, chart_defaults=CHART_TOLERATIONS)
+    if tolerations:
+        result["daemonsets"] = {"tolerations": tolerations}
+    return result
+
+
+def notes(ctx: RenderContext) -> list[str]:
+    spec = ctx.stack.spec
+    result = []
+    # With driver.enabled (some pool takes the operator's driver) the host pools opt out through
+    # the label their spec must carry (checks.check_driver_source); without it no driver
+    # container runs anywhere.
+    host_pools = [p for p in spec.nodePools if p.driver.source == "host"]
+    if host_pools and driver_values(ctx)["enabled"]:
+        selectors = ", ".join(_node_selector(p.labels) or f"the nodes of pool `{p.name}`" for p in host_pools)
+        result.append(
+            "Pools with a host-installed driver keep it: before installing the operator, make sure their nodes "
+            f"carry `{SKIP_DRIVER_LABEL}=false` as the spec says ({selectors}), e.g. "
+            f"`kubectl label node <node> {SKIP_DRIVER_LABEL}=false`; without it the operator installs a second "
+            "driver there."
+        )
+    hami = hami_pools(ctx.stack) if spec.devicePlugin.enabled else []
+    if hami:
+        selectors = ", ".join(_node_selector(p.labels) or f"the nodes of pool `{p.name}`" for p in hami)
+        result.append(
+            "HAMi's pools take HAMi's device plugin, not the operator's (both advertise `nvidia.com/gpu`): label "
+            f"their nodes `{SKIP_DEVICE_PLUGIN_LABEL}=false` ({selectors}) before installing the operator."
+        )
+    if spec.cluster.distribution == "k3s":
+        result.append(
+            "The operator's toolkit edits K3s' containerd config.toml, which K3s rewrites on every start; "
+            "K3s itself finds the toolkit the operator installs under /usr/local/nvidia/toolkit and "
+            "registers the nvidia runtime again."
+        )
+    return result
+
+
+def _node_selector(labels: dict[str, str]) -> str:
+    return f"`-l {','.join(f'{k}={v}' for k, v in sorted(labels.items()))}`" if labels else ""
+
+
+def build(chart: Any, ctx: RenderContext) -> Contribution:
+    operator = ctx.stack.spec.gpuOperator
+    if not operator.enabled:
+        return Contribution()
+    release = HelmRelease(
+        name=RELEASE,
+        chart="gpu-operator",
+        repo=REPO,
+        version=operator.version,
+        namespace=NAMESPACE,
+        values=values(ctx),
+        wave=1,
+    )
+    return Contribution(releases=[release], notes=notes(ctx))

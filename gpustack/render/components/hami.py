@@ -1,0 +1,92 @@
+"""HAMi: one GPU split between pods by memory (nvidia.com/gpumem) and cores (nvidia.com/gpucores).
+
+Values for the hami chart 2.10.0 (upstream-facts §7). HAMi's device plugin advertises
+nvidia.com/gpu itself, so the spec checks refuse NVIDIA's device plugin on the same pools.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpustack.render.component import Contribution, HelmRelease, RenderContext
+from gpustack.render.components import nfd, runtime
+from gpustack.spec.checks import hami_pool_labels, hami_pools
+from gpustack.spec.models import GpuStack
+
+RELEASE = "hami"
+NAMESPACE = "kube-system"  # seed 001 §11: helm ... hami-charts/hami -n kube-system
+REPO = "https://project-hami.github.io/HAMi"
+WAVE = 1  # with the other device plugins, after NFD
+CHART_NODE_LABEL = "gpu"  # the chart's devicePlugin.nvidiaNodeSelector: {gpu: "on"} (upstream-facts §7)
+
+
+def values(stack: GpuStack) -> dict[str, Any]:
+    hami = stack.spec.sharing.hami
+    device_plugin: dict[str, Any] = {
+        "deviceSplitCount": hami.splitCount,
+        "deviceMemoryScaling": hami.memoryScaling,
+        "deviceCoreScaling": hami.coreScaling,
+        # The chart's README assumes nvidia is containerd's default runtime; K3s registers it as
+        # RuntimeClass nvidia only (seed 001 §5), which K3s and the runtime module create.
+        "runtimeClassName": runtime.RUNTIME_CLASS,
+        "nvidiaNodeSelector": _node_selector_values(stack),
+    }
+    tolerations = nfd.gpu_tolerations(stack, chart_defaults=())
+    if tolerations:
+        device_plugin["tolerations"] = tolerations
+    result: dict[str, Any] = {"devicePlugin": device_plugin}
+    if hami.schedulerImageTag:
+        # Chart >= 2.7 key; the pre-2.7 scheduler.kubeScheduler.imageTag (seed 001 §11) is
+        # ignored by 2.10. Unset, the chart derives the tag from the cluster version (upstream-facts §0).
+        result["scheduler"] = {"kubeScheduler": {"image": {"tag": hami.schedulerImageTag}}}
+    return result
+
+
+def node_selector(stack: GpuStack) -> dict[str, str]:
+    """NFD's GPU label (never the chart's ``gpu: "on"``, which nobody sets: seed 001 §11), plus
+    the labels that single out HAMi's pools when it serves only some of them."""
+    return {nfd.GPU_LABEL: "true", **hami_pool_labels(stack)}
+
+
+def _node_selector_values(stack: GpuStack) -> dict[str, str | None]:
+    # Helm merges maps with the chart's defaults: null removes its gpu: "on".
+    return {CHART_NODE_LABEL: None, **node_selector(stack)}
+
+
+def build(chart: Any, ctx: RenderContext) -> Contribution:
+    stack = ctx.stack
+    if not stack.spec.sharing.hami.enabled:
+        return Contribution()
+    release = HelmRelease(
+        name=RELEASE,
+        chart="hami",
+        repo=REPO,
+        version=stack.spec.sharing.hami.version,
+        namespace=NAMESPACE,
+        values=values(stack),
+        wave=WAVE,
+    )
+    return Contribution(releases=[release], notes=_notes(stack))
+
+
+def _notes(stack: GpuStack) -> list[str]:
+    pools = ", ".join(f"`{p.name}`" for p in hami_pools(stack))
+    selector = ", ".join(f"`{key}={value}`" for key, value in node_selector(stack).items())
+    hami = stack.spec.sharing.hami
+    return [
+        f"HAMi shares the GPUs of pools {pools}: each GPU is advertised as {hami.splitCount} × `nvidia.com/gpu`; "
+        "pods ask for `nvidia.com/gpumem` (MiB) and `nvidia.com/gpucores` (%) next to `nvidia.com/gpu: 1`, "
+        "and see only their share.",
+        f"HAMi's device plugin runs on nodes labelled {selector} instead of the chart's `gpu=on`, "
+        "which nothing sets unless a person labels each node by hand.",
+        "HAMi's scheduler runs kube-scheduler "
+        + (
+            f"`{hami.schedulerImageTag}` (`scheduler.kubeScheduler.image.tag`)"
+            if hami.schedulerImageTag
+            else "at the cluster's own version, which chart 2.10 derives itself"
+        )
+        + "; `scheduler.kubeScheduler.imageTag` is the pre-2.7 key, which 2.10 ignores.",
+        "Inside a HAMi share, ratios such as vLLM's `--gpu-memory-utilization` apply to the share, not to the "
+        "card (0.28 × 8000 MiB = 2240 MiB); Deployments on shared GPUs use `strategy: Recreate`, since a "
+        "rolling update needs a second share that the card may not have.",
+    ]

@@ -1,0 +1,297 @@
+"""Monitoring: kube-prometheus-stack, DCGM Exporter and gpustack's GPU alert rules.
+
+Wiring (one choice, used everywhere): every PrometheusRule and the DCGM Exporter's
+ServiceMonitor carry ``release: <monitoring.release>``, which kube-prometheus-stack's default
+selectors pick up (upstream-facts §8). gpustack does not flip ``ruleSelectorNilUsesHelmValues``
+as seed 001 §7 did: the label keeps foreign rules out and works with the chart's defaults.
+
+With the GPU Operator, the operator deploys DCGM Exporter: this module adds its
+``dcgmExporter`` values (``operator_dcgm_values``) to the gpu-operator release, which the
+pipeline merges, so that both paths export the same metrics the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpustack.render.component import Contribution, HelmRelease, RenderContext, add_object
+from gpustack.render.components import alerts, dcgm_exporter, gpu_operator, nfd, runtime
+from gpustack.spec.checks import gpu_model
+from gpustack.spec.models import GpuStack, NodePool
+
+KUBE_PROMETHEUS_STACK_REPO = "https://prometheus-community.github.io/helm-charts"
+DCGM_EXPORTER_REPO = "https://nvidia.github.io/dcgm-exporter/helm-charts"
+# The Grafana chart mounts provider <name>'s dashboards at this folder (upstream-facts §8).
+DASHBOARD_PROVIDER = "gpu"
+# kube-prometheus-stack provisions its Prometheus data source with this uid. The Grafana chart
+# replaces a dashboard input ``${DS_PROMETHEUS}`` only when ``datasource`` is given as a list
+# of {name, value}; the string form rewrites only single-line "datasource": entries, which
+# current dashboards no longer have.
+PROMETHEUS_DATASOURCE_UID = "prometheus"
+DASHBOARD_INPUT = "DS_PROMETHEUS"
+# Pod labels copied onto GPU metrics: enough to attribute usage, bounded cardinality. One list
+# for both paths (the dcgm-exporter chart and the GPU Operator's dcgmExporter).
+POD_LABEL_ALLOWLIST = [r"^app$", r"^app\.kubernetes\.io/(name|instance)$"]
+# dcgm-exporter maps DRA claims of NVIDIA's driver only (its kubernetesDRA code reads driver
+# gpu.nvidia.com); HAMi's claims stay unattributed.
+DRA_ATTRIBUTED_DRIVER = "nvidia"
+# The dcgm-exporter chart's own tolerations (values.yaml); pool taints are added to these.
+EXPORTER_TOLERATIONS = ({"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"},)
+# Delivery order: the chart that brings the monitoring CRDs before the exporter's ServiceMonitor.
+MONITORING_WAVE = 0
+EXPORTER_WAVE = 1
+
+# The collectors CSV: field, Prometheus type, help (dcgm-exporter's format, upstream-facts §3).
+_BASE_FIELDS = (
+    ("Clocks", (
+        ("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz)."),
+        ("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz)."),
+    )),
+    ("Temperature and power", (
+        ("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C)."),
+        ("DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C)."),
+        ("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W)."),
+        ("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter", "Total energy consumption since boot (in mJ)."),
+    )),
+    ("Utilisation (time-based: one busy kernel reads 100 %)", (
+        ("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %)."),
+        ("DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %)."),
+        ("DCGM_FI_DEV_ENC_UTIL", "gauge", "Encoder utilization (in %)."),
+        ("DCGM_FI_DEV_DEC_UTIL", "gauge", "Decoder utilization (in %)."),
+    )),
+    ("Memory", (
+        ("DCGM_FI_DEV_FB_FREE", "gauge", "Frame buffer memory free (in MiB)."),
+        ("DCGM_FI_DEV_FB_USED", "gauge", "Frame buffer memory used (in MiB)."),
+        ("DCGM_FI_DEV_FB_RESERVED", "gauge", "Frame buffer memory reserved (in MiB)."),
+    )),
+    ("Errors", (
+        ("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered."),
+        # Computed by the exporter: XIDs per code (label xid) in the last 5 minutes, repeats included.
+        ("DCGM_EXP_XID_ERRORS_COUNT", "gauge", "Count of XID errors within the XID count window."),
+        ("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter", "Rows remapped for uncorrectable errors."),
+        ("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter", "Rows remapped for correctable errors."),
+        ("DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed."),
+    )),
+    ("Interconnect", (
+        ("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "counter", "Total NVLink bandwidth counter for all lanes."),
+    )),
+    ("Labels", (
+        ("DCGM_FI_DRIVER_VERSION", "label", "Driver version."),
+    )),
+)
+# Upstream's five default profiling (DCP) fields, plus SM_ACTIVE and SM_OCCUPANCY (commented
+# out upstream): GR_ENGINE_ACTIVE is time-based like GPU_UTIL, how full the SMs are is these two.
+_PROFILING_FIELDS = (
+    ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge", "Ratio of time the graphics/compute engine is active."),
+    ("DCGM_FI_PROF_SM_ACTIVE", "gauge", "Ratio of cycles an SM has at least one warp assigned."),
+    ("DCGM_FI_PROF_SM_OCCUPANCY", "gauge", "Ratio of warps resident on an SM to the maximum."),
+    ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "Ratio of cycles the tensor (HMMA) pipe is active."),
+    ("DCGM_FI_PROF_DRAM_ACTIVE", "gauge", "Ratio of cycles the device memory interface is active."),
+    ("DCGM_FI_PROF_PCIE_TX_BYTES", "gauge", "Rate of PCIe data transmitted, headers included (in B/s)."),
+    ("DCGM_FI_PROF_PCIE_RX_BYTES", "gauge", "Rate of PCIe data received, headers included (in B/s)."),
+)
+
+
+def build(chart: Any, ctx: RenderContext) -> Contribution:
+    stack = ctx.stack
+    monitoring = stack.spec.monitoring
+    if not monitoring.enabled:
+        return Contribution()
+    releases = [kube_prometheus_stack_release(stack)]
+    exporter = monitoring.dcgmExporter
+    if stack.spec.gpuOperator.enabled:
+        # Values added to gpu_operator's release (the pipeline merges releases of one name).
+        releases.append(
+            HelmRelease(
+                name=gpu_operator.RELEASE,
+                chart="gpu-operator",
+                repo=gpu_operator.REPO,
+                version=stack.spec.gpuOperator.version,
+                namespace=gpu_operator.NAMESPACE,
+                values={"dcgmExporter": operator_dcgm_values(stack)},
+                wave=EXPORTER_WAVE,
+            )
+        )
+    elif exporter.enabled:
+        releases.append(
+            HelmRelease(
+                name="dcgm-exporter",
+                chart="dcgm-exporter",
+                repo=DCGM_EXPORTER_REPO,
+                version=exporter.version,
+                namespace=monitoring.namespace,
+                values=dcgm_exporter_values(stack),
+                wave=EXPORTER_WAVE,
+            )
+        )
+    if monitoring.alerts.enabled:
+        rule = alerts.prometheus_rule(
+            stack, host=dcgm_exporter.host_label(stack), profiling=bool(profiling_pools(stack))
+        )
+        add_object(chart, rule)
+    return Contribution(releases=releases, notes=_notes(stack))
+
+
+def kube_prometheus_stack_release(stack: GpuStack) -> HelmRelease:
+    monitoring = stack.spec.monitoring
+    return HelmRelease(
+        name=monitoring.release,
+        chart="kube-prometheus-stack",
+        repo=KUBE_PROMETHEUS_STACK_REPO,
+        version=monitoring.version,
+        namespace=monitoring.namespace,
+        values=kube_prometheus_stack_values(stack),
+        wave=MONITORING_WAVE,
+    )
+
+
+def profiling_pools(stack: GpuStack) -> list[NodePool]:
+    """Pools whose GPUs get DCGM profiling fields (``profiling: auto`` = those that have them)."""
+    if stack.spec.monitoring.dcgmExporter.profiling == "off":
+        return []
+    return [pool for pool in stack.spec.nodePools if gpu_model(pool).dcgmProfiling]
+
+
+def collectors_csv(stack: GpuStack) -> str:
+    """One collectors CSV for every pool (DESIGN §10 "Monitoring"), the reason in a comment."""
+    lines = ["# DCGM Exporter collectors rendered by gpustack. Format: DCGM field, Prometheus type, help."]
+    for title, fields in _BASE_FIELDS:
+        lines += ["", f"# {title}", *(_csv_row(field) for field in fields)]
+    lines += ["", "# Profiling (DCP)", *(f"# {line}" for line in _profiling_reason(stack))]
+    if profiling_pools(stack):
+        lines += [_csv_row(field) for field in _PROFILING_FIELDS]
+    return "\n".join(lines) + "\n"
+
+
+def dcgm_exporter_values(stack: GpuStack) -> dict[str, Any]:
+    """Values of NVIDIA's dcgm-exporter chart (upstream-facts §3)."""
+    values: dict[str, Any] = {}
+    tag = dcgm_exporter.image_tag(stack)
+    if tag is not None:
+        # Pinned, so that the DCGM release and the exporter's label names are the ones gpustack
+        # wrote the alerts for (dcgm_exporter.py).
+        values["image"] = {"repository": dcgm_exporter.IMAGE_REPOSITORY, "tag": tag}
+    values |= {
+        # Like the device plugin, the exporter reads the GPUs through NVML (seed 001 §7:
+        # --set runtimeClassName=nvidia), and runs on GPU nodes only.
+        "runtimeClassName": runtime.RUNTIME_CLASS,
+        "affinity": nfd.gpu_node_affinity(),
+    }
+    tolerations = nfd.gpu_tolerations(stack, chart_defaults=EXPORTER_TOLERATIONS)
+    if tolerations:
+        values["tolerations"] = tolerations
+    values["serviceMonitor"] = _service_monitor(stack)
+    attribution = stack.spec.monitoring.dcgmExporter.podAttribution
+    values["kubernetes"] = {"enablePodLabels": attribution}
+    if attribution:
+        values["kubernetes"]["podLabelAllowlistRegex"] = POD_LABEL_ALLOWLIST
+    if stack.spec.dra.enabled and stack.spec.dra.driver == DRA_ATTRIBUTED_DRIVER:
+        # Attribute GPUs that NVIDIA's DRA driver allocated, not only device-plugin ones.
+        values["kubernetesDRA"] = {"enabled": True}
+    # customMetrics replaces the chart's CSV in full (upstream-facts §3).
+    values["customMetrics"] = collectors_csv(stack)
+    return values
+
+
+def operator_dcgm_values(stack: GpuStack) -> dict[str, Any]:
+    """The ``dcgmExporter`` values of the gpu-operator chart (v26.7.0 keys, upstream-facts §2)."""
+    monitoring = stack.spec.monitoring
+    if not monitoring.dcgmExporter.enabled:
+        return {"enabled": False}
+    values: dict[str, Any] = {"enabled": True}
+    tag = dcgm_exporter.image_tag(stack)
+    if tag is not None:
+        values["version"] = tag
+    values["enablePodLabels"] = monitoring.dcgmExporter.podAttribution
+    if monitoring.dcgmExporter.podAttribution:
+        values["podLabelAllowlistRegex"] = POD_LABEL_ALLOWLIST
+    return values | {
+        "serviceMonitor": _service_monitor(stack),
+        # The operator takes one CSV under the key dcgm-metrics.csv of this ConfigMap.
+        "config": {"name": "gpustack-dcgm-metrics", "create": True, "data": collectors_csv(stack)},
+    }
+
+
+def kube_prometheus_stack_values(stack: GpuStack) -> dict[str, Any]:
+    """Values of kube-prometheus-stack: Grafana dashboards and, for labs only, anonymous Admin."""
+    grafana_spec = stack.spec.monitoring.grafana
+    grafana: dict[str, Any] = {}
+    if grafana_spec.dashboards:
+        grafana["dashboardProviders"] = {
+            "dashboardproviders.yaml": {
+                "apiVersion": 1,
+                "providers": [
+                    {
+                        "name": DASHBOARD_PROVIDER,
+                        "orgId": 1,
+                        "folder": "GPU",
+                        "type": "file",
+                        "disableDeletion": False,
+                        "editable": True,
+                        "options": {"path": f"/var/lib/grafana/dashboards/{DASHBOARD_PROVIDER}"},
+                    }
+                ],
+            }
+        }
+        grafana["dashboards"] = {
+            DASHBOARD_PROVIDER: {
+                f"gnet-{dashboard.gnetId}": {
+                    "gnetId": dashboard.gnetId,
+                    "revision": dashboard.revision,
+                    # Replaces the dashboards' ${DS_PROMETHEUS} input (seed 001 §7 import).
+                    "datasource": [{"name": DASHBOARD_INPUT, "value": PROMETHEUS_DATASOURCE_UID}],
+                }
+                for dashboard in grafana_spec.dashboards
+            }
+        }
+    if grafana_spec.anonymousAdmin:
+        # seed 001 §7's lab setting; off unless the spec asks (DESIGN §6 GS025).
+        grafana["grafana.ini"] = {"auth.anonymous": {"enabled": True, "org_role": "Admin"}}
+    return {"grafana": grafana} if grafana else {}
+
+
+def _service_monitor(stack: GpuStack) -> dict[str, Any]:
+    # The exporter charts' ServiceMonitor has no release label: without it kube-prometheus-stack
+    # never scrapes it (DESIGN §10 GS014).
+    return {"enabled": True, "additionalLabels": {"release": stack.spec.monitoring.release}}
+
+
+def _csv_row(field: tuple[str, str, str]) -> str:
+    return ", ".join(field)
+
+
+def _profiling_reason(stack: GpuStack) -> list[str]:
+    if stack.spec.monitoring.dcgmExporter.profiling == "off":
+        return ["Left out: monitoring.dcgmExporter.profiling is off."]
+    capable = profiling_pools(stack)
+    if not capable:
+        return ["Left out: no pool's GPU provides them (GeForce cannot enable DCGM profiling: https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/feature-overview.html#profiling-metrics)."]
+    lines = [f"Collected for pools {_describe(capable)}."]
+    others = [pool for pool in stack.spec.nodePools if pool not in capable]
+    if others:
+        lines.append(
+            f"Pools {_describe(others)} cannot provide them (GeForce); the exporter skips these fields "
+            "there ('Skipping line ... metric not enabled'), so one CSV serves every pool."
+        )
+    return lines
+
+
+def _describe(pools: list[NodePool]) -> str:
+    return ", ".join(f"{pool.name} ({pool.gpu.model})" for pool in pools)
+
+
+def _notes(stack: GpuStack) -> list[str]:
+    monitoring = stack.spec.monitoring
+    notes = [
+        f"Prometheus loads gpustack's rules and the DCGM Exporter ServiceMonitor through the label "
+        f"`release: {monitoring.release}`, which kube-prometheus-stack's default selectors match; "
+        "`ruleSelectorNilUsesHelmValues` stays at its default instead of being flipped."
+    ]
+    if monitoring.grafana.dashboards:
+        ids = ", ".join(str(d.gnetId) for d in monitoring.grafana.dashboards)
+        notes.append(f"Grafana provisions dashboards {ids} from grafana.com into the folder GPU.")
+    if monitoring.grafana.anonymousAdmin:
+        notes.append("**Grafana grants anonymous Admin access** (`grafana.anonymousAdmin`): for labs only.")
+    if stack.spec.gpuOperator.enabled:
+        notes.append("DCGM Exporter runs as part of the GPU Operator, with gpustack's collectors CSV.")
+    return notes

@@ -1,0 +1,419 @@
+"""Optional workloads: a GPU smoke-test Pod, the nbody benchmark Job, vLLM serving from S3,
+and, when the spec asks, the S3 store (MinIO) and a Job that uploads a model into it.
+
+Every container is hardened (no privilege, all capabilities dropped: the nvidia runtime injects
+the GPU, DESIGN §6 GS002/GS023) and runs with RuntimeClass nvidia unless nvidia is containerd's
+default runtime.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from gpustack.render.component import Contribution, RenderContext, add_object
+from gpustack.render.components import runtime
+from gpustack.spec.checks import MAX_GPU_MEMORY_UTILIZATION, gpu_model, hami_pools
+from gpustack.spec.models import GpuStack, Minio, ModelLoader, Nbody, NodePool, SmokeTest, Vllm
+
+GPU = "nvidia.com/gpu"
+GPU_MEMORY = "nvidia.com/gpumem"  # HAMi, MiB (upstream-facts §7)
+GPU_CORES = "nvidia.com/gpucores"  # HAMi, percent
+VLLM_PORT = 8000
+# vLLM's own default; used when nothing says how much of the visible memory the model needs.
+DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
+MINIO_API_PORT, MINIO_CONSOLE_PORT = 9000, 9001
+# MinIO and the loader run as this unprivileged user (the images default to root).
+UNPRIVILEGED_USER = 1000
+
+
+def build(chart: Any, ctx: RenderContext) -> Contribution:
+    stack = ctx.stack
+    notes = []
+    secrets: dict[tuple[str, str], list[str]] = {}  # (namespace, Secret) → who reads it
+    for workload in stack.spec.workloads:
+        if isinstance(workload, SmokeTest):
+            add_object(chart, smoke_test(stack, workload))
+        elif isinstance(workload, Nbody):
+            add_object(chart, nbody(stack, workload))
+        elif isinstance(workload, Minio):
+            for obj in minio_objects(workload):
+                add_object(chart, obj)
+            secrets.setdefault((workload.namespace, workload.credentialsSecret), []).append(f"MinIO `{workload.name}`")
+        elif isinstance(workload, ModelLoader):
+            add_object(chart, model_loader(workload))
+            secrets.setdefault((workload.namespace, workload.destination.credentialsSecret), []).append(
+                f"Job `{workload.name}`"
+            )
+            notes.append(
+                f"Job `{workload.namespace}/{workload.name}` downloads {workload.huggingFaceModel} from Hugging Face "
+                f"and mirrors it to {workload.destination.uri}; vLLM servers reading it restart until it is there."
+            )
+        else:
+            add_object(chart, vllm_deployment(stack, workload))
+            add_object(chart, vllm_service(workload))
+            secrets.setdefault((workload.namespace, workload.model.credentialsSecret), []).append(
+                f"vLLM `{workload.name}`"
+            )
+            notes += _vllm_prerequisites(stack, workload)
+    notes = [_secret_note(namespace, secret, users) for (namespace, secret), users in secrets.items()] + notes
+    return Contribution(notes=notes)
+
+
+def smoke_test(stack: GpuStack, spec: SmokeTest) -> dict[str, Any]:
+    """A Pod that prints nvidia-smi's table and exits (seed 001 §6)."""
+    container = _container("nvidia-smi", spec.image, limits={GPU: 1})
+    container["command"] = ["nvidia-smi"]
+    labels = _labels(app="gpu-smoke-test", instance=spec.name, component="smoke-test")
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": spec.name, "namespace": spec.namespace, "labels": labels},
+        "spec": _pod_spec(stack, stack.spec.nodePools[0], [container], restart_policy="Never"),
+    }
+
+
+def nbody(stack: GpuStack, spec: Nbody) -> dict[str, Any]:
+    """The CUDA nbody benchmark as a Job (seed 001 §7: args and 3,000,000 bodies on an L4)."""
+    container = _container("nbody", spec.image, limits={GPU: 1})
+    container["args"] = ["nbody", "-gpu", "-benchmark", f"-numbodies={spec.bodies}"]
+    labels = _labels(app="nbody", instance=spec.name, component="benchmark")
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": spec.name, "namespace": spec.namespace, "labels": labels},
+        "spec": {
+            # A benchmark that fails reports it; retrying only repeats the failure.
+            "backoffLimit": 0,
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": _pod_spec(stack, stack.spec.nodePools[0], [container], restart_policy="Never"),
+            },
+        },
+    }
+
+
+def vllm_deployment(stack: GpuStack, spec: Vllm) -> dict[str, Any]:
+    """vLLM streaming the model from S3/MinIO with Run:ai's streamer (seed 001 §10, §11)."""
+    pool = _pool(stack, spec)
+    limits: dict[str, int] = {GPU: spec.gpus}
+    if spec.share is not None:
+        limits[GPU_MEMORY] = spec.share.memoryMiB
+        if spec.share.cores is not None:
+            limits[GPU_CORES] = spec.share.cores
+    container = _container("vllm", spec.image, limits=limits)
+    # Memory limit = request: the node does not overcommit what the streamer buffers.
+    container["resources"] = {
+        "requests": {"cpu": spec.cpu, "memory": spec.memory},
+        "limits": {**limits, "memory": spec.memory},
+    }
+    container["args"] = vllm_args(stack, spec)
+    container["env"] = s3_env(spec.model.endpoint, spec.model.credentialsSecret)
+    container["ports"] = [{"name": "http", "containerPort": VLLM_PORT}]
+    probe = {"httpGet": {"path": "/health", "port": "http"}, "periodSeconds": 10}
+    # Streaming the weights takes minutes (seed 001 §10: 4 min for 13.5 GB); allow 10. Liveness
+    # and readiness start once the startup probe has passed.
+    container["startupProbe"] = {**probe, "failureThreshold": 60}
+    container["readinessProbe"] = probe
+    container["livenessProbe"] = {**probe, "failureThreshold": 6}
+    # PyTorch's worker processes and tensor parallelism use /dev/shm; the runtime gives 64 MiB.
+    container["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}]
+    labels = _labels(app="vllm", instance=spec.name, component="inference")
+    pod_spec = _pod_spec(stack, pool, [container], restart_policy="Always")
+    pod_spec["volumes"] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": spec.shmSize}}]
+    deployment_spec: dict[str, Any] = {
+        "replicas": spec.replicas,
+        "selector": {"matchLabels": _selector(spec)},
+        "template": {"metadata": {"labels": labels}, "spec": pod_spec},
+    }
+    if needs_recreate(stack, spec):
+        # A rolling update starts the new pod while the old one holds its GPU (share): with no
+        # spare capacity the new pod stays Pending and the rollout deadlocks (seed 001 §11).
+        deployment_spec["strategy"] = {"type": "Recreate"}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": spec.name, "namespace": spec.namespace, "labels": labels},
+        "spec": deployment_spec,
+    }
+
+
+def vllm_service(spec: Vllm) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {
+            "name": spec.name,
+            "namespace": spec.namespace,
+            "labels": _labels(app="vllm", instance=spec.name, component="inference"),
+        },
+        "spec": {
+            "selector": _selector(spec),
+            "ports": [{"name": "http", "port": VLLM_PORT, "targetPort": "http"}],
+        },
+    }
+
+
+def vllm_args(stack: GpuStack, spec: Vllm) -> list[str]:
+    args = [
+        spec.model.uri,
+        "--load-format=runai_streamer",
+        f"--served-model-name={spec.servedModelName or spec.name}",
+        f"--gpu-memory-utilization={gpu_memory_utilization(stack, spec)}",
+    ]
+    if spec.gpus > 1:
+        args.append(f"--tensor-parallel-size={spec.gpus}")
+    if spec.maxModelLen is not None:
+        args.append(f"--max-model-len={spec.maxModelLen}")
+    return args
+
+
+def gpu_memory_utilization(stack: GpuStack, spec: Vllm) -> float:
+    """What vLLM may take of the memory it sees: the HAMi share when there is one.
+
+    The ratio applies to the share, not the card (seed 001 §11: 0.28 × 8000 MiB = 2240 MiB
+    failed a 2.98 GiB model, 0.80 passed): modelMemoryMiB / visible memory, rounded up to two
+    decimals and capped at 0.95; vLLM's default 0.9 without modelMemoryMiB.
+    """
+    if spec.modelMemoryMiB is None:
+        return DEFAULT_GPU_MEMORY_UTILIZATION
+    visible = spec.share.memoryMiB if spec.share else gpu_model(_pool(stack, spec)).memoryMiB
+    return min(math.ceil(spec.modelMemoryMiB * 100 / visible) / 100, MAX_GPU_MEMORY_UTILIZATION)
+
+
+def needs_recreate(stack: GpuStack, spec: Vllm) -> bool:
+    """Whether a rolling update could deadlock: a HAMi share, or no whole GPU left for a surge pod.
+
+    The linter's GS005 makes the same judgement with the spec as context (DESIGN §10).
+    """
+    pool = _pool(stack, spec)
+    if spec.share is not None or pool in hami_pools(stack):
+        return True
+    gpus = pool.count * pool.gpu.count
+    used = sum(w.replicas * w.gpus for w in stack.spec.workloads if isinstance(w, Vllm) and _pool(stack, w) == pool)
+    return gpus - used < spec.gpus
+
+
+def runtime_class_name(stack: GpuStack) -> str | None:
+    """``nvidia`` unless containerd's default runtime is nvidia (K3s needs it: upstream-facts §4)."""
+    return None if stack.spec.cluster.nvidiaDefaultRuntime else runtime.RUNTIME_CLASS
+
+
+def _pool(stack: GpuStack, spec: Vllm) -> NodePool:
+    pools = {pool.name: pool for pool in stack.spec.nodePools}
+    return pools[spec.pool] if spec.pool else stack.spec.nodePools[0]
+
+
+def _container(name: str, image: str, *, limits: dict[str, int]) -> dict[str, Any]:
+    # Extended resources: limits alone imply equal requests (DESIGN §9).
+    return {
+        "name": name,
+        "image": image,
+        "resources": {"limits": limits},
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+            "privileged": False,
+        },
+    }
+
+
+def _pod_spec(
+    stack: GpuStack, pool: NodePool, containers: list[dict[str, Any]], *, restart_policy: str
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    runtime_class = runtime_class_name(stack)
+    if runtime_class:
+        spec["runtimeClassName"] = runtime_class
+    if len(stack.spec.nodePools) > 1 and pool.labels:
+        spec["nodeSelector"] = dict(pool.labels)
+    if pool.taints:
+        spec["tolerations"] = [{"key": t.key, "operator": "Exists", "effect": t.effect} for t in pool.taints]
+    spec["restartPolicy"] = restart_policy
+    spec["securityContext"] = {"seccompProfile": {"type": "RuntimeDefault"}}
+    spec["containers"] = containers
+    return spec
+
+
+def s3_env(endpoint: str, secret: str) -> list[dict[str, Any]]:
+    """What Run:ai's streamer needs for an S3-compatible store (vLLM's Run:ai Model Streamer page)."""
+    return [
+        {"name": "AWS_ENDPOINT_URL", "value": endpoint},
+        # vLLM copies AWS_ENDPOINT_URL into the streamer's own variable only when
+        # --model-loader-extra-config is given: set it directly.
+        {"name": "RUNAI_STREAMER_S3_ENDPOINT", "value": endpoint},
+        # The streamer addresses buckets as <bucket>.<host> unless told otherwise; MinIO serves paths.
+        {"name": "RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING", "value": "0"},
+        # Without it boto3 asks the EC2 metadata service for credentials and ignores MinIO's
+        # keys (seed 001 §10).
+        {"name": "AWS_EC2_METADATA_DISABLED", "value": "true"},
+        *_secret_env(secret, ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")),
+    ]
+
+
+def _secret_env(secret: str, keys: tuple[str, ...], names: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    return [
+        {"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}}
+        for key, name in zip(keys, names or keys, strict=True)
+    ]
+
+
+def _labels(*, app: str, instance: str, component: str) -> dict[str, str]:
+    return {
+        "app.kubernetes.io/name": app,
+        "app.kubernetes.io/instance": instance,
+        "app.kubernetes.io/component": component,
+        "app.kubernetes.io/managed-by": "gpustack",
+    }
+
+
+def _selector(spec: Vllm) -> dict[str, str]:
+    return {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": spec.name}
+
+
+def _secret_note(namespace: str, secret: str, users: list[str]) -> str:
+    return (
+        f"{', '.join(users)} read{'s' if len(users) == 1 else ''} Secret `{namespace}/{secret}`: create it first, "
+        f"`kubectl -n {namespace} create secret generic {secret} --from-literal=AWS_ACCESS_KEY_ID=… "
+        "--from-literal=AWS_SECRET_ACCESS_KEY=…`."
+    )
+
+
+def _vllm_prerequisites(stack: GpuStack, spec: Vllm) -> list[str]:
+    """The store and the model a vLLM server reads that this stack does not provide."""
+    workloads = stack.spec.workloads
+    notes = []
+    if not any(isinstance(w, Minio) and w.endpoint() == spec.model.endpoint for w in workloads):
+        notes.append(
+            f"**Prerequisite** for vLLM `{spec.namespace}/{spec.name}`: an S3-compatible store at "
+            f"{spec.model.endpoint}, which this stack does not deploy (a `minio` workload in the spec would)."
+        )
+    if not any(isinstance(w, ModelLoader) and w.destination.uri == spec.model.uri for w in workloads):
+        notes.append(
+            f"**Prerequisite** for vLLM `{spec.namespace}/{spec.name}`: the model's safetensors under "
+            f"{spec.model.uri}, which nothing in this stack uploads (a `modelLoader` workload would), e.g. "
+            f"`mc mirror <model folder> <alias>/{spec.model.uri.removeprefix('s3://')}`."
+        )
+    return notes
+
+
+def minio_objects(spec: Minio) -> list[dict[str, Any]]:
+    """MinIO on one PersistentVolumeClaim: PVC, Deployment (Recreate: the volume is ReadWriteOnce), Service."""
+    labels = _labels(app="minio", instance=spec.name, component="object-store")
+    selector = {"app.kubernetes.io/name": "minio", "app.kubernetes.io/instance": spec.name}
+    metadata = {"name": spec.name, "namespace": spec.namespace, "labels": labels}
+    claim: dict[str, Any] = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": spec.storage}}}
+    if spec.storageClassName:
+        claim["storageClassName"] = spec.storageClassName
+    container = _container("minio", spec.image, limits={})
+    container["args"] = ["server", "/data", f"--console-address=:{MINIO_CONSOLE_PORT}"]
+    container["env"] = _secret_env(
+        spec.credentialsSecret, ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"), ("MINIO_ROOT_USER", "MINIO_ROOT_PASSWORD")
+    )
+    container["ports"] = [
+        {"name": "api", "containerPort": MINIO_API_PORT},
+        {"name": "console", "containerPort": MINIO_CONSOLE_PORT},
+    ]
+    container["resources"] = {"requests": {"cpu": "250m", "memory": "512Mi"}, "limits": {"memory": "2Gi"}}
+    container["readinessProbe"] = {"httpGet": {"path": "/minio/health/ready", "port": "api"}, "periodSeconds": 10}
+    container["livenessProbe"] = {"httpGet": {"path": "/minio/health/live", "port": "api"}, "periodSeconds": 10}
+    container["volumeMounts"] = [{"name": "data", "mountPath": "/data"}]
+    pod_spec = {
+        "securityContext": _unprivileged_pod(),
+        "containers": [container],
+        "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": spec.name}}],
+    }
+    return [
+        {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": metadata, "spec": claim},
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": metadata,
+            "spec": {
+                "replicas": 1,
+                "strategy": {"type": "Recreate"},
+                "selector": {"matchLabels": selector},
+                "template": {"metadata": {"labels": labels}, "spec": pod_spec},
+            },
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": metadata,
+            "spec": {
+                "selector": selector,
+                "ports": [
+                    {"name": "api", "port": MINIO_API_PORT, "targetPort": "api"},
+                    {"name": "console", "port": MINIO_CONSOLE_PORT, "targetPort": "console"},
+                ],
+            },
+        },
+    ]
+
+
+def model_loader(spec: ModelLoader) -> dict[str, Any]:
+    """A Job that downloads a Hugging Face model and mirrors it into the S3 store (seed 001 §10).
+
+    The download runs in an init container (huggingface_hub from the vLLM image), the upload
+    in MinIO's client; both share an emptyDir of ``scratch`` size.
+    """
+    bucket, _, prefix = spec.destination.uri.removeprefix("s3://").partition("/")
+    revision = f", revision={spec.revision!r}" if spec.revision else ""
+    download = _container("download", spec.image, limits={})
+    download["command"] = [
+        "python3",
+        "-c",
+        "from huggingface_hub import snapshot_download; "
+        f"snapshot_download(repo_id={spec.huggingFaceModel!r}, local_dir='/model'{revision})",
+    ]
+    download["env"] = [{"name": "HF_HOME", "value": "/model/.cache"}]
+    if spec.huggingFaceTokenSecret:
+        download["env"] += _secret_env(spec.huggingFaceTokenSecret, ("HF_TOKEN",))
+    upload = _container("upload", spec.mcImage, limits={})
+    upload["command"] = [
+        "sh",
+        "-c",
+        'mc alias set store "$AWS_ENDPOINT_URL" "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" '
+        f"&& mc mb --ignore-existing store/{bucket} "
+        f"&& mc mirror --overwrite --exclude '.cache/*' /model store/{bucket}/{prefix}",
+    ]
+    upload["env"] = [
+        {"name": "AWS_ENDPOINT_URL", "value": spec.destination.endpoint},
+        {"name": "MC_CONFIG_DIR", "value": "/tmp/mc"},
+        *_secret_env(spec.destination.credentialsSecret, ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")),
+    ]
+    for container in (download, upload):
+        container["resources"] = {
+            "requests": {"cpu": "500m", "memory": "1Gi", "ephemeral-storage": spec.scratch},
+            "limits": {"memory": "4Gi"},
+        }
+        container["volumeMounts"] = [{"name": "model", "mountPath": "/model"}]
+    labels = _labels(app="model-loader", instance=spec.name, component="model-upload")
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": spec.name, "namespace": spec.namespace, "labels": labels},
+        "spec": {
+            "backoffLimit": 2,
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "securityContext": _unprivileged_pod(),
+                    "initContainers": [download],
+                    "containers": [upload],
+                    "volumes": [{"name": "model", "emptyDir": {"sizeLimit": spec.scratch}}],
+                },
+            },
+        },
+    }
+
+
+def _unprivileged_pod() -> dict[str, Any]:
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": UNPRIVILEGED_USER,
+        "runAsGroup": UNPRIVILEGED_USER,
+        "fsGroup": UNPRIVILEGED_USER,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }

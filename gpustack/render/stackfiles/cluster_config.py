@@ -1,0 +1,170 @@
+"""Cluster configuration files: feature gates and the default runtime, per distribution.
+
+Written after every component has contributed, because the gates are the union of what the
+components need (``Contribution.feature_gates``) and the user's ``cluster.featureGates``.
+K3s: ``cluster/config.yaml`` for /etc/rancher/k3s. kubeadm: ``cluster/kubeadm-config.yaml``, a
+ClusterConfiguration (v1beta4, ``extraArgs`` as name/value lists: version, pod subnet, gates,
+control-plane metrics addresses), a KubeletConfiguration and a KubeProxyConfiguration, plus one
+``cluster/join-<pool>.yaml`` JoinConfiguration per pool with its taints and labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from gpustack.errors import GpustackError
+from gpustack.render.component import GATE_COMPONENTS
+from gpustack.render.components import control_plane
+from gpustack.spec.models import GpuStack, NodePool, SystemPool, Taint
+from gpustack.yamlio import dump, dump_all
+
+Gates = dict[str, dict[str, bool]]
+
+K3S_ARGS = {
+    "apiserver": "kube-apiserver-arg",
+    "controller-manager": "kube-controller-manager-arg",
+    "scheduler": "kube-scheduler-arg",
+    "kubelet": "kubelet-arg",
+}
+KUBEADM_API = "kubeadm.k8s.io/v1beta4"
+# Flannel's default network; other CNIs document their own (Calico: 192.168.0.0/16).
+KUBEADM_POD_SUBNET = "10.244.0.0/16"
+KUBEADM_SECTIONS = {"apiserver": "apiServer", "controller-manager": "controllerManager", "scheduler": "scheduler"}
+
+
+def merge_gates(
+    contributed: Iterable[Mapping[str, Mapping[str, bool]]], user: Mapping[str, bool], *, minor: int
+) -> Gates:
+    """Gates per component: what components need, then the user's ``cluster.featureGates``.
+
+    User gates follow the same rule as the components' (DESIGN §10, ``featuregates``): a known
+    gate only where its value differs from the version's default and only on the components
+    that read it; an unknown gate on all four. Two components wanting opposite values of one
+    gate is a bug in gpustack; the user's explicit value wins over any component's (conflicts a
+    spec can cause are refused by spec checks).
+    """
+    from gpustack.spec.featuregates import component_gates
+
+    gates: Gates = {component: {} for component in GATE_COMPONENTS}
+    for contribution in contributed:
+        for component, wanted in contribution.items():
+            for gate, value in wanted.items():
+                if gates[component].setdefault(gate, value) != value:
+                    raise GpustackError(f"internal: components disagree on feature gate {gate} for {component}")
+    for component, wanted in component_gates(minor=minor, user_gates=user, features=()).items():
+        gates[component].update(wanted)
+    return {component: dict(sorted(wanted.items())) for component, wanted in gates.items()}
+
+
+def gate_flag(gates: Mapping[str, bool]) -> str:
+    """``A=true,B=false`` as the components' --feature-gates flag takes it."""
+    return ",".join(f"{gate}={str(value).lower()}" for gate, value in gates.items())
+
+
+def k3s_config(stack: GpuStack, gates: Gates) -> str:
+    config: dict[str, object] = {}
+    for component in GATE_COMPONENTS:
+        if gates[component]:
+            config[K3S_ARGS[component]] = [f"feature-gates={gate_flag(gates[component])}"]
+    for key, args in control_plane.k3s_args(stack).items():
+        config[key] = [*config.get(key, []), *args]  # type: ignore[misc]
+    if stack.spec.cluster.podSubnet:
+        config["cluster-cidr"] = stack.spec.cluster.podSubnet
+    if stack.spec.cluster.nvidiaDefaultRuntime:
+        config["default-runtime"] = "nvidia"
+    header = (
+        f"# K3s configuration of stack {stack.metadata.name}: /etc/rancher/k3s/config.yaml on every node\n"
+        "# before K3s first starts (or drop it into /etc/rancher/k3s/config.yaml.d/ and restart K3s).\n"
+        "# Agents skip the server-only keys with a warning.\n"
+    )
+    return header + (dump(config) if config else "{}\n")
+
+
+def kubeadm_version(stack: GpuStack) -> str:
+    """ClusterConfiguration kubernetesVersion: the spec's release, else the newest patch of its minor."""
+    return stack.spec.cluster.kubeadmVersion or f"stable-{stack.spec.cluster.kubernetesVersion}"
+
+
+def kubeadm_config(stack: GpuStack, gates: Gates) -> str:
+    cluster: dict[str, object] = {
+        "apiVersion": KUBEADM_API,
+        "kind": "ClusterConfiguration",
+        "kubernetesVersion": kubeadm_version(stack),
+        "networking": {"podSubnet": stack.spec.cluster.podSubnet or KUBEADM_POD_SUBNET},
+    }
+    bind = control_plane.kubeadm_bind_args(stack)
+    for component, section in KUBEADM_SECTIONS.items():
+        args = [{"name": "feature-gates", "value": gate_flag(gates[component])}] if gates[component] else []
+        args += bind.get(section, [])
+        if args:
+            cluster[section] = {"extraArgs": args}
+    etcd = control_plane.kubeadm_etcd_args(stack)
+    if etcd:
+        cluster["etcd"] = {"local": {"extraArgs": etcd}}
+    kubelet: dict[str, object] = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration"}
+    if gates["kubelet"]:
+        kubelet["featureGates"] = gates["kubelet"]
+    documents: list[dict[str, object]] = [cluster, kubelet]
+    metrics = control_plane.kube_proxy_metrics_address(stack)
+    if metrics:
+        documents.append(
+            {"apiVersion": "kubeproxy.config.k8s.io/v1alpha1", "kind": "KubeProxyConfiguration", "metricsBindAddress": metrics}
+        )
+    header = (
+        f"# kubeadm configuration of stack {stack.metadata.name} (Kubernetes {stack.spec.cluster.kubernetesVersion}):\n"
+        "# `kubeadm init --config kubeadm-config.yaml` on the first control-plane node.\n"
+    )
+    return header + dump_all(documents)
+
+
+def join_config(stack: GpuStack, pool: NodePool | SystemPool) -> str:
+    """A JoinConfiguration for the nodes of one pool: its taints and labels from the first start.
+
+    The discovery values are left as shell variables for ``envsubst``: `kubeadm token create
+    --print-join-command` on a control-plane node prints them.
+    """
+    registration: dict[str, object] = {"taints": [_taint(t) for t in pool.taints]}
+    if pool.labels:
+        labels = ",".join(f"{key}={value}" for key, value in pool.labels.items())
+        registration["kubeletExtraArgs"] = [{"name": "node-labels", "value": labels}]
+    join = {
+        "apiVersion": KUBEADM_API,
+        "kind": "JoinConfiguration",
+        "discovery": {
+            "bootstrapToken": {
+                "apiServerEndpoint": "${CONTROL_PLANE_ENDPOINT}",
+                "token": "${JOIN_TOKEN}",
+                "caCertHashes": ["${CA_CERT_HASH}"],
+            }
+        },
+        "nodeRegistration": registration,
+    }
+    header = (
+        f"# kubeadm JoinConfiguration of pool {pool.name} (stack {stack.metadata.name}). On each of its nodes:\n"
+        "#   CONTROL_PLANE_ENDPOINT=host:6443 JOIN_TOKEN=... CA_CERT_HASH=sha256:... \\\n"
+        f"#     envsubst < join-{pool.name}.yaml > /tmp/join.yaml && kubeadm join --config /tmp/join.yaml\n"
+        "# (`kubeadm token create --print-join-command` on a control-plane node prints the three values).\n"
+    )
+    return header + dump(join)
+
+
+def _taint(taint: Taint) -> dict[str, str]:
+    result = {"key": taint.key}
+    if taint.value is not None:
+        result["value"] = taint.value
+    result["effect"] = taint.effect
+    return result
+
+
+def config_files(stack: GpuStack, gates: Gates) -> dict[str, str]:
+    """``cluster/…`` files of the tree (paths relative to the stack's output folder)."""
+    if stack.spec.cluster.distribution == "k3s":
+        return {"cluster/config.yaml": k3s_config(stack, gates)}
+    files = {"cluster/kubeadm-config.yaml": kubeadm_config(stack, gates)}
+    for pool in [*stack.spec.nodePools, *stack.spec.systemPools]:
+        files[join_path(pool.name)] = join_config(stack, pool)
+    return files
+
+
+def join_path(pool: str) -> str:
+    return f"cluster/join-{pool}.yaml"
