@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from gpustack.lint.catalogue import Example, load_catalogue, policy_problems
-from gpustack.lint.engine import Report, lint
+from gpustack.lint.engine import lint
 from gpustack.lint.input.load import load_text
 from gpustack.lint.policy.config import Config
+from gpustack.lint.report.model import Report
 from gpustack.lint.rule_docs import DOCS_PATH, catalogue_markdown
 from gpustack.lint.rules import RULES
 from gpustack.shipped import data_dir

@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from gpustack.lint.engine import Report, lint
+from gpustack.lint.engine import lint
 from gpustack.lint.fix.apply import FixOutcome, fix
 from gpustack.lint.input.load import load_text
 from gpustack.lint.policy.config import Config
+from gpustack.lint.report.model import Report
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -9,7 +9,7 @@ import pytest
 
 from gpustack.lint.catalogue import RuleInfo
 from gpustack.lint.context import LintContext
-from gpustack.lint.engine import Report, lint
+from gpustack.lint.engine import lint
 from gpustack.lint.fix import apply
 from gpustack.lint.fix.apply import FixOutcome, fix
 from gpustack.lint.fix.splice import Spliced
@@ -17,6 +17,7 @@ from gpustack.lint.input.load import LoadResult, load_text
 from gpustack.lint.model import Hit, Resource, SetValue, Severity
 from gpustack.lint.policy.config import Config
 from gpustack.lint.registry import Rule
+from gpustack.lint.report.model import Report
 
 
 def pinned(resource: Resource, ctx: LintContext) -> Iterator[Hit]:

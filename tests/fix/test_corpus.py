@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpustack.lint.engine import Report, lint
+from gpustack.lint.engine import lint
 from gpustack.lint.fix.apply import fix
 from gpustack.lint.input.load import LoadResult, load_paths, load_text
 from gpustack.lint.policy.config import Config
+from gpustack.lint.report.model import Report
 
 CONFIG = Config(distribution="k3s")
 

@@ -16,11 +16,12 @@ import pytest
 from gpustack.cli import main
 from gpustack.lint.catalogue import Example, RuleInfo
 from gpustack.lint.context import LintContext
-from gpustack.lint.engine import Report, lint
+from gpustack.lint.engine import lint
 from gpustack.lint.input.load import LoadResult, load_text
 from gpustack.lint.model import Hit, PodSpec, Resource, Severity
 from gpustack.lint.policy.config import Config
 from gpustack.lint.registry import Rule
+from gpustack.lint.report.model import Report
 
 TODAY = date(2026, 6, 1)
 

@@ -26,6 +26,7 @@ from gpustack.lint import engine
 from gpustack.lint.input.load import LoadResult, load_paths, load_text, with_precise_positions
 from gpustack.lint.model import Path as ObjectPath
 from gpustack.lint.policy.config import Config
+from gpustack.lint.report.model import Report
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "rules" / "fixtures"
@@ -126,7 +127,7 @@ def assert_same_positions(loaded: LoadResult) -> int:
     return checked
 
 
-def described(report: engine.Report) -> list[tuple[Any, ...]]:
+def described(report: Report) -> list[tuple[Any, ...]]:
     return [
         (f.file, f.line, f.column, f.rule, f.severity, f.message, f.object, f.path, f.fix, f.fixable, f.document)
         for f in report.findings

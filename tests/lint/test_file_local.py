@@ -18,14 +18,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lint_support import TODAY, json_report
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.engine import Report, lint
+from gpustack.lint.engine import lint
 from gpustack.lint.input.load import load_paths
 from gpustack.lint.policy.config import Config
 from gpustack.lint.registry import Rule
+from gpustack.lint.report.model import Report
 from gpustack.lint.rules import RULES
+
+from lint_support import TODAY, json_report
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "rules" / "fixtures"
@@ -181,11 +183,11 @@ def test_a_rule_that_fails_in_a_worker_is_reported_as_in_one_process(generated: 
     process lints the file again and reports the failure once, as one process does."""
     from collections.abc import Iterator
 
-    from lint_support import TEST_CATALOGUE, TEST_RULES
-
     from gpustack.lint.engine import Run
     from gpustack.lint.input.load import load_inputs, read_inputs
     from gpustack.lint.model import Hit, Resource
+
+    from lint_support import TEST_CATALOGUE, TEST_RULES
 
     def broken(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
         if resource.kind == "Service" and resource.file.endswith("0.yaml"):

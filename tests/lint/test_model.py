@@ -89,14 +89,14 @@ def test_objects_built_without_init_have_every_field() -> None:
     (``copied``): each must carry all of its class's fields, or a new field would be missing."""
     from dataclasses import fields
 
-    from gpustack.lint.engine import _restored_results
     from gpustack.lint.facts.podspec import extract_pod_specs, facts, restore
+    from gpustack.lint.input.units import restored_results
 
     text = "apiVersion: v1\nkind: List\nitems:\n  - {apiVersion: v1, kind: Pod, spec: {containers: [{name: c}]}}\n"
     (resource,) = load_text("l.yaml", text).resources
     (pod,) = extract_pod_specs(resource)
     restored = restore(resource, facts(pod))
-    ((hit, _),) = _restored_results([resource], [(0, ("spec",), plain_finding(FINDINGS[0]))])
+    ((hit, _),) = restored_results([resource], [(0, ("spec",), plain_finding(FINDINGS[0]))])
     for made in (resource, restored, hit):
         assert {item.name for item in fields(made)} <= set(vars(made)), type(made).__name__
     assert restored == pod and resource.document_path == ("items", 0) and resource.locate(("spec",)) == (4, 33)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gpustack.lint.engine import Report
 from gpustack.lint.report import FORMATS, ReportOptions, reporter
+from gpustack.lint.report.model import Report
 
 from lint_support import run
 

@@ -15,11 +15,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from lint_support import gpustack
 
-from gpustack.lint.engine import Report, lint
+from gpustack.lint.engine import lint
 from gpustack.lint.input.load import load_paths
 from gpustack.lint.policy.config import Config
+from gpustack.lint.report.model import Report
+
+from lint_support import gpustack
 
 TWO_REPOS = Path(__file__).parent / "fixtures" / "roots" / "two-repos"
 Key = tuple[str, int, str, str]

@@ -10,9 +10,10 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from gpustack.lint.engine import Report, lint
+from gpustack.lint.engine import lint
 from gpustack.lint.input.load import load_paths
 from gpustack.lint.policy.config import Config
+from gpustack.lint.report.model import Report
 
 Key = tuple[str, int, str, str]
 

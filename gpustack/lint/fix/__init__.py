@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from gpustack.lint.engine import Report
 from gpustack.lint.fix.apply import FixOutcome, Relint, fix
 from gpustack.lint.fix.output import unified_diff, write_file
 from gpustack.lint.input.load import STDIN_NAME, LoadResult
 from gpustack.lint.model import InputError
+from gpustack.lint.report.model import Report
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from gpustack.lint.engine import Report
 from gpustack.lint.fix.splice import Fix, splice
 from gpustack.lint.input.load import LoadResult, load_text
 from gpustack.lint.model import Finding, InputError, Note, ObjectRef, Path
+from gpustack.lint.report.model import Report
 
 MAX_ROUNDS = 3
 

@@ -7,7 +7,7 @@ digest of everything its value depends on:
 - ``documents``: one file's documents as read (plain data with the positions of every key
   and item, ``load._encoded``), keyed by the file's bytes and the code that reads them
   (``code_fingerprint``). Content-addressed, so a file renamed or copied hits too.
-- ``unit`` and ``facts`` (``engine.FileUnits``): one file's unit (its pod specs as facts,
+- ``unit`` and ``facts`` (``units.FileUnits``): one file's unit (its pod specs as facts,
   what the file-local rules found in it), keyed by the file's name and content, the set's
   DRA claims where its pods claim devices and the settings (``settings_key``); what the few
   file-local rules that read a set fact found, keyed by those and the set facts, where those
@@ -157,7 +157,7 @@ class Cache:
         None for standard input, which cannot be read twice."""
         return None if spec == "-" else digest(code_fingerprint(), spec, *_contents(Path(spec)))
 
-    # One file's unit (``engine.FileUnits``).
+    # One file's unit (``units.FileUnits``).
 
     def units(self, settings_key: str, inputs: Iterable[Any] = ()) -> FileUnitStore:
         """The store of file units for a run on ``settings_key``; ``inputs`` (``read_inputs``)
@@ -400,7 +400,7 @@ class Cache:
 
 
 class FileUnitStore:
-    """``engine.FileUnits`` in a cache, for one run's settings."""
+    """``units.FileUnits`` in a cache, for one run's settings."""
 
     def __init__(self, cache: Cache, settings_key: str, contents: Mapping[str, str]) -> None:
         self.cache = cache

@@ -140,13 +140,10 @@ class DocumentCache(Protocol):
 
 class FileWork(Protocol):
     """What the engine makes of a file right after it is parsed, in the process that parsed
-    it (``engine.Run``): a unit (None: nothing), as plain data to send from a worker."""
+    it (``engine.Run``): a unit (None: nothing), sent from a worker as plain data
+    (``units.stored_unit``)."""
 
     def file_unit(self, name: str, text: str, resources: Sequence[Resource]) -> Any | None: ...
-
-    def stored_unit(self, resources: Sequence[Resource], unit: Any) -> Any: ...
-
-    def restored_unit(self, resources: Sequence[Resource], stored: Any) -> Any: ...
 
 
 def load_inputs(
@@ -193,6 +190,7 @@ def _parse_all(
     (``_encoded``), positions included, with its unit as plain data, and the main process
     stores and restores them. The results are the same either way (tests/lint/test_fast_path.py)."""
     from gpustack.lint.input import workers
+    from gpustack.lint.input.units import restored_unit, stored_unit
 
     sizes = [len(data) for _, data in files]
     items = [(name, data, key) for (name, data), key in zip(files, keys, strict=True)]
@@ -211,7 +209,7 @@ def _parse_all(
                 store(key, _encoded(entry))
             if unit is not None:
                 # Made plain here, beside the worker, where the cache keeps it: not after, alone.
-                stored = work.stored_unit(result.resources, unit) if work and store is not None else None
+                stored = stored_unit(result.resources, unit) if work and store is not None else None
                 result = replace(result, units={name: (unit, stored)})
             results.append(result)
         return results
@@ -222,7 +220,7 @@ def _parse_all(
         sent = []
         for name, data, _ in chunk:
             result, entry, unit = parsed(name, data)
-            sent.append((_encoded(entry), None if unit is None else work.stored_unit(result.resources, unit)))
+            sent.append((_encoded(entry), None if unit is None else stored_unit(result.resources, unit)))
         return sent
 
     def back(item: tuple[str, bytes, str | None], value: tuple[bytes, Any]) -> LoadResult:
@@ -232,7 +230,7 @@ def _parse_all(
         result = restore(name, data, _decoded(payload))
         if stored is None or work is None:
             return result
-        return replace(result, units={name: (work.restored_unit(result.resources, stored), stored)})
+        return replace(result, units={name: (restored_unit(result.resources, stored), stored)})
 
     jobs = workers.jobs_for(len(files), sum(sizes), jobs)
     return workers.spread(items, sizes, jobs, here, there, back)

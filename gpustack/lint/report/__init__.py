@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # a run that prints its stored output never loads the engine
-    from gpustack.lint.engine import Report
+    from gpustack.lint.report.model import Report
 
 FORMATS: dict[str, str] = {
     "text": "gpustack.lint.report.text",

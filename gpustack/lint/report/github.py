@@ -3,9 +3,9 @@ errors as error annotations, notes as notices, then the summary line."""
 
 from __future__ import annotations
 
-from gpustack.lint.engine import Report
 from gpustack.lint.model import Finding, Severity
 from gpustack.lint.report import ReportOptions, summary
+from gpustack.lint.report.model import Report
 
 _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 

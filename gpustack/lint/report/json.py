@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gpustack.lint.engine import Report
 from gpustack.lint.model import Finding, Severity
 from gpustack.lint.policy.suppress import Suppressed
 from gpustack.lint.report import ReportOptions, baseline_count
+from gpustack.lint.report.model import Report
 
 
 def render(report: Report, options: ReportOptions) -> str:

@@ -16,10 +16,10 @@ from urllib.parse import quote, urljoin
 
 from gpustack import __version__
 from gpustack.lint.catalogue import RuleInfo
-from gpustack.lint.engine import Report
 from gpustack.lint.model import Finding, InputError, Note, Severity
 from gpustack.lint.policy.baseline import FINGERPRINT, identity
 from gpustack.lint.report import ReportOptions
+from gpustack.lint.report.model import Report
 from gpustack.lint.rule_docs import DOCS_PATH, anchor
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

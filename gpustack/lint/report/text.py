@@ -6,10 +6,10 @@ from __future__ import annotations
 from functools import lru_cache
 from itertools import groupby
 
-from gpustack.lint.engine import Report
 from gpustack.lint.model import Finding, InputError, Severity
 from gpustack.lint.policy.suppress import Suppressed
 from gpustack.lint.report import ReportOptions, summary
+from gpustack.lint.report.model import Report
 from gpustack.terminal import CYAN, RED, YELLOW, Painter, painter
 
 _COLOURS = {Severity.ERROR: RED, Severity.WARNING: YELLOW, Severity.INFO: CYAN}
