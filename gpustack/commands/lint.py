@@ -18,7 +18,7 @@ from gpustack.commands.options import ColorOption
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from gpustack.lint.input.load import Inputs
+    from gpustack.lint.input.discover import Inputs
     from gpustack.lint.policy.config import Config
 
 Format = Literal["text", "json", "sarif", "github"]
@@ -211,7 +211,7 @@ def lint(
 
     from gpustack.lint.catalogue import load_catalogue
     from gpustack.lint.input.cache import Cache, cache_folder
-    from gpustack.lint.input.load import read_inputs
+    from gpustack.lint.input.discover import read_inputs
     from gpustack.lint.input.roots import repositories
     from gpustack.lint.model import Severity
     from gpustack.lint.policy.config import find_config, load_config, search_start

@@ -7,9 +7,11 @@ from pathlib import Path
 
 from gpustack.lint.engine import lint
 from gpustack.lint.fix.apply import fix
-from gpustack.lint.input.load import LoadResult, load_paths, load_text
+from gpustack.lint.input.load import LoadResult, load_text
 from gpustack.lint.policy.config import Config
 from gpustack.lint.report.model import Report
+
+from lint_support import load_paths
 
 CONFIG = Config(distribution="k3s")
 

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import io
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import replace
 from datetime import date
+from functools import partial
 from pathlib import Path
 from textwrap import dedent
+from typing import BinaryIO
 
 import pytest
 
@@ -17,7 +20,9 @@ from gpustack.cli import main
 from gpustack.lint.catalogue import Example, RuleInfo
 from gpustack.lint.context import LintContext
 from gpustack.lint.engine import lint
-from gpustack.lint.input.load import LoadResult, load_text
+from gpustack.lint.input.discover import read_inputs
+from gpustack.lint.input.load import DocumentCache, LoadResult, load_inputs, load_text
+from gpustack.lint.input.positions import Source
 from gpustack.lint.model import Hit, PodSpec, Resource, Severity
 from gpustack.lint.policy.config import Config
 from gpustack.lint.registry import Rule
@@ -99,3 +104,32 @@ def json_report(capsys: pytest.CaptureFixture[str], *args: str) -> str:
     code, out, err = gpustack(capsys, "lint", "--format", "json", *args)
     assert code in (0, 1), err
     return out
+
+
+def load_paths(
+    paths: Iterable[str],
+    *,
+    excluded: Callable[[str], bool] = lambda path: False,
+    stdin: BinaryIO | None = None,
+    jobs: int | None = None,
+    cache: DocumentCache | None = None,
+) -> LoadResult:
+    """Read every path (``-`` is standard input); folders are searched recursively.
+
+    ``excluded`` filters files and folders by path (config ``exclude``); a file named
+    explicitly is read whatever its suffix. ``jobs``: processes to parse many files with
+    (default: ``GPUSTACK_JOBS``, else every idle CPU for large inputs, see ``load_inputs``).
+    """
+    return load_inputs(read_inputs(paths, excluded=excluded, stdin=stdin), jobs=jobs, cache=cache)
+
+
+def with_precise_positions(loaded: LoadResult) -> LoadResult:
+    """The same resources located by the precise path (``Source.locate``, which composes each
+    file again) instead of the positions recorded while reading: the reference that tests
+    hold the fast path to."""
+    sources = {name: Source(name, text) for name, text in loaded.texts.items()}
+    resources = tuple(
+        replace(resource, locator=partial(sources[resource.file].locate, resource.document, resource.document_path))
+        for resource in loaded.resources
+    )
+    return LoadResult(resources, loaded.errors, loaded.texts)

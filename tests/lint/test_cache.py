@@ -20,12 +20,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from lint_support import gpustack, json_report
 
 from gpustack import shipped
 from gpustack.lint.input import cache as cache_module
 from gpustack.lint.input.cache import Cache
-from gpustack.lint.input.load import load_inputs, read_inputs
+from gpustack.lint.input.discover import read_inputs
+from gpustack.lint.input.load import load_inputs
+
+from lint_support import gpustack, json_report
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "rules" / "fixtures"

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from lint_support import gpustack
 
 REPO = Path(__file__).resolve().parents[2]
@@ -173,8 +174,9 @@ def test_lint_without_a_spec_reads_no_spec_models(tmp_path: Path) -> None:
     manifest.write_text(qwen() + "---\n" + CAPACITY_CLAIM + "---\n" + MIG_POD)
     engine = (
         "from gpustack.lint.engine import lint\n"
-        "from gpustack.lint.input.load import load_paths\n"
-        f"report = lint(load_paths([{str(manifest)!r}]))\n"
+        "from gpustack.lint.input.discover import read_inputs\n"
+        "from gpustack.lint.input.load import load_inputs\n"
+        f"report = lint(load_inputs(read_inputs([{str(manifest)!r}])))\n"
         "assert report.findings and not report.errors\n"
     )
     loaded = _imported_after(engine)

@@ -1,8 +1,8 @@
 """The fast path and the precise path give identical findings (issue 6).
 
 - Positions: the loader records where every key and item starts while it reads
-  (``load._Positions``); the precise path composes the file again with PyYAML and walks the
-  node tree (``load._Source.locate``). Every key and item of every object, and a missing key
+  (``positions.Positions``); the precise path composes the file again with PyYAML and walks the
+  node tree (``positions.Source.locate``). Every key and item of every object, and a missing key
   under every mapping, must be located at the same line and column by both, on every rule
   fixture, on a generated corpus and on YAML written to be awkward (anchors, aliases,
   merges, duplicate keys, flow style, quoted keys, Lists, embedded values).
@@ -23,10 +23,12 @@ from typing import Any
 import pytest
 
 from gpustack.lint import engine
-from gpustack.lint.input.load import LoadResult, load_paths, load_text, with_precise_positions
+from gpustack.lint.input.load import LoadResult, load_text
 from gpustack.lint.model import Path as ObjectPath
 from gpustack.lint.policy.config import Config
 from gpustack.lint.report.model import Report
+
+from lint_support import load_paths, with_precise_positions
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "rules" / "fixtures"

@@ -21,13 +21,12 @@ import pytest
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.engine import lint
-from gpustack.lint.input.load import load_paths
 from gpustack.lint.policy.config import Config
 from gpustack.lint.registry import Rule
 from gpustack.lint.report.model import Report
 from gpustack.lint.rules import RULES
 
-from lint_support import TODAY, json_report
+from lint_support import TODAY, json_report, load_paths
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "rules" / "fixtures"
@@ -168,7 +167,8 @@ def test_units_the_loader_makes_are_those_the_engine_makes(case: str, jobs: int,
     (``Run.file_unit``); the engine keeps it only where the set's claims agree. The report is
     the same as when the engine makes every unit itself."""
     from gpustack.lint.engine import Run
-    from gpustack.lint.input.load import load_inputs, read_inputs
+    from gpustack.lint.input.discover import read_inputs
+    from gpustack.lint.input.load import load_inputs
 
     target = FIXTURES if case == "rule fixtures" else generated
     run = Run(Config())
@@ -184,7 +184,8 @@ def test_a_rule_that_fails_in_a_worker_is_reported_as_in_one_process(generated: 
     from collections.abc import Iterator
 
     from gpustack.lint.engine import Run
-    from gpustack.lint.input.load import load_inputs, read_inputs
+    from gpustack.lint.input.discover import read_inputs
+    from gpustack.lint.input.load import load_inputs
     from gpustack.lint.model import Hit, Resource
 
     from lint_support import TEST_CATALOGUE, TEST_RULES

@@ -11,10 +11,12 @@ import pytest
 from gpustack.cli import main
 from gpustack.lint.context import LintContext
 from gpustack.lint.engine import lint
-from gpustack.lint.input.load import load_paths, load_text
+from gpustack.lint.input.load import load_text
 from gpustack.lint.policy.config import load_config
 from gpustack.lint.releases import sets
 from gpustack.lint.rules import RULES
+
+from lint_support import load_paths
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpustack.lint.engine import lint
-from gpustack.lint.input.load import load_paths
+
+from lint_support import load_paths
 
 
 def test_corpus_is_read_and_linted(shared: Path) -> None:

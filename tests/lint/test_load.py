@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from gpustack import userinput
-from gpustack.lint.input.load import load_bytes, load_paths, load_text
+from gpustack.lint.input.load import load_bytes, load_text
 from gpustack.lint.model import InputError
+
+from lint_support import load_paths
 
 
 def one(text: str):

@@ -17,11 +17,10 @@ from pathlib import Path
 import pytest
 
 from gpustack.lint.engine import lint
-from gpustack.lint.input.load import load_paths
 from gpustack.lint.policy.config import Config
 from gpustack.lint.report.model import Report
 
-from lint_support import gpustack
+from lint_support import gpustack, load_paths
 
 TWO_REPOS = Path(__file__).parent / "fixtures" / "roots" / "two-repos"
 Key = tuple[str, int, str, str]

@@ -11,9 +11,10 @@ import csv
 from pathlib import Path
 
 from gpustack.lint.engine import lint
-from gpustack.lint.input.load import load_paths
 from gpustack.lint.policy.config import Config
 from gpustack.lint.report.model import Report
+
+from lint_support import load_paths
 
 Key = tuple[str, int, str, str]
 

@@ -15,9 +15,10 @@ import pytest
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts.gpu import is_gpu_resource, pod_components, resource_amounts
 from gpustack.lint.facts.podspec import extract_all
-from gpustack.lint.input.load import load_paths
 from gpustack.lint.model import Hit, PodSpec
 from gpustack.lint.rules import RULES
+
+from lint_support import load_paths
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 WORKLOAD_RULES = ("GS002", "GS003", "GS004", "GS006", "GS007", "GS023")

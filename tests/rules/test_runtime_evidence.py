@@ -79,8 +79,9 @@ spec:
 def test_evidence_is_a_fact_of_each_root(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """One root's Talos patch says nothing of another root's nodes (``--set-root``)."""
     from gpustack.lint.engine import lint as lint_set
-    from gpustack.lint.input.load import load_paths
     from gpustack.lint.policy.config import Config
+
+    from lint_support import load_paths
 
     (tmp_path / "gpu-cluster").mkdir()
     (tmp_path / "other-cluster").mkdir()

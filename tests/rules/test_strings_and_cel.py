@@ -13,10 +13,12 @@ from hypothesis import strategies as st
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.engine import lint
-from gpustack.lint.input.load import load_paths, load_text
+from gpustack.lint.input.load import load_text
 from gpustack.lint.policy.config import Config
 from gpustack.lint.rules import gs029_yaml11_boolean_string as gs029
 from gpustack.lint.rules import gs030_invalid_dra_cel as gs030
+
+from lint_support import load_paths
 
 NODE = "apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-1\n  labels: {gpu: on, nvidia.com/gpu.count: 010}\n"
 CLAIM = """\
@@ -110,10 +112,11 @@ def test_cel_is_imported_only_for_dra_selectors(tmp_path: Path) -> None:
     probe = (
         "import sys\n"
         "from gpustack.lint.engine import lint\n"
-        "from gpustack.lint.input.load import load_paths\n"
-        f"lint(load_paths([{str(tmp_path / 'node.yaml')!r}]))\n"
+        "from gpustack.lint.input.discover import read_inputs\n"
+        "from gpustack.lint.input.load import load_inputs\n"
+        f"lint(load_inputs(read_inputs([{str(tmp_path / 'node.yaml')!r}])))\n"
         "before = 'cel' in sys.modules\n"
-        f"lint(load_paths([{str(tmp_path / 'claim.yaml')!r}]))\n"
+        f"lint(load_inputs(read_inputs([{str(tmp_path / 'claim.yaml')!r}])))\n"
         "print(before, 'cel' in sys.modules)\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

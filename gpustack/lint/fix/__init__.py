@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 
 from gpustack.lint.fix.apply import FixOutcome, Relint, fix
 from gpustack.lint.fix.output import unified_diff, write_file
-from gpustack.lint.input.load import STDIN_NAME, LoadResult
+from gpustack.lint.input.discover import STDIN_NAME
+from gpustack.lint.input.load import LoadResult
 from gpustack.lint.model import InputError
 from gpustack.lint.report.model import Report
 

@@ -5,7 +5,7 @@ nearly every file is the same as last time. Four kinds of entry, each under a ke
 digest of everything its value depends on:
 
 - ``documents``: one file's documents as read (plain data with the positions of every key
-  and item, ``load._encoded``), keyed by the file's bytes and the code that reads them
+  and item, ``encode.encoded``), keyed by the file's bytes and the code that reads them
   (``code_fingerprint``). Content-addressed, so a file renamed or copied hits too.
 - ``unit`` and ``facts`` (``units.FileUnits``): one file's unit (its pod specs as facts,
   what the file-local rules found in it), keyed by the file's name and content, the set's
@@ -127,7 +127,7 @@ class Cache:
         return key
 
     def get_documents(self, key: str) -> bytes | None:
-        """The encoded entry (``load._decoded`` reads it; a damaged one fails there, a miss)."""
+        """The encoded entry (``encode.decoded`` reads it; a damaged one fails there, a miss)."""
         return self.get_bytes("documents", key)
 
     def prefetch_documents(self, keys: Iterable[str]) -> None:
