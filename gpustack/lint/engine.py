@@ -21,10 +21,10 @@ chart values, pod specs built from chart values) run over each root's whole set.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import date
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from gpustack.errors import GpustackError
 from gpustack.lint.catalogue import RuleInfo
@@ -41,10 +41,7 @@ from gpustack.lint.model import (
     Note,
     PodSpec,
     Resource,
-    Severity,
     copied,
-    finding_of,
-    plain_finding,
 )
 from gpustack.lint.policy import suppress
 from gpustack.lint.policy.config import Config
@@ -228,7 +225,7 @@ class Run:
         """The file-local rules that run file by file over ``ctx``'s set, the set facts they
         read (computed over the whole set) and their key. A rule whose fact cannot be computed
         loses the set."""
-        from gpustack.lint.input.cache import canonical
+        from gpustack.lint.input.keys import canonical
 
         rules, facts, named = list(self.plain), {}, []
         for rule in self.factual:

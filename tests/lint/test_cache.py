@@ -23,6 +23,7 @@ import pytest
 
 from gpustack import shipped
 from gpustack.lint.input import cache as cache_module
+from gpustack.lint.input import keys
 from gpustack.lint.input.cache import Cache
 from gpustack.lint.input.discover import read_inputs
 from gpustack.lint.input.load import load_inputs
@@ -140,8 +141,8 @@ def test_an_edited_policy_is_a_new_fingerprint(monkeypatch: pytest.MonkeyPatch, 
     monkeypatch.setattr(shipped, "data_dir", lambda name: policies if name == "policies" else real_data_dir(name))
 
     def fingerprint() -> str:
-        monkeypatch.setattr(cache_module, "_fingerprint", None)
-        return cache_module.code_fingerprint()
+        monkeypatch.setattr(keys, "_fingerprint", None)
+        return keys.code_fingerprint()
 
     before = fingerprint()
     assert fingerprint() == before

@@ -33,16 +33,15 @@ outgrow ``MAX_BYTES``, the least recently used go.
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import os
-import sys
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import fields, is_dataclass
 from datetime import date
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from gpustack.lint.input.keys import canonical, code_fingerprint, contents, digest
 
 if TYPE_CHECKING:
     import sqlite3
@@ -59,48 +58,6 @@ USE_MARK_NS = 3600 * 10**9
 _PREFETCH_BATCH = 500  # keys a query: under SQLite's oldest limit on query parameters (999)
 _SCHEMA = "CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value BLOB NOT NULL, size INTEGER NOT NULL, used INTEGER NOT NULL)"
 _GITIGNORE = "# gpustack's lint cache: safe to delete, never to commit\n*\n"
-
-
-def digest(*parts: bytes | str) -> str:
-    """A short hex digest of ``parts`` (blake2b: as fast as reading the bytes)."""
-    hasher = hashlib.blake2b(digest_size=20)
-    for part in parts:
-        data = part.encode() if isinstance(part, str) else part
-        hasher.update(len(data).to_bytes(8, "little"))
-        hasher.update(data)
-    return hasher.hexdigest()
-
-
-_fingerprint: str | None = None
-
-
-def code_fingerprint() -> str:
-    """What decides how gpustack reads and lints, besides the input: its version, the code and
-    data files of the installed package and its shipped data (the policies, whose names,
-    severities and remediations the reports carry; outside the package in a checkout), by
-    sizes and modification times (an edited checkout never reads an entry its old code
-    wrote), Python's and PyYAML's versions."""
-    global _fingerprint
-    if _fingerprint is None:
-        import yaml
-
-        import gpustack
-        from gpustack.shipped import data_dir
-
-        root = os.path.dirname(gpustack.__file__)
-        parts = [gpustack.__version__, sys.version, yaml.__version__, str(getattr(yaml, "__with_libyaml__", False))]
-        for top in (root, *(str(data_dir(name)) for name in ("policies", "specs"))):
-            if top != root and top.startswith(root + os.sep):
-                continue  # packaged data: walked with the package
-            for folder, subfolders, names in os.walk(top):
-                subfolders[:] = sorted(name for name in subfolders if name != "__pycache__")
-                for name in sorted(names):
-                    if not name.endswith((".pyc", ".pyo")):
-                        path = os.path.join(folder, name)
-                        stat = os.stat(path)
-                        parts.append(f"{os.path.relpath(path, root)}:{stat.st_size}:{stat.st_mtime_ns}")
-        _fingerprint = digest(*parts)
-    return _fingerprint
 
 
 class Cache:
@@ -146,7 +103,7 @@ class Cache:
         against, and the code."""
         parts = [code_fingerprint(), os.getcwd(), repr(canonical(settings))]
         for file in files:
-            parts += [str(file), *_contents(file)]
+            parts += [str(file), *contents(file)]
         return digest(*parts)
 
     # The cluster facts of a spec (``cluster.load_cluster``).
@@ -155,7 +112,7 @@ class Cache:
     def cluster_key(spec: str) -> str | None:
         """The key of a spec's facts: its name (the facts carry it), content and the code;
         None for standard input, which cannot be read twice."""
-        return None if spec == "-" else digest(code_fingerprint(), spec, *_contents(Path(spec)))
+        return None if spec == "-" else digest(code_fingerprint(), spec, *contents(Path(spec)))
 
     # One file's unit (``units.FileUnits``).
 
@@ -433,39 +390,6 @@ class FileUnitStore:
                 known = self.texts[file] = (text, digest(text))
             content = known[1]
         return digest(self.settings_key, file, content, *context)
-
-
-def canonical(value: Any) -> Any:
-    """``value`` as nested tuples whose ``repr`` is the same in every process (sets sorted,
-    mappings by key, dataclasses by field): a key must not change with hash randomisation."""
-    if is_dataclass(value) and not isinstance(value, type):
-        return (type(value).__name__, *((item.name, canonical(getattr(value, item.name))) for item in fields(value)))
-    if isinstance(value, Mapping):
-        return ("{", *sorted(((canonical(key), canonical(item)) for key, item in value.items()), key=repr))
-    if isinstance(value, (set, frozenset)):
-        return ("set", *sorted((canonical(item) for item in value), key=repr))
-    if isinstance(value, (list, tuple)):
-        return tuple(canonical(item) for item in value)
-    if isinstance(value, PurePath):
-        return str(value)
-    return value
-
-
-def _contents(path: Path) -> list[str]:
-    """Digests of a named file, or of every file under a named folder; what cannot be read
-    counts as its error (the run reports it)."""
-    if not os.path.isdir(path):
-        try:
-            return [digest(path.read_bytes())]
-        except OSError as exc:
-            return [f"unreadable: {exc}"]
-    found = []
-    for folder, subfolders, names in os.walk(path):
-        subfolders.sort()
-        for name in sorted(names):
-            file = Path(folder, name)
-            found += [str(file.relative_to(path)), *_contents(file)]
-    return found
 
 
 def cache_folder(option: Path | None, config: Path | None, start: Path) -> Path:

@@ -24,7 +24,7 @@ def encoded(entry: Entry) -> bytes:
     containers as references to the data's own mappings and lists. ``marshal`` keeps such
     references (any object referred to twice) and reads plain data back twice as fast as
     pickle, which is most of a run over cached files; its format may change with Python's
-    version, which the cache's keys hold (``cache.code_fingerprint``). The positions of each
+    version, which the cache's keys hold (``keys.code_fingerprint``). The positions of each
     document are encoded apart and read on the first ``locate``: they are most of an entry,
     and a run over cached files locates few objects (its findings are cached)."""
     kind, items = entry

@@ -87,7 +87,7 @@ class Files:
     def of(self, root: Root, errors: list[InputError]) -> list[File]:
         """The root's files, DRA claims resolved over the root."""
         from gpustack.lint.facts.gpu import ClaimIndex
-        from gpustack.lint.input.cache import canonical
+        from gpustack.lint.input.keys import canonical
 
         claims = ClaimIndex.from_resources(root.resources)
         claims_key = repr(canonical(claims))
