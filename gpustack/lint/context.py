@@ -20,7 +20,6 @@ T = TypeVar("T")
 # machine-config patch makes it containerd's default. MicroK8s's gpu addon runs the GPU
 # Operator, whose toolkit may or may not be the default: a warning there, not an error.
 RUNTIME_CLASS_DISTRIBUTIONS = frozenset({"k3s", "rke2", "k0s", "kubeadm", "talos"})
-DISTRIBUTIONS = ("k3s", "rke2", "k0s", "kubeadm", "talos", "microk8s", "gke", "eks", "aks", "openshift", "generic")
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gpustack.lint.context import DISTRIBUTIONS
+from gpustack.lint.distributions import DISTRIBUTIONS
+
 from lint_support import gpustack, write
 
 pytestmark = pytest.mark.usefixtures("in_tmp")

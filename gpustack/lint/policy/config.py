@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpustack.errors import GpustackError, Problem
-from gpustack.lint.context import DISTRIBUTIONS, RuleOptions
+from gpustack.lint.context import RuleOptions
+from gpustack.lint.distributions import DISTRIBUTIONS
 from gpustack.lint.input.load import load_settings
 from gpustack.lint.model import Resource, Severity
 from gpustack.lint.policy.exemption import KEYS as EXEMPTION_KEYS
