@@ -10,7 +10,7 @@ engine asks it for a root's files and runs the rest of the rules itself.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -202,21 +202,22 @@ def unit_key(pods: Sequence[PodSpec], claims_key: str) -> str:
 
 def stored_unit(resources: Sequence[Resource], unit: Unit) -> Any:
     """A unit as plain data (the cache keeps it, workers send it)."""
-    pods, results, assumed = unit
-    return (
-        _pod_facts(resources, pods),
-        _result_facts(resources, results),
-        None if assumed is None else _result_facts(resources, assumed),
-    )
+    return _each_part(resources, unit, _pod_facts, _result_facts)
 
 
 def restored_unit(resources: Sequence[Resource], stored: Any) -> Unit:
     """A unit from its plain data (``stored_unit``)."""
-    pods, results, assumed = stored
+    return _each_part(resources, stored, _restored_pods, restored_results)
+
+
+def _each_part(resources: Sequence[Resource], unit: Any, pods: Callable[..., Any], results: Callable[..., Any]) -> Any:
+    """A unit with ``pods`` applied to its pod specs and ``results`` to each of its results
+    (the assumed ones may be None): one shape for storing and restoring."""
+    found_pods, found, assumed = unit
     return (
-        _restored_pods(resources, pods),
-        restored_results(resources, results),
-        None if assumed is None else restored_results(resources, assumed),
+        pods(resources, found_pods),
+        results(resources, found),
+        None if assumed is None else results(resources, assumed),
     )
 
 
