@@ -1,6 +1,8 @@
 """Test rules and a test catalogue, so that engine, policy and reporter tests do not depend
-on what the shipped rules find. Ids GS9xx are never shipped. (A plain module: the test folders
-are not packages, and conftest modules must keep distinct names.)"""
+on what the shipped rules find. Ids GS9xx are never shipped. Also the loading helpers only
+tests use: ``load_paths`` (read and parse in one call) and ``with_precise_positions``. (A
+plain module: the test folders are not packages, and conftest modules must keep distinct
+names.)"""
 
 from __future__ import annotations
 
