@@ -13,10 +13,10 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from gpustack.render.components import alerts, runtime
+from gpustack.render.rendered import RELEASE_NAMESPACES, Rendered
 from gpustack.render.stackfiles import host_steps, lint_config
 
 if TYPE_CHECKING:
-    from gpustack.render.app import Rendered
     from gpustack.render.component import HelmRelease
 
 PATH = "README.md"
@@ -128,8 +128,6 @@ def _describe(rendered: Rendered, path: str) -> str:
 
 
 def _early_paths() -> set[str]:
-    from gpustack.render.app import RELEASE_NAMESPACES
-
     return {RELEASE_NAMESPACES, *(f"manifests/{name}.yaml" for name in EARLY_MANIFESTS)}
 
 
