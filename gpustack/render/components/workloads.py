@@ -78,17 +78,20 @@ def nbody(stack: GpuStack, spec: Nbody) -> dict[str, Any]:
     container = _container("nbody", spec.image, limits={GPU: 1})
     container["args"] = ["nbody", "-gpu", "-benchmark", f"-numbodies={spec.bodies}"]
     labels = _labels(app="nbody", instance=spec.name, component="benchmark")
+    pod_spec = _pod_spec(stack, stack.spec.nodePools[0], [container], restart_policy="Never")
+    # A benchmark that fails reports it; retrying only repeats the failure.
+    return _job(spec.name, spec.namespace, labels, pod_spec, backoff_limit=0)
+
+
+def _job(name: str, namespace: str, labels: dict[str, str], pod_spec: dict[str, Any], *, backoff_limit: int) -> dict[str, Any]:
+    """A batch/v1 Job whose Pods carry the Job's labels."""
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {"name": spec.name, "namespace": spec.namespace, "labels": labels},
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
         "spec": {
-            # A benchmark that fails reports it; retrying only repeats the failure.
-            "backoffLimit": 0,
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": _pod_spec(stack, stack.spec.nodePools[0], [container], restart_policy="Never"),
-            },
+            "backoffLimit": backoff_limit,
+            "template": {"metadata": {"labels": labels}, "spec": pod_spec},
         },
     }
 
@@ -389,24 +392,14 @@ def model_loader(spec: ModelLoader) -> dict[str, Any]:
         }
         container["volumeMounts"] = [{"name": "model", "mountPath": "/model"}]
     labels = _labels(app="model-loader", instance=spec.name, component="model-upload")
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": spec.name, "namespace": spec.namespace, "labels": labels},
-        "spec": {
-            "backoffLimit": 2,
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "restartPolicy": "Never",
-                    "securityContext": _unprivileged_pod(),
-                    "initContainers": [download],
-                    "containers": [upload],
-                    "volumes": [{"name": "model", "emptyDir": {"sizeLimit": spec.scratch}}],
-                },
-            },
-        },
+    pod_spec = {
+        "restartPolicy": "Never",
+        "securityContext": _unprivileged_pod(),
+        "initContainers": [download],
+        "containers": [upload],
+        "volumes": [{"name": "model", "emptyDir": {"sizeLimit": spec.scratch}}],
     }
+    return _job(spec.name, spec.namespace, labels, pod_spec, backoff_limit=2)
 
 
 def _unprivileged_pod() -> dict[str, Any]:
