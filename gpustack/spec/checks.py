@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterator, Sequence
 from gpustack.spec.featuregates import gate_problems
 from gpustack.spec.gpu_catalogue import GpuModel, load_catalogue
 from gpustack.spec.labelling import SECONDS_PER_NODE, duration_seconds, nodes, shortest_seconds
-from gpustack.spec.models import GpuStack, Mps, NodePool, Taint
+from gpustack.spec.models import GpuStack
+from gpustack.spec.models.cluster import Mps, NodePool, Taint
 from gpustack.spec.partitioning import (
     COMPUTE_SLICES,
     DEVICE_PLUGIN_CONFIG_LABEL,

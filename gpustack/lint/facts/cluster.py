@@ -25,7 +25,8 @@ from gpustack.lint.model import Container, Path, PodSpec, computed_once
 if TYPE_CHECKING:
     from gpustack.lint.input.cache import Cache
     from gpustack.spec.featuregates import Feature
-    from gpustack.spec.models import GpuStack, NodePool
+    from gpustack.spec.models import GpuStack
+    from gpustack.spec.models.cluster import NodePool
 
 GPU = "nvidia.com/gpu"
 SHARED_GPU = "nvidia.com/gpu.shared"

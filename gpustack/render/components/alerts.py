@@ -23,7 +23,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gpustack.spec.checks import gpu_model
-from gpustack.spec.models import Alerts, GpuStack, NodePool
+from gpustack.spec.models import GpuStack
+from gpustack.spec.models.cluster import NodePool
+from gpustack.spec.models.components import Alerts
 
 RULE_NAME = "gpustack-gpu-alerts"
 XID_COUNT_METRIC = "DCGM_EXP_XID_ERRORS_COUNT"

@@ -13,7 +13,8 @@ from typing import Any
 from gpustack.render.component import Contribution, HelmRelease, RenderContext, add_object
 from gpustack.render.components import nfd
 from gpustack.spec import featuregates
-from gpustack.spec.models import ClaimTemplate, DeviceClassSpec, GpuStack
+from gpustack.spec.models import GpuStack
+from gpustack.spec.models.components import ClaimTemplate, DeviceClassSpec
 
 API_VERSION = "resource.k8s.io/v1"
 REQUEST_NAME = "gpu"

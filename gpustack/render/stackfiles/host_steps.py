@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from gpustack.render.components.gpu_operator import K3S_CONTAINERD_CONFIG
 from gpustack.render.stackfiles import cluster_config
-from gpustack.spec.models import GpuStack, NodePool, SystemPool, Taint
+from gpustack.spec.models import GpuStack
+from gpustack.spec.models.cluster import NodePool, SystemPool, Taint
 
 TOOLKIT_GUIDE = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html"
 TOOLKIT_KEYRING = "/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg"
