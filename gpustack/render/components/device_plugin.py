@@ -10,9 +10,9 @@ from typing import Any
 
 from gpustack.render.component import Contribution, HelmRelease, RenderContext
 from gpustack.render.components import nfd, partitioning
-from gpustack.spec.checks import hami_pool_labels, hami_pools
 from gpustack.spec.labelling import sleep_interval
 from gpustack.spec.partitioning import DEFAULT_CONFIG, configured_pools
+from gpustack.spec.pools import hami_pool_labels, hami_pools
 
 RELEASE = "nvidia-device-plugin"
 NAMESPACE = "kube-system"  # seed 001 §9: helm ... -n kube-system

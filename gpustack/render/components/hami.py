@@ -10,8 +10,8 @@ from typing import Any
 
 from gpustack.render.component import Contribution, HelmRelease, RenderContext
 from gpustack.render.components import nfd, runtime
-from gpustack.spec.checks import hami_pool_labels, hami_pools
 from gpustack.spec.models import GpuStack
+from gpustack.spec.pools import hami_pool_labels, hami_pools
 
 RELEASE = "hami"
 NAMESPACE = "kube-system"  # seed 001 §11: helm ... hami-charts/hami -n kube-system

@@ -16,9 +16,9 @@ from typing import Any
 
 from gpustack.render.component import Contribution, HelmRelease, RenderContext, add_object
 from gpustack.render.components import alerts, dcgm_exporter, gpu_operator, nfd, runtime
-from gpustack.spec.checks import gpu_model
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
+from gpustack.spec.pools import gpu_model
 
 KUBE_PROMETHEUS_STACK_REPO = "https://prometheus-community.github.io/helm-charts"
 DCGM_EXPORTER_REPO = "https://nvidia.github.io/dcgm-exporter/helm-charts"

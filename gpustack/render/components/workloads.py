@@ -13,10 +13,11 @@ from typing import Any
 
 from gpustack.render.component import Contribution, RenderContext, add_object
 from gpustack.render.components import runtime
-from gpustack.spec.checks import MAX_GPU_MEMORY_UTILIZATION, gpu_model, hami_pools
+from gpustack.spec.component_checks import MAX_GPU_MEMORY_UTILIZATION
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
 from gpustack.spec.models.workloads import Minio, ModelLoader, Nbody, SmokeTest, Vllm
+from gpustack.spec.pools import gpu_model, hami_pools
 
 GPU = "nvidia.com/gpu"
 GPU_MEMORY = "nvidia.com/gpumem"  # HAMi, MiB (upstream-facts §7)
