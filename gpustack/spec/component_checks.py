@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpustack import charts
 from gpustack.spec.featuregates import gate_problems
 from gpustack.spec.models import GpuStack
 from gpustack.spec.pool_checks import Finding
@@ -63,16 +64,7 @@ def check_hami(stack: GpuStack) -> Iterator[Finding]:
 
 # DeviceClasses the DRA driver charts create themselves (upstream-facts §6): gpustack never
 # renders these names, so Helm/Argo CD never fight over their ownership (DESIGN §10).
-DRIVER_DEVICE_CLASSES = frozenset(
-    {
-        "gpu.nvidia.com",
-        "mig.nvidia.com",
-        "vfio.gpu.nvidia.com",
-        "compute-domain-daemon.nvidia.com",
-        "compute-domain-default-channel.nvidia.com",
-        "hami-core-gpu.project-hami.io",
-    }
-)
+DRIVER_DEVICE_CLASSES = frozenset(name for chart in charts.registry().values() for name in chart.device_classes)
 
 
 def check_dra(stack: GpuStack) -> Iterator[Finding]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpustack.errors import Problem, SpecError
-from gpustack.render.component import Contribution, HelmRelease, RenderContext
+from gpustack.render.component import Contribution, RenderContext, chart_release
 from gpustack.render.components import nfd, partitioning
 from gpustack.spec.labelling import sleep_interval
 from gpustack.spec.models import GpuStack
@@ -19,7 +19,6 @@ from gpustack.spec.pools import SKIP_DRIVER_LABEL, hami_pools
 
 RELEASE = "gpu-operator"
 NAMESPACE = "gpu-operator"
-REPO = "https://helm.ngc.nvidia.com/nvidia"
 # The operator runs each operand on nodes labelled nvidia.com/gpu.deploy.<operand>=true and
 # leaves a node alone where the label is already false (corpus: state-driver and
 # state-device-plugin DaemonSets' nodeSelector; upstream-facts §2).
@@ -145,10 +144,9 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
     operator = ctx.stack.spec.gpuOperator
     if not operator.enabled:
         return Contribution()
-    release = HelmRelease(
+    release = chart_release(
+        "gpu-operator",
         name=RELEASE,
-        chart="gpu-operator",
-        repo=REPO,
         version=operator.version,
         namespace=NAMESPACE,
         values=values(ctx),

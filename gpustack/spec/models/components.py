@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from gpustack.charts import chart
 from gpustack.spec.models.base import DNS_LABEL, DURATION, Strict, Versioned, version_string
 from gpustack.spec.models.cluster import NoSharing, Sharing
 
@@ -25,7 +26,7 @@ class Gfd(Strict):
 
 class DevicePlugin(Versioned):
     enabled: bool = Field(True, description="Deploy NVIDIA's device plugin (advertises nvidia.com/gpu).")
-    version: str = Field("0.20.0", description="nvidia-device-plugin chart version.")
+    version: str = Field(chart("nvidia-device-plugin").version, description="nvidia-device-plugin chart version.")
     gfd: Gfd = Field(default_factory=Gfd)
     sharing: Sharing = Field(default_factory=NoSharing, description="GPU sharing: none, timeSlicing or mps.")
     migStrategy: Literal["none", "single", "mixed"] = Field("none", description="How MIG devices are advertised.")
@@ -37,12 +38,12 @@ class GpuOperator(Versioned):
         description="Deploy the GPU Operator; it then owns driver (for operator pools), toolkit, "
         "device plugin, GFD and DCGM exporter.",
     )
-    version: str = Field("v26.7.0", description="gpu-operator chart version.")
+    version: str = Field(chart("gpu-operator").version, description="gpu-operator chart version.")
 
 
 class Nfd(Versioned):
     enabled: bool = Field(True, description="Deploy Node Feature Discovery.")
-    version: str = Field("0.19.0", description="node-feature-discovery chart version.")
+    version: str = Field(chart("node-feature-discovery").version, description="node-feature-discovery chart version.")
     sleepInterval: str | None = Field(
         None,
         pattern=DURATION,
@@ -54,7 +55,7 @@ class Nfd(Versioned):
 
 class DcgmExporter(Versioned):
     enabled: bool = True
-    version: str = Field("4.8.2", description="dcgm-exporter chart version.")
+    version: str = Field(chart("dcgm-exporter").version, description="dcgm-exporter chart version.")
     profiling: Literal["auto", "on", "off"] = Field(
         "auto",
         description="DCGM_FI_PROF_* profiling fields: auto = on for datacenter GPUs, off for GeForce.",
@@ -140,7 +141,7 @@ class Monitoring(Versioned):
         description="kube-prometheus-stack release name; rules are labelled release=<release>.",
     )
     namespace: str = Field("monitoring", pattern=DNS_LABEL)
-    version: str = Field("88.5.3", description="kube-prometheus-stack chart version.")
+    version: str = Field(chart("kube-prometheus-stack").version, description="kube-prometheus-stack chart version.")
     dcgmExporter: DcgmExporter = Field(default_factory=DcgmExporter)
     grafana: Grafana = Field(default_factory=Grafana)
     alerts: Alerts = Field(default_factory=Alerts)
@@ -149,7 +150,7 @@ class Monitoring(Versioned):
 
 class Hami(Versioned):
     enabled: bool = False
-    version: str = Field("2.10.0", description="hami chart version.")
+    version: str = Field(chart("hami").version, description="hami chart version.")
     pools: list[str] | None = Field(
         None, description="Node pools HAMi serves; default all. The NVIDIA device plugin must not serve them."
     )
