@@ -120,7 +120,8 @@ def test_check_fires_with_path_and_line(tmp_path, rule, body, path, fragment):
     file = tmp_path / "spec.yaml"
     file.write_text(text, encoding="utf-8")
     # The rule itself reports it ...
-    findings = (getattr(pool_checks, rule, None) or getattr(component_checks, rule))(GpuStack.model_validate(YAML(typ="safe").load(text)))
+    stack = GpuStack.model_validate(YAML(typ="safe").load(text))
+    findings = (getattr(pool_checks, rule, None) or getattr(component_checks, rule))(stack)
     assert any(fragment in message for _, message in findings)
     # ... and loading locates it.
     with pytest.raises(SpecError) as error:

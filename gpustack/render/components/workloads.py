@@ -86,7 +86,9 @@ def nbody(stack: GpuStack, spec: Nbody) -> dict[str, Any]:
     return _job(spec.name, spec.namespace, labels, pod_spec, backoff_limit=0)
 
 
-def _job(name: str, namespace: str, labels: dict[str, str], pod_spec: dict[str, Any], *, backoff_limit: int) -> dict[str, Any]:
+def _job(
+    name: str, namespace: str, labels: dict[str, str], pod_spec: dict[str, Any], *, backoff_limit: int
+) -> dict[str, Any]:
     """A batch/v1 Job whose Pods carry the Job's labels."""
     return {
         "apiVersion": "batch/v1",

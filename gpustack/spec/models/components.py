@@ -1,7 +1,8 @@
 """The spec's components: what the stack deploys on the nodes, and how it is delivered.
 
 Device plugin and GFD, GPU Operator, NFD, monitoring (DCGM exporter, alerts, Grafana), HAMi
-sharing, DRA, and the GitOps delivery (K3s HelmCharts, Argo CD).
+sharing, DRA, and the GitOps delivery (K3s HelmCharts, Argo CD). Chart versions default to the
+versions the chart registry (``specs/charts.yaml``) pins.
 """
 
 from __future__ import annotations
