@@ -303,7 +303,7 @@ def test_validate_refuses_what_render_cannot_do(tmp_path, capsys, old, new, mess
 
 def test_the_supported_minors_are_those_render_knows():
     from gpustack.spec.featuregates import GATES
-    from gpustack.spec.models import NEWEST_MINOR, OLDEST_MINOR
+    from gpustack.spec.models.base import NEWEST_MINOR, OLDEST_MINOR
 
     assert NEWEST_MINOR == max(minor for gate in GATES.values() for minor in gate.states)
     validate = pytest.importorskip("kubernetes_validate.utils")

@@ -16,7 +16,7 @@ from gpustack.node import distribution, driver, nvml, pci, toolkit
 from gpustack.node.distribution import Distribution
 from gpustack.node.root import NodeRoot
 from gpustack.spec.gpu_catalogue import PCI_CLASSES, GpuModel, gfd_family, load_catalogue
-from gpustack.spec.models import Toolkit
+from gpustack.spec.models.cluster import Toolkit
 from gpustack.yamlio import dump
 
 SPEC_TOOLKIT_MODES: tuple[str, ...] = get_args(Toolkit.model_fields["mode"].annotation)

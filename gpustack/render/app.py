@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
@@ -41,6 +41,7 @@ from gpustack.render.components import (
     runtime,
     workloads,
 )
+from gpustack.render.rendered import NAMESPACES, RELEASE_NAMESPACES, Objects, Rendered
 from gpustack.render.stackfiles import cluster_config, lint_config, readme
 from gpustack.yamlio import dump, dump_all
 
@@ -48,36 +49,9 @@ COMPONENTS: tuple[ModuleType, ...] = (
     runtime, nfd, device_plugin, gpu_operator, partitioning, hami, dra, monitoring, control_plane, workloads, gitops
 )
 
-Objects = list[dict[str, Any]]
 # (context, merged releases sorted by wave) → {path relative to the stack folder: objects}
 DeliveryStep = Callable[[RenderContext, Sequence[HelmRelease]], Mapping[str, Objects]]
 DELIVERY: tuple[DeliveryStep, ...] = (gitops.k3s_helm_charts, gitops.argocd_applications)
-
-NAMESPACES = "namespaces"
-RELEASE_NAMESPACES = "helm/namespaces.yaml"
-
-
-@dataclass(frozen=True)
-class Rendered:
-    """Everything a stack renders to, before it is laid out as files."""
-
-    ctx: RenderContext
-    manifests: dict[str, Objects]  # manifests/<name>.yaml → objects; namespaces first, then COMPONENTS order
-    releases: tuple[HelmRelease, ...]  # by (wave, name)
-    feature_gates: cluster_config.Gates  # per component, the user's gates included
-    notes: dict[str, list[str]]  # component → README bullets
-    files: dict[str, str]  # files contributed as text
-    delivery: dict[str, Objects]  # delivery objects by path
-    namespaces: Objects = field(default_factory=list)  # the releases' namespaces (RELEASE_NAMESPACES)
-
-    def objects(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        """(path, object) of every Kubernetes object: release namespaces, manifests, delivery."""
-        yield from ((RELEASE_NAMESPACES, obj) for obj in self.namespaces)
-        for name, objects in self.manifests.items():
-            yield from ((f"manifests/{name}.yaml", obj) for obj in objects)
-        for path, objects in self.delivery.items():
-            yield from ((path, obj) for obj in objects)
-
 
 def component_name(module: ModuleType) -> str:
     return module.__name__.rsplit(".", 1)[-1].replace("_", "-")

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpustack import charts
 from gpustack.spec.models import GpuStack
 
 # Namespaces of GPU node agents (host paths, privileged containers): Pod Security admission must
@@ -71,6 +72,23 @@ class HelmRelease:
             f"helm upgrade --install {self.name} {checkout}/{self.path} -n {self.namespace} "
             f"--create-namespace -f {values_file}"
         )
+
+
+def chart_release(
+    chart: str, *, name: str, version: str, namespace: str, values: Mapping[str, Any], wave: int = 0
+) -> HelmRelease:
+    """A release of a chart of the registry (``specs/charts.yaml``), installed from where it says."""
+    entry = charts.chart(chart)
+    return HelmRelease(
+        name=name,
+        chart=entry.name,
+        repo=entry.repository,
+        version=version,
+        namespace=namespace,
+        values=values,
+        wave=wave,
+        path=entry.path,
+    )
 
 
 @dataclass

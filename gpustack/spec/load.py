@@ -11,7 +11,8 @@ from pydantic import ValidationError
 from ruamel.yaml.comments import CommentedMap
 
 from gpustack.errors import GpustackError, Problem, SpecError
-from gpustack.spec.models import PATTERN_MEANINGS, GpuStack
+from gpustack.spec.models import GpuStack
+from gpustack.spec.models.base import PATTERN_MEANINGS
 from gpustack.userinput import MAX_FILE_BYTES, Unreadable, decode
 from gpustack.yamlio import load_positioned, position
 

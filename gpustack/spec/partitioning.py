@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 
 from gpustack.spec.gpu_catalogue import GpuModel
-from gpustack.spec.models import GpuStack, NodePool, Sharing
+from gpustack.spec.models import GpuStack
+from gpustack.spec.models.cluster import NodePool, Sharing
 
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"

@@ -11,13 +11,14 @@ import pytest
 from gpustack.cli import main
 from gpustack.render import app
 from gpustack.render.component import RenderContext
+from gpustack.render.rendered import Rendered
 from gpustack.spec.load import load_spec
 from gpustack.yamlio import dump
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
 
-Result = tuple[app.Rendered, dict[str, str]]
+Result = tuple[Rendered, dict[str, str]]
 
 MINIMAL: dict[str, Any] = {
     "apiVersion": "gpustack.io/v1alpha1",
@@ -50,7 +51,7 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return base
 
 
-def release(rendered: app.Rendered, name: str) -> dict[str, Any]:
+def release(rendered: Rendered, name: str) -> dict[str, Any]:
     """The values of one release (fails the test when it is absent)."""
     by_name = {r.name: r for r in rendered.releases}
     assert name in by_name, f"no release {name}; have {sorted(by_name)}"

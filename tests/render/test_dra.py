@@ -7,7 +7,7 @@ import pytest
 from render_helpers import cli, release, write_spec
 
 from gpustack.render.components import dra
-from gpustack.spec.checks import DRIVER_DEVICE_CLASSES
+from gpustack.spec.component_checks import DRIVER_DEVICE_CLASSES
 
 HAMI_DRA = {"devicePlugin": {"enabled": False}, "dra": {"enabled": True}}
 ADA = "device.attributes['hami-core-gpu.project-hami.io'].architecture == 'Ada Lovelace'"

@@ -7,10 +7,9 @@ from render_helpers import release
 from ruamel.yaml import YAML
 
 from gpustack.cli import main
-from gpustack.errors import GpustackError
+from gpustack.errors import GpustackError, SpecError
 from gpustack.render import write
-from gpustack.errors import SpecError
-from gpustack.spec.checks import SKIP_DRIVER_LABEL as SKIP
+from gpustack.spec.pools import SKIP_DRIVER_LABEL as SKIP
 
 OPERATOR_POOL = {"name": "a100", "gpu": {"model": "A100-80GB"}, "driver": {"source": "operator"}}
 HOST_POOL = {"name": "l4", "gpu": {"model": "L4"}, "labels": {"pool": "l4"}}

@@ -9,7 +9,7 @@ from render_helpers import release
 
 from gpustack.render.components import alerts, monitoring
 from gpustack.render.components.alerts import AlertRules
-from gpustack.spec.models import Alerts
+from gpustack.spec.models.components import Alerts
 
 GEFORCE_POOL = [{"name": "desk", "gpu": {"model": "RTX-4090"}}]
 MIXED_POOLS = [{"name": "dc", "gpu": {"model": "L4"}}, {"name": "desk", "gpu": {"model": "RTX-4090"}}]

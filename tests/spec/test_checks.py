@@ -11,7 +11,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from gpustack.errors import SpecError
-from gpustack.spec import checks
+from gpustack.spec import checks, component_checks, pool_checks
 from gpustack.spec.load import load_spec
 from gpustack.spec.models import GpuStack
 
@@ -120,7 +120,8 @@ def test_check_fires_with_path_and_line(tmp_path, rule, body, path, fragment):
     file = tmp_path / "spec.yaml"
     file.write_text(text, encoding="utf-8")
     # The rule itself reports it ...
-    findings = getattr(checks, rule)(GpuStack.model_validate(YAML(typ="safe").load(text)))
+    stack = GpuStack.model_validate(YAML(typ="safe").load(text))
+    findings = (getattr(pool_checks, rule, None) or getattr(component_checks, rule))(stack)
     assert any(fragment in message for _, message in findings)
     # ... and loading locates it.
     with pytest.raises(SpecError) as error:
@@ -155,7 +156,7 @@ def test_a_valid_spec_passes_every_check(tmp_path):
 )
 def test_somewhere_for_the_monitoring_stack_to_run(body):
     stack = GpuStack.model_validate(YAML(typ="safe").load(spec_text(body)))
-    assert list(checks.check_system_pool(stack)) == []
+    assert list(pool_checks.check_system_pool(stack)) == []
 
 
 def test_lint_context_specs_skip_the_render_only_checks(tmp_path):

@@ -25,7 +25,8 @@ from gpustack.lint.model import Container, Path, PodSpec, computed_once
 if TYPE_CHECKING:
     from gpustack.lint.input.cache import Cache
     from gpustack.spec.featuregates import Feature
-    from gpustack.spec.models import GpuStack, NodePool
+    from gpustack.spec.models import GpuStack
+    from gpustack.spec.models.cluster import NodePool
 
 GPU = "nvidia.com/gpu"
 SHARED_GPU = "nvidia.com/gpu.shared"
@@ -644,7 +645,7 @@ def load_cluster(path: str, cache: Cache | None = None) -> ClusterFacts:
 
 
 def facts_of(stack: GpuStack, file: str) -> ClusterFacts:
-    from gpustack.spec.checks import hami_pools
+    from gpustack.spec.pools import hami_pools
 
     spec = stack.spec
     hami = {pool.name for pool in hami_pools(stack)}
@@ -693,7 +694,7 @@ def effective_gates(stack: GpuStack) -> dict[str, bool]:
 
 
 def _pool(stack: GpuStack, pool: NodePool, gates: Mapping[str, bool], *, hami: bool, gfd: bool) -> Pool:
-    from gpustack.spec.checks import gpu_model
+    from gpustack.spec.pools import gpu_model
 
     model = gpu_model(pool)
     gpu = GpuFacts(

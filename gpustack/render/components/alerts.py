@@ -22,8 +22,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gpustack.spec.checks import gpu_model
-from gpustack.spec.models import Alerts, GpuStack, NodePool
+from gpustack.spec.models import GpuStack
+from gpustack.spec.models.cluster import NodePool
+from gpustack.spec.models.components import Alerts
+from gpustack.spec.pools import gpu_model
 
 RULE_NAME = "gpustack-gpu-alerts"
 XID_COUNT_METRIC = "DCGM_EXP_XID_ERRORS_COUNT"

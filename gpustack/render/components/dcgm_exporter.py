@@ -60,12 +60,6 @@ def host_label(stack: GpuStack) -> str:
     return "Hostname" if version is not None and version <= LAST_CAPITAL_HOSTNAME else "hostname"
 
 
-def dcgm_version(stack: GpuStack) -> str | None:
-    """The DCGM release inside the exporter image (``4.5.3`` of ``4.5.3-4.8.2-distroless``)."""
-    tag = image_tag(stack)
-    return tag.split("-")[0] if tag else None
-
-
 def _numbers(version: str) -> tuple[int, ...] | None:
     parts = version.lstrip("v").split(".")
     return tuple(int(p) for p in parts) if all(p.isdigit() for p in parts) else None

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpustack.render.component import Contribution, HelmRelease, RenderContext
+from gpustack.render.component import Contribution, RenderContext, chart_release
 from gpustack.render.components import nfd, partitioning
-from gpustack.spec.checks import hami_pool_labels, hami_pools
 from gpustack.spec.labelling import sleep_interval
 from gpustack.spec.partitioning import DEFAULT_CONFIG, configured_pools
+from gpustack.spec.pools import hami_pool_labels, hami_pools
 
 RELEASE = "nvidia-device-plugin"
 NAMESPACE = "kube-system"  # seed 001 §9: helm ... -n kube-system
-REPO = "https://nvidia.github.io/k8s-device-plugin"
 RUNTIME_CLASS = "nvidia"
 SHARED_RESOURCE = "nvidia.com/gpu"
 
@@ -65,10 +64,9 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
     spec = ctx.stack.spec
     if not spec.devicePlugin.enabled or spec.gpuOperator.enabled:
         return Contribution()
-    release = HelmRelease(
+    release = chart_release(
+        "nvidia-device-plugin",
         name=RELEASE,
-        chart="nvidia-device-plugin",
-        repo=REPO,
         version=spec.devicePlugin.version,
         namespace=NAMESPACE,
         values=values(ctx),

@@ -7,13 +7,15 @@ the claim templates, so Helm and Argo CD never fight over an object (DESIGN §10
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from gpustack.render.component import Contribution, HelmRelease, RenderContext, add_object
+from gpustack import charts
+from gpustack.charts import Chart
+from gpustack.render.component import Contribution, RenderContext, add_object, chart_release
 from gpustack.render.components import nfd
 from gpustack.spec import featuregates
-from gpustack.spec.models import ClaimTemplate, DeviceClassSpec, GpuStack
+from gpustack.spec.models import GpuStack
+from gpustack.spec.models.components import ClaimTemplate, DeviceClassSpec
 
 API_VERSION = "resource.k8s.io/v1"
 REQUEST_NAME = "gpu"
@@ -22,45 +24,15 @@ WAVE = 1  # with the device plugins, after NFD
 OPERATOR_DRIVER_ROOT = "/run/nvidia/driver"
 
 
-@dataclass(frozen=True)
-class DraDriver:
-    """A DRA driver and the chart that installs it (upstream-facts §6)."""
-
-    name: str  # the driver name, also the DeviceClass its chart creates
-    release: str
-    chart: str
-    repo: str
-    version: str
-    namespace: str
-    path: str | None = None  # the chart's folder when repo is a Git repository
+# spec.dra.driver → the chart of the registry (specs/charts.yaml) that installs it; the
+# registry names the driver. Each release and its namespace take the chart's name (HAMi's
+# chart refuses the default namespace).
+DRIVER_CHARTS = {"hami": "hami-dra-driver", "nvidia": "nvidia-dra-driver-gpu"}
 
 
-DRIVERS = {
-    # Not published to a Helm repository: installed from the chart in its Git repository
-    # (its README: helm install ./chart/hami-dra-driver). Pinned to the tag v0.1.0 (commit
-    # ebeaad9 of main): a branch would let a push upstream change a synced cluster.
-    "hami": DraDriver(
-        name="hami-core-gpu.project-hami.io",
-        release="hami-dra-driver",
-        chart="hami-dra-driver",
-        repo="https://github.com/Project-HAMi/k8s-dra-driver.git",
-        version="v0.1.0",
-        namespace="hami-dra-driver",  # the chart refuses the default namespace
-        path="chart/hami-dra-driver",
-    ),
-    "nvidia": DraDriver(
-        name="gpu.nvidia.com",
-        release="nvidia-dra-driver-gpu",
-        chart="nvidia-dra-driver-gpu",
-        repo="https://helm.ngc.nvidia.com/nvidia",
-        version="25.12.0",
-        namespace="nvidia-dra-driver-gpu",
-    ),
-}
-
-
-def driver(stack: GpuStack) -> DraDriver:
-    return DRIVERS[stack.spec.dra.driver]
+def driver(stack: GpuStack) -> Chart:
+    """The chart of the spec's DRA driver (its ``dra_driver`` is the driver name)."""
+    return charts.chart(DRIVER_CHARTS[stack.spec.dra.driver])
 
 
 def driver_root(stack: GpuStack) -> str:
@@ -92,9 +64,9 @@ def values(stack: GpuStack) -> dict[str, Any]:
     return result
 
 
-def device_class(spec: DeviceClassSpec, dra_driver: DraDriver) -> dict[str, Any]:
+def device_class(spec: DeviceClassSpec, dra_driver: Chart) -> dict[str, Any]:
     """An extra DeviceClass: the driver's devices, narrowed by the spec's CEL selectors."""
-    expressions = [f"device.driver == '{dra_driver.name}'", *spec.selectors]
+    expressions = [f"device.driver == '{dra_driver.dra_driver}'", *spec.selectors]
     return {
         "apiVersion": API_VERSION,
         "kind": "DeviceClass",
@@ -103,9 +75,9 @@ def device_class(spec: DeviceClassSpec, dra_driver: DraDriver) -> dict[str, Any]
     }
 
 
-def claim_template(spec: ClaimTemplate, dra_driver: DraDriver) -> dict[str, Any]:
+def claim_template(spec: ClaimTemplate, dra_driver: Chart) -> dict[str, Any]:
     exactly: dict[str, Any] = {
-        "deviceClassName": spec.deviceClassName or dra_driver.name,
+        "deviceClassName": spec.deviceClassName or dra_driver.dra_driver,
         "allocationMode": "ExactCount",
         "count": spec.count,
     }
@@ -144,15 +116,13 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         add_object(chart, device_class(spec, dra_driver))
     for template in dra.claimTemplates:
         add_object(chart, claim_template(template, dra_driver))
-    release = HelmRelease(
-        name=dra_driver.release,
-        chart=dra_driver.chart,
-        repo=dra_driver.repo,
+    release = chart_release(
+        dra_driver.name,
+        name=dra_driver.name,
         version=dra.version or dra_driver.version,
-        namespace=dra_driver.namespace,
+        namespace=dra_driver.name,
         values=values(stack),
         wave=WAVE,
-        path=dra_driver.path,
     )
     gates = featuregates.component_gates(
         minor=stack.spec.cluster.minor, user_gates=stack.spec.cluster.featureGates, features=features(stack)
@@ -167,10 +137,10 @@ def _chart_tolerations(stack: GpuStack) -> tuple[dict[str, Any], ...]:
     return ()
 
 
-def _notes(stack: GpuStack, dra_driver: DraDriver, gates: dict[str, dict[str, bool]]) -> list[str]:
-    root = driver_root(stack)
+def _notes(stack: GpuStack, dra_driver: Chart, gates: dict[str, dict[str, bool]]) -> list[str]:
+    root, name = driver_root(stack), dra_driver.dra_driver
     notes = [
-        f"DRA driver `{dra_driver.name}` creates its own DeviceClass `{dra_driver.name}`; gpustack adds only "
+        f"DRA driver `{name}` creates its own DeviceClass `{name}`; gpustack adds only "
         "the classes and ResourceClaimTemplates of the spec. A claim is allocated when a pod that uses it is "
         "scheduled: a ResourceClaim nobody uses stays pending.",
         f"The driver's kubelet plugin looks for the NVIDIA driver under `{root}` (`nvidiaDriverRoot`). gpustack "
@@ -179,8 +149,8 @@ def _notes(stack: GpuStack, dra_driver: DraDriver, gates: dict[str, dict[str, bo
     ]
     if dra_driver.path:
         notes.append(
-            f"The `{dra_driver.chart}` chart is not published to a Helm repository: Argo CD installs it from "
-            f"{dra_driver.repo} (folder `{dra_driver.path}`), K3s' helm-controller cannot, so on K3s without "
+            f"The `{dra_driver.name}` chart is not published to a Helm repository: Argo CD installs it from "
+            f"{dra_driver.repository} (folder `{dra_driver.path}`), K3s' helm-controller cannot, so on K3s without "
             "Argo CD install it with the Helm command of the apply order. "
             f"The chart is pinned to tag {dra_driver.version}; `dra.version` selects another tag of that repository."
         )

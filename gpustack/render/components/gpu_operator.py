@@ -10,16 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 from gpustack.errors import Problem, SpecError
-from gpustack.render.component import Contribution, HelmRelease, RenderContext
+from gpustack.render.component import Contribution, RenderContext, chart_release
 from gpustack.render.components import nfd, partitioning
-from gpustack.spec.checks import SKIP_DRIVER_LABEL, hami_pools
 from gpustack.spec.labelling import sleep_interval
 from gpustack.spec.models import GpuStack
 from gpustack.spec.partitioning import DEFAULT_CONFIG
+from gpustack.spec.pools import SKIP_DRIVER_LABEL, hami_pools
 
 RELEASE = "gpu-operator"
 NAMESPACE = "gpu-operator"
-REPO = "https://helm.ngc.nvidia.com/nvidia"
 # The operator runs each operand on nodes labelled nvidia.com/gpu.deploy.<operand>=true and
 # leaves a node alone where the label is already false (corpus: state-driver and
 # state-device-plugin DaemonSets' nodeSelector; upstream-facts §2).
@@ -110,7 +109,7 @@ def notes(ctx: RenderContext) -> list[str]:
     spec = ctx.stack.spec
     result = []
     # With driver.enabled (some pool takes the operator's driver) the host pools opt out through
-    # the label their spec must carry (checks.check_driver_source); without it no driver
+    # the label their spec must carry (pool_checks.check_driver_source); without it no driver
     # container runs anywhere.
     host_pools = [p for p in spec.nodePools if p.driver.source == "host"]
     if host_pools and driver_values(ctx)["enabled"]:
@@ -145,10 +144,9 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
     operator = ctx.stack.spec.gpuOperator
     if not operator.enabled:
         return Contribution()
-    release = HelmRelease(
+    release = chart_release(
+        "gpu-operator",
         name=RELEASE,
-        chart="gpu-operator",
-        repo=REPO,
         version=operator.version,
         namespace=NAMESPACE,
         values=values(ctx),

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpustack.render.component import Contribution, HelmRelease, RenderContext
+from gpustack.render.component import Contribution, RenderContext, chart_release
 from gpustack.render.components import nfd, runtime
-from gpustack.spec.checks import hami_pool_labels, hami_pools
 from gpustack.spec.models import GpuStack
+from gpustack.spec.pools import hami_pool_labels, hami_pools
 
 RELEASE = "hami"
 NAMESPACE = "kube-system"  # seed 001 §11: helm ... hami-charts/hami -n kube-system
-REPO = "https://project-hami.github.io/HAMi"
 WAVE = 1  # with the other device plugins, after NFD
 CHART_NODE_LABEL = "gpu"  # the chart's devicePlugin.nvidiaNodeSelector: {gpu: "on"} (upstream-facts §7)
 
@@ -57,10 +56,9 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
     stack = ctx.stack
     if not stack.spec.sharing.hami.enabled:
         return Contribution()
-    release = HelmRelease(
+    release = chart_release(
+        "hami",
         name=RELEASE,
-        chart="hami",
-        repo=REPO,
         version=stack.spec.sharing.hami.version,
         namespace=NAMESPACE,
         values=values(stack),

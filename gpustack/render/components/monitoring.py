@@ -12,15 +12,16 @@ pipeline merges, so that both paths export the same metrics the same way.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
-from gpustack.render.component import Contribution, HelmRelease, RenderContext, add_object
+from gpustack.render.component import Contribution, HelmRelease, RenderContext, add_object, chart_release
 from gpustack.render.components import alerts, dcgm_exporter, gpu_operator, nfd, runtime
-from gpustack.spec.checks import gpu_model
-from gpustack.spec.models import GpuStack, NodePool
+from gpustack.shipped import lint_data
+from gpustack.spec.models import GpuStack
+from gpustack.spec.models.cluster import NodePool
+from gpustack.spec.pools import gpu_model
 
-KUBE_PROMETHEUS_STACK_REPO = "https://prometheus-community.github.io/helm-charts"
-DCGM_EXPORTER_REPO = "https://nvidia.github.io/dcgm-exporter/helm-charts"
 # The Grafana chart mounts provider <name>'s dashboards at this folder (upstream-facts §8).
 DASHBOARD_PROVIDER = "gpu"
 # kube-prometheus-stack provisions its Prometheus data source with this uid. The Grafana chart
@@ -42,54 +43,58 @@ MONITORING_WAVE = 0
 EXPORTER_WAVE = 1
 
 # The collectors CSV: field, Prometheus type, help (dcgm-exporter's format, upstream-facts §3).
+# Rows here: field and help; the type is the one gpustack/lint/data/dcgm-metrics.yaml gives.
 _BASE_FIELDS = (
     ("Clocks", (
-        ("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz)."),
-        ("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz)."),
+        ("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz)."),
+        ("DCGM_FI_DEV_MEM_CLOCK", "Memory clock frequency (in MHz)."),
     )),
     ("Temperature and power", (
-        ("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C)."),
-        ("DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C)."),
-        ("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W)."),
-        ("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter", "Total energy consumption since boot (in mJ)."),
+        ("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C)."),
+        ("DCGM_FI_DEV_MEMORY_TEMP", "Memory temperature (in C)."),
+        ("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W)."),
+        ("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "Total energy consumption since boot (in mJ)."),
     )),
     ("Utilisation (time-based: one busy kernel reads 100 %)", (
-        ("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %)."),
-        ("DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %)."),
-        ("DCGM_FI_DEV_ENC_UTIL", "gauge", "Encoder utilization (in %)."),
-        ("DCGM_FI_DEV_DEC_UTIL", "gauge", "Decoder utilization (in %)."),
+        ("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %)."),
+        ("DCGM_FI_DEV_MEM_COPY_UTIL", "Memory utilization (in %)."),
+        ("DCGM_FI_DEV_ENC_UTIL", "Encoder utilization (in %)."),
+        ("DCGM_FI_DEV_DEC_UTIL", "Decoder utilization (in %)."),
     )),
     ("Memory", (
-        ("DCGM_FI_DEV_FB_FREE", "gauge", "Frame buffer memory free (in MiB)."),
-        ("DCGM_FI_DEV_FB_USED", "gauge", "Frame buffer memory used (in MiB)."),
-        ("DCGM_FI_DEV_FB_RESERVED", "gauge", "Frame buffer memory reserved (in MiB)."),
+        ("DCGM_FI_DEV_FB_FREE", "Frame buffer memory free (in MiB)."),
+        ("DCGM_FI_DEV_FB_USED", "Frame buffer memory used (in MiB)."),
+        ("DCGM_FI_DEV_FB_RESERVED", "Frame buffer memory reserved (in MiB)."),
     )),
     ("Errors", (
-        ("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered."),
+        ("DCGM_FI_DEV_XID_ERRORS", "Value of the last XID error encountered."),
         # Computed by the exporter: XIDs per code (label xid) in the last 5 minutes, repeats included.
-        ("DCGM_EXP_XID_ERRORS_COUNT", "gauge", "Count of XID errors within the XID count window."),
-        ("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter", "Rows remapped for uncorrectable errors."),
-        ("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter", "Rows remapped for correctable errors."),
-        ("DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed."),
+        ("DCGM_EXP_XID_ERRORS_COUNT", "Count of XID errors within the XID count window."),
+        ("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "Rows remapped for uncorrectable errors."),
+        ("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "Rows remapped for correctable errors."),
+        ("DCGM_FI_DEV_ROW_REMAP_FAILURE", "Whether remapping of rows has failed."),
     )),
     ("Interconnect", (
-        ("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "counter", "Total NVLink bandwidth counter for all lanes."),
+        ("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "Total NVLink bandwidth counter for all lanes."),
     )),
     ("Labels", (
-        ("DCGM_FI_DRIVER_VERSION", "label", "Driver version."),
+        ("DCGM_FI_DRIVER_VERSION", "Driver version."),
     )),
 )
 # Upstream's five default profiling (DCP) fields, plus SM_ACTIVE and SM_OCCUPANCY (commented
 # out upstream): GR_ENGINE_ACTIVE is time-based like GPU_UTIL, how full the SMs are is these two.
 _PROFILING_FIELDS = (
-    ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge", "Ratio of time the graphics/compute engine is active."),
-    ("DCGM_FI_PROF_SM_ACTIVE", "gauge", "Ratio of cycles an SM has at least one warp assigned."),
-    ("DCGM_FI_PROF_SM_OCCUPANCY", "gauge", "Ratio of warps resident on an SM to the maximum."),
-    ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "Ratio of cycles the tensor (HMMA) pipe is active."),
-    ("DCGM_FI_PROF_DRAM_ACTIVE", "gauge", "Ratio of cycles the device memory interface is active."),
-    ("DCGM_FI_PROF_PCIE_TX_BYTES", "gauge", "Rate of PCIe data transmitted, headers included (in B/s)."),
-    ("DCGM_FI_PROF_PCIE_RX_BYTES", "gauge", "Rate of PCIe data received, headers included (in B/s)."),
+    ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "Ratio of time the graphics/compute engine is active."),
+    ("DCGM_FI_PROF_SM_ACTIVE", "Ratio of cycles an SM has at least one warp assigned."),
+    ("DCGM_FI_PROF_SM_OCCUPANCY", "Ratio of warps resident on an SM to the maximum."),
+    ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "Ratio of cycles the tensor (HMMA) pipe is active."),
+    ("DCGM_FI_PROF_DRAM_ACTIVE", "Ratio of cycles the device memory interface is active."),
+    ("DCGM_FI_PROF_PCIE_TX_BYTES", "Rate of PCIe data transmitted, headers included (in B/s)."),
+    ("DCGM_FI_PROF_PCIE_RX_BYTES", "Rate of PCIe data received, headers included (in B/s)."),
 )
+# Types of the fields dcgm-metrics.yaml does not list: a metric the exporter computes itself, and
+# a field it exports as a label.
+_TYPES_NOT_IN_LINT_DATA = {"DCGM_EXP_XID_ERRORS_COUNT": "gauge", "DCGM_FI_DRIVER_VERSION": "label"}
 
 
 def build(chart: Any, ctx: RenderContext) -> Contribution:
@@ -102,10 +107,9 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
     if stack.spec.gpuOperator.enabled:
         # Values added to gpu_operator's release (the pipeline merges releases of one name).
         releases.append(
-            HelmRelease(
+            chart_release(
+                "gpu-operator",
                 name=gpu_operator.RELEASE,
-                chart="gpu-operator",
-                repo=gpu_operator.REPO,
                 version=stack.spec.gpuOperator.version,
                 namespace=gpu_operator.NAMESPACE,
                 values={"dcgmExporter": operator_dcgm_values(stack)},
@@ -114,10 +118,9 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         )
     elif exporter.enabled:
         releases.append(
-            HelmRelease(
+            chart_release(
+                "dcgm-exporter",
                 name="dcgm-exporter",
-                chart="dcgm-exporter",
-                repo=DCGM_EXPORTER_REPO,
                 version=exporter.version,
                 namespace=monitoring.namespace,
                 values=dcgm_exporter_values(stack),
@@ -134,10 +137,9 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
 
 def kube_prometheus_stack_release(stack: GpuStack) -> HelmRelease:
     monitoring = stack.spec.monitoring
-    return HelmRelease(
+    return chart_release(
+        "kube-prometheus-stack",
         name=monitoring.release,
-        chart="kube-prometheus-stack",
-        repo=KUBE_PROMETHEUS_STACK_REPO,
         version=monitoring.version,
         namespace=monitoring.namespace,
         values=kube_prometheus_stack_values(stack),
@@ -256,8 +258,24 @@ def _service_monitor(stack: GpuStack) -> dict[str, Any]:
     return {"enabled": True, "additionalLabels": {"release": stack.spec.monitoring.release}}
 
 
-def _csv_row(field: tuple[str, str, str]) -> str:
-    return ", ".join(field)
+def _csv_row(field: tuple[str, str]) -> str:
+    name, help_text = field
+    return ", ".join((name, _metric_type(name), help_text))
+
+
+@cache
+def _metric_types() -> dict[str, str]:
+    """DCGM field → Prometheus type, as the linter's table records dcgm-exporter's declarations."""
+    table = lint_data("dcgm-metrics.yaml")
+    return {
+        **{name: "gauge" for name in table["gauges"]},
+        **{name: "counter" for name in table["counters"]},
+        **_TYPES_NOT_IN_LINT_DATA,
+    }
+
+
+def _metric_type(name: str) -> str:
+    return _metric_types()[name]
 
 
 def _profiling_reason(stack: GpuStack) -> list[str]:

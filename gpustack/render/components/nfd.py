@@ -13,13 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gpustack.render.component import Contribution, HelmRelease, RenderContext
+from gpustack.render.component import Contribution, RenderContext, chart_release
 from gpustack.spec.labelling import sleep_interval
 from gpustack.spec.models import GpuStack
 
 RELEASE = "node-feature-discovery"
 NAMESPACE = "node-feature-discovery"  # seed 001 §9: helm ... -n node-feature-discovery
-REPO = "https://kubernetes-sigs.github.io/node-feature-discovery/charts"
 
 # With deviceLabelFields [vendor] NFD labels every NVIDIA PCI device of the whitelisted
 # classes pci-10de.present, the label NVIDIA's own charts select on (upstream-facts §1).
@@ -86,7 +85,7 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         "master": {"config": {"extraLabelNs": ["nvidia.com"]}},
         "worker": worker,
     }
-    release = HelmRelease(
-        name=RELEASE, chart="node-feature-discovery", repo=REPO, version=nfd.version, namespace=NAMESPACE, values=values
+    release = chart_release(
+        "node-feature-discovery", name=RELEASE, version=nfd.version, namespace=NAMESPACE, values=values
     )
     return Contribution(releases=[release])

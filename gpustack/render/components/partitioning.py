@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from gpustack.render.component import Contribution, RenderContext
-from gpustack.spec.models import GpuStack, NodePool
+from gpustack.spec.models import GpuStack
+from gpustack.spec.models.cluster import NodePool
 from gpustack.spec.partitioning import (
     DEFAULT_CONFIG,
     DEVICE_PLUGIN_CONFIG_LABEL,

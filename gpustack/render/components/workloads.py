@@ -13,8 +13,11 @@ from typing import Any
 
 from gpustack.render.component import Contribution, RenderContext, add_object
 from gpustack.render.components import runtime
-from gpustack.spec.checks import MAX_GPU_MEMORY_UTILIZATION, gpu_model, hami_pools
-from gpustack.spec.models import GpuStack, Minio, ModelLoader, Nbody, NodePool, SmokeTest, Vllm
+from gpustack.spec.component_checks import MAX_GPU_MEMORY_UTILIZATION
+from gpustack.spec.models import GpuStack
+from gpustack.spec.models.cluster import NodePool
+from gpustack.spec.models.workloads import Minio, ModelLoader, Nbody, SmokeTest, Vllm
+from gpustack.spec.pools import gpu_model, hami_pools
 
 GPU = "nvidia.com/gpu"
 GPU_MEMORY = "nvidia.com/gpumem"  # HAMi, MiB (upstream-facts §7)
@@ -78,17 +81,22 @@ def nbody(stack: GpuStack, spec: Nbody) -> dict[str, Any]:
     container = _container("nbody", spec.image, limits={GPU: 1})
     container["args"] = ["nbody", "-gpu", "-benchmark", f"-numbodies={spec.bodies}"]
     labels = _labels(app="nbody", instance=spec.name, component="benchmark")
+    pod_spec = _pod_spec(stack, stack.spec.nodePools[0], [container], restart_policy="Never")
+    # A benchmark that fails reports it; retrying only repeats the failure.
+    return _job(spec.name, spec.namespace, labels, pod_spec, backoff_limit=0)
+
+
+def _job(
+    name: str, namespace: str, labels: dict[str, str], pod_spec: dict[str, Any], *, backoff_limit: int
+) -> dict[str, Any]:
+    """A batch/v1 Job whose Pods carry the Job's labels."""
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {"name": spec.name, "namespace": spec.namespace, "labels": labels},
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
         "spec": {
-            # A benchmark that fails reports it; retrying only repeats the failure.
-            "backoffLimit": 0,
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": _pod_spec(stack, stack.spec.nodePools[0], [container], restart_policy="Never"),
-            },
+            "backoffLimit": backoff_limit,
+            "template": {"metadata": {"labels": labels}, "spec": pod_spec},
         },
     }
 
@@ -389,24 +397,14 @@ def model_loader(spec: ModelLoader) -> dict[str, Any]:
         }
         container["volumeMounts"] = [{"name": "model", "mountPath": "/model"}]
     labels = _labels(app="model-loader", instance=spec.name, component="model-upload")
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": spec.name, "namespace": spec.namespace, "labels": labels},
-        "spec": {
-            "backoffLimit": 2,
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "restartPolicy": "Never",
-                    "securityContext": _unprivileged_pod(),
-                    "initContainers": [download],
-                    "containers": [upload],
-                    "volumes": [{"name": "model", "emptyDir": {"sizeLimit": spec.scratch}}],
-                },
-            },
-        },
+    pod_spec = {
+        "restartPolicy": "Never",
+        "securityContext": _unprivileged_pod(),
+        "initContainers": [download],
+        "containers": [upload],
+        "volumes": [{"name": "model", "emptyDir": {"sizeLimit": spec.scratch}}],
     }
+    return _job(spec.name, spec.namespace, labels, pod_spec, backoff_limit=2)
 
 
 def _unprivileged_pod() -> dict[str, Any]:

@@ -34,10 +34,6 @@ def _validator(file: str) -> Any:
     return Draft202012Validator(_load(file), registry=registry, format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 
-def knows(obj: Mapping[str, Any]) -> bool:
-    return (obj.get("apiVersion"), obj.get("kind")) in SCHEMA_FILES
-
-
 def problems(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
     """``(path, message)`` for each schema violation; empty for valid objects and unknown kinds."""
     file = SCHEMA_FILES.get((obj.get("apiVersion"), obj.get("kind")))

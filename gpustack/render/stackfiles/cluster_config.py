@@ -15,7 +15,8 @@ from collections.abc import Iterable, Mapping
 from gpustack.errors import GpustackError
 from gpustack.render.component import GATE_COMPONENTS
 from gpustack.render.components import control_plane
-from gpustack.spec.models import GpuStack, NodePool, SystemPool, Taint
+from gpustack.spec.models import GpuStack
+from gpustack.spec.models.cluster import NodePool, SystemPool, Taint
 from gpustack.yamlio import dump, dump_all
 
 Gates = dict[str, dict[str, bool]]

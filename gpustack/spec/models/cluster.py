@@ -1,0 +1,198 @@
+"""The spec's cluster and its node pools: metadata, Kubernetes, GPUs, driver, toolkit, sharing, MIG.
+
+What the nodes are: the cluster's distribution and version, the GPU pools (GPU model and count,
+driver and toolkit, time-slicing or MPS, MIG layout) and the pools without GPUs.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator
+
+from gpustack.spec.gpu_catalogue import GpuModel
+from gpustack.spec.models.base import (
+    DNS_LABEL,
+    K8S_MINOR,
+    MAX_NODES,
+    NEWEST_MINOR,
+    OLDEST_MINOR,
+    Strict,
+    Versioned,
+    version_string,
+)
+
+
+class Metadata(Strict):
+    name: str = Field(
+        pattern=DNS_LABEL,
+        description="Stack name (DNS-1123 label); render writes to output/<name> by default.",
+    )
+    description: str | None = Field(None, description="Free text, copied into the stack README.")
+
+
+class Cluster(Strict):
+    distribution: Literal["k3s", "kubeadm"] = Field(
+        description="k3s (embedded containerd, RuntimeClass nvidia registered by K3s) or kubeadm."
+    )
+    kubernetesVersion: str = Field(
+        "1.36",
+        pattern=K8S_MINOR,
+        description=f'Kubernetes minor version as a string, e.g. "1.36", from 1.{OLDEST_MINOR} to '
+        f"1.{NEWEST_MINOR}. Selects feature-gate defaults and the schema rendered objects are validated against.",
+    )
+    featureGates: dict[str, bool] = Field(
+        default_factory=dict,
+        description="Extra feature gates. Gates the rest of the spec needs are added automatically.",
+    )
+    nvidiaDefaultRuntime: bool = Field(
+        False,
+        description="Make nvidia the default containerd runtime (K3s default-runtime: nvidia; "
+        "kubeadm: nvidia-ctk runtime configure --set-as-default). Off: pods use runtimeClassName.",
+    )
+    k3sVersion: str | None = Field(
+        None,
+        description="K3s release, e.g. v1.36.4+k3s1 (only for distribution k3s): the README's install "
+        "command pins it.",
+    )
+    kubeadmVersion: str | None = Field(
+        None,
+        pattern=r"^v1\.[0-9]{2}\.[0-9]+$",
+        description="Kubernetes release for kubeadm, e.g. v1.35.2 (only for distribution kubeadm): "
+        "ClusterConfiguration kubernetesVersion and the pinned packages. Default: stable-<minor>, "
+        "the newest patch when `kubeadm init` runs.",
+    )
+    podSubnet: str | None = Field(
+        None,
+        pattern=r"^[0-9a-f.:]+/[0-9]{1,3}$",
+        description="Pod network CIDR (kubeadm networking.podSubnet, K3s cluster-cidr); it must match "
+        "the CNI's. Default: 10.244.0.0/16 on kubeadm (Flannel's), K3s' own on K3s.",
+    )
+    serverAddresses: list[str] = Field(
+        default_factory=list,
+        description="IP addresses of the control-plane nodes (K3s servers). On K3s the controller "
+        "manager, scheduler and kube-proxy run inside the k3s process, not as pods: "
+        "kube-prometheus-stack scrapes them at these addresses, and without them those jobs are off.",
+    )
+
+    @field_validator("kubernetesVersion", "k3sVersion", "kubeadmVersion", mode="before")
+    @classmethod
+    def _quote(cls, value: Any) -> Any:
+        return version_string(value)
+
+    @field_validator("kubernetesVersion")
+    @classmethod
+    def _supported(cls, value: str) -> str:
+        if not OLDEST_MINOR <= int(value.split(".")[1]) <= NEWEST_MINOR:
+            raise ValueError(f"Kubernetes {value} is not one gpustack renders: 1.{OLDEST_MINOR} to 1.{NEWEST_MINOR}")
+        return value
+
+    @property
+    def minor(self) -> int:
+        return int(self.kubernetesVersion.split(".")[1])
+
+
+# --- node pools -----------------------------------------------------------------------------
+
+
+class Gpu(Strict):
+    model: str = Field(description="GPU SKU from the catalogue (specs/gpus.yaml), e.g. L4, H100-80GB-SXM.")
+    count: int = Field(1, ge=1, le=16, description="GPUs per node.")
+    custom: GpuModel | None = Field(
+        None, description="Facts for a GPU that is not in the catalogue; `model` then names it."
+    )
+
+
+class Taint(Strict):
+    key: str
+    value: str | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+
+class Driver(Versioned):
+    source: Literal["host", "operator"] = Field(
+        "host",
+        description="host: installed on the node (apt + DKMS, mounted at /); operator: the GPU "
+        "Operator's driver container (mounted at /run/nvidia/driver).",
+    )
+    version: str | None = Field(None, description='Driver branch or version, e.g. "595" or "595.84".')
+
+
+class Toolkit(Versioned):
+    mode: Literal["auto", "legacy", "cdi"] = Field(
+        "auto",
+        description="NVIDIA Container Toolkit mode: auto (the toolkit picks: just-in-time CDI where NVML "
+        "finds the GPUs from release 1.20, the legacy hook before), legacy (OCI hook) or cdi.",
+    )
+    version: str | None = Field(
+        None,
+        pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$",
+        description='Toolkit release installed on the host, e.g. "1.20.0": the README\'s apt command pins '
+        "its packages to it. Without the GPU Operator only (the operator runs its own toolkit). "
+        "Default: the newest release when the command runs.",
+    )
+
+
+class SystemPool(Strict):
+    """Nodes without GPUs for the cluster's own services (Prometheus, Grafana, the NFD master)."""
+
+    name: str = Field(pattern=DNS_LABEL, description="Pool name (DNS-1123 label).")
+    count: int = Field(1, ge=1, le=MAX_NODES, description="Number of nodes in the pool.")
+    labels: dict[str, str] = Field(default_factory=dict, description="Labels the pool's nodes carry.")
+    taints: list[Taint] = Field(default_factory=list, description="Taints the pool's nodes carry.")
+
+
+class NoSharing(Strict):
+    strategy: Literal["none"] = "none"
+
+
+class TimeSlicing(Strict):
+    strategy: Literal["timeSlicing"]
+    replicas: int = Field(ge=2, description="Pods that may share one GPU.")
+    renameByDefault: bool = Field(False, description="Advertise nvidia.com/gpu.shared instead of nvidia.com/gpu.")
+    failRequestsGreaterThanOne: bool = Field(
+        True, description="Reject pods asking for more than one shared GPU (they get no more compute)."
+    )
+
+
+class Mps(Strict):
+    strategy: Literal["mps"]
+    replicas: int = Field(ge=2, description="MPS clients per GPU (memory and compute split evenly).")
+    renameByDefault: bool = False
+
+
+Sharing = Annotated[NoSharing | TimeSlicing | Mps, Field(discriminator="strategy")]
+
+
+class PoolMig(Strict):
+    strategy: Literal["single", "mixed"] = Field(
+        "mixed",
+        description="How the device plugin advertises the pool's MIG devices: mixed as "
+        "nvidia.com/mig-<profile>, single as nvidia.com/gpu (one profile only).",
+    )
+    layout: dict[str, int] = Field(
+        min_length=1,
+        description="MIG profile → instances on each GPU of the pool, e.g. {1g.10gb: 4, 3g.40gb: 1}; "
+        "profiles from the catalogue's migProfiles, at most 7 compute and 8 memory slices per GPU.",
+    )
+
+
+class NodePool(Strict):
+    name: str = Field(pattern=DNS_LABEL, description="Pool name (DNS-1123 label).")
+    count: int = Field(1, ge=1, le=MAX_NODES, description="Number of nodes in the pool.")
+    gpu: Gpu
+    labels: dict[str, str] = Field(default_factory=dict, description="Labels the pool's nodes carry.")
+    taints: list[Taint] = Field(default_factory=list, description="Taints the pool's nodes carry.")
+    driver: Driver = Field(default_factory=Driver)
+    toolkit: Toolkit = Field(default_factory=Toolkit)
+    sharing: Sharing | None = Field(
+        None,
+        description="Time-slicing or MPS for this pool's GPUs (default: devicePlugin.sharing). Applied "
+        "through a device plugin config of the pool's name, selected by the node label "
+        "nvidia.com/device-plugin.config.",
+    )
+    mig: PoolMig | None = Field(
+        None,
+        description="MIG layout of this pool's GPUs: applied by the GPU Operator's MIG manager (node label "
+        "nvidia.com/mig.config) or with nvidia-mig-parted on the host.",
+    )

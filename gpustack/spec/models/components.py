@@ -1,0 +1,242 @@
+"""The spec's components: what the stack deploys on the nodes, and how it is delivered.
+
+Device plugin and GFD, GPU Operator, NFD, monitoring (DCGM exporter, alerts, Grafana), HAMi
+sharing, DRA, and the GitOps delivery (K3s HelmCharts, Argo CD). Chart versions default to the
+versions the chart registry (``specs/charts.yaml``) pins.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from gpustack.charts import chart
+from gpustack.spec.models.base import DNS_LABEL, DURATION, Strict, Versioned, version_string
+from gpustack.spec.models.cluster import NoSharing, Sharing
+
+
+class Gfd(Strict):
+    enabled: bool = Field(True, description="Deploy GPU Feature Discovery (nvidia.com/gpu.* node labels).")
+    sleepInterval: str | None = Field(
+        None,
+        pattern=DURATION,
+        description="Label refresh interval; default 60s, or 0.6 s per node when that is longer.",
+    )
+
+
+class DevicePlugin(Versioned):
+    enabled: bool = Field(True, description="Deploy NVIDIA's device plugin (advertises nvidia.com/gpu).")
+    version: str = Field(chart("nvidia-device-plugin").version, description="nvidia-device-plugin chart version.")
+    gfd: Gfd = Field(default_factory=Gfd)
+    sharing: Sharing = Field(default_factory=NoSharing, description="GPU sharing: none, timeSlicing or mps.")
+    migStrategy: Literal["none", "single", "mixed"] = Field("none", description="How MIG devices are advertised.")
+
+
+class GpuOperator(Versioned):
+    enabled: bool = Field(
+        False,
+        description="Deploy the GPU Operator; it then owns driver (for operator pools), toolkit, "
+        "device plugin, GFD and DCGM exporter.",
+    )
+    version: str = Field(chart("gpu-operator").version, description="gpu-operator chart version.")
+
+
+class Nfd(Versioned):
+    enabled: bool = Field(True, description="Deploy Node Feature Discovery.")
+    version: str = Field(chart("node-feature-discovery").version, description="node-feature-discovery chart version.")
+    sleepInterval: str | None = Field(
+        None,
+        pattern=DURATION,
+        description="Worker relabel interval; default 60s, or 0.6 s per node when that is longer: "
+        "hundreds of nodes relabelling often load etcd.",
+    )
+
+
+
+class DcgmExporter(Versioned):
+    enabled: bool = True
+    version: str = Field(chart("dcgm-exporter").version, description="dcgm-exporter chart version.")
+    profiling: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="DCGM_FI_PROF_* profiling fields: auto = on for datacenter GPUs, off for GeForce.",
+    )
+    podAttribution: bool = Field(
+        True,
+        description="Also copy the labels of the pod using a GPU onto its metrics "
+        "(kubernetes.enablePodLabels, allowlisted to app labels). The pod, namespace and "
+        "container labels come from the kubelet pod-resources API either way.",
+    )
+
+
+class Alerts(Strict):
+    enabled: bool = True
+    temperatureCelsius: int = Field(85, description="GPUHighTemperature threshold.")
+    temperatureFor: str = Field("2m", pattern=DURATION)
+    memoryUsedRatio: float = Field(0.9, gt=0, le=1, description="GPUMemoryNearFull threshold.")
+    memoryFor: str = Field("5m", pattern=DURATION)
+    memoryReservingContainers: list[str] = Field(
+        default_factory=lambda: ["vllm"],
+        description="Containers that reserve most of the GPU memory at start by design (vLLM takes "
+        "--gpu-memory-utilization, 0.9 by default): GPUMemoryNearFull leaves their GPUs out.",
+    )
+    idleUtilPercent: int = Field(5, ge=0, le=100, description="GPUIdleButAllocated: utilisation below this...")
+    idleMemoryMiB: int = Field(1024, ge=0, description="...while more than this much memory is held.")
+    idleFor: str = Field("15m", pattern=DURATION)
+    underfilledUtilPercent: int = Field(
+        90, ge=0, le=100, description="GPUBusyButUnderfilled: GPU_UTIL above this..."
+    )
+    underfilledSmActive: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="...while DCGM_FI_PROF_SM_ACTIVE (the share of SM cycles with a warp resident) "
+        "is below this.",
+    )
+    underfilledFor: str = Field("30m", pattern=DURATION)
+    criticalXids: list[int] = Field(
+        default_factory=lambda: [31, 43, 79, 92],
+        description="XID codes that must always alert "
+        "(https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html).",
+    )
+    xidKeepFiringFor: str = Field(
+        "1h",
+        pattern=DURATION,
+        description="Critical XID alerts keep firing this long after the last occurrence: a GPU that "
+        "fell off the bus stays broken after the exporter's XID window has passed.",
+    )
+    gpuGoneFor: str = Field("5m", pattern=DURATION, description="GPUMissing/GPUUnallocatable: for how long.")
+    runbookBaseUrl: str | None = Field(
+        None,
+        description="Where the rendered stack README can be read (e.g. its URL in your Git host); "
+        "runbook_url annotations point to its alert section. Default: the relative path README.md.",
+    )
+
+
+class GrafanaDashboard(Strict):
+    gnetId: int = Field(ge=1, description="grafana.com dashboard id.")
+    revision: int = Field(
+        1, ge=1, description="Dashboard revision to download (the Grafana chart's default is 1)."
+    )
+
+
+class Grafana(Strict):
+    dashboards: list[GrafanaDashboard] = Field(
+        default_factory=lambda: [
+            GrafanaDashboard(gnetId=12239, revision=2),  # NVIDIA DCGM Exporter, per GPU
+            GrafanaDashboard(gnetId=23382, revision=1),  # DCGM for Kubernetes, per pod
+        ],
+        description="grafana.com dashboards provisioned through grafana.dashboardProviders "
+        "(12239: per GPU; 23382: per pod, with its allocation table).",
+    )
+    anonymousAdmin: bool = Field(
+        False, description="Lab only: anonymous Admin access (the seed's setting). Never in production."
+    )
+
+
+class Monitoring(Versioned):
+    enabled: bool = True
+    release: str = Field(
+        "kube-prometheus-stack",
+        pattern=DNS_LABEL,
+        description="kube-prometheus-stack release name; rules are labelled release=<release>.",
+    )
+    namespace: str = Field("monitoring", pattern=DNS_LABEL)
+    version: str = Field(chart("kube-prometheus-stack").version, description="kube-prometheus-stack chart version.")
+    dcgmExporter: DcgmExporter = Field(default_factory=DcgmExporter)
+    grafana: Grafana = Field(default_factory=Grafana)
+    alerts: Alerts = Field(default_factory=Alerts)
+
+
+
+class Hami(Versioned):
+    enabled: bool = False
+    version: str = Field(chart("hami").version, description="hami chart version.")
+    pools: list[str] | None = Field(
+        None, description="Node pools HAMi serves; default all. The NVIDIA device plugin must not serve them."
+    )
+    splitCount: int = Field(10, ge=1, description="vGPUs per physical GPU (devicePlugin.deviceSplitCount).")
+    memoryScaling: float = Field(1.0, gt=0, description="devicePlugin.deviceMemoryScaling (>1 oversubscribes).")
+    coreScaling: float = Field(1.0, gt=0, description="devicePlugin.deviceCoreScaling.")
+    schedulerImageTag: str | None = Field(
+        None,
+        description="kube-scheduler image tag for HAMi's scheduler; default: the chart derives "
+        "it from the cluster version (chart >= 2.7 key scheduler.kubeScheduler.image.tag).",
+    )
+
+    @field_validator("schedulerImageTag", mode="before")
+    @classmethod
+    def _quote_tag(cls, value: Any) -> Any:
+        return version_string(value)
+
+
+class SharingSection(Strict):
+    hami: Hami = Field(default_factory=Hami)
+
+
+class Capacity(Strict):
+    cores: int | None = Field(None, ge=1, le=100, description="Percent of the GPU's cores.")
+    memory: str | None = Field(None, pattern=r"^[0-9]+(Ki|Mi|Gi|Ti)?$", description="Memory, e.g. 4Gi.")
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> Capacity:
+        if self.cores is None and self.memory is None:
+            raise ValueError("capacity needs cores, memory or both")
+        return self
+
+
+class ClaimTemplate(Strict):
+    name: str = Field(pattern=DNS_LABEL, description="ResourceClaimTemplate name; pods reference it.")
+    namespace: str = Field("default", pattern=DNS_LABEL, description="Namespace of the template and its pods.")
+    deviceClassName: str | None = Field(None, description="Default: the driver's own DeviceClass.")
+    count: int = Field(1, ge=1, description="Devices per claim (allocationMode ExactCount).")
+    selectors: list[str] = Field(default_factory=list, description="CEL expressions on the device.")
+    capacity: Capacity | None = Field(None, description="Consumable capacity (needs DRAConsumableCapacity).")
+
+
+class DeviceClassSpec(Strict):
+    name: str = Field(
+        pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
+        description="DeviceClass name, not one the driver chart creates (e.g. l4.gpustack.io).",
+    )
+    selectors: list[str] = Field(
+        description="CEL expressions on the device, ANDed with `device.driver == <driver>`."
+    )
+
+
+class Dra(Versioned):
+    enabled: bool = False
+    driver: Literal["hami", "nvidia"] = Field("hami", description="DRA driver: HAMi (hami-core) or NVIDIA.")
+    version: str | None = Field(None, description="Driver chart version (default per driver).")
+    deviceClasses: list[DeviceClassSpec] = Field(
+        default_factory=list, description="Extra DeviceClasses; the driver chart creates its own."
+    )
+    claimTemplates: list[ClaimTemplate] = Field(
+        default_factory=list, description="ResourceClaimTemplates with one request named gpu."
+    )
+
+
+class ArgoCd(Strict):
+    enabled: bool = Field(
+        False, description="Emit an Argo CD app-of-apps under argocd/ (one Application per Helm release)."
+    )
+    repoURL: str | None = Field(None, description="Git repository holding the rendered output.")
+    path: str | None = Field(
+        None, description="Path of the rendered stack in that repository; default output/<metadata.name>."
+    )
+    targetRevision: str = Field("HEAD", description="Git revision Argo CD syncs the rendered output from.")
+    project: str = Field("default", description="Argo CD project of the Applications.")
+    namespace: str = Field("argocd", pattern=DNS_LABEL, description="Namespace Argo CD watches for Applications.")
+
+    @model_validator(mode="after")
+    def _needs_repo(self) -> ArgoCd:
+        if self.enabled and not self.repoURL:
+            raise ValueError("argocd.enabled needs repoURL (the Git repository of the rendered output)")
+        return self
+
+
+class Gitops(Strict):
+    k3sHelmCharts: bool | None = Field(
+        None, description="Emit helm.cattle.io/v1 HelmCharts for K3s auto-deploy; default on for k3s."
+    )
+    argocd: ArgoCd = Field(default_factory=ArgoCd)

@@ -1,0 +1,252 @@
+"""Cross-field checks of the cluster and its node pools: GPU models, vendor, names, versions, drivers, MIG.
+
+Each check yields a ``Finding``, ``(path, message)``; the message names what to change.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterator
+
+from gpustack.spec.gpu_catalogue import load_catalogue
+from gpustack.spec.labelling import SECONDS_PER_NODE, duration_seconds, nodes, shortest_seconds
+from gpustack.spec.models import GpuStack
+from gpustack.spec.models.cluster import Mps, NodePool
+from gpustack.spec.partitioning import (
+    COMPUTE_SLICES,
+    DEVICE_PLUGIN_CONFIG_LABEL,
+    MEMORY_SLICES,
+    MIG_CONFIG_LABEL,
+    mig_pools,
+    mig_slices,
+)
+from gpustack.spec.pools import SKIP_DRIVER_LABEL, gpu_model, hami_pools, repels
+from gpustack.suggest import did_you_mean
+
+Finding = tuple[tuple[str | int, ...], str]
+
+
+def _pool_path(index: int, *rest: str | int) -> tuple[str | int, ...]:
+    return ("spec", "nodePools", index, *rest)
+
+
+def check_gpu_models(stack: GpuStack) -> Iterator[Finding]:
+    catalogue = load_catalogue()
+    for i, pool in enumerate(stack.spec.nodePools):
+        if pool.gpu.custom is None and catalogue.resolve(pool.gpu.model) is None:
+            hint = did_you_mean(catalogue.suggestions(pool.gpu.model))
+            yield _pool_path(i, "gpu", "model"), (
+                f"unknown GPU model {pool.gpu.model!r}; {hint + ' ' if hint else ''}`gpustack gpus` lists "
+                "the catalogue. For another GPU add gpu.custom with its facts (see `gpustack schema`)"
+            )
+
+
+NVIDIA_PCI_VENDOR = "10de"
+
+
+def check_vendor(stack: GpuStack) -> Iterator[Finding]:
+    """Everything gpustack renders (device plugin, GPU Operator, DCGM, HAMi) is NVIDIA's."""
+    for i, pool in enumerate(stack.spec.nodePools):
+        custom = pool.gpu.custom
+        if custom is not None and custom.pciVendor != NVIDIA_PCI_VENDOR:
+            yield _pool_path(i, "gpu", "custom", "pciVendor"), (
+                f"pool {pool.name!r} has a GPU of PCI vendor {custom.pciVendor}, not NVIDIA ({NVIDIA_PCI_VENDOR}): "
+                "gpustack renders NVIDIA's stack only (driver, device plugin, GPU Operator, DCGM); deploy that "
+                "vendor's own device plugin and leave this pool out of the spec"
+            )
+
+
+def check_labelling_interval(stack: GpuStack) -> Iterator[Finding]:
+    """A relabel interval the spec sets must suit the fleet (what `gpustack lint` GS021 asks)."""
+    wanted = shortest_seconds(stack)
+    for path, value in (
+        (("spec", "nfd", "sleepInterval"), stack.spec.nfd.sleepInterval),
+        (("spec", "devicePlugin", "gfd", "sleepInterval"), stack.spec.devicePlugin.gfd.sleepInterval),
+    ):
+        if value is not None and 0 < duration_seconds(value) < wanted:
+            yield path, (
+                f"{value} relabels {nodes(stack)} nodes too often for etcd ({SECONDS_PER_NODE} s per node): "
+                f"use at least {wanted:.0f}s, or leave it out for a default that suits the fleet"
+            )
+
+
+def check_unique_pools(stack: GpuStack) -> Iterator[Finding]:
+    seen: set[str] = set()
+    pools = [("nodePools", i, p.name) for i, p in enumerate(stack.spec.nodePools)]
+    pools += [("systemPools", i, p.name) for i, p in enumerate(stack.spec.systemPools)]
+    for section, i, name in pools:
+        if name in seen:
+            yield ("spec", section, i, "name"), f"node pool {name!r} is defined twice; pool names must be unique"
+        seen.add(name)
+
+
+def check_cluster(stack: GpuStack) -> Iterator[Finding]:
+    cluster = stack.spec.cluster
+    path = ("spec", "cluster")
+    if cluster.kubeadmVersion and cluster.distribution != "kubeadm":
+        yield (*path, "kubeadmVersion"), "kubeadmVersion is for distribution kubeadm; K3s takes k3sVersion"
+    if cluster.kubeadmVersion and cluster.kubeadmVersion.split(".")[1] != str(cluster.minor):
+        yield (*path, "kubeadmVersion"), (
+            f"kubeadmVersion {cluster.kubeadmVersion} is not of Kubernetes {cluster.kubernetesVersion}: "
+            "make the two agree"
+        )
+    if cluster.k3sVersion and cluster.distribution != "k3s":
+        yield (*path, "k3sVersion"), "k3sVersion is for distribution k3s; kubeadm takes kubeadmVersion"
+    k3s_minor = re.match(r"v1\.([0-9]+)\.[0-9]+", cluster.k3sVersion or "")
+    if cluster.k3sVersion and k3s_minor is None:
+        yield (*path, "k3sVersion"), (
+            f"k3sVersion {cluster.k3sVersion!r} is not a K3s release such as v1.36.4+k3s1 (the install script's "
+            "INSTALL_K3S_VERSION)"
+        )
+    elif k3s_minor is not None and k3s_minor.group(1) != str(cluster.minor):
+        yield (*path, "k3sVersion"), (
+            f"k3sVersion {cluster.k3sVersion} is not of Kubernetes {cluster.kubernetesVersion}: make the two agree"
+        )
+    for i, address in enumerate(cluster.serverAddresses):
+        try:
+            ipaddress.ip_address(address)
+        except ValueError:
+            yield (*path, "serverAddresses", i), (
+                f"{address!r} is not an IP address; kube-prometheus-stack's endpoints take the servers' IPs"
+            )
+    if cluster.podSubnet:
+        try:
+            ipaddress.ip_network(cluster.podSubnet)
+        except ValueError:
+            yield (*path, "podSubnet"), f"{cluster.podSubnet!r} is not a network in CIDR notation, e.g. 10.244.0.0/16"
+
+
+def check_system_pool(stack: GpuStack) -> Iterator[Finding]:
+    """kubeadm taints its control plane: with every pool tainted, the monitoring stack and the
+    NFD master (no GPU tolerations) would stay Pending."""
+    spec = stack.spec
+    if spec.cluster.distribution != "kubeadm" or not all(repels(p.taints) for p in spec.nodePools):
+        return
+    if any(not repels(p.taints) for p in spec.systemPools):
+        return
+    yield ("spec", "nodePools"), (
+        "every node pool is tainted and kubeadm taints the control plane, so Prometheus, Grafana, "
+        "kube-state-metrics and the NFD master have nowhere to run: add an untainted pool under "
+        "spec.systemPools (nodes without GPUs), or leave one pool untainted"
+    )
+
+
+def check_driver_source(stack: GpuStack) -> Iterator[Finding]:
+    operator = stack.spec.gpuOperator.enabled
+    for i, pool in enumerate(stack.spec.nodePools):
+        if pool.driver.source == "operator" and not operator:
+            yield _pool_path(i, "driver", "source"), (
+                f"pool {pool.name!r} expects the GPU Operator's driver container but "
+                "spec.gpuOperator.enabled is false: enable the operator or set driver.source: host"
+            )
+        if (
+            operator
+            and pool.driver.source == "host"
+            and any(p.driver.source == "operator" for p in stack.spec.nodePools)
+            and pool.labels.get(SKIP_DRIVER_LABEL) != "false"
+        ):
+            yield _pool_path(i, "driver", "source"), (
+                f"pool {pool.name!r} keeps its host driver while the GPU Operator deploys its driver container "
+                f"to GPU nodes: add `{SKIP_DRIVER_LABEL}: \"false\"` to the pool's labels (and label its nodes "
+                "so), or the operator installs a second driver on them"
+            )
+        if operator and pool.toolkit.version:
+            yield _pool_path(i, "toolkit", "version"), (
+                f"pool {pool.name!r}: the GPU Operator runs its own toolkit container, so no toolkit package "
+                "is installed on the host to pin: remove toolkit.version (the operator's toolkit follows its chart)"
+            )
+        if pool.driver.source == "operator" and pool.toolkit.mode == "legacy":
+            yield _pool_path(i, "toolkit", "mode"), (
+                f"pool {pool.name!r}: the GPU Operator installs its own toolkit and injects devices "
+                "through CDI (cdi.enabled: true); the host-side legacy OCI hook mode cannot be used "
+                "with an operator-managed driver. Use toolkit.mode: auto or cdi"
+            )
+
+
+def check_mig(stack: GpuStack) -> Iterator[Finding]:
+    """The cluster-wide migStrategy: pools without MIG then serve whole GPUs, so one MIG pool is enough."""
+    plugin = stack.spec.devicePlugin
+    if plugin.migStrategy == "none":
+        return
+    if not any(gpu_model(pool).mig_capable for pool in stack.spec.nodePools):
+        yield ("spec", "devicePlugin", "migStrategy"), (
+            f"migStrategy {plugin.migStrategy!r} but no pool has MIG-capable GPUs "
+            f"({', '.join(sorted({p.gpu.model for p in stack.spec.nodePools}))}): set migStrategy: none or use a "
+            "MIG-capable GPU (A100, H100, H200)"
+        )
+    if mig_pools(stack):
+        yield ("spec", "devicePlugin", "migStrategy"), (
+            "pools set their own mig (strategy and layout): leave devicePlugin.migStrategy at none"
+        )
+    if isinstance(plugin.sharing, Mps):
+        yield ("spec", "devicePlugin", "sharing", "strategy"), (
+            "MPS sharing does not work on MIG devices: use migStrategy: none or sharing strategy timeSlicing"
+        )
+
+
+def check_pool_partitioning(stack: GpuStack) -> Iterator[Finding]:
+    """Per-pool sharing and MIG layouts: the device plugin must apply them, the GPU must have the profiles."""
+    spec = stack.spec
+    hami = {p.name for p in hami_pools(stack)}
+    for i, pool in enumerate(spec.nodePools):
+        if pool.sharing is not None or pool.mig is not None:
+            yield from _pool_config_problems(stack, i, pool, in_hami=pool.name in hami)
+        if pool.mig is not None:
+            yield from _layout_problems(i, pool)
+    strategies = {pool.mig.strategy for pool in mig_pools(stack) if pool.mig is not None}
+    if spec.gpuOperator.enabled and len(strategies) > 1:
+        yield ("spec", "nodePools"), (
+            "the GPU Operator applies one mig.strategy to every node, the pools ask for single and mixed: "
+            "use one strategy on every MIG pool"
+        )
+
+
+def _pool_config_problems(stack: GpuStack, i: int, pool: NodePool, *, in_hami: bool) -> Iterator[Finding]:
+    field = "sharing" if pool.sharing is not None else "mig"
+    if in_hami:
+        yield _pool_path(i, field), f"pool {pool.name!r} is served by HAMi, which splits GPUs itself: remove {field}"
+    elif not stack.spec.devicePlugin.enabled:
+        yield _pool_path(i, field), (
+            f"pool {pool.name!r} sets {field}, which NVIDIA's device plugin applies, but devicePlugin.enabled is false"
+        )
+    if pool.sharing is not None and pool.mig is not None and pool.sharing.strategy != "none":
+        yield _pool_path(i, "sharing"), f"pool {pool.name!r} sets both sharing and a MIG layout: choose one"
+    for label in (DEVICE_PLUGIN_CONFIG_LABEL, MIG_CONFIG_LABEL):
+        value = pool.labels.get(label)
+        if value is not None and value != pool.name:
+            yield _pool_path(i, "labels", label), (
+                f"gpustack names pool {pool.name!r}'s configs after the pool: the label must be {label}={pool.name}"
+            )
+
+
+def _layout_problems(i: int, pool: NodePool) -> Iterator[Finding]:
+    assert pool.mig is not None
+    model = gpu_model(pool)
+    path = _pool_path(i, "mig", "layout")
+    if not model.mig_capable:
+        yield _pool_path(i, "mig"), f"pool {pool.name!r} has {pool.gpu.model} GPUs, which cannot do MIG"
+        return
+    compute = memory = 0
+    for profile, count in pool.mig.layout.items():
+        slices = mig_slices(profile, model)
+        if slices is None:
+            yield (*path, profile), (
+                f"{pool.gpu.model} has no MIG profile {profile!r}; it has {', '.join(model.migProfiles)}"
+            )
+            return
+        if count < 1:
+            yield (*path, profile), f"{profile}: the count must be at least 1"
+            return
+        compute += slices[0] * count
+        memory += slices[1] * count
+    if compute > COMPUTE_SLICES or memory > MEMORY_SLICES:
+        yield path, (
+            f"the layout takes {compute} compute and {memory} memory slices of a {pool.gpu.model} "
+            f"({model.memoryMiB} MiB), which has {COMPUTE_SLICES} and {MEMORY_SLICES}: use fewer or smaller instances"
+        )
+    if pool.mig.strategy == "single" and len(pool.mig.layout) > 1:
+        yield _pool_path(i, "mig", "strategy"), (
+            "strategy single advertises every MIG device as nvidia.com/gpu, so all must be one profile: "
+            "use one profile or strategy mixed"
+        )

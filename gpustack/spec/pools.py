@@ -1,0 +1,51 @@
+"""What the spec's node pools are: a pool's GPU facts, the pools HAMi serves and their labels.
+
+Answers that the spec checks and render both read (render calls them after the checks passed),
+and the pool label by which the GPU Operator skips a host-driver pool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gpustack.spec.gpu_catalogue import GpuModel, load_catalogue
+from gpustack.spec.models import GpuStack
+from gpustack.spec.models.cluster import NodePool, Taint
+
+# The GPU Operator skips its driver container on nodes with this label set to false.
+SKIP_DRIVER_LABEL = "nvidia.com/gpu.deploy.driver"
+
+
+def gpu_model(pool: NodePool) -> GpuModel:
+    """The catalogue facts of a pool's GPU (or its custom entry). Call after ``check``."""
+    if pool.gpu.custom is not None:
+        return pool.gpu.custom
+    resolved = load_catalogue().resolve(pool.gpu.model)
+    if resolved is None:
+        raise KeyError(pool.gpu.model)
+    return resolved[1]
+
+
+def hami_pools(stack: GpuStack) -> list[NodePool]:
+    """Pools served by HAMi (all pools unless ``sharing.hami.pools`` names some)."""
+    hami = stack.spec.sharing.hami
+    if not hami.enabled:
+        return []
+    return [p for p in stack.spec.nodePools if hami.pools is None or p.name in hami.pools]
+
+
+def hami_pool_labels(stack: GpuStack) -> dict[str, str]:
+    """Labels that single out HAMi's pools: ``{}`` when HAMi serves every pool, else the labels
+    all its pools carry (``check_hami`` makes sure no other pool carries them all)."""
+    served = hami_pools(stack)
+    if not served or len(served) == len(stack.spec.nodePools):
+        return {}
+    common = set(served[0].labels.items())
+    for pool in served[1:]:
+        common &= set(pool.labels.items())
+    return dict(sorted(common))
+
+
+def repels(taints: Sequence[Taint]) -> bool:
+    """Whether pods without tolerations stay off nodes with these taints."""
+    return any(t.effect in ("NoSchedule", "NoExecute") for t in taints)

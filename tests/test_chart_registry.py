@@ -1,0 +1,74 @@
+"""The chart registry (specs/charts.yaml) agrees with the linter's chart data and the spec's defaults."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from gpustack import charts
+from gpustack.render.components import dra
+from gpustack.shipped import lint_data
+
+REPO = Path(__file__).resolve().parents[1]
+ROLES = {
+    "device-plugin", "feature-discovery", "gpu-operator", "gpu-sharing", "dra-driver", "metrics-exporter",
+    "monitoring-stack",
+}
+# Spec section (JSON Schema $defs) → the chart its `version` pins.
+SPEC_VERSIONS = {
+    "DevicePlugin": "nvidia-device-plugin",
+    "GpuOperator": "gpu-operator",
+    "Nfd": "node-feature-discovery",
+    "DcgmExporter": "dcgm-exporter",
+    "Monitoring": "kube-prometheus-stack",
+    "Hami": "hami",
+}
+
+
+def key_data() -> dict[str, list[str]]:
+    """Chart name → versions, of every chart the linter has key data for."""
+    folder = resources.files("gpustack.lint").joinpath("data/chart-keys")
+    data = [json.loads(entry.read_text(encoding="utf-8")) for entry in folder.iterdir() if entry.name.endswith(".json")]
+    return {chart["chart"]: chart["versions"] for chart in data}
+
+
+def by_any_name() -> dict[str, charts.Chart]:
+    registry = charts.registry().values()
+    return {name: chart for chart in registry for name in (chart.name, chart.source_name) if name}
+
+
+def test_every_chart_with_key_data_is_in_the_registry():
+    assert set(key_data()) <= set(by_any_name())
+
+
+@pytest.mark.parametrize("name", sorted(key_data()))
+def test_the_pinned_version_has_key_data(name):
+    chart = by_any_name()[name]
+    if chart.role == "dra-driver" and chart.source_name == name:
+        # Key data of the source folder at its development version (tests/render/test_helm_keys.py).
+        return
+    assert chart.version.lstrip("v") in {version.lstrip("v") for version in key_data()[name]}
+
+
+@pytest.mark.parametrize(("section", "name"), sorted(SPEC_VERSIONS.items()))
+def test_the_spec_defaults_are_the_pinned_versions(section, name):
+    schema = json.loads((REPO / "specs" / "gpustack.schema.json").read_text(encoding="utf-8"))
+    assert schema["$defs"][section]["properties"]["version"]["default"] == charts.chart(name).version
+
+
+def test_every_chart_has_a_known_role_and_an_installable_source():
+    for chart in charts.registry().values():
+        assert chart.role in ROLES, chart.name
+        assert chart.repository.startswith("https://"), chart.name
+        assert (chart.path is not None) == chart.repository.endswith(".git"), chart.name
+
+
+def test_dra_drivers_agree_with_the_linters_driver_table():
+    drivers = {chart.dra_driver for chart in charts.registry().values() if chart.role == "dra-driver"}
+    assert drivers == set(lint_data("dra-drivers.yaml"))
+    for name in dra.DRIVER_CHARTS.values():
+        chart = charts.chart(name)
+        assert chart.role == "dra-driver" and chart.dra_driver in chart.device_classes
