@@ -51,7 +51,7 @@ from gpustack.lint.registry import Rule
 from gpustack.lint.releases import sets
 
 if TYPE_CHECKING:
-    from gpustack.lint.facts.gpu import ClaimIndex
+    from gpustack.lint.facts.claims import ClaimIndex
     from gpustack.lint.input.cache import Cache
 
 
@@ -241,7 +241,7 @@ class Run:
     The loader asks it for each file's unit right after reading the file (``file_unit``), in
     the process that read it: a worker builds on objects it made itself, where a second fork
     after reading would copy the pages of the whole set as it touched them. ``cache`` keeps the
-    facts of the spec (``cluster.load_cluster``)."""
+    facts of the spec (``from_spec.load_cluster``)."""
 
     def __init__(
         self,
@@ -380,7 +380,7 @@ class _Files:
 
     def of(self, root: Root, errors: list[InputError]) -> list[_File]:
         """The root's files, DRA claims resolved over the root."""
-        from gpustack.lint.facts.gpu import ClaimIndex
+        from gpustack.lint.facts.claims import ClaimIndex
         from gpustack.lint.input.cache import canonical
 
         claims = ClaimIndex.from_resources(root.resources)
@@ -414,7 +414,7 @@ class _Files:
 
     def _known(self, name: str, resources: list[Resource], claims: ClaimIndex, claims_key: str) -> _File | None:
         """The file's unit if this run has it already, the loader made it, or ``units`` holds it."""
-        from gpustack.lint.facts.gpu import requests_gpus
+        from gpustack.lint.facts.consumers import requests_gpus
 
         for key in ("", claims_key):
             if (name, key) in self.done:
@@ -586,7 +586,7 @@ def _pod_specs(resources: Sequence[Resource], claims: ClaimIndex | None, errors:
 def _with_value_pods(ctx: LintContext, errors: list[InputError]) -> LintContext:
     """The context with the pod specs that chart releases build from their values (app-template
     and the charts ``data/value-pods.yaml`` describes)."""
-    from gpustack.lint.facts.gpu import ClaimIndex
+    from gpustack.lint.facts.claims import ClaimIndex
     from gpustack.lint.facts.valuepods import chart_shapes, value_pod_specs
 
     described = chart_shapes()

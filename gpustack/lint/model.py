@@ -153,9 +153,16 @@ class Container:
     data: Mapping[str, Any]
     path: Path  # path inside the resource
     group: str  # "containers" | "initContainers" | "ephemeralContainers"
-    # Facts about this container that shared accessors (``gpu.resource_amounts``, …) compute
-    # once for all rules: a PodSpec hands out the same Container objects to every rule.
+    # Facts about this container that shared accessors (``quantities.resource_amounts``, …)
+    # compute once for all rules: a PodSpec hands out the same Container objects to every rule.
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def once(self, name: str, compute: Callable[[Container], T]) -> T:
+        """``compute(self)``, computed once and kept in ``memo`` under ``name``."""
+        found = self.memo.get(name)
+        if found is None:
+            found = self.memo[name] = compute(self)
+        return found  # type: ignore[no-any-return]
 
     @property
     def name(self) -> str:

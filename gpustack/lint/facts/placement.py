@@ -15,8 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpustack.lint.facts.cluster import ClusterFacts, Pool, label_test_holds
 from gpustack.lint.facts.podspec import LabelTest, node_label_tests
+from gpustack.lint.facts.pools import ClusterFacts, Pool
+from gpustack.lint.facts.scheduling import label_test_holds
 from gpustack.lint.model import PodSpec
 from gpustack.lint.releases import sets
 

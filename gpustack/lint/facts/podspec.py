@@ -13,7 +13,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpustack.lint.facts.gpu import ClaimIndex, gpus_reached, pod_components, requests_gpus
+from gpustack.lint.facts.claims import ClaimIndex
+from gpustack.lint.facts.components import pod_components
+from gpustack.lint.facts.consumers import gpus_reached, requests_gpus
 from gpustack.lint.model import Container, Path, PodSpec, Resource, copied
 
 # Deep enough for a JobSet in a Kubeflow TrainingRuntime (pod spec at depth 12); the node

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from gpustack.lint.facts.gpu import ClaimIndex
+from gpustack.lint.facts.claims import ClaimIndex
 from gpustack.lint.model import Path, PodSpec, Resource
 from gpustack.lint.releases.sets import HelmChartRelease, ValuesLayer
 from gpustack.shipped import lint_data

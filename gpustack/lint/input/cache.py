@@ -149,7 +149,7 @@ class Cache:
             parts += [str(file), *_contents(file)]
         return digest(*parts)
 
-    # The cluster facts of a spec (``cluster.load_cluster``).
+    # The cluster facts of a spec (``from_spec.load_cluster``).
 
     @staticmethod
     def cluster_key(spec: str) -> str | None:

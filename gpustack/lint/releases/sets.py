@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
-from gpustack.lint.facts.gpu import image_repository
+from gpustack.lint.facts.images import image_repository
 from gpustack.lint.model import Path, PodSpec, Resource
 from gpustack.lint.releases.chartsource import ChartRef, SourceIndex, chart_ref
 

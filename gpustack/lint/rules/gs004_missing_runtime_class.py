@@ -24,8 +24,10 @@ from collections.abc import Iterator, Mapping
 
 from gpustack.lint.context import RUNTIME_CLASS_DISTRIBUTIONS, LintContext
 from gpustack.lint.facts import runtimeevidence
-from gpustack.lint.facts.gpu import gpu_requests, is_gpu_workload, pod_components, visible_devices
+from gpustack.lint.facts.components import pod_components
+from gpustack.lint.facts.consumers import is_gpu_workload, visible_devices
 from gpustack.lint.facts.podspec import node_label_tests, subject
+from gpustack.lint.facts.quantities import gpu_requests
 from gpustack.lint.model import Hit, PodSpec, SetValue, Severity
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import sets

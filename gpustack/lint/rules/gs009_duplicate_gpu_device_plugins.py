@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import placement
-from gpustack.lint.facts.cluster import ClusterFacts
+from gpustack.lint.facts.pools import ClusterFacts
 from gpustack.lint.model import Hit, PodSpec, Resource
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import sets

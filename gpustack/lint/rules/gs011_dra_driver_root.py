@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.gpu import env_vars
+from gpustack.lint.facts.consumers import env_vars
 from gpustack.lint.facts.podspec import subject
 from gpustack.lint.model import Hit, Path, PodSpec, Resource, Severity
 from gpustack.lint.registry import Rule

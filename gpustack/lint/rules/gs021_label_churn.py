@@ -25,7 +25,7 @@ from typing import Any
 
 from gpustack.lint.charts import chartversions
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.gpu import env_vars
+from gpustack.lint.facts.consumers import env_vars
 from gpustack.lint.input.load import load_text
 from gpustack.lint.model import Hit, Path, Resource
 from gpustack.lint.registry import Rule

@@ -14,8 +14,9 @@ import re
 from collections.abc import Iterator, Mapping
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.gpu import env_vars, is_template_placeholder
+from gpustack.lint.facts.consumers import env_vars
 from gpustack.lint.facts.podspec import subject
+from gpustack.lint.facts.quantities import is_template_placeholder
 from gpustack.lint.model import Hit, PodSpec
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import sets

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.cluster import ClusterFacts, Pool
+from gpustack.lint.facts.pools import ClusterFacts, Pool
 from gpustack.lint.model import Hit, Path, Resource
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import sets
