@@ -48,7 +48,7 @@ from gpustack.lint.model import (
 from gpustack.lint.policy import suppress
 from gpustack.lint.policy.config import Config
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import sets
+from gpustack.lint.releases import dispatch
 
 if TYPE_CHECKING:
     from gpustack.lint.facts.claims import ClaimIndex
@@ -116,7 +116,7 @@ def lint(
         from_files = len(ctx.pod_specs)
         ctx = _with_value_pods(ctx, errors)
         local, facts, facts_key = run.set_facts(ctx, errors)
-        ctx = sets.same_releases(ctx, replace(ctx, set_facts=facts))
+        ctx = dispatch.same_releases(ctx, replace(ctx, set_facts=facts))
         pod_specs += ctx.pod_specs
         notes += _release_notes(ctx)
         label = root.label
@@ -562,7 +562,7 @@ def _first_of_each(results: list[tuple[Hit, Finding]]) -> list[tuple[Hit, Findin
 
 def _release_notes(ctx: LintContext) -> list[Note]:
     """Chart releases whose chart or version could not be told: chart rules passed them by."""
-    return [Note(text, resource.file, resource.locate(path)[0]) for resource, path, text in sets.release_notes(ctx)]
+    return [Note(text, resource.file, resource.locate(path)[0]) for resource, path, text in dispatch.release_notes(ctx)]
 
 
 def _nothing_to_lint(loaded: LoadResult) -> str:
@@ -587,12 +587,13 @@ def _with_value_pods(ctx: LintContext, errors: list[InputError]) -> LintContext:
     """The context with the pod specs that chart releases build from their values (app-template
     and the charts ``data/value-pods.yaml`` describes)."""
     from gpustack.lint.facts.claims import ClaimIndex
-    from gpustack.lint.facts.valuepods import chart_shapes, value_pod_specs
+    from gpustack.lint.facts.valuepods import value_pod_specs
+    from gpustack.lint.facts.valueshapes import chart_shapes
 
     described = chart_shapes()
     found: list[PodSpec] = []
     claims: ClaimIndex | None = None
-    for release in sets.releases(ctx):
+    for release in dispatch.releases(ctx):
         if release.chart in described:
             claims = claims or ClaimIndex.from_resources(ctx.resources)
             try:
@@ -601,7 +602,7 @@ def _with_value_pods(ctx: LintContext, errors: list[InputError]) -> LintContext:
                 errors.append(InputError(release.resource.file, f"internal error: reading {release} failed: {exc!r}"))
     if not found:
         return ctx
-    return sets.same_releases(ctx, replace(ctx, pod_specs=ctx.pod_specs + tuple(found)))
+    return dispatch.same_releases(ctx, replace(ctx, pod_specs=ctx.pod_specs + tuple(found)))
 
 
 class _Targets:

@@ -146,6 +146,14 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def scalar_text(value: Any) -> str:
+    """A YAML scalar as it was written: Kubernetes' YAML 1.1 reading makes an unquoted ``on``
+    a boolean, and a label or env value compares as the text ``true``/``false``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 @dataclass(frozen=True)
 class Container:
     """A container of a pod spec: regular, init or ephemeral."""

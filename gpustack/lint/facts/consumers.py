@@ -14,13 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from gpustack.lint.facts.claims import ClaimIndex
 from gpustack.lint.facts.hostpaths import gpu_specific, is_under, normalise_host_path
 from gpustack.lint.facts.images import image_repository
 from gpustack.lint.facts.quantities import DRI, gpu_requests, requests_other_gpus
-from gpustack.lint.model import Container, Path, PodSpec
+from gpustack.lint.model import Container, Path, PodSpec, scalar_text
 
 # --- NVIDIA_VISIBLE_DEVICES ----------------------------------------------------------------
 
@@ -52,14 +51,9 @@ def _env_vars(container: Container) -> Iterator[EnvVar]:
         if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
             continue
         value = item.get("value")
-        literal = None if value is None else value if isinstance(value, str) else _scalar_text(value)
+        literal = None if value is None else value if isinstance(value, str) else scalar_text(value)
         yield EnvVar(item["name"], literal, (*container.path, "env", index), "valueFrom" in item)
 
-
-def _scalar_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def visible_devices(container: Container) -> EnvVar | None:

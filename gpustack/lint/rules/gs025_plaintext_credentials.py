@@ -19,7 +19,7 @@ from gpustack.lint.facts.podspec import subject
 from gpustack.lint.facts.quantities import is_template_placeholder
 from gpustack.lint.model import Hit, PodSpec
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import sets
+from gpustack.lint.releases import dispatch, helmvalues
 
 CREDENTIAL_NAMES = frozenset(
     {
@@ -72,9 +72,9 @@ ANONYMOUS = "auth.anonymous"
 def check_values(ctx: LintContext) -> Iterator[Hit]:
     """Grafana anonymous access with the Admin role (seed 001 §7 monitor-values.yaml): anyone
     who reaches Grafana may read every datasource and change dashboards, users and alerting."""
-    for release in sets.releases(ctx):
+    for release in dispatch.releases(ctx):
         prefix = GRAFANA_INI.get(release.chart)
-        anonymous = sets.get_value(release.values, *prefix, ANONYMOUS) if prefix else None
+        anonymous = helmvalues.get_value(release.values, *prefix, ANONYMOUS) if prefix else None
         if not isinstance(anonymous, Mapping) or anonymous.get("enabled") is not True:
             continue
         if str(anonymous.get("org_role", "Viewer")).lower() != "admin":
