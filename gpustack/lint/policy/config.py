@@ -126,7 +126,7 @@ class Config:
         """The value keys of the charts given with ``--chart-values``."""
         if not self.chart_values:
             return ()
-        from gpustack.lint.charts.chartkeys import read_charts
+        from gpustack.lint.charts.chartfiles import read_charts
 
         return read_charts(self.chart_values)
 
