@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from podspec_support import extract_all
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts.components import pod_components
-from gpustack.lint.facts.podspec import extract_all
 from gpustack.lint.facts.quantities import is_gpu_resource, resource_amounts
 from gpustack.lint.input.load import load_paths
 from gpustack.lint.model import Hit, PodSpec

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from podspec_support import extract_all
 
 from gpustack.lint.context import LintContext, RuleOptions
 from gpustack.lint.facts import labelselectors
-from gpustack.lint.facts.podspec import extract_all
 from gpustack.lint.input.load import load_text
 from gpustack.lint.releases import dispatch, helmvalues
 from gpustack.lint.rules import gs014_prometheusrule_not_selected, gs015_xid_alert_coverage
@@ -57,7 +57,7 @@ spec:
     prometheus.prometheusSpec.ruleSelectorNilUsesHelmValues: "false"
 """
     )
-    [release] = dispatch.helm_releases(ctx.resources[0])
+    [release] = dispatch.releases(ctx)
     assert (release.chart, release.release) == ("kube-prometheus-stack", "monitoring")
     assert release.path == ("spec", "chart")
     assert release.values == {"prometheus": {"prometheusSpec": {"retention": "7d", "ruleSelectorNilUsesHelmValues": False}}}
@@ -75,7 +75,7 @@ spec:
   values: {grafana: {enabled: false}}
 """
     )
-    [release] = dispatch.helm_releases(ctx.resources[0])
+    [release] = dispatch.releases(ctx)
     assert (release.chart, release.release) == ("kube-prometheus-stack", "monitoring-kps")
 
 

@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from gpustack.lint.model import Container, Path, PodSpec
+from gpustack.lint.releases.helmvalues import get_value
 
 # --- resource names and quantities -------------------------------------------------------
 
@@ -109,11 +110,8 @@ def resource_amounts(container: Container) -> Iterator[ResourceAmount]:
 
 
 def _resource_amounts(container: Container) -> Iterator[ResourceAmount]:
-    resources_ = container.data.get("resources")
-    if not isinstance(resources_, Mapping):
-        return
     for section in ("requests", "limits"):
-        entries = resources_.get(section)
+        entries = get_value(container.data, "resources", section)
         if not isinstance(entries, Mapping):
             continue
         for name, raw in entries.items():

@@ -12,19 +12,15 @@ from typing import Any
 
 from gpustack.lint.model import Path, Resource
 from gpustack.lint.releases.helmvalues import ValuesLayer, mapping, parameters_layer, text, text_layer
-from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release
+from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release, spec_of
 
 KINDS = frozenset({"Application"})
 
 
-def reads(resource: Resource) -> bool:
-    """Whether this format declares releases in ``resource``."""
-    return resource.kind == "Application" and resource.api_group == "argoproj.io"
-
 
 def releases_of(resource: Resource) -> Iterator[HelmChartRelease]:
-    spec = resource.get(("spec",))
-    if not isinstance(spec, Mapping):
+    spec = spec_of(resource, "argoproj.io")
+    if spec is None:
         return
     sources: list[tuple[Path, Any]] = [(("spec", "source"), spec.get("source"))]
     if isinstance(spec.get("sources"), list):

@@ -1,11 +1,12 @@
 """Every Helm chart release of the input set, whichever GitOps format declares it.
 
 Each delivery format is one module (``k3s``, ``argocd``, ``flux``, ``kustomize``) with the same
-four parts: ``KINDS`` and ``reads`` (whether an object is of that format), ``releases_of`` (the
-releases one object declares), ``settle`` (a release completed with what the whole set holds)
-and ``set_releases`` (releases only the whole set declares). This module sends each object to
-its format, adds the values files ``.gpustack.yaml`` maps to a chart, and keeps the result once
-per run. A new format is a new module and one entry in ``FORMATS``.
+four parts: ``KINDS`` (the kinds it reads: no two formats share one), ``releases_of`` (the
+releases one object declares; none for another API group), ``settle`` (a release completed with
+what the whole set holds) and ``set_releases`` (releases only the whole set declares). This
+module sends each object to its format, adds the values files ``.gpustack.yaml`` maps to a
+chart, and keeps the result once per run. A new format is a new module and one entry in
+``FORMATS``.
 """
 
 from __future__ import annotations
@@ -26,36 +27,28 @@ if TYPE_CHECKING:
 class Format(Protocol):
     KINDS: frozenset[str | None]
 
-    def reads(self, resource: Resource) -> bool: ...
     def releases_of(self, resource: Resource) -> Iterator[HelmChartRelease]: ...
     def settle(self, release: HelmChartRelease, whole: WholeSet) -> HelmChartRelease: ...
     def set_releases(self, whole: WholeSet) -> Iterator[HelmChartRelease]: ...
 
 
 FORMATS: tuple[Format, ...] = (k3s, argocd, flux, kustomize)
-# The kinds any delivery reads: most objects of a large set are none of these.
+# The kinds any format reads.
 _RELEASE_KINDS = frozenset().union(*(delivery.KINDS for delivery in FORMATS))
 
 
 def format_of(resource: Resource) -> Format | None:
-    """The GitOps delivery that declares releases in ``resource``, if any."""
+    """The GitOps format that reads ``resource``'s kind, if any."""
     if resource.kind not in _RELEASE_KINDS:  # before ``ref``: most objects of a large set are none of these
         return None
-    return next((delivery for delivery in FORMATS if delivery.reads(resource)), None)
-
-
-def helm_releases(resource: Resource) -> Iterator[HelmChartRelease]:
-    """The chart releases ``resource`` declares by itself (none for other kinds): K3s
-    HelmChart, Argo CD Application, Flux HelmRelease, kustomize ``helmCharts``. ``releases``
-    adds what takes the whole set (HelmChartConfig, values files)."""
-    delivery = format_of(resource)
-    return delivery.releases_of(resource) if delivery is not None else iter(())
+    return next(delivery for delivery in FORMATS if resource.kind in delivery.KINDS)
 
 
 def releases(ctx: LintContext) -> tuple[HelmChartRelease, ...]:
-    """Every chart release of the set, once: what objects declare (``helm_releases``), with
-    K3s HelmChartConfigs merged into their HelmChart, kustomize ``valuesFile``s, and the values
-    files that ``.gpustack.yaml`` maps to a chart (``ctx.values_files``). Computed once per run."""
+    """Every chart release of the set, once: what objects declare (each format's ``releases_of``),
+    with K3s HelmChartConfigs merged into their HelmChart, kustomize ``valuesFile``s, and the
+    values files that ``.gpustack.yaml`` maps to a chart (``ctx.values_files``). Computed once
+    per run."""
     cached = _RELEASES.get(id(ctx))
     if cached is not None and cached[0]() is ctx:
         return cached[1]
@@ -73,7 +66,6 @@ def same_releases(ctx: LintContext, other: LintContext) -> LintContext:
     """``other`` (``ctx`` with more pod specs, the same resources) sharing its releases."""
     _RELEASES[id(other)] = (weakref.ref(other), releases(ctx))
     return other
-
 
 
 def _releases(ctx: LintContext) -> tuple[HelmChartRelease, ...]:

@@ -20,7 +20,7 @@ from typing import Any
 
 from gpustack.lint.model import Resource
 from gpustack.lint.releases.helmvalues import ValuesLayer, mapping, text
-from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release
+from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release, spec_of
 
 KINDS = frozenset({"HelmRelease"})
 CHART_REF_PATH = ("spec", "chartRef", "name")  # where a release with a chartRef names its chart
@@ -31,14 +31,10 @@ SOURCE_KINDS = frozenset({"OCIRepository", "HelmChart"})
 MIRRORED_NAMES: Mapping[str, str] = {"nvidia-gpu-operator": "gpu-operator", "bjw-s-app-template": "app-template"}
 
 
-def reads(resource: Resource) -> bool:
-    """Whether this format declares releases in ``resource``."""
-    return resource.kind == "HelmRelease" and resource.api_group == "helm.toolkit.fluxcd.io"
-
 
 def releases_of(resource: Resource) -> Iterator[HelmChartRelease]:
-    spec = resource.get(("spec",))
-    if not isinstance(spec, Mapping):
+    spec = spec_of(resource, "helm.toolkit.fluxcd.io")
+    if spec is None:
         return
     name = resource.ref.name
     chart = spec.get("chart")

@@ -7,23 +7,19 @@ adds values between them, and one without a HelmChart configures a chart K3s pac
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 
 from gpustack.lint.model import Resource
 from gpustack.lint.releases.helmvalues import ValuesLayer, dotted_layer, text, text_layer
-from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release, with_layers
+from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release, spec_of, with_layers
 
 KINDS = frozenset({"HelmChart"})
 
 
-def reads(resource: Resource) -> bool:
-    """Whether this format declares releases in ``resource``."""
-    return resource.kind == "HelmChart" and resource.api_group == "helm.cattle.io"
-
 
 def releases_of(resource: Resource) -> Iterator[HelmChartRelease]:
-    spec = resource.get(("spec",))
-    if not isinstance(spec, Mapping):
+    spec = spec_of(resource, "helm.cattle.io")
+    if spec is None:
         return
     # Precedence (upstream-facts §4): defaults, valuesContent, valuesSecrets,
     # HelmChartConfig, set; ``releases`` inserts the HelmChartConfigs.

@@ -28,7 +28,7 @@ def posix_path(file: str) -> str:
     return file.replace("\\", "/")
 
 
-def reads(resource: Resource) -> bool:
+def is_kustomization(resource: Resource) -> bool:
     """A kustomize ``Kustomization``, or a kustomization file written without apiVersion and kind."""
     if resource.kind == "Kustomization":
         return (resource.api_version or "").startswith("kustomize.config.k8s.io/")
@@ -36,6 +36,8 @@ def reads(resource: Resource) -> bool:
 
 
 def releases_of(resource: Resource) -> Iterator[HelmChartRelease]:
+    if not is_kustomization(resource):
+        return
     charts = resource.get(("helmCharts",))
     for index, item in enumerate(charts if isinstance(charts, list) else ()):
         if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
@@ -76,7 +78,7 @@ def left_out_by_kustomization(ctx: LintContext) -> frozenset[str]:
 def _left_out(resources: Iterable[Resource]) -> frozenset[str]:
     named: dict[str, set[str]] = {}
     for resource in resources:
-        if reads(resource):
+        if is_kustomization(resource):
             folder, name = posixpath.split(posix_path(resource.file))
             named.setdefault(folder, {name}).update(posixpath.normpath(text) for text in _strings(resource.data))
     if not named:

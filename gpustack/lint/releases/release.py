@@ -79,6 +79,13 @@ def chart_name(chart: Any) -> tuple[str, str | None]:
     return name, None
 
 
+def spec_of(resource: Resource, api_group: str) -> Mapping[str, Any] | None:
+    """The ``spec`` of a release object of ``api_group``; None for another group, or a spec
+    that is no mapping (no release then)."""
+    spec = resource.get(("spec",))
+    return spec if resource.api_group == api_group and isinstance(spec, Mapping) else None
+
+
 @dataclass
 class WholeSet:
     """The input set's resources, by file too, and what formats derive from them once per

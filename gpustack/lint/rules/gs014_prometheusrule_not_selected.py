@@ -23,6 +23,7 @@ from typing import Any
 from gpustack.lint.charts.chartkeys import version_key
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import labelselectors
+from gpustack.lint.facts.operands import component_releases
 from gpustack.lint.model import Hit, Path, Resource, Severity
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import dispatch, helmvalues
@@ -125,12 +126,7 @@ class _Target:
 
 def _rendered_service_monitors(ctx: LintContext) -> Iterator[_Target]:
     """The ServiceMonitor a DCGM exporter release renders, labelled ``additionalLabels``."""
-    for release in dispatch.releases(ctx):
-        if release.chart not in EXPORTER_CHARTS:
-            continue
-        keys, default_on = EXPORTER_CHARTS[release.chart]
-        if release.chart == "gpu-operator" and helmvalues.get_value(release.values, "dcgmExporter", "enabled") is False:
-            continue
+    for release, (keys, default_on) in component_releases(ctx, EXPORTER_CHARTS, "dcgmExporter"):
         on_by_default = release.version is None or version_key(release.version) >= version_key(default_on)
         if helmvalues.get_value(release.values, *keys, "enabled", default=on_by_default) is not True:
             continue

@@ -23,6 +23,7 @@ from typing import Any
 from gpustack.lint.charts import chartversions
 from gpustack.lint.charts.chartkeys import version_key
 from gpustack.lint.context import LintContext
+from gpustack.lint.facts.operands import component_releases
 from gpustack.lint.facts.podspec import node_label_tests, subject
 from gpustack.lint.model import Hit, Path, PodSpec, Resource
 from gpustack.lint.registry import Rule
@@ -76,12 +77,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
 
 
 def _nfd_fields(ctx: LintContext) -> Iterator[tuple[str, ...]]:
-    for release in dispatch.releases(ctx):
-        if release.chart not in BUNDLED_NFD:
-            continue
-        prefix, default = BUNDLED_NFD[release.chart]
-        if release.chart == "gpu-operator" and helmvalues.get_value(release.values, "nfd", "enabled") is False:
-            continue
+    for release, (prefix, default) in component_releases(ctx, BUNDLED_NFD, "nfd"):
         if release.chart == "nvidia-device-plugin" and not _plugin_deploys_nfd(release.values):
             continue
         yield _fields(helmvalues.get_value(release.values, *prefix, *PCI), default)

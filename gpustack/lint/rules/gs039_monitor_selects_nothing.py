@@ -78,7 +78,7 @@ class _Placement:
         if resource.kind == "Kustomization" and _group(resource) == "kustomize.toolkit.fluxcd.io":
             path, namespace = resource.get(("spec", "path")), resource.get(("spec", "targetNamespace"))
             return (_folder(path) if isinstance(path, str) else None), namespace if isinstance(namespace, str) else None
-        if kustomize.reads(resource):
+        if kustomize.is_kustomization(resource):
             namespace = resource.get(("namespace",))
             return posixpath.dirname(kustomize.posix_path(resource.file)), namespace if isinstance(namespace, str) else None
         return None, None
