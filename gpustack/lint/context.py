@@ -10,7 +10,7 @@ from gpustack.lint.model import PodSpec, Resource, computed_once
 
 if TYPE_CHECKING:
     from gpustack.lint.charts.chartkeys import ChartKeys
-    from gpustack.lint.facts.cluster import ClusterFacts
+    from gpustack.lint.facts.pools import ClusterFacts
 
 T = TypeVar("T")
 

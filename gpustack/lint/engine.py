@@ -46,11 +46,11 @@ from gpustack.lint.model import (
 from gpustack.lint.policy import suppress
 from gpustack.lint.policy.config import Config
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import sets
+from gpustack.lint.releases import dispatch
 from gpustack.lint.report.model import Report
 
 if TYPE_CHECKING:
-    from gpustack.lint.facts.gpu import ClaimIndex
+    from gpustack.lint.facts.claims import ClaimIndex
     from gpustack.lint.input.cache import Cache
 
 
@@ -93,7 +93,7 @@ def lint(
         from_files = len(ctx.pod_specs)
         ctx = _with_value_pods(ctx, errors)
         local, facts, facts_key = run.set_facts(ctx, errors)
-        ctx = sets.same_releases(ctx, replace(ctx, set_facts=facts))
+        ctx = dispatch.same_releases(ctx, replace(ctx, set_facts=facts))
         pod_specs += ctx.pod_specs
         notes += _release_notes(ctx)
         label = root.label
@@ -178,7 +178,7 @@ class Run:
     The loader asks it for each file's unit right after reading the file (``file_unit``), in
     the process that read it: a worker builds on objects it made itself, where a second fork
     after reading would copy the pages of the whole set as it touched them. ``cache`` keeps the
-    facts of the spec (``cluster.load_cluster``)."""
+    facts of the spec (``from_spec.load_cluster``)."""
 
     def __init__(
         self,
@@ -300,7 +300,7 @@ def _first_of_each(results: list[tuple[Hit, Finding]]) -> list[tuple[Hit, Findin
 
 def _release_notes(ctx: LintContext) -> list[Note]:
     """Chart releases whose chart or version could not be told: chart rules passed them by."""
-    return [Note(text, resource.file, resource.locate(path)[0]) for resource, path, text in sets.release_notes(ctx)]
+    return [Note(text, resource.file, resource.locate(path)[0]) for resource, path, text in dispatch.release_notes(ctx)]
 
 
 def _nothing_to_lint(loaded: LoadResult) -> str:
@@ -312,13 +312,14 @@ def _nothing_to_lint(loaded: LoadResult) -> str:
 def _with_value_pods(ctx: LintContext, errors: list[InputError]) -> LintContext:
     """The context with the pod specs that chart releases build from their values (app-template
     and the charts ``data/value-pods.yaml`` describes)."""
-    from gpustack.lint.facts.gpu import ClaimIndex
-    from gpustack.lint.facts.valuepods import chart_shapes, value_pod_specs
+    from gpustack.lint.facts.claims import ClaimIndex
+    from gpustack.lint.facts.valuepods import value_pod_specs
+    from gpustack.lint.facts.valueshapes import chart_shapes
 
     described = chart_shapes()
     found: list[PodSpec] = []
     claims: ClaimIndex | None = None
-    for release in sets.releases(ctx):
+    for release in dispatch.releases(ctx):
         if release.chart in described:
             claims = claims or ClaimIndex.from_resources(ctx.resources)
             try:
@@ -327,7 +328,7 @@ def _with_value_pods(ctx: LintContext, errors: list[InputError]) -> LintContext:
                 errors.append(InputError(release.resource.file, f"internal error: reading {release} failed: {exc!r}"))
     if not found:
         return ctx
-    return sets.same_releases(ctx, replace(ctx, pod_specs=ctx.pod_specs + tuple(found)))
+    return dispatch.same_releases(ctx, replace(ctx, pod_specs=ctx.pod_specs + tuple(found)))
 
 
 class _Targets:

@@ -104,20 +104,20 @@ class Resource:
         metadata = self.data.get("metadata")
         metadata = metadata if isinstance(metadata, Mapping) else {}
         return ObjectRef(
-            _text(self.data.get("apiVersion")),
+            nonempty_text(self.data.get("apiVersion")),
             self.kind,
-            _text(metadata.get("namespace")),
-            _text(metadata.get("name")),
+            nonempty_text(metadata.get("namespace")),
+            nonempty_text(metadata.get("name")),
         )
 
     @computed_once
     def kind(self) -> str | None:
-        return _text(self.data.get("kind"))
+        return nonempty_text(self.data.get("kind"))
 
     @computed_once
     def api_version(self) -> str | None:
         """``ref.api_version``, without building the ref (a set-wide scan asks every object)."""
-        return _text(self.data.get("apiVersion"))
+        return nonempty_text(self.data.get("apiVersion"))
 
     @property
     def api_group(self) -> str:
@@ -142,8 +142,27 @@ class Resource:
         return node
 
 
-def _text(value: Any) -> str | None:
+def nonempty_text(value: Any) -> str | None:
+    """``value`` when it is a non-empty string, else None."""
     return value if isinstance(value, str) and value else None
+
+
+def get_value(values: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
+    """The value at ``keys`` in nested mappings (Helm values, a spec), or ``default``."""
+    node: Any = values
+    for key in keys:
+        if not isinstance(node, Mapping) or key not in node:
+            return default
+        node = node[key]
+    return node
+
+
+def scalar_text(value: Any) -> str:
+    """A YAML scalar as it was written: Kubernetes' YAML 1.1 reading makes an unquoted ``on``
+    a boolean, and a label or env value compares as the text ``true``/``false``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 @dataclass(frozen=True)
@@ -153,9 +172,16 @@ class Container:
     data: Mapping[str, Any]
     path: Path  # path inside the resource
     group: str  # "containers" | "initContainers" | "ephemeralContainers"
-    # Facts about this container that shared accessors (``gpu.resource_amounts``, …) compute
-    # once for all rules: a PodSpec hands out the same Container objects to every rule.
+    # Facts about this container that shared accessors (``quantities.resource_amounts``, …)
+    # compute once for all rules: a PodSpec hands out the same Container objects to every rule.
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def once(self, name: str, compute: Callable[[Container], T]) -> T:
+        """``compute(self)``, computed once and kept in ``memo`` under ``name``."""
+        found = self.memo.get(name)
+        if found is None:
+            found = self.memo[name] = compute(self)
+        return found  # type: ignore[no-any-return]
 
     @property
     def name(self) -> str:

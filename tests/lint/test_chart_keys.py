@@ -1,7 +1,7 @@
 """gpustack's chart key data: fresh against the packaged charts, right on the keys that matter,
 and charts read at run time.
 
-The data files are made by ``python -m gpustack.lint.charts.chartkeys`` from ../shared/reference/charts
+The data files are made by ``python -m gpustack.lint.charts.generate_keys`` from ../shared/reference/charts
 (every packaged version); the DRA driver of NVIDIA from its values.yaml alone (no package).
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gpustack.lint.charts import chartkeys
+from gpustack.lint.charts import chartfiles, chartkeys, generate_keys
 from gpustack.lint.charts.chartkeys import ABSENT, DECLARED, PASSTHROUGH, READ
 from gpustack.lint.engine import lint
 from gpustack.lint.input.load import load_text
@@ -30,13 +30,13 @@ VALUES_ONLY = {
 
 def test_data_is_fresh_from_the_packaged_charts(shared: Path) -> None:
     packages = sorted((shared / "reference" / "charts").glob("*.tgz"))
-    generated = chartkeys.generate(packages)
+    generated = generate_keys.generate(packages)
     for name, (values, version) in VALUES_ONLY.items():
-        generated[name] = chartkeys.generate_values_only(shared / "reference" / values, name, version)
-    command = "python -m gpustack.lint.charts.chartkeys ../shared/reference/charts/*.tgz --out gpustack/lint/data/chart-keys"
+        generated[name] = generate_keys.generate_values_only(shared / "reference" / values, name, version)
+    command = "python -m gpustack.lint.charts.generate_keys ../shared/reference/charts/*.tgz --out gpustack/lint/data/chart-keys"
     assert {p.stem for p in DATA.glob("*.json")} == set(generated), f"regenerate with `{command}`"
     for name, data in generated.items():
-        assert (DATA / f"{name}.json").read_text() == chartkeys.dump(data), f"{name} is stale: `{command}`"
+        assert (DATA / f"{name}.json").read_text() == generate_keys.dump(data), f"{name} is stale: `{command}`"
 
 
 def _state(chart: str, version: str, key: str) -> str:
@@ -118,7 +118,7 @@ def test_chart_values_reads_a_packaged_chart_with_templates_and_subcharts(tmp_pa
             }
         )
     )
-    keys = chartkeys.read_chart(chart)
+    keys = chartfiles.read_chart(chart)
     assert (keys.chart, keys.version) == ("gpu-stack", "1.2.0")
     assert keys.lookup(("extraFlags",)) is None  # read by a template
     assert keys.lookup(("metrics", "enabled")) is None  # a dependency condition

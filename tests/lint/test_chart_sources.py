@@ -10,7 +10,8 @@ from lint_support import gpustack, write
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.input.load import load_text
-from gpustack.lint.releases import sets
+from gpustack.lint.releases import dispatch
+from gpustack.lint.releases.release import HelmChartRelease
 
 RELEASE = """\
 apiVersion: helm.toolkit.fluxcd.io/v2
@@ -21,9 +22,9 @@ spec:
 """
 
 
-def _release(text: str) -> sets.HelmChartRelease:
+def _release(text: str) -> HelmChartRelease:
     resources = load_text("hr.yaml", text).resources
-    [release] = sets.releases(LintContext(resources=resources, pod_specs=()))
+    [release] = dispatch.releases(LintContext(resources=resources, pod_specs=()))
     return release
 
 

@@ -13,7 +13,7 @@ from gpustack.lint.context import LintContext
 from gpustack.lint.engine import lint
 from gpustack.lint.input.load import load_text
 from gpustack.lint.policy.config import load_config
-from gpustack.lint.releases import sets
+from gpustack.lint.releases import dispatch
 from gpustack.lint.rules import RULES
 
 from lint_support import load_paths
@@ -89,7 +89,7 @@ spec:
   valuesContent: "b: config\\nc: config"
 """
     loaded = load_text("k3s.yaml", text)
-    [release] = sets.releases(LintContext(loaded.resources, ()))
+    [release] = dispatch.releases(LintContext(loaded.resources, ()))
     assert release.values == {"a": "content", "b": "config", "c": "set"}
     assert release.where("b")[0] is loaded.resources[1]
 

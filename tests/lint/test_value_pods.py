@@ -12,7 +12,7 @@ from lint_support import gpustack, write
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts.valuepods import value_workloads
 from gpustack.lint.input.load import load_text
-from gpustack.lint.releases import sets
+from gpustack.lint.releases import dispatch
 
 FIXTURES = Path(__file__).resolve().parents[1] / "rules" / "fixtures"
 APP_TEMPLATE = (FIXTURES / "GS004" / "fires-app-template-k3s.yaml").read_text("utf-8")
@@ -20,7 +20,7 @@ APP_TEMPLATE = (FIXTURES / "GS004" / "fires-app-template-k3s.yaml").read_text("u
 
 def _workloads(text: str) -> list[dict]:  # type: ignore[type-arg]
     resources = load_text("hr.yaml", text).resources
-    [release] = [r for r in sets.releases(LintContext(resources=resources, pod_specs=())) if r.chart]
+    [release] = [r for r in dispatch.releases(LintContext(resources=resources, pod_specs=())) if r.chart]
     return [dict(workload.data) for workload in value_workloads(release)]
 
 

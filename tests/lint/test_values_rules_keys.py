@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from gpustack.lint.charts import chartkeys
-from gpustack.lint.releases.sets import HAMI_SELECTOR_KEYS
+from gpustack.lint.facts.deviceplugins import HAMI_SELECTOR_KEYS
 from gpustack.lint.rules import (
     gs004_missing_runtime_class,
     gs014_prometheusrule_not_selected,

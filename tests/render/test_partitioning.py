@@ -5,7 +5,7 @@ from __future__ import annotations
 from render_helpers import release
 from ruamel.yaml import YAML
 
-from gpustack.lint.facts.cluster import facts_of
+from gpustack.lint.facts.from_spec import facts_of
 from gpustack.render.components import partitioning
 from gpustack.spec.gpu_catalogue import load_catalogue
 from gpustack.spec.partitioning import mig_slices

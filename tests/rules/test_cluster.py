@@ -8,20 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from gpustack.lint.facts.cluster import (
-    NFD_GPU_LABEL,
-    ClusterFacts,
-    Taint,
+from gpustack.lint.facts.from_spec import load_cluster
+from gpustack.lint.facts.podspec import LabelTest, extract_pod_specs
+from gpustack.lint.facts.pools import NFD_GPU_LABEL, ClusterFacts, Taint
+from gpustack.lint.facts.scheduling import (
     Usage,
     capacity,
     label_test_holds,
-    load_cluster,
     placeable_pools,
     reachable_pools,
     shortfall,
     usage,
 )
-from gpustack.lint.facts.podspec import LabelTest, extract_pod_specs
 from gpustack.lint.input.cache import Cache
 from gpustack.lint.input.load import load_text
 

@@ -11,10 +11,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from podspec_support import extract_all
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.gpu import is_gpu_resource, pod_components, resource_amounts
-from gpustack.lint.facts.podspec import extract_all
+from gpustack.lint.facts.components import pod_components
+from gpustack.lint.facts.quantities import is_gpu_resource, resource_amounts
 from gpustack.lint.model import Hit, PodSpec
 from gpustack.lint.rules import RULES
 

@@ -6,7 +6,10 @@ from fractions import Fraction
 
 import pytest
 
-from gpustack.lint.facts.gpu import image_repository, image_tag, normalise_host_path, parse_quantity, system_components
+from gpustack.lint.facts.components import system_components
+from gpustack.lint.facts.hostpaths import normalise_host_path
+from gpustack.lint.facts.images import image_repository, image_tag
+from gpustack.lint.facts.quantities import parse_quantity
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gpustack.lint.facts.cluster import load_cluster
+from gpustack.lint.facts.from_spec import load_cluster
 from gpustack.lint.facts.placement import Placement
 from gpustack.lint.model import PodSpec, Resource
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from podspec_support import extract_all
 
-from gpustack.lint.facts.podspec import extract_all
 from gpustack.lint.input.load import load_text
 from gpustack.lint.model import PodSpec
 

@@ -1,13 +1,14 @@
-"""gpustack.lint.releases.sets and the set-level rules' use of context beyond the fixtures."""
+"""gpustack.lint.releases (dispatch and the GitOps formats) and the set-level rules' use of context beyond the fixtures."""
 
 from __future__ import annotations
 
 import pytest
+from podspec_support import extract_all
 
 from gpustack.lint.context import LintContext, RuleOptions
-from gpustack.lint.facts.podspec import extract_all
+from gpustack.lint.facts import labelselectors
 from gpustack.lint.input.load import load_text
-from gpustack.lint.releases import sets
+from gpustack.lint.releases import dispatch, helmvalues
 from gpustack.lint.rules import gs014_prometheusrule_not_selected, gs015_xid_alert_coverage
 
 
@@ -31,14 +32,14 @@ def context(text: str, **kwargs: object) -> LintContext:
     ],
 )
 def test_selector_matches(selector: dict, labels: dict, matches: bool) -> None:
-    assert sets.selector_matches(selector, labels) is matches
+    assert labelselectors.selector_matches(selector, labels) is matches
 
 
 def test_coalesce_merges_maps_and_null_deletes() -> None:
     defaults = {"nodeSelector": {"gpu": "on"}, "replicas": 1}
     merged = {"nodeSelector": {"gpu": "on", "zone": "a"}, "replicas": 1}
-    assert sets.coalesce(defaults, {"nodeSelector": {"zone": "a"}}) == merged
-    assert sets.coalesce(defaults, {"nodeSelector": {"gpu": None}, "replicas": 2}) == {"nodeSelector": {}, "replicas": 2}
+    assert helmvalues.coalesce(defaults, {"nodeSelector": {"zone": "a"}}) == merged
+    assert helmvalues.coalesce(defaults, {"nodeSelector": {"gpu": None}, "replicas": 2}) == {"nodeSelector": {}, "replicas": 2}
 
 
 def test_helm_releases_read_helmchart_set_values_and_chart_names() -> None:
@@ -56,7 +57,7 @@ spec:
     prometheus.prometheusSpec.ruleSelectorNilUsesHelmValues: "false"
 """
     )
-    [release] = sets.helm_releases(ctx.resources[0])
+    [release] = dispatch.releases(ctx)
     assert (release.chart, release.release) == ("kube-prometheus-stack", "monitoring")
     assert release.path == ("spec", "chart")
     assert release.values == {"prometheus": {"prometheusSpec": {"retention": "7d", "ruleSelectorNilUsesHelmValues": False}}}
@@ -74,7 +75,7 @@ spec:
   values: {grafana: {enabled: false}}
 """
     )
-    [release] = sets.helm_releases(ctx.resources[0])
+    [release] = dispatch.releases(ctx)
     assert (release.chart, release.release) == ("kube-prometheus-stack", "monitoring-kps")
 
 

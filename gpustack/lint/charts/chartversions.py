@@ -49,13 +49,7 @@ def resolve(chart: str, raw: str | None, extra: tuple[ChartKeys, ...] = ()) -> R
         return Resolution(None, None)
     text = (raw or "").strip()
     if text.lower() in _UNPINNED:
-        newest = _newest(known)
-        return Resolution(
-            _load(chart, known[newest], extra), known[newest],
-            f"no version pinned: checked against {chart} {known[newest]}, the newest version gpustack has key data"
-            " for",
-            certain=False,
-        )
+        return _newest_known(chart, known, extra, "no version pinned")
     wanted = chartkeys.normalise_version(text)
     if wanted in known:
         return Resolution(_load(chart, known[wanted], extra), known[wanted])
@@ -86,13 +80,7 @@ def _range(chart: str, text: str, known: dict[str, str], extra: tuple[ChartKeys,
 
     expression = nodesemver.valid_range(text.replace(",", " "), loose=True)
     if expression is None:  # a Git revision or branch, not a chart version
-        newest = _newest(known)
-        return Resolution(
-            _load(chart, known[newest], extra), known[newest],
-            f"`{text}` is no chart version: checked against {chart} {known[newest]}, the newest version gpustack has"
-            " key data for",
-            certain=False,
-        )
+        return _newest_known(chart, known, extra, f"`{text}` is no chart version")
     match = nodesemver.max_satisfying(list(known), expression, loose=True)
     if match is None:
         lowest = re.search(r"\d+(?:\.\d+){0,2}", text)
@@ -101,6 +89,16 @@ def _range(chart: str, text: str, known: dict[str, str], extra: tuple[ChartKeys,
         _load(chart, known[match], extra), known[match],
         f"version range `{text}`: checked against {chart} {known[match]}, the newest version in it that gpustack"
         " has key data for",
+        certain=False,
+    )
+
+
+def _newest_known(chart: str, known: dict[str, str], extra: tuple[ChartKeys, ...], why: str) -> Resolution:
+    """The newest version gpustack has key data for, when the release pins none (``why``)."""
+    newest = _newest(known)
+    return Resolution(
+        _load(chart, known[newest], extra), known[newest],
+        f"{why}: checked against {chart} {known[newest]}, the newest version gpustack has key data for",
         certain=False,
     )
 

@@ -19,10 +19,12 @@ from inside other values) errs towards "read" or is left out; never towards a fa
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from gpustack.lint.charts import gotokens
+from gpustack.lint.charts.gotokens import Token, actions
 
 Path = tuple[str, ...]
 
@@ -97,52 +99,6 @@ class Reads:
     passthrough: set[Path] = field(default_factory=set)
 
 
-# --- tokens ---------------------------------------------------------------------------------
-
-_ACTION = re.compile(r"\{\{-?\s*(/\*.*?\*/)?\s*-?\}\}|\{\{-?", re.S)
-_TOKEN = re.compile(
-    r"""(?P<space>\s+)|(?P<string>"(?:\\.|[^"\\])*"|`[^`]*`|'(?:\\.|[^'\\])+')"""
-    r"""|(?P<close>-?\}\})|(?P<assign>:?=)|(?P<punct>[()|,])"""
-    r"""|(?P<field>(?:\$[A-Za-z0-9_]*|\.[A-Za-z0-9_]*)(?:\.[A-Za-z0-9_]+)*)"""
-    r"""|(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<number>[-+]?[0-9][0-9A-Za-z_.+-]*)|(?P<other>.)""",
-    re.S,
-)
-_KINDS = ("space", "string", "close", "assign", "punct", "field", "word", "number", "other")
-
-
-@dataclass(frozen=True)
-class Token:
-    kind: str  # string, assign, punct, field, word, number, other; chain: a field glued to ``)``
-    text: str
-
-
-def actions(text: str) -> Iterator[list[Token]]:
-    """The tokens of each ``{{ }}`` action (comments skipped)."""
-    position = 0
-    while True:
-        start = text.find("{{", position)
-        if start < 0:
-            return
-        match = _ACTION.match(text, start)
-        if match and match.group(1) is not None:  # a comment
-            position = match.end()
-            continue
-        position = start + (3 if text.startswith("{{-", start) else 2)
-        tokens: list[Token] = []
-        glued = False  # the previous token was ``)`` and nothing came between
-        while position < len(text):
-            token = _TOKEN.match(text, position)
-            assert token is not None  # ``other`` matches any character
-            position = token.end()
-            kind = next(k for k in _KINDS if token.group(k) is not None)
-            if kind == "close":
-                break
-            if kind != "space":
-                tokens.append(Token("chain" if glued and kind == "field" else kind, token.group(kind)))
-            glued = kind == "punct" and token.group(kind) == ")"
-        yield tokens
-
-
 # --- evaluation ---------------------------------------------------------------------------
 
 
@@ -171,7 +127,7 @@ class Analysis:
         for action in tokens:
             head = action[0].text if action and action[0].kind == "word" else ""
             if head == "define" and len(action) > 1 and action[1].kind == "string":
-                stack.append((_unquote(action[1].text), []))
+                stack.append((gotokens.unquote(action[1].text), []))
                 continue
             if stack:
                 if head in ("if", "with", "range", "block"):
@@ -210,7 +166,7 @@ class Analysis:
                 scopes.append(_Scope(head, dot))
                 if head == "block":
                     value = self._pipeline(rest[1:], dot, variables) if len(rest) > 1 else dot
-                    self._call(_unquote(rest[0].text) if rest else "", value)
+                    self._call(gotokens.unquote(rest[0].text) if rest else "", value)
                     continue
                 dot = self._control(head, rest, dot, variables)
             elif head == "else":
@@ -231,7 +187,7 @@ class Analysis:
                 self._pipeline(action, dot, variables)
 
     def _control(self, keyword: str, tokens: list[Token], dot: Any, variables: dict[str, Any]) -> Any:
-        declared, tokens = _declarations(tokens)
+        declared, tokens = gotokens.declarations(tokens)
         value = self._pipeline(tokens, dot, variables)
         if keyword == "range":
             self._whole(value)
@@ -245,10 +201,10 @@ class Analysis:
     # a pipeline: commands separated by |, each command's result the last argument of the next
     def _pipeline(self, tokens: list[Token], dot: Any, variables: dict[str, Any]) -> Any:
         reassigned = any(t.kind == "assign" and t.text == "=" for t in tokens[:4])
-        declared, tokens = _declarations(tokens)
+        declared, tokens = gotokens.declarations(tokens)
         value: Any = UNKNOWN
         first = True
-        for command in _split(tokens, "|"):
+        for command in gotokens.split(tokens, "|"):
             value = self._command(command, dot, variables, None if first else (value,))
             first = False
         for name in declared:
@@ -256,7 +212,7 @@ class Analysis:
         return value
 
     def _command(self, tokens: list[Token], dot: Any, variables: dict[str, Any], piped: tuple[Any, ...] | None) -> Any:
-        operands = _operands(tokens)
+        operands = gotokens.operands(tokens)
         if not operands:
             return piped[0] if piped else UNKNOWN
         head = operands[0]
@@ -274,7 +230,7 @@ class Analysis:
             return UNKNOWN
         first = tokens[0]
         if first.kind == "punct" and first.text == "(":
-            inner, after = _parenthesised(tokens)
+            inner, after = gotokens.parenthesised(tokens)
             value = self._pipeline(inner, dot, variables)
             return self._fields(value, after)
         if first.kind == "field":
@@ -285,7 +241,7 @@ class Analysis:
         if first.kind == "word":
             return self._apply(first.text, [], []) if first.text not in ("nil", "true", "false") else UNKNOWN
         if first.kind == "string":
-            return _unquote(first.text)
+            return gotokens.unquote(first.text)
         if first.kind == "number" and first.text.isdigit():
             return int(first.text)
         return UNKNOWN
@@ -392,73 +348,6 @@ def _either(*values: Any) -> Any:
             if item is not UNKNOWN and item not in items:
                 items.append(item)
     return items[0] if len(items) == 1 else (Either(tuple(items)) if items else UNKNOWN)
-
-
-def _declarations(tokens: list[Token]) -> tuple[list[str], list[Token]]:
-    """``$a, $b := pipeline`` -> (["$a", "$b"], pipeline)."""
-    for index, token in enumerate(tokens):
-        if token.kind == "assign":
-            names = [t.text for t in tokens[:index] if t.kind == "field" and t.text.startswith("$")]
-            return names, tokens[index + 1:]
-        if token.kind not in ("field", "punct") or (token.kind == "punct" and token.text != ","):
-            break
-    return [], tokens
-
-
-def _split(tokens: list[Token], separator: str) -> list[list[Token]]:
-    parts: list[list[Token]] = [[]]
-    depth = 0
-    for token in tokens:
-        if token.kind == "punct" and token.text == "(":
-            depth += 1
-        elif token.kind == "punct" and token.text == ")":
-            depth -= 1
-        if depth == 0 and token.kind == "punct" and token.text == separator:
-            parts.append([])
-        else:
-            parts[-1].append(token)
-    return parts
-
-
-def _operands(tokens: list[Token]) -> list[list[Token]]:
-    """A command's operands: a token, a word with its field chain, or a parenthesis with the
-    field chain after it."""
-    operands: list[list[Token]] = []
-    index = 0
-    while index < len(tokens):
-        token = tokens[index]
-        if token.kind == "punct" and token.text == "(":
-            depth, end = 0, index
-            for end in range(index, len(tokens)):
-                if tokens[end].kind == "punct":
-                    depth += {"(": 1, ")": -1}.get(tokens[end].text, 0)
-                    if depth == 0:
-                        break
-            operand = tokens[index:end + 1]
-            index = end + 1
-            if index < len(tokens) and tokens[index].kind == "chain":
-                operand.append(tokens[index])  # (…).a.b
-                index += 1
-            operands.append(operand)
-            continue
-        operands.append([token])
-        index += 1
-    return operands
-
-
-def _parenthesised(tokens: list[Token]) -> tuple[list[Token], str]:
-    """``( pipeline ).a.b`` -> (pipeline, "a.b")."""
-    if tokens[-1].kind == "chain":
-        return tokens[1:-2], tokens[-1].text[1:]
-    return tokens[1:-1], ""
-
-
-def _unquote(text: str) -> str:
-    if text[:1] == "`":
-        return text[1:-1]
-    if text[:1] == '"':
-        return re.sub(r"\\(.)", r"\1", text[1:-1])
-    return text
 
 
 def reads(templates: Mapping[str, str]) -> Reads:

@@ -9,10 +9,10 @@ from typing import Any
 
 from gpustack.lint.charts import chartkeys
 from gpustack.lint.charts.chartkeys import ChartKeys, KeyPath
-from gpustack.lint.releases import sets
+from gpustack.lint.releases.helmvalues import ValuesLayer
 
 
-def written(layer: sets.ValuesLayer) -> Iterator[KeyPath]:
+def written(layer: ValuesLayer) -> Iterator[KeyPath]:
     """Every key path a layer writes: the leaves and maps of a tree, each ``--set`` key."""
     if layer.written is not None:
         yield from layer.written

@@ -56,7 +56,7 @@ class ClusterVersion:
 def kubernetes_version(ctx: LintContext) -> ClusterVersion | None:
     if (minor := minor_of(ctx.kubernetes_version)) is not None:
         return ClusterVersion(minor, "--kubernetes-version")
-    if ctx.cluster is not None:  # gpustack.lint.facts.cluster.ClusterFacts
+    if ctx.cluster is not None:  # gpustack.lint.facts.pools.ClusterFacts
         return ClusterVersion(ctx.cluster.minor, "the spec")
     for resource in ctx.of_kind("ClusterConfiguration", "Plan"):
         if resource.kind == "ClusterConfiguration" and resource.api_group == "kubeadm.k8s.io":

@@ -15,10 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpustack.lint.facts.cluster import ClusterFacts, Pool, label_test_holds
+from gpustack.lint.facts import deviceplugins
 from gpustack.lint.facts.podspec import LabelTest, node_label_tests
+from gpustack.lint.facts.pools import ClusterFacts, Pool
+from gpustack.lint.facts.scheduling import label_test_holds
 from gpustack.lint.model import PodSpec
-from gpustack.lint.releases import sets
+from gpustack.lint.releases import helmvalues
 
 # The nvidia-device-plugin chart's default affinity, shared by its GFD (upstream-facts §1).
 _DEVICE_PLUGIN_AFFINITY = {
@@ -89,7 +91,7 @@ def _excludes(x: LabelTest, y: LabelTest) -> bool:
     return y.operator == "NotIn" and set(x.values) <= set(y.values)
 
 
-def of_plugin(plugin: sets.DevicePlugin) -> Placement:
+def of_plugin(plugin: deviceplugins.DevicePlugin) -> Placement:
     """A device plugin's placement: its pod's, or what its chart or ClusterPolicy renders."""
     if plugin.pod is not None:
         return Placement.of_pod(plugin.pod)
@@ -97,8 +99,8 @@ def of_plugin(plugin: sets.DevicePlugin) -> Placement:
     if release is None or release.chart == "gpu-operator":  # a ClusterPolicy, or the operator's chart
         spec: Mapping[str, Any] = _OPERATOR
     elif release.chart == "hami":
-        spec = {"nodeSelector": sets.hami_node_selector(release.values)}
+        spec = {"nodeSelector": deviceplugins.hami_node_selector(release.values)}
     else:
         own = {key: release.values[key] for key in ("nodeSelector", "affinity") if key in release.values}
-        spec = sets.coalesce({"affinity": _DEVICE_PLUGIN_AFFINITY}, own)
+        spec = helmvalues.coalesce({"affinity": _DEVICE_PLUGIN_AFFINITY}, own)
     return Placement.of_pod(PodSpec(plugin.resource, plugin.path, spec, {}, False, False))

@@ -9,11 +9,13 @@ resource with a pod template is linted like a Deployment.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpustack.lint.facts.gpu import ClaimIndex, gpus_reached, pod_components, requests_gpus
+from gpustack.lint.facts.claims import ClaimIndex
+from gpustack.lint.facts.components import pod_components
+from gpustack.lint.facts.consumers import gpus_reached, requests_gpus
 from gpustack.lint.model import Container, Path, PodSpec, Resource, copied
 
 # Deep enough for a JobSet in a Kubeflow TrainingRuntime (pod spec at depth 12); the node
@@ -72,13 +74,6 @@ def restore(resource: Resource, found: Facts) -> PodSpec:
         "gpus_outside_scheduler": outside,
     }
     return copied(PodSpec, values)  # without __init__: a run over a cached set restores thousands
-
-
-def extract_all(resources: Iterable[Resource]) -> tuple[PodSpec, ...]:
-    """Pod specs of a whole input set, with claims resolved against that set."""
-    resources = tuple(resources)
-    claims = ClaimIndex.from_resources(resources)
-    return tuple(pod for resource in resources for pod in extract_pod_specs(resource, claims))
 
 
 def _walk(

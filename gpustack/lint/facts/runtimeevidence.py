@@ -34,8 +34,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpustack.lint.charts import chartkeys, chartversions
-from gpustack.lint.model import Path, Resource
-from gpustack.lint.releases import sets
+from gpustack.lint.facts import clusterpolicy, deviceplugins
+from gpustack.lint.model import Path, Resource, get_value
+from gpustack.lint.releases import dispatch, helmvalues
 
 if TYPE_CHECKING:
     from gpustack.lint.context import LintContext
@@ -100,7 +101,7 @@ def _talconfig(resource: Resource) -> Iterator[Evidence]:
     """Patches at the top, under ``controlPlane``/``worker`` and per node, and nodes' machineFiles."""
     data = resource.data
     groups: list[tuple[Path, Any]] = [(("patches",), data.get("patches"))]
-    groups += [((role, "patches"), sets.get_value(data, role, "patches")) for role in ("controlPlane", "worker")]
+    groups += [((role, "patches"), get_value(data, role, "patches")) for role in ("controlPlane", "worker")]
     for index, node in enumerate(data["nodes"]):
         if isinstance(node, Mapping):
             groups.append((("nodes", index, "patches"), node.get("patches")))
@@ -108,14 +109,14 @@ def _talconfig(resource: Resource) -> Iterator[Evidence]:
     for path, patches in groups:
         for index, patch in enumerate(patches if isinstance(patches, list) else ()):
             if isinstance(patch, str) and not patch.lstrip().startswith("@"):  # "@file": a document of its own
-                patch = sets.yaml_mapping(patch)
+                patch = helmvalues.yaml_mapping(patch)
             if isinstance(patch, Mapping):
                 yield from _machine_files(resource, (*path, index), patch)
 
 
 def _machine_files(resource: Resource, path: Path, config: Mapping[str, Any]) -> Iterator[Evidence]:
     """A Talos machine config (or patch): ``machine.files``."""
-    yield from _files(resource, (*path, "machine", "files"), sets.get_value(config, "machine", "files"))
+    yield from _files(resource, (*path, "machine", "files"), get_value(config, "machine", "files"))
 
 
 def _files(resource: Resource, path: Path, files: Any) -> Iterator[Evidence]:
@@ -136,7 +137,7 @@ def _files(resource: Resource, path: Path, files: Any) -> Iterator[Evidence]:
 
 
 def _from_releases(ctx: LintContext) -> Iterator[Evidence]:
-    for release in sets.releases(ctx):
+    for release in dispatch.releases(ctx):
         if release.chart == "gpu-operator":
             resource, path = release.where("toolkit")
             yield from _operator(release.values, resource, path, f"{release}", _cdi_by_default(release.version))
@@ -148,7 +149,7 @@ def _from_releases(ctx: LintContext) -> Iterator[Evidence]:
                 f"{release} has no runtimeClassName value (added in 0.12.0): its plugin reads GPUs only where nvidia "
                 "is the default runtime",
             )
-    for resource in sets.cluster_policies(ctx):
+    for resource in clusterpolicy.cluster_policies(ctx):
         spec = resource.get(("spec",))
         if isinstance(spec, Mapping):
             yield from _operator(spec, resource, ("spec", "toolkit"), str(resource.ref), cdi_default=False)
@@ -159,7 +160,7 @@ def _from_static_plugins(ctx: LintContext) -> Iterator[Evidence]:
     if ctx.distribution != STATIC_PLUGIN_DISTRIBUTION:
         return
     for resource in ctx.of_kind("DaemonSet"):
-        for plugin in sets.device_plugins(resource, ctx.pods_of(resource)):
+        for plugin in deviceplugins.device_plugins(resource, ctx.pods_of(resource)):
             if plugin.vendor == "nvidia" and plugin.pod is not None and not plugin.pod.spec.get("runtimeClassName"):
                 yield Evidence(
                     True,
@@ -172,13 +173,13 @@ def _from_static_plugins(ctx: LintContext) -> Iterator[Evidence]:
 
 def _operator(values: Mapping[str, Any], resource: Resource, path: Path, name: str, cdi_default: bool) -> Iterator[Evidence]:
     """The GPU Operator's ``cdi`` and ``toolkit`` settings (chart values or ClusterPolicy spec)."""
-    cdi = sets.get_value(values, "cdi", "enabled")
+    cdi = get_value(values, "cdi", "enabled")
     if cdi is True or (cdi is None and cdi_default):
         yield Evidence(True, resource, path, f"{name} injects GPUs through CDI (cdi.enabled)")
         return
-    if sets.get_value(values, "toolkit", "enabled") is False:
+    if get_value(values, "toolkit", "enabled") is False:
         return  # the host's toolkit: the set says nothing of its default
-    setting = _set_as_default(sets.get_value(values, "toolkit", "env"))
+    setting = _set_as_default(get_value(values, "toolkit", "env"))
     default = setting is None or setting.lower() not in _FALSE
     said = "leaves CONTAINERD_SET_AS_DEFAULT at true" if setting is None else f"sets CONTAINERD_SET_AS_DEFAULT={setting}"
     yield Evidence(default, resource, path, f"{name}'s toolkit {said}")

@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from functools import cache
+from dataclasses import dataclass
 from typing import Any
 
-from gpustack.lint.facts.gpu import ClaimIndex
-from gpustack.lint.model import Path, PodSpec, Resource
-from gpustack.lint.releases.sets import HelmChartRelease, ValuesLayer
-from gpustack.shipped import lint_data
+from gpustack.lint.facts.claims import ClaimIndex
+from gpustack.lint.facts.valueshapes import Shape, chart_shapes
+from gpustack.lint.model import Path, PodSpec, Resource, get_value, scalar_text
+from gpustack.lint.releases.helmvalues import ValuesLayer
+from gpustack.lint.releases.release import HelmChartRelease
 
 _KINDS: Mapping[str, tuple[str, str, Path]] = {  # controller type -> apiVersion, kind, pod spec path
     "deployment": ("apps/v1", "Deployment", ("spec", "template", "spec")),
@@ -40,53 +40,6 @@ _CONTAINER_SKIPPED = frozenset({"image", "env", "probes", "dependsOn", "enabled"
 _POD_METADATA = ("labels", "annotations")
 
 
-@dataclass(frozen=True)
-class Shape:
-    """Where one family of charts keeps containers and pod options (``data/value-pods.yaml``)."""
-
-    name: str
-    type: tuple[str, ...]
-    strategy: tuple[str, ...]
-    persistence: tuple[str, ...]
-    controllers: tuple[str, ...] = ()  # controllers shape
-    pod: tuple[str, ...] = ()
-    default_pod: tuple[str, ...] = ()
-    containers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    container_fields: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # single shape
-    pod_fields: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    probes: tuple[str, ...] = ()  # a container's probe settings, relative to the container
-    probes_on: Mapping[str, Any] | None = None  # where the chart enables probes by default; None: nowhere
-
-
-@cache
-def chart_shapes() -> Mapping[str, tuple[Shape, ...]]:
-    """Chart name -> the shapes its values may take, first match wins."""
-    data = lint_data("value-pods.yaml")
-    shapes = {name: _shape(name, item) for name, item in data["shapes"].items()}
-    return {chart: tuple(shapes[name] for name in names) for chart, names in data["charts"].items()}
-
-
-def _keys(value: Any) -> tuple[str, ...]:
-    return tuple(value) if isinstance(value, list) else (value,) if value else ()
-
-
-def _shape(name: str, item: Mapping[str, Any]) -> Shape:
-    return Shape(
-        name=name,
-        type=_keys(item.get("type")),
-        strategy=_keys(item.get("strategy")),
-        persistence=_keys(item.get("persistence")),
-        controllers=_keys(item.get("controllers")),
-        pod=_keys(item.get("pod")),
-        default_pod=_keys(item.get("defaultPod")),
-        containers={group: _keys(key) for group, key in (item.get("containers") or {}).items()},
-        container_fields={key: _keys(where) for key, where in (item.get("container") or {}).items()},
-        pod_fields={key: _keys(where) for key, where in (item.get("pod") or {}).items()} if "container" in item else {},
-        probes=_keys(item.get("probes")),
-        probes_on=item.get("probesOn"),
-    )
-
-
 def value_workloads(release: HelmChartRelease) -> list[Resource]:
     """The workloads ``release`` renders from its values, for a chart ``data/value-pods.yaml``
     describes; [] for any other chart."""
@@ -97,7 +50,7 @@ def value_workloads(release: HelmChartRelease) -> list[Resource]:
     for shape in shapes:
         if not shape.controllers:
             return list(_single(release, home, shape))
-        controllers = _get(release.values, shape.controllers)
+        controllers = get_value(release.values, *shape.controllers)
         if isinstance(controllers, Mapping):
             return list(_controllers(release, home, shape, controllers))
     return []
@@ -184,18 +137,21 @@ def _controllers(
     release: HelmChartRelease, home: ValuesLayer, shape: Shape, controllers: Mapping[str, Any]
 ) -> Iterator[Resource]:
     enabled = {name: item for name, item in controllers.items() if isinstance(item, Mapping) and item.get("enabled") is not False}
-    defaults = _get(release.values, shape.default_pod)
+    defaults = get_value(release.values, *shape.default_pod)
     defaults = defaults if isinstance(defaults, Mapping) else {}
     fullname = release.release or release.resource.ref.name or release.chart
     for name, controller in enabled.items():
         root = (*shape.controllers, name)
         single = len(enabled) == 1 or name == "main"
         data, pod_path = _document(
-            release, _get(controller, shape.type), fullname if single else f"{fullname}-{name}", _get(controller, shape.strategy)
+            release,
+            get_value(controller, *shape.type),
+            fullname if single else f"{fullname}-{name}",
+            get_value(controller, *shape.strategy),
         )
         origins = _Origins(root)
         origins.add(("spec", "strategy"), (*root, *shape.strategy), exact=False)
-        own = _get(controller, shape.pod)
+        own = get_value(controller, *shape.pod)
         own = own if isinstance(own, Mapping) else {}
         pod: dict[str, Any] = {}
         origins.add(pod_path, (*root, *shape.pod), exact=True)  # a key set nowhere goes to the controller's pod
@@ -207,7 +163,7 @@ def _controllers(
             origins.add((*pod_path, key), where, exact=True)
         metadata = {key: own.get(key, defaults.get(key)) for key in _POD_METADATA if own.get(key, defaults.get(key))}
         for group, keys in shape.containers.items():
-            items = _get(controller, keys)
+            items = get_value(controller, *keys)
             containers = [(n, c) for n, c in items.items() if isinstance(c, Mapping) and c.get("enabled") is not False] \
                 if isinstance(items, Mapping) else []
             if containers:
@@ -258,7 +214,7 @@ class _Probes:
         """``readinessProbe`` → (the probe as bjw-s common renders it, the values key it comes from)."""
         if not self.shape.probes:
             return {}
-        settings = _get(item, self.shape.probes)
+        settings = get_value(item, *self.shape.probes)
         settings = settings if isinstance(settings, Mapping) else {}
         found: dict[str, tuple[dict[str, Any], Path]] = {}
         for name in ("liveness", "readiness", "startup"):
@@ -328,15 +284,10 @@ def _env(env: Any, path: Path, root: Path, origins: _Origins) -> list[Any]:
         if isinstance(value, Mapping):
             item = {"name": name, **value} if "value" in value or "valueFrom" in value else {"name": name, "valueFrom": value}
         else:
-            item = {"name": name, "value": "" if value is None else _scalar_text(value)}
+            item = {"name": name, "value": "" if value is None else scalar_text(value)}
         items.append(item)
     return items
 
-
-def _scalar_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def _persistence(
@@ -345,7 +296,7 @@ def _persistence(
     """hostPath and emptyDir volumes (``/dev/shm``), mounted as ``globalMounts`` /
     ``advancedMounts`` (controllers shape) or ``mountPath`` (single shape) say; other volume
     types matter to no GPU rule."""
-    persistence = _get(release.values, shape.persistence)
+    persistence = get_value(release.values, *shape.persistence)
     if not isinstance(persistence, Mapping):
         return
     volumes: list[Any] = []
@@ -415,25 +366,25 @@ def _mount(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
 
 def _single(release: HelmChartRelease, home: ValuesLayer, shape: Shape) -> Iterator[Resource]:
     values = release.values
-    if not isinstance(_get(values, shape.container_fields.get("image", ("image",))), Mapping):
+    if not isinstance(get_value(values, *shape.container_fields.get("image", ("image",))), Mapping):
         return  # not this shape's values (no main container image)
-    if _get(values, (*shape.type[:-1], "enabled")) is False:
+    if get_value(values, *shape.type[:-1], "enabled") is False:
         return
     fullname = release.release or release.resource.ref.name or release.chart
-    data, pod_path = _document(release, _get(values, shape.type), fullname, _get(values, shape.strategy))
+    data, pod_path = _document(release, get_value(values, *shape.type), fullname, get_value(values, *shape.strategy))
     origins = _Origins(())
     origins.add(("spec", "strategy"), shape.strategy, exact=False)
     origins.add(pod_path, (), exact=False)
     pod: dict[str, Any] = {}
     for key, keys in shape.pod_fields.items():
-        value = _get(values, keys)
+        value = get_value(values, *keys)
         origins.add((*pod_path, key), keys, exact=True)
         if value is not None:
             pod[key] = value
-    item = {key: value for key, keys in shape.container_fields.items() if (value := _get(values, keys)) is not None}
+    item = {key: value for key, keys in shape.container_fields.items() if (value := get_value(values, *keys)) is not None}
     container_path = (*pod_path, "containers", 0)
     if shape.probes:  # top-level: where the built container reads them (``probes``)
-        item["probes"] = _get(values, shape.probes)
+        item["probes"] = get_value(values, *shape.probes)
     container = _container(fullname, item, container_path, (), origins, _Probes(shape, _probes_on(release, shape, None, None)))
     origins.entries[container_path] = ((), False)  # the container's fields are spread over the values root
     for key, keys in shape.container_fields.items():
@@ -444,11 +395,3 @@ def _single(release: HelmChartRelease, home: ValuesLayer, shape: Shape) -> Itera
     _place(data, pod_path, pod)
     yield _built(release, home, data, origins)
 
-
-def _get(values: Any, keys: tuple[str, ...]) -> Any:
-    node = values
-    for key in keys:
-        if not isinstance(node, Mapping):
-            return None
-        node = node.get(key)
-    return node

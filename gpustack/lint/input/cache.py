@@ -106,7 +106,7 @@ class Cache:
             parts += [str(file), *contents(file)]
         return digest(*parts)
 
-    # The cluster facts of a spec (``cluster.load_cluster``).
+    # The cluster facts of a spec (``from_spec.load_cluster``).
 
     @staticmethod
     def cluster_key(spec: str) -> str | None:

@@ -21,7 +21,7 @@ from gpustack.lint.registry import Rule
 
 if TYPE_CHECKING:
     from gpustack.lint.engine import Run
-    from gpustack.lint.facts.gpu import ClaimIndex
+    from gpustack.lint.facts.claims import ClaimIndex
 
 
 class FileUnits(Protocol):
@@ -86,7 +86,7 @@ class Files:
 
     def of(self, root: Root, errors: list[InputError]) -> list[File]:
         """The root's files, DRA claims resolved over the root."""
-        from gpustack.lint.facts.gpu import ClaimIndex
+        from gpustack.lint.facts.claims import ClaimIndex
         from gpustack.lint.input.keys import canonical
 
         claims = ClaimIndex.from_resources(root.resources)
@@ -120,7 +120,7 @@ class Files:
 
     def _known(self, name: str, resources: list[Resource], claims: ClaimIndex, claims_key: str) -> File | None:
         """The file's unit if this run has it already, the loader made it, or ``units`` holds it."""
-        from gpustack.lint.facts.gpu import requests_gpus
+        from gpustack.lint.facts.consumers import requests_gpus
 
         for key in ("", claims_key):
             if (name, key) in self.done:

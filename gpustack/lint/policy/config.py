@@ -47,7 +47,7 @@ from gpustack.lint.policy.selection import Choice, Selection
 
 if TYPE_CHECKING:
     from gpustack.lint.charts.chartkeys import ChartKeys
-    from gpustack.lint.facts.cluster import ClusterFacts
+    from gpustack.lint.facts.pools import ClusterFacts
     from gpustack.lint.input.cache import Cache
     from gpustack.lint.policy.baseline import Baseline
 
@@ -111,7 +111,7 @@ class Config:
         imports pydantic."""
         if self.spec is None:
             return None
-        from gpustack.lint.facts.cluster import load_cluster
+        from gpustack.lint.facts.from_spec import load_cluster
 
         return load_cluster(str(self.spec), cache)
 
@@ -127,7 +127,7 @@ class Config:
         """The value keys of the charts given with ``--chart-values``."""
         if not self.chart_values:
             return ()
-        from gpustack.lint.charts.chartkeys import read_charts
+        from gpustack.lint.charts.chartfiles import read_charts
 
         return read_charts(self.chart_values)
 

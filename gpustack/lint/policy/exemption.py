@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from gpustack.lint.facts.gpu import image_repository, image_tag
+from gpustack.lint.facts.images import image_repository, image_tag
 from gpustack.lint.model import Container, Hit, PodSpec
 
 KEYS = ("namespace", "kind", "name", "image")

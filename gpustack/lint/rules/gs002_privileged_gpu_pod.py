@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.gpu import is_gpu_workload, outside_scheduler_note
+from gpustack.lint.facts.consumers import is_gpu_workload, outside_scheduler_note
 from gpustack.lint.facts.podspec import subject
 from gpustack.lint.model import Container, Hit, Path, PodSpec
 from gpustack.lint.registry import Rule

@@ -4,7 +4,7 @@ With ``runtimeClassName: nvidia`` the runtime injects the allocated GPUs' device
 driver's libraries and binaries; mounting ``/dev``, ``/dev/nvidia*``, driver folders or the
 device plugins' socket folder instead bypasses allocation and isolation (seed 000 step 5).
 A pod that mounts such paths without requesting GPUs reaches GPUs outside the scheduler
-(``gpu.gpus_reached``). GPU system components legitimately mount some of these; they are held
+(``consumers.gpus_reached``). GPU system components legitimately mount some of these; they are held
 to the host paths their kind needs (``data/system-components.yaml``) instead.
 """
 
@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.gpu import exposes_gpus, is_gpu_workload, normalise_host_path, pod_components
+from gpustack.lint.facts.components import pod_components
+from gpustack.lint.facts.consumers import is_gpu_workload
+from gpustack.lint.facts.hostpaths import exposes_gpus, normalise_host_path
 from gpustack.lint.facts.podspec import HostPathVolume, host_path_volumes, subject
 from gpustack.lint.model import Hit, PodSpec
 from gpustack.lint.registry import Rule

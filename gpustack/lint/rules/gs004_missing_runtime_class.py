@@ -20,15 +20,17 @@ default; GKE has no ``nvidia`` RuntimeClass at all, so adding one gets pods reje
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 
 from gpustack.lint.context import RUNTIME_CLASS_DISTRIBUTIONS, LintContext
 from gpustack.lint.facts import runtimeevidence
-from gpustack.lint.facts.gpu import gpu_requests, is_gpu_workload, pod_components, visible_devices
+from gpustack.lint.facts.components import pod_components
+from gpustack.lint.facts.consumers import is_gpu_workload, visible_devices
 from gpustack.lint.facts.podspec import node_label_tests, subject
-from gpustack.lint.model import Hit, PodSpec, SetValue, Severity
+from gpustack.lint.facts.quantities import gpu_requests
+from gpustack.lint.model import Hit, PodSpec, SetValue, Severity, get_value
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import sets
+from gpustack.lint.releases import dispatch, flux, k3s
 
 MANAGED = frozenset({"gke", "eks", "aks"})
 # Node labels only a managed cloud sets: a pod that selects one runs there (DESIGN §10 names
@@ -133,35 +135,19 @@ CHART_RUNTIME_CLASS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _claims_by_post_renderer(release: sets.HelmChartRelease) -> bool:
-    """A Flux HelmRelease whose post-renderers patch ``resourceClaims`` into what the chart
-    renders: the DaemonSet gets its GPUs through DRA (CDI), not the runtime."""
-    renderers = release.resource.get(("spec", "postRenderers")) if release.resource.kind == "HelmRelease" else None
-    return _mentions(renderers, "resourceClaims")
-
-
-def _mentions(value: object, word: str) -> bool:
-    if isinstance(value, str):
-        return word in value
-    if isinstance(value, Mapping):
-        return any(word in str(key) or _mentions(item, word) for key, item in value.items())
-    return isinstance(value, list) and any(_mentions(item, word) for item in value)
-
-
 def check_values(ctx: LintContext) -> Iterator[Hit]:
     """Chart releases of GPU DaemonSets that leave runtimeClassName unset. A K3s HelmChart is
     K3s context for itself (RKE2's helm-controller reads it too; both keep runc the default)."""
-    for release in sets.releases(ctx):
+    for release in dispatch.releases(ctx):
         keys = CHART_RUNTIME_CLASS.get(release.chart)
-        value = sets.get_value(release.values, *keys) if keys else None
+        value = get_value(release.values, *keys) if keys else None
         if keys is None or (isinstance(value, str) and value.strip()):
             continue
-        if release.chart == "hami" and sets.get_value(release.values, "devicePlugin", "enabled") is False:
+        if release.chart == "hami" and get_value(release.values, "devicePlugin", "enabled") is False:
             continue
-        if _claims_by_post_renderer(release):
+        if flux.patches_resource_claims(release):
             continue
-        helm_controller = (release.resource.api_version or "").startswith("helm.cattle.io/")
-        distribution = ctx.distribution or ("k3s" if helm_controller else None)
+        distribution = ctx.distribution or ("k3s" if k3s.declares(release) else None)
         severity = _severity(distribution, ctx)
         if severity is None:
             continue

@@ -24,19 +24,11 @@ from fractions import Fraction
 from typing import Any
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.cluster import (
-    ClusterFacts,
-    Pool,
-    Usage,
-    capacity,
-    least,
-    number_text,
-    placeable_pools,
-    usage,
-    usage_key,
-)
-from gpustack.lint.facts.gpu import gpu_amounts, is_gpu_workload, is_shared_gpu_resource
+from gpustack.lint.facts.consumers import is_gpu_workload
 from gpustack.lint.facts.podspec import subject
+from gpustack.lint.facts.pools import ClusterFacts, Pool
+from gpustack.lint.facts.quantities import gpu_amounts, is_shared_gpu_resource
+from gpustack.lint.facts.scheduling import Usage, capacity, least, number_text, placeable_pools, usage, usage_key
 from gpustack.lint.model import DeleteKey, Hit, Path, PodSpec, SetValue, Severity
 from gpustack.lint.registry import Rule
 

@@ -10,14 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.gpu import (
-    NVIDIA_PREFIX,
-    ResourceAmount,
-    is_gpu_workload,
-    is_template_placeholder,
-    resource_amounts,
-)
+from gpustack.lint.facts.consumers import is_gpu_workload
 from gpustack.lint.facts.podspec import subject
+from gpustack.lint.facts.quantities import NVIDIA_PREFIX, ResourceAmount, is_template_placeholder, resource_amounts
 from gpustack.lint.model import Container, Edit, Hit, PodSpec, SetValue
 from gpustack.lint.registry import Rule
 

@@ -21,15 +21,9 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.gpu import (
-    VISIBLE_DEVICES,
-    EnvVar,
-    env_vars,
-    gpu_requests,
-    is_template_placeholder,
-    visible_devices,
-)
+from gpustack.lint.facts.consumers import VISIBLE_DEVICES, EnvVar, env_vars, visible_devices
 from gpustack.lint.facts.podspec import subject
+from gpustack.lint.facts.quantities import gpu_requests, is_template_placeholder
 from gpustack.lint.model import Container, Hit, PodSpec, Severity
 from gpustack.lint.registry import Rule
 

@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterator
 from fractions import Fraction
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.cluster import reachable_pools
-from gpustack.lint.facts.gpu import HAMI_MEMORY, gpu_amounts
 from gpustack.lint.facts.podspec import command_parts, subject
+from gpustack.lint.facts.quantities import HAMI_MEMORY, gpu_amounts
+from gpustack.lint.facts.scheduling import reachable_pools
 from gpustack.lint.model import Container, Hit, Path, PodSpec
 from gpustack.lint.registry import Rule
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts import placement
-from gpustack.lint.facts.cluster import ClusterFacts
+from gpustack.lint.facts import deviceplugins, placement
+from gpustack.lint.facts.pools import ClusterFacts
 from gpustack.lint.model import Hit, PodSpec, Resource
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import sets
+from gpustack.lint.releases import dispatch, kustomize
 
 OPERATOR_LABEL = placement.OPERATOR_DEVICE_PLUGIN_LABEL
 
@@ -30,10 +30,10 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     for pod in ctx.pod_specs:
         pods.setdefault(pod.resource, []).append(pod)
     plugins = [
-        plugin for resource in ctx.resources for plugin in sets.device_plugins(resource, pods.get(resource, ()))
+        plugin for resource in ctx.resources for plugin in deviceplugins.device_plugins(resource, pods.get(resource, ()))
     ]
-    plugins += [plugin for release in sets.releases(ctx) if (plugin := sets.release_plugin(release))]
-    left_out = sets.left_out_by_kustomization(ctx)
+    plugins += [plugin for release in dispatch.releases(ctx) if (plugin := deviceplugins.release_plugin(release))]
+    left_out = kustomize.left_out_by_kustomization(ctx)
     plugins = [plugin for plugin in plugins if plugin.resource.file not in left_out]
     for plugin in plugins:
         for other in plugins:
@@ -52,7 +52,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
             break
 
 
-def _fix(a: sets.DevicePlugin, b: sets.DevicePlugin) -> str:
+def _fix(a: deviceplugins.DevicePlugin, b: deviceplugins.DevicePlugin) -> str:
     if "hami" in (a.vendor, b.vendor) and a.vendor != b.vendor:
         return (
             "Keep one per node: with HAMi, remove NVIDIA's device plugin (GPU Operator: "
@@ -68,7 +68,7 @@ def _fix(a: sets.DevicePlugin, b: sets.DevicePlugin) -> str:
     return "Keep one device plugin per node: remove one, or give them node selectors that no node satisfies both."
 
 
-def _shared(a: sets.DevicePlugin, b: sets.DevicePlugin, cluster: ClusterFacts | None) -> str | None:
+def _shared(a: deviceplugins.DevicePlugin, b: deviceplugins.DevicePlugin, cluster: ClusterFacts | None) -> str | None:
     """None when the two never run on one node; else what the message adds (the pools)."""
     first, second = placement.of_plugin(a), placement.of_plugin(b)
     if first.disjoint(second):

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from gpustack.lint.context import LintContext
+from gpustack.lint.facts import deviceplugins
 from gpustack.lint.model import Hit, Path, Resource
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import sets
+from gpustack.lint.releases import dispatch
 
 LABEL, VALUE = "gpu", "on"
 FIX = (
@@ -30,26 +31,26 @@ def _selects_gpu_on(selector: object) -> bool:
 
 
 def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
-    for plugin in sets.device_plugins(resource, ctx.pods_of(resource)):
+    for plugin in deviceplugins.device_plugins(resource, ctx.pods_of(resource)):
         if plugin.vendor == "hami" and plugin.pod and _selects_gpu_on(plugin.pod.spec.get("nodeSelector")):
             yield _hit(plugin, resource, (*plugin.pod.path, "nodeSelector", LABEL))
 
 
 def check_values(ctx: LintContext) -> Iterator[Hit]:
     """HAMi releases, wherever their values are kept."""
-    for release in sets.releases(ctx):
-        plugin = sets.release_plugin(release)
+    for release in dispatch.releases(ctx):
+        plugin = deviceplugins.release_plugin(release)
         if plugin is None or plugin.vendor != "hami":
             continue
-        read = sets.hami_selector_keys(release, ctx)
-        if _selects_gpu_on(sets.hami_node_selector(release.values, read)):
+        read = deviceplugins.hami_selector_keys(release, ctx)
+        if _selects_gpu_on(deviceplugins.hami_node_selector(release.values, read)):
             # Where the values set it, else the chart reference (the chart's default).
             where = [release.where("devicePlugin", key, LABEL) for key in read]
             owner, path = next((w for w in where if w[1] != release.path), (release.resource, release.path))
             yield _hit(plugin, owner, path)
 
 
-def _hit(plugin: sets.DevicePlugin, resource: Resource, path: Path) -> Hit:
+def _hit(plugin: deviceplugins.DevicePlugin, resource: Resource, path: Path) -> Hit:
     return Hit(
         resource,
         path,

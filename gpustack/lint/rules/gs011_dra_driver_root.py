@@ -20,11 +20,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.gpu import env_vars
+from gpustack.lint.facts import clusterpolicy
+from gpustack.lint.facts.consumers import env_vars
 from gpustack.lint.facts.podspec import subject
-from gpustack.lint.model import Hit, Path, PodSpec, Resource, Severity
+from gpustack.lint.model import Hit, Path, PodSpec, Resource, Severity, get_value
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import sets
+from gpustack.lint.releases import dispatch
 
 OPERATOR_ROOT = "/run/nvidia/driver"
 HOST_ROOT = "/"
@@ -50,11 +51,11 @@ def _installed(ctx: LintContext) -> tuple[str, str, Severity] | None:
             return None
         source = sources.pop()
         return source, f"the spec's node pools use {WHERE[source]}", Severity.WARNING
-    for resource in sets.cluster_policies(ctx):
+    for resource in clusterpolicy.cluster_policies(ctx):
         return _operator(resource.get(("spec", "driver", "enabled")), str(resource.ref))
-    for release in sets.releases(ctx):
+    for release in dispatch.releases(ctx):
         if release.chart == "gpu-operator":
-            return _operator(sets.get_value(release.values, "driver", "enabled"), str(release))
+            return _operator(get_value(release.values, "driver", "enabled"), str(release))
     return None
 
 
@@ -92,8 +93,8 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
 
 
 def check_values(ctx: LintContext) -> Iterator[Hit]:
-    for release in sets.releases(ctx):
-        root = sets.get_value(release.values, "nvidiaDriverRoot")
+    for release in dispatch.releases(ctx):
+        root = get_value(release.values, "nvidiaDriverRoot")
         if release.chart in CHARTS and isinstance(root, str):
             resource, path = release.where("nvidiaDriverRoot")
             yield from _hit(resource, path, f"{release} sets nvidiaDriverRoot: {root}", root, ctx)

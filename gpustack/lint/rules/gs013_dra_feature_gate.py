@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.cluster import ClusterFacts
+from gpustack.lint.facts.pools import ClusterFacts
 from gpustack.lint.model import Hit, Path, Resource
 from gpustack.lint.registry import Rule
 

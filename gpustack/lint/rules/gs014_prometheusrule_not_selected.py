@@ -22,9 +22,12 @@ from typing import Any
 
 from gpustack.lint.charts.chartkeys import version_key
 from gpustack.lint.context import LintContext
-from gpustack.lint.model import Hit, Path, Resource, Severity
+from gpustack.lint.facts import labelselectors
+from gpustack.lint.facts.operands import component_releases
+from gpustack.lint.model import Hit, Path, Resource, Severity, get_value
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import sets
+from gpustack.lint.releases import dispatch
+from gpustack.lint.releases.release import HelmChartRelease
 
 MONITORING_GROUP = "monitoring.coreos.com/"
 CHART = "kube-prometheus-stack"
@@ -50,7 +53,7 @@ def _prometheus_selects(prometheus: Resource, prefix: str, namespaces: Mapping[s
     def selects(resource: Resource) -> bool:
         # prometheus-operator: a null selector selects nothing; a null namespace selector
         # means the Prometheus's own namespace only.
-        if not isinstance(selector, Mapping) or not sets.selector_matches(selector, sets.labels_of(resource)):
+        if not isinstance(selector, Mapping) or not labelselectors.selector_matches(selector, labelselectors.labels_of(resource)):
             return False
         namespace = resource.ref.namespace
         if not isinstance(namespace_selector, Mapping):
@@ -59,45 +62,45 @@ def _prometheus_selects(prometheus: Resource, prefix: str, namespaces: Mapping[s
         # Namespace labels are known only for Namespace objects in the set.
         if namespace not in namespaces:
             return True
-        return sets.selector_matches(namespace_selector, namespaces[namespace])
+        return labelselectors.selector_matches(namespace_selector, namespaces[namespace])
 
     return selects
 
 
-def _release_selects(release: sets.HelmChartRelease, prefix: str) -> tuple[Selects, str]:
+def _release_selects(release: HelmChartRelease, prefix: str) -> tuple[Selects, str]:
     """What a kube-prometheus-stack release's Prometheus selects, and how to say it."""
-    spec = sets.get_value(release.values, "prometheus", "prometheusSpec", default={})
+    spec = get_value(release.values, "prometheus", "prometheusSpec", default={})
     spec = spec if isinstance(spec, Mapping) else {}
     selector = spec.get(f"{prefix}Selector")
     if isinstance(selector, Mapping) and selector:
         where = f"the `{prefix}Selector` in the values of {release.resource.ref}"
-        return (lambda r: sets.selector_matches(selector, sets.labels_of(r))), where
+        return (lambda r: labelselectors.selector_matches(selector, labelselectors.labels_of(r))), where
     if spec.get(f"{prefix}SelectorNilUsesHelmValues", True) is False:
         return (lambda r: True), ""
     name = release.release or "<release>"
     return _release_label(release.release), f"{release.resource.ref}, whose `{prefix}Selector` is `release: {name}`"
 
 
-def _values_files(ctx: LintContext) -> Iterator[sets.HelmChartRelease]:
+def _values_files(ctx: LintContext) -> Iterator[HelmChartRelease]:
     """kube-prometheus-stack values files linted with the manifests but not mapped to the chart
     in ``.gpustack.yaml``: documents without kind holding ``prometheus.prometheusSpec``."""
     for resource in ctx.resources:
         if resource.file in ctx.values_files:
             continue
         if resource.kind is None and isinstance(resource.get(("prometheus", "prometheusSpec")), Mapping):
-            yield sets.HelmChartRelease(resource, ("prometheus",), CHART, None, resource.data)
+            yield HelmChartRelease(resource, ("prometheus",), CHART, None, resource.data)
 
 
 def _victoria_metrics(ctx: LintContext) -> bool:
     """Whether the set runs VictoriaMetrics: an object of its operator, or a release of its charts."""
     return any((r.api_version or "").startswith(VICTORIA_METRICS_GROUP) for r in ctx.resources) or any(
-        release.chart in VICTORIA_METRICS_CHARTS for release in sets.releases(ctx)
+        release.chart in VICTORIA_METRICS_CHARTS for release in dispatch.releases(ctx)
     )
 
 
 def _release_label(release: str | None) -> Selects:
     def selects(resource: Resource) -> bool:
-        value = sets.labels_of(resource).get("release")
+        value = labelselectors.labels_of(resource).get("release")
         return value is not None and (release is None or str(value) == release)
 
     return selects
@@ -123,16 +126,11 @@ class _Target:
 
 def _rendered_service_monitors(ctx: LintContext) -> Iterator[_Target]:
     """The ServiceMonitor a DCGM exporter release renders, labelled ``additionalLabels``."""
-    for release in sets.releases(ctx):
-        if release.chart not in EXPORTER_CHARTS:
-            continue
-        keys, default_on = EXPORTER_CHARTS[release.chart]
-        if release.chart == "gpu-operator" and sets.get_value(release.values, "dcgmExporter", "enabled") is False:
-            continue
+    for release, (keys, default_on) in component_releases(ctx, EXPORTER_CHARTS, "dcgmExporter"):
         on_by_default = release.version is None or version_key(release.version) >= version_key(default_on)
-        if sets.get_value(release.values, *keys, "enabled", default=on_by_default) is not True:
+        if get_value(release.values, *keys, "enabled", default=on_by_default) is not True:
             continue
-        labels = sets.get_value(release.values, *keys, "additionalLabels", default={})
+        labels = get_value(release.values, *keys, "additionalLabels", default={})
         data = {
             "apiVersion": "monitoring.coreos.com/v1",
             "kind": "ServiceMonitor",
@@ -156,10 +154,10 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     prometheuses = [r for r in ctx.resources if r.kind == "Prometheus" and _monitoring(r)]
     releases = [
         release
-        for release in (*_values_files(ctx), *sets.releases(ctx))
-        if release.chart == CHART and sets.get_value(release.values, "prometheus", "enabled") is not False
+        for release in (*_values_files(ctx), *dispatch.releases(ctx))
+        if release.chart == CHART and get_value(release.values, "prometheus", "enabled") is not False
     ]
-    namespaces = {r.ref.name: sets.labels_of(r) for r in ctx.resources if r.kind == "Namespace" and r.ref.name}
+    namespaces = {r.ref.name: labelselectors.labels_of(r) for r in ctx.resources if r.kind == "Namespace" and r.ref.name}
     victoria_metrics = _victoria_metrics(ctx)
     for target in targets:
         resource = target.resource

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.gpu import is_gpu_workload
+from gpustack.lint.facts.consumers import is_gpu_workload
 from gpustack.lint.facts.podspec import command_parts, subject
 from gpustack.lint.model import Container, Hit, Path, PodSpec
 from gpustack.lint.registry import Rule

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.gpu import env_vars
+from gpustack.lint.facts.consumers import env_vars
 from gpustack.lint.facts.podspec import command_parts, subject
 from gpustack.lint.model import AppendItem, Container, Edit, Hit, PodSpec, SetValue
 from gpustack.lint.registry import Rule

@@ -25,11 +25,12 @@ from typing import Any
 
 from gpustack.lint.charts import chartversions
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.gpu import env_vars
+from gpustack.lint.facts import clusterpolicy
+from gpustack.lint.facts.consumers import env_vars
 from gpustack.lint.input.load import load_text
-from gpustack.lint.model import Hit, Path, Resource
+from gpustack.lint.model import Hit, Path, Resource, get_value
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import sets
+from gpustack.lint.releases import dispatch
 from gpustack.spec.labelling import SECONDS_PER_NODE
 
 GFD_ENV = "GFD_SLEEP_INTERVAL"
@@ -93,10 +94,10 @@ def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
         text = resource.get(("data", NFD_CONFIG_FILE))
         documents = load_text(resource.file, text).resources if isinstance(text, str) else ()
         config = documents[0].data if documents else {}
-        value = sets.get_value(config, "core", "sleepInterval")
+        value = get_value(config, "core", "sleepInterval")
         if value is not None:
             yield from _judge(resource, ("data", NFD_CONFIG_FILE), f"NFD worker in {resource.ref}", value, ctx)
-    if sets.is_cluster_policy(resource):
+    if clusterpolicy.is_cluster_policy(resource):
         found = _env_interval(resource.get(("spec", "gfd", "env")))
         if found is not None:
             path = ("spec", "gfd", "env", found[0], "value")
@@ -111,11 +112,11 @@ def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
 def check_values(ctx: LintContext) -> Iterator[Hit]:
     if ctx.cluster is None:
         return
-    for release in sets.releases(ctx):
+    for release in dispatch.releases(ctx):
         for chart, keys, labeller in CHART_SOURCES:
             if release.chart != chart or not chartversions.read_of(chart, release.version, (keys,), ctx.chart_values):
                 continue
-            value = sets.get_value(release.values, *keys)
+            value = get_value(release.values, *keys)
             if keys[-1] == "env":
                 found = _env_interval(value)
                 value = found[1] if found else None

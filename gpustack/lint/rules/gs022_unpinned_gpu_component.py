@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.gpu import component_for_image, image_tag, is_placeholder_image
+from gpustack.lint.facts.components import component_for_image, is_placeholder_image
+from gpustack.lint.facts.images import image_tag
 from gpustack.lint.facts.podspec import subject
 from gpustack.lint.model import Hit, PodSpec
 from gpustack.lint.registry import Rule

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.gpu import is_gpu_workload, uses_gpu
+from gpustack.lint.facts.consumers import is_gpu_workload, uses_gpu
 from gpustack.lint.facts.podspec import subject
 from gpustack.lint.model import AppendItem, Container, Edit, Hit, PodSpec, SetValue
 from gpustack.lint.registry import Rule

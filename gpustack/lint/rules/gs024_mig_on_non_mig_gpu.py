@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.cluster import MIG_PREFIX, ClusterFacts, Pool, container_asks, mig_profile, reachable_pools
 from gpustack.lint.facts.podspec import subject
+from gpustack.lint.facts.pools import MIG_PREFIX, ClusterFacts, Pool
+from gpustack.lint.facts.scheduling import container_asks, mig_profile, reachable_pools
 from gpustack.lint.model import Hit, PodSpec
 from gpustack.lint.registry import Rule
 

@@ -14,11 +14,12 @@ import re
 from collections.abc import Iterator, Mapping
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.gpu import env_vars, is_template_placeholder
+from gpustack.lint.facts.consumers import env_vars
 from gpustack.lint.facts.podspec import subject
-from gpustack.lint.model import Hit, PodSpec
+from gpustack.lint.facts.quantities import is_template_placeholder
+from gpustack.lint.model import Hit, PodSpec, get_value
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import sets
+from gpustack.lint.releases import dispatch
 
 CREDENTIAL_NAMES = frozenset(
     {
@@ -71,9 +72,9 @@ ANONYMOUS = "auth.anonymous"
 def check_values(ctx: LintContext) -> Iterator[Hit]:
     """Grafana anonymous access with the Admin role (seed 001 §7 monitor-values.yaml): anyone
     who reaches Grafana may read every datasource and change dashboards, users and alerting."""
-    for release in sets.releases(ctx):
+    for release in dispatch.releases(ctx):
         prefix = GRAFANA_INI.get(release.chart)
-        anonymous = sets.get_value(release.values, *prefix, ANONYMOUS) if prefix else None
+        anonymous = get_value(release.values, *prefix, ANONYMOUS) if prefix else None
         if not isinstance(anonymous, Mapping) or anonymous.get("enabled") is not True:
             continue
         if str(anonymous.get("org_role", "Viewer")).lower() != "admin":

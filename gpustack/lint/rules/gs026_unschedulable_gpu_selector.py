@@ -18,7 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.cluster import (
+from gpustack.lint.facts.consumers import is_gpu_workload
+from gpustack.lint.facts.podspec import LabelTest, subject
+from gpustack.lint.facts.pools import (
     GFD_LABELS,
     GPU,
     GPU_PRESENT_LABEL,
@@ -26,12 +28,9 @@ from gpustack.lint.facts.cluster import (
     PCI_LABEL_PREFIX,
     ClusterFacts,
     Pool,
-    Selection,
     describe_label,
-    label_test_holds,
 )
-from gpustack.lint.facts.gpu import is_gpu_workload
-from gpustack.lint.facts.podspec import LabelTest, subject
+from gpustack.lint.facts.scheduling import Selection, label_test_holds
 from gpustack.lint.model import Hit, PodSpec
 from gpustack.lint.registry import Rule
 

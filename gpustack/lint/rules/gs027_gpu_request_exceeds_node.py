@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.cluster import reachable_pools, shortfall
-from gpustack.lint.facts.gpu import is_gpu_workload
+from gpustack.lint.facts.consumers import is_gpu_workload
 from gpustack.lint.facts.podspec import subject
+from gpustack.lint.facts.scheduling import reachable_pools, shortfall
 from gpustack.lint.model import Hit, PodSpec
 from gpustack.lint.registry import Rule
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.cluster import selected_pools, tolerations
-from gpustack.lint.facts.gpu import is_gpu_workload
+from gpustack.lint.facts.consumers import is_gpu_workload
 from gpustack.lint.facts.podspec import subject
+from gpustack.lint.facts.scheduling import selected_pools, tolerations
 from gpustack.lint.model import Hit, Path, PodSpec
 from gpustack.lint.registry import Rule
 

@@ -21,7 +21,7 @@ from gpustack.lint.context import LintContext
 from gpustack.lint.input.yaml11 import plain
 from gpustack.lint.model import Hit, Path, Resource
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import sets
+from gpustack.lint.releases import dispatch
 
 # Mapping keys (lower-cased suffixes) whose values Kubernetes types as map[string]string:
 # labels, matchLabels, podLabels, annotations, nodeSelector, chart values' nvidiaNodeSelector …
@@ -215,7 +215,7 @@ def check_values(ctx: LintContext) -> Iterator[Hit]:
     """Chart values kept outside objects' data: YAML strings (K3s ``valuesContent``, Argo CD
     ``helm.values``) and values files; a values tree inside an object is checked with it."""
     seen: set[tuple[int, Path]] = set()
-    for release in sets.releases(ctx):
+    for release in dispatch.releases(ctx):
         for layer in release.layers:
             outside = layer.resource.kind is None or isinstance(layer.resource.get(layer.path), str)
             if layer.written is not None or not outside or (id(layer.resource), layer.path) in seen:

@@ -19,11 +19,13 @@ from gpustack.lint.charts.chartkeys import ABSENT
 from gpustack.lint.context import LintContext
 from gpustack.lint.model import Hit, Severity
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import sets
+from gpustack.lint.releases import dispatch
+from gpustack.lint.releases.helmvalues import ValuesLayer
+from gpustack.lint.releases.release import HelmChartRelease
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
-    for release in sets.releases(ctx):
+    for release in dispatch.releases(ctx):
         resolution = chartversions.resolve(release.chart, release.version, ctx.chart_values)
         if resolution.keys is None and resolution.note is not None:
             yield Hit(
@@ -36,8 +38,8 @@ def check(ctx: LintContext) -> Iterator[Hit]:
 
 
 def _check_key(
-    release: sets.HelmChartRelease,
-    layer: sets.ValuesLayer,
+    release: HelmChartRelease,
+    layer: ValuesLayer,
     path: tuple[str, ...],
     resolution: chartversions.Resolution,
 ) -> Iterator[Hit]:

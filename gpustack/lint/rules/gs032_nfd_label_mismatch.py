@@ -23,10 +23,12 @@ from typing import Any
 from gpustack.lint.charts import chartversions
 from gpustack.lint.charts.chartkeys import version_key
 from gpustack.lint.context import LintContext
+from gpustack.lint.facts.operands import component_releases
 from gpustack.lint.facts.podspec import node_label_tests, subject
-from gpustack.lint.model import Hit, Path, PodSpec, Resource
+from gpustack.lint.model import Hit, Path, PodSpec, Resource, get_value
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import sets
+from gpustack.lint.releases import dispatch, helmvalues
+from gpustack.lint.releases.release import HelmChartRelease
 
 NFD = "feature.node.kubernetes.io/"
 VENDOR_LABEL = f"{NFD}pci-10de.present"
@@ -75,27 +77,22 @@ def check(ctx: LintContext) -> Iterator[Hit]:
 
 
 def _nfd_fields(ctx: LintContext) -> Iterator[tuple[str, ...]]:
-    for release in sets.releases(ctx):
-        if release.chart not in BUNDLED_NFD:
-            continue
-        prefix, default = BUNDLED_NFD[release.chart]
-        if release.chart == "gpu-operator" and sets.get_value(release.values, "nfd", "enabled") is False:
-            continue
+    for release, (prefix, default) in component_releases(ctx, BUNDLED_NFD, "nfd"):
         if release.chart == "nvidia-device-plugin" and not _plugin_deploys_nfd(release.values):
             continue
-        yield _fields(sets.get_value(release.values, *prefix, *PCI), default)
+        yield _fields(get_value(release.values, *prefix, *PCI), default)
     for resource in ctx.of_kind("ConfigMap"):
         data = resource.get(("data",))
         text = data.get("nfd-worker.conf") if isinstance(data, Mapping) else None
         if isinstance(text, str):
-            config = sets.yaml_mapping(text)
-            yield _fields(sets.get_value(config, *PCI[2:]), STOCK_FIELDS)
+            config = helmvalues.yaml_mapping(text)
+            yield _fields(get_value(config, *PCI[2:]), STOCK_FIELDS)
 
 
 def _plugin_deploys_nfd(values: Mapping[str, Any]) -> bool:
     # The chart's dependency condition `nfd.enabled,gfd.enabled`: the first key set decides.
     for keys in (("nfd", "enabled"), ("gfd", "enabled")):
-        value = sets.get_value(values, *keys)
+        value = get_value(values, *keys)
         if value is not None:
             return value is True
     return False
@@ -108,23 +105,23 @@ def _fields(value: Any, default: tuple[str, ...]) -> tuple[str, ...]:
 def _selections(ctx: LintContext) -> Iterator[_Selection]:
     for pod in ctx.pod_specs:
         yield from _tests(pod, subject(pod))
-    for release in sets.releases(ctx):
+    for release in dispatch.releases(ctx):
         for keys in (("nodeSelector",), ("devicePlugin", "nvidiaNodeSelector")):
-            selector = sets.get_value(release.values, *keys)
+            selector = get_value(release.values, *keys)
             for label in selector if isinstance(selector, Mapping) else ():
                 if label == VENDOR_LABEL or label in CLASS_LABELS:
                     yield _Selection(str(release), label, *release.where(*keys, label))
-        affinity = sets.get_value(release.values, "affinity")
+        affinity = get_value(release.values, "affinity")
         resource, path = release.where("affinity")
         if isinstance(affinity, Mapping) and path[-1:] == ("affinity",):
             # The values' affinity read as a pod spec's, for its paths.
             pod = PodSpec(resource, path[:-1], {"affinity": affinity}, {}, gpu_consumer=False, system_component=True)
             yield from _tests(pod, str(release))
-        if _default_affinity(release) and sets.get_value(release.values, "affinity") is None:
+        if _default_affinity(release) and get_value(release.values, "affinity") is None:
             yield _Selection(f"{release} (the chart's default affinity)", VENDOR_LABEL, release.resource, release.path)
 
 
-def _default_affinity(release: sets.HelmChartRelease) -> bool:
+def _default_affinity(release: HelmChartRelease) -> bool:
     """Whether the release's device plugin chart selects VENDOR_LABEL by default: from 0.15.0
     on (before, ``affinity: {}``); a range or no pin: the newest version gpustack knows in it."""
     if release.chart != DEVICE_PLUGIN_DEFAULT:

@@ -17,9 +17,10 @@ from collections.abc import Iterator
 from gpustack.lint.charts import chartkeys
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts.clusterconfig import kubernetes_version, minor_of
-from gpustack.lint.model import Hit
+from gpustack.lint.model import Hit, get_value
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import sets
+from gpustack.lint.releases import dispatch
+from gpustack.lint.releases.release import HelmChartRelease
 
 CHART = "hami"
 
@@ -28,14 +29,14 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     cluster = kubernetes_version(ctx)
     if cluster is None:
         return
-    for release in sets.releases(ctx):
+    for release in dispatch.releases(ctx):
         if release.chart != CHART:
             continue
         for rename in chartkeys.renames(CHART):
             if rename.new[-1] != "tag":
                 continue
             for keys in (rename.new, rename.old):
-                tag = sets.get_value(release.values, *keys)
+                tag = get_value(release.values, *keys)
                 minor = minor_of(tag)
                 if minor is None or cluster.minor - 1 <= minor <= cluster.minor:
                     continue
@@ -53,7 +54,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
                 )
 
 
-def _ignored(release: sets.HelmChartRelease, keys: tuple[str, ...], rename: chartkeys.Rename) -> str:
+def _ignored(release: HelmChartRelease, keys: tuple[str, ...], rename: chartkeys.Rename) -> str:
     """A note when this chart version ignores the key the pin is under."""
     if release.version is None:
         return ""

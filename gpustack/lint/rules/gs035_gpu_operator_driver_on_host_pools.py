@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.cluster import ClusterFacts, Pool
-from gpustack.lint.model import Hit, Path, Resource
+from gpustack.lint.facts import clusterpolicy
+from gpustack.lint.facts.pools import ClusterFacts, Pool
+from gpustack.lint.model import Hit, Path, Resource, get_value
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import sets
+from gpustack.lint.releases import dispatch
 
 CHART = "gpu-operator"
 SKIP_LABEL = "nvidia.com/gpu.deploy.driver"
@@ -29,11 +30,11 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     pools = _host_pools(cluster)
     if not pools:
         return
-    for resource in sets.cluster_policies(ctx):
+    for resource in clusterpolicy.cluster_policies(ctx):
         if resource.get(("spec", "driver", "enabled")) is not False:
             yield _hit(resource, ("spec", "driver"), f"{resource.ref}", pools, cluster)
-    for release in sets.releases(ctx):
-        if release.chart == CHART and sets.get_value(release.values, "driver", "enabled") is not False:
+    for release in dispatch.releases(ctx):
+        if release.chart == CHART and get_value(release.values, "driver", "enabled") is not False:
             resource, path = release.where("driver", "enabled")
             yield _hit(resource, path, release.owner, pools, cluster)
 

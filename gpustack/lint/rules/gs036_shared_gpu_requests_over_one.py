@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.model import Hit, Path, Resource, SetValue
+from gpustack.lint.model import Hit, Path, Resource, SetValue, get_value
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import sets
+from gpustack.lint.releases import dispatch, helmvalues
 
 FLAG = "failRequestsGreaterThanOne"
 FIX = f"Set `{FLAG}: true` in the sharing config: a request for more than one shared GPU then fails instead of getting slices of one card."
@@ -96,7 +96,7 @@ def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
     data = resource.data.get("data")
     for key, text in (data.items() if isinstance(data, Mapping) else ()):
         if isinstance(text, str) and "sharing" in text:
-            lax = _lax_sharing(sets.yaml_mapping(text))
+            lax = _lax_sharing(helmvalues.yaml_mapping(text))
             if lax is not None:
                 where = f"{resource.ref}, device plugin config {key}"
                 yield Hit(resource, ("data", key, *lax.path), _message(where, lax), fix=FIX)
@@ -104,13 +104,13 @@ def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
 
 def check_values(ctx: LintContext) -> Iterator[Hit]:
     """Named configs in the device plugin's and the GPU Operator's chart values."""
-    for release in sets.releases(ctx):
+    for release in dispatch.releases(ctx):
         keys = _CHART_CONFIGS.get(release.chart)
-        configs = sets.get_value(release.values, *keys) if keys else None
+        configs = get_value(release.values, *keys) if keys else None
         for name, text in (configs.items() if isinstance(configs, Mapping) else ()):
             if not isinstance(text, str) or "sharing" not in text:
                 continue
-            lax = _lax_sharing(sets.yaml_mapping(text))
+            lax = _lax_sharing(helmvalues.yaml_mapping(text))
             if lax is not None:
                 owner, path = release.where(*keys, str(name))
                 if path != release.path:

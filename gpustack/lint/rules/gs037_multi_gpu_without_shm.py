@@ -25,9 +25,10 @@ from collections.abc import Iterator, Mapping
 from fractions import Fraction
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.cluster import GPU
-from gpustack.lint.facts.gpu import env_vars, gpu_requests, is_gpu_workload, resource_amounts
+from gpustack.lint.facts.consumers import env_vars, is_gpu_workload
 from gpustack.lint.facts.podspec import command_parts, subject
+from gpustack.lint.facts.pools import GPU
+from gpustack.lint.facts.quantities import gpu_requests, resource_amounts
 from gpustack.lint.model import AppendItem, Container, Edit, Hit, PodSpec
 from gpustack.lint.registry import Rule
 

@@ -20,9 +20,11 @@ from functools import cache
 from typing import Any
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.model import Hit, Resource
+from gpustack.lint.facts import labelselectors
+from gpustack.lint.model import Hit, Resource, get_value
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import sets
+from gpustack.lint.releases import dispatch, kustomize
+from gpustack.lint.releases.release import HelmChartRelease
 from gpustack.shipped import lint_data
 
 MONITORS = {"ServiceMonitor": "Service", "PodMonitor": "Pod"}
@@ -76,15 +78,15 @@ class _Placement:
         if resource.kind == "Kustomization" and _group(resource) == "kustomize.toolkit.fluxcd.io":
             path, namespace = resource.get(("spec", "path")), resource.get(("spec", "targetNamespace"))
             return (_folder(path) if isinstance(path, str) else None), namespace if isinstance(namespace, str) else None
-        if sets.is_kustomization(resource):
+        if kustomize.is_kustomization(resource):
             namespace = resource.get(("namespace",))
-            return posixpath.dirname(sets.posix_path(resource.file)), namespace if isinstance(namespace, str) else None
+            return posixpath.dirname(kustomize.posix_path(resource.file)), namespace if isinstance(namespace, str) else None
         return None, None
 
     def of(self, resource: Resource) -> str | None:
         if resource.ref.namespace:
             return resource.ref.namespace
-        folder = posixpath.dirname(sets.posix_path(resource.file))
+        folder = posixpath.dirname(kustomize.posix_path(resource.file))
         for suffix, namespace in self.folders:
             # a kustomization's folder and below; a Flux path anywhere in the checkout
             if suffix and (f"{folder}/".startswith(f"{suffix}/") or f"/{suffix}/" in f"{folder}/"):
@@ -93,7 +95,7 @@ class _Placement:
 
 
 def _folder(path: str) -> str:
-    return posixpath.normpath(sets.posix_path(path)).strip("/")
+    return posixpath.normpath(kustomize.posix_path(path)).strip("/")
 
 
 def _namespaces(monitor: Resource, placement: _Placement) -> Namespaces:
@@ -116,7 +118,7 @@ def _group(resource: Resource) -> str:
     return api_version.split("/")[0] if "/" in api_version else ""
 
 
-def _release_namespace(release: sets.HelmChartRelease, placement: _Placement) -> str | None:
+def _release_namespace(release: HelmChartRelease, placement: _Placement) -> str | None:
     resource = release.resource
     if resource.kind == "Application":
         destination = resource.get(("spec", "destination", "namespace"))
@@ -147,13 +149,13 @@ class _Monitor:
     placement: _Placement
 
     def matches(self, labels: Mapping[str, Any], namespace: str | None) -> bool:
-        return _in(namespace, self.namespaces) and sets.selector_matches(self.selector, labels)
+        return _in(namespace, self.namespaces) and labelselectors.selector_matches(self.selector, labels)
 
 
 def _in_set(monitor: _Monitor, ctx: LintContext) -> bool:
     if monitor.target_kind == "Service":
         return any(
-            monitor.matches(sets.labels_of(r), monitor.placement.of(r)) for r in ctx.resources if r.kind == "Service"
+            monitor.matches(labelselectors.labels_of(r), monitor.placement.of(r)) for r in ctx.resources if r.kind == "Service"
         )
     return any(
         monitor.matches(_mapping(pod.template_metadata.get("labels")), monitor.placement.of(pod.resource))
@@ -170,14 +172,14 @@ def _created_elsewhere(monitor: _Monitor, namespaces: frozenset[str], ctx: LintC
     for namespace, described in known.cluster.items():
         if any(monitor.matches(labels, namespace) for labels in described.get(monitor.target_kind, ())):
             return True
-    for release in sets.releases(ctx):
+    for release in dispatch.releases(ctx):
         namespace = _release_namespace(release, monitor.placement)
         if not _in(namespace, monitor.namespaces):
             continue
         described = known.charts.get(release.chart)
         if described is None:
             return True  # any other chart may create anything in its namespace
-        name = sets.get_value(release.values, "nameOverride") or release.chart
+        name = get_value(release.values, "nameOverride") or release.chart
         if any(monitor.matches(_described(labels, release.release, str(name)), None)
                for labels in described.get(monitor.target_kind, ())):
             return True

@@ -16,13 +16,13 @@ from collections.abc import Iterator
 from gpustack.lint.charts import chartversions, valuehints
 from gpustack.lint.charts.chartkeys import DECLARED
 from gpustack.lint.context import LintContext
-from gpustack.lint.model import Hit, Severity
+from gpustack.lint.model import Hit, Severity, get_value
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import sets
+from gpustack.lint.releases import dispatch
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
-    for release in sets.releases(ctx):
+    for release in dispatch.releases(ctx):
         resolution = chartversions.resolve(release.chart, release.version, ctx.chart_values)
         keys = resolution.keys
         if keys is None:
@@ -32,7 +32,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
                 # The topmost declared-only key once, not every key below it.
                 if keys.state(path)[0] != DECLARED or (len(path) > 1 and keys.state(path[:-1])[0] == DECLARED):
                     continue
-                if _asks_nothing(sets.get_value(layer.values, *path, default=_UNSEEN)):
+                if _asks_nothing(get_value(layer.values, *path, default=_UNSEEN)):
                     continue
                 where = layer.where(path)
                 if where is None:

@@ -1,29 +1,86 @@
-"""Which chart a Flux HelmRelease installs when its ``spec.chartRef`` names a source object.
+"""Flux ``HelmRelease``: the chart from ``spec.chart.spec``, or from the source ``spec.chartRef`` names.
 
-``chartRef: {kind: OCIRepository | HelmChart, name, namespace}`` (the default in current Flux
-templates) says nothing of the chart itself: the OCIRepository's ``spec.url`` ends in the chart
-name and its ``spec.ref`` pins the version (``digest`` over ``semver`` over ``tag``, per
-https://fluxcd.io/flux/components/source/ocirepositories/#reference); a HelmChart names
-``spec.chart`` and ``spec.version``. The version is passed on as written (a tag, a semver
-range, or None); resolving it to what gpustack knows is the chart-key lookup's job.
+The release is named ``spec.releaseName``, else ``<targetNamespace>-<name>``; its values are
+``spec.values``. ``chartRef: {kind: OCIRepository | HelmChart, name, namespace}`` (the default
+in current Flux templates) says nothing of the chart itself: the OCIRepository's ``spec.url``
+ends in the chart name and its ``spec.ref`` pins the version (``digest`` over ``semver`` over
+``tag``, per https://fluxcd.io/flux/components/source/ocirepositories/#reference); a HelmChart
+names ``spec.chart`` and ``spec.version``. The version is passed on as written (a tag, a
+semver range, or None); resolving it to what gpustack knows is the chart-key lookup's job.
 
 A release whose source is not in the linted set, or whose version cannot be told, still counts:
-``resolve`` says so in a note, so that no release is skipped without the user knowing.
+``SourceIndex.resolve`` says so in a note, so that no release is skipped without the user knowing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
-from gpustack.lint.model import Resource
+from gpustack.lint.model import Resource, nonempty_text
+from gpustack.lint.releases.helmvalues import ValuesLayer, mapping
+from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release, spec_of
 
+KINDS = frozenset({"HelmRelease"})
+CHART_REF_PATH = ("spec", "chartRef", "name")  # where a release with a chartRef names its chart
 SOURCE_GROUP = "source.toolkit.fluxcd.io/"
 SOURCE_KINDS = frozenset({"OCIRepository", "HelmChart"})
 # Mirrors that republish an upstream chart under another repository name (the chart inside is
 # the upstream one): the name gpustack's chart knowledge uses.
 MIRRORED_NAMES: Mapping[str, str] = {"nvidia-gpu-operator": "gpu-operator", "bjw-s-app-template": "app-template"}
+
+
+
+def releases_of(resource: Resource) -> Iterator[HelmChartRelease]:
+    spec = spec_of(resource, "helm.toolkit.fluxcd.io")
+    if spec is None:
+        return
+    name = resource.ref.name
+    chart = spec.get("chart")
+    chart_spec = mapping(chart.get("spec") if isinstance(chart, Mapping) else None)
+    target = nonempty_text(spec.get("targetNamespace"))
+    release = nonempty_text(spec.get("releaseName")) or (f"{target}-{name}" if target and name else name)
+    layers = [ValuesLayer(resource, ("spec", "values"), mapping(spec.get("values")))]
+    if not chart_spec and chart_ref(resource, spec):
+        yield new_release(resource, CHART_REF_PATH, None, release, layers)
+        return
+    yield new_release(
+        resource, ("spec", "chart", "spec", "chart"), chart_spec.get("chart"), release, layers,
+        repo=nonempty_text(mapping(chart_spec.get("sourceRef")).get("name")), version=chart_spec.get("version"),
+    )
+
+
+def settle(release: HelmChartRelease, whole: WholeSet) -> HelmChartRelease:
+    """A chartRef release with the chart, version and repository its source object names."""
+    if release.path != CHART_REF_PATH:
+        return release
+    ref = chart_ref(release.resource, release.resource.get(("spec",)))
+    assert ref is not None
+    sources = whole.memo.get("flux-sources")
+    if sources is None:
+        sources = whole.memo["flux-sources"] = SourceIndex(whole.resources)
+    source = sources.resolve(ref, str(release.resource.ref))
+    return replace(release, chart=source.chart, version=source.version, repo=source.repo, note=source.note)
+
+
+def set_releases(whole: WholeSet) -> Iterator[HelmChartRelease]:
+    return iter(())
+
+
+def patches_resource_claims(release: HelmChartRelease) -> bool:
+    """A Flux HelmRelease whose post-renderers patch ``resourceClaims`` into what the chart
+    renders: the DaemonSet gets its GPUs through DRA (CDI), not the runtime."""
+    renderers = release.resource.get(("spec", "postRenderers")) if release.resource.kind == "HelmRelease" else None
+    return _mentions(renderers, "resourceClaims")
+
+
+def _mentions(value: object, word: str) -> bool:
+    if isinstance(value, str):
+        return word in value
+    if isinstance(value, Mapping):
+        return any(word in str(key) or _mentions(item, word) for key, item in value.items())
+    return isinstance(value, list) and any(_mentions(item, word) for item in value)
 
 
 @dataclass(frozen=True)
@@ -95,13 +152,13 @@ def _oci_repository(source: Resource, release: str) -> ChartSource:
     chart = MIRRORED_NAMES.get(chart, chart)
     ref = source.get(("spec", "ref"))
     ref = ref if isinstance(ref, Mapping) else {}
-    semver, tag = _text(ref.get("semver")), _text(ref.get("tag"))
+    semver, tag = _source_text(ref.get("semver")), _source_text(ref.get("tag"))
     # semver wins over tag; a digest wins over both, but a tag written beside it (as Renovate
     # pins) names the same artifact.
     version = semver or tag
     note = None
     if version is None:
-        pinned = "a digest only" if _text(ref.get("digest")) else "no tag (Flux pulls `latest`)"
+        pinned = "a digest only" if _source_text(ref.get("digest")) else "no tag (Flux pulls `latest`)"
         note = f"{release}: {source.ref} pins {pinned}, so the chart version of {chart} is unknown"
     return ChartSource(chart, version, url, note)
 
@@ -112,10 +169,10 @@ def _helm_chart(source: Resource, release: str) -> ChartSource:
         return ChartSource("", None, None, f"{release}: {source.ref} has no spec.chart, so its chart is unknown")
     name = chart.rstrip("/").rsplit("/", 1)[-1]
     repo = source.get(("spec", "sourceRef", "name"))
-    return ChartSource(name, _text(source.get(("spec", "version"))), repo if isinstance(repo, str) else None)
+    return ChartSource(name, _source_text(source.get(("spec", "version"))), repo if isinstance(repo, str) else None)
 
 
-def _text(value: Any) -> str | None:
+def _source_text(value: Any) -> str | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
     return value.strip() or None if isinstance(value, str) else None

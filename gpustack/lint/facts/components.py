@@ -1,0 +1,98 @@
+"""GPU system components: device plugins, DCGM exporter and the rest, by image.
+
+A *GPU system component* is recognised by image repository from
+``data/system-components.yaml``, or by the GPU Operator's image placeholders; never by name.
+``SystemComponent`` says what its upstream manifests need (runtime class, host paths).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from functools import cache
+
+from gpustack.lint.facts.hostpaths import normalise_host_path
+from gpustack.lint.facts.images import image_repository
+from gpustack.lint.model import PodSpec
+from gpustack.shipped import lint_data
+
+
+@dataclass(frozen=True)
+class SystemComponent:
+    """A kind of GPU system component and what its upstream manifests need."""
+
+    name: str
+    summary: str
+    images: tuple[str, ...]
+    runtime_class: bool
+    host_paths: tuple[str, ...]
+    read_only_host_paths: tuple[str, ...]
+
+    def allows_host_path(self, path: str, *, read_only: bool) -> bool:
+        path = normalise_host_path(path)
+        if any(path == allowed or path.startswith(allowed.rstrip("/") + "/") for allowed in self.host_paths):
+            return True
+        return read_only and path in self.read_only_host_paths
+
+
+@dataclass(frozen=True)
+class _Catalogue:
+    components: tuple[SystemComponent, ...]
+    placeholders: frozenset[str]
+    placeholder_component: str
+
+
+@cache
+def _catalogue() -> _Catalogue:
+    data = lint_data("system-components.yaml")
+    components = tuple(
+        SystemComponent(
+            name=item["name"],
+            summary=" ".join(str(item.get("summary", "")).split()),
+            images=tuple(item["images"]),
+            runtime_class=bool(item.get("runtimeClass", False)),
+            host_paths=tuple(normalise_host_path(p) for p in item.get("hostPaths", ())),
+            read_only_host_paths=tuple(normalise_host_path(p) for p in item.get("readOnlyHostPaths", ())),
+        )
+        for item in data["components"]
+    )
+    placeholders = data["placeholders"]
+    return _Catalogue(components, frozenset(placeholders["images"]), placeholders["component"])
+
+
+def system_components() -> tuple[SystemComponent, ...]:
+    return _catalogue().components
+
+
+def is_placeholder_image(image: str) -> bool:
+    return image.strip() in _catalogue().placeholders
+
+
+_WILDCARDS = frozenset("*?[")
+
+
+@cache
+def component_for_image(image: str) -> SystemComponent | None:
+    catalogue = _catalogue()
+    if image.strip() in catalogue.placeholders:
+        return next(c for c in catalogue.components if c.name == catalogue.placeholder_component)
+    repository = image_repository(image)
+    for component in catalogue.components:
+        if any(_matches(repository, pattern) for pattern in component.images):
+            return component
+    return None
+
+
+def _matches(repository: str, pattern: str) -> bool:
+    """The repository, or a mirror of it: ``harbor.local/nvidia/k8s-device-plugin``."""
+    first, _, rest = pattern.partition("/")
+    path = rest if rest and ("." in first or ":" in first) else pattern  # without the registry
+    if _WILDCARDS.isdisjoint(pattern):  # most are: fnmatch would compile two regexes for each
+        return repository == pattern or repository.endswith("/" + path)
+    return fnmatch.fnmatchcase(repository, pattern) or fnmatch.fnmatchcase(repository, "*/" + path)
+
+
+def pod_components(pod: PodSpec) -> tuple[SystemComponent, ...]:
+    """The system components whose images run in a pod spec, in catalogue order."""
+    found = {c for container in pod.containers() if (c := component_for_image(container.image))}
+    return tuple(c for c in system_components() if c in found)

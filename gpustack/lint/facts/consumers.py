@@ -1,0 +1,138 @@
+"""GPU consumers: which pod specs and containers get GPUs, and how.
+
+A *GPU consumer* (DESIGN §10) is a pod spec that
+- requests ``nvidia.com/gpu`` (or ``.shared``), ``nvidia.com/mig-*``, ``nvidia.com/gpumem*``
+  or ``nvidia.com/gpucores`` with a value > 0 (``nvidia.com/gpu: 0`` is no GPU pod);
+- has a resource claim (template) that resolves to a GPU DeviceClass, or cannot be resolved;
+- or reaches GPUs without requesting them (*GPUs outside the scheduler*): it sets
+  ``NVIDIA_VISIBLE_DEVICES`` to something other than ``void``, ``none`` or empty, or mounts
+  GPU device nodes or driver files from the host (``gpus_outside_scheduler``). The scheduler
+  does not count such a pod's GPUs, and it sees every GPU of its node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+from gpustack.lint.facts.claims import ClaimIndex
+from gpustack.lint.facts.hostpaths import gpu_specific, is_under, normalise_host_path
+from gpustack.lint.facts.images import image_repository
+from gpustack.lint.facts.quantities import DRI, gpu_requests, requests_other_gpus
+from gpustack.lint.model import Container, Path, PodSpec, scalar_text
+
+# --- NVIDIA_VISIBLE_DEVICES ----------------------------------------------------------------
+
+VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
+_HIDDEN = frozenset({"void", "none", ""})  # nvidia-container-toolkit: no GPU injected
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    name: str
+    value: str | None  # the literal value; None when it comes from valueFrom or is absent
+    path: Path  # path of the env list item
+    from_source: bool  # set through valueFrom
+
+    @property
+    def value_path(self) -> Path:
+        return (*self.path, "value")
+
+
+def env_vars(container: Container) -> Iterator[EnvVar]:
+    return iter(container.once("env_vars", lambda c: tuple(_env_vars(c))))
+
+
+def _env_vars(container: Container) -> Iterator[EnvVar]:
+    env = container.data.get("env")
+    if not isinstance(env, list):
+        return
+    for index, item in enumerate(env):
+        if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
+            continue
+        value = item.get("value")
+        literal = None if value is None else value if isinstance(value, str) else scalar_text(value)
+        yield EnvVar(item["name"], literal, (*container.path, "env", index), "valueFrom" in item)
+
+
+
+def visible_devices(container: Container) -> EnvVar | None:
+    """The container's NVIDIA_VISIBLE_DEVICES when it exposes GPUs (not void/none/empty)."""
+    for var in env_vars(container):
+        if var.name == VISIBLE_DEVICES and var.value is not None and var.value.strip() not in _HIDDEN:
+            return var
+    return None
+
+
+# Images and commands that only make sense with NVIDIA GPUs: what makes a pod mounting the
+# host's whole /dev one that reaches GPUs, where a storage or network agent mounting /dev is
+# not. Host set-up agents (GKE's toolkit installer: `/` mounted, `chroot /host … nvidia-smi`)
+# work on the node, not on its GPUs: a command that enters the host is one.
+_NVIDIA_IMAGES = ("nvcr.io/nvidia/", "nvidia/")
+_NVIDIA_COMMANDS = ("nvidia-smi", "nvidia-ctk", "nvidia-container-cli")
+_ENTERS_HOST = ("chroot ", "nsenter ")
+
+
+
+def gpus_reached(pod: PodSpec, host_paths: Iterable[str]) -> str | None:
+    """How a pod reaches GPUs by itself, whatever it requests, or None: a visible-devices
+    variable, a GPU device node or driver file mounted from the host (``/dev/dri`` not in a pod
+    that asks for Intel's or AMD's GPUs), or the host's whole ``/dev`` in a pod that runs
+    NVIDIA's images or tools."""
+    for container in pod.containers():
+        if var := visible_devices(container):
+            return f"sets {VISIBLE_DEVICES}={var.value}"
+    paths = [normalise_host_path(path) for path in host_paths]
+    other_vendor = any(is_under(path, DRI) for path in paths) and requests_other_gpus(pod)
+    for path in paths:
+        if other_vendor and is_under(path, DRI):
+            continue  # that vendor's render nodes, which its device plugin hands out
+        if gpu_specific(path):
+            return f"mounts host path {path}"
+    if "/dev" in paths and any(_runs_nvidia_software(c) for c in pod.containers()):
+        return "mounts host path /dev and runs NVIDIA software"
+    return None
+
+
+def _runs_nvidia_software(container: Container) -> bool:
+    command = container.data.get("command"), container.data.get("args")
+    text = " ".join(str(part) for items in command if isinstance(items, list) for part in items)
+    if any(entry in text for entry in _ENTERS_HOST):
+        return False
+    return image_repository(container.image).startswith(_NVIDIA_IMAGES) or any(t in text for t in _NVIDIA_COMMANDS)
+
+
+# --- consumers -------------------------------------------------------------------------------
+
+
+def requests_gpus(pod: PodSpec, claims: ClaimIndex | None = None) -> bool:
+    """GPU resources > 0 or a GPU (or unresolvable) claim: GPUs the scheduler allocates.
+
+    Without ``claims`` (the input set's claims and classes) every claim counts as unresolved.
+    """
+    if any(gpu_requests(c) for c in pod.containers()):
+        return True
+    pod_claims = pod.spec.get("resourceClaims")
+    if isinstance(pod_claims, list) and pod_claims:
+        index = claims or ClaimIndex({}, {}, {})
+        return any(index.claim_is_gpu(pod.resource.ref.namespace, entry) for entry in pod_claims)
+    return False
+
+
+def uses_gpu(container: Container) -> bool:
+    """Whether this container itself gets GPUs: resources, a claim, or visible devices."""
+    resources_ = container.data.get("resources")
+    has_claim = isinstance(resources_, Mapping) and bool(resources_.get("claims"))
+    return bool(gpu_requests(container)) or has_claim or visible_devices(container) is not None
+
+
+def outside_scheduler_note(pod: PodSpec) -> str:
+    """What a message adds about a pod that reaches GPUs it never requested ('' otherwise)."""
+    if not pod.gpus_outside_scheduler:
+        return ""
+    return f" (it {pod.gpus_outside_scheduler} without requesting any: the scheduler does not know about these GPUs)"
+
+
+def is_gpu_workload(pod: PodSpec) -> bool:
+    """Workload rules apply to GPU consumers that are not GPU system components."""
+    return pod.gpu_consumer and not pod.system_component
