@@ -145,7 +145,7 @@ def _chance(rng: random.Random, p: float) -> bool:
 
 
 def vllm_deployment(rng: random.Random, i: int) -> list[Object]:
-    """vLLM serving from MinIO: the seed's runai_streamer setup, mostly right."""
+    """vLLM serving from MinIO: a runai_streamer setup, mostly right."""
     model = rng.choice(MODELS)
     name, namespace = f"vllm-{model}-{i}", rng.choice(("ml-serving", "inference"))
     gpus = rng.choice((1, 1, 1, 2, 4))

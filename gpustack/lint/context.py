@@ -26,7 +26,7 @@ RUNTIME_CLASS_DISTRIBUTIONS = frozenset({"k3s", "rke2", "k0s", "kubeadm", "talos
 class RuleOptions:
     """Tunables from `.gpustack.yaml` that rules read."""
 
-    critical_xids: tuple[int, ...] = (31, 43, 79, 92)  # seed 000 step 8
+    critical_xids: tuple[int, ...] = (31, 43, 79, 92)  # why: policies/GS015.yaml
 
 
 @dataclass(frozen=True)

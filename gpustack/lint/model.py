@@ -201,7 +201,7 @@ class PodSpec:
     path: Path  # path of the pod spec mapping inside the resource
     spec: Mapping[str, Any]
     template_metadata: Mapping[str, Any]  # metadata of the pod template (labels, annotations), or {}
-    gpu_consumer: bool  # DESIGN §10: requests GPUs, a GPU claim, or reaches GPUs outside the scheduler
+    gpu_consumer: bool  # requests GPUs, a GPU claim, or reaches GPUs outside the scheduler
     system_component: bool  # a GPU system component (device plugin, DCGM exporter, …)
     # How the pod reaches GPUs it never requests ("sets NVIDIA_VISIBLE_DEVICES=all", "mounts
     # host path /dev/nvidia0"): GPUs outside the scheduler; None when it requests GPUs or has none.

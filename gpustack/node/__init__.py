@@ -1,6 +1,6 @@
 """What a GPU node has, layer by layer: ``gpustack doctor`` and ``gpustack discover``.
 
-The seeds' lesson (seed 000 "마무리", seed 001 §2–§6) is that a GPU that does not show up in
+The lesson of bringing up GPU nodes by hand is that a GPU that does not show up in
 Kubernetes is lost in one of a chain of layers: PCI bus, nouveau, driver and DKMS, device
 nodes, NVML, NVIDIA Container Toolkit, CDI specs, containerd's runtime config, the kubelet's
 device-plugin socket, and Secure Boot under all of them. One module here probes one layer.

@@ -15,7 +15,7 @@ K3S_CONFIG = "/var/lib/rancher/k3s/agent/etc/containerd/config.toml"
 STOCK_CONFIG = "/etc/containerd/config.toml"
 STOCK_DROP_INS = "/etc/containerd/conf.d"
 # The CRI plugin's key: config version 2 (containerd 1.x) and version 3 (containerd 2.x)
-# (upstream-facts §5; K3s writes v3 since v1.31.6+k3s1, seed 001 §5).
+# (containerd.io/docs/2.3/cri/config; K3s writes v3 since v1.31.6+k3s1, https://docs.k3s.io/advanced).
 CRI_PLUGINS = ("io.containerd.grpc.v1.cri", "io.containerd.cri.v1.runtime")
 CONFIGURE = (
     "`nvidia-ctk runtime configure --runtime=containerd` (writes /etc/containerd/conf.d/99-nvidia.toml "
@@ -82,7 +82,7 @@ def check(root: NodeRoot) -> LayerResult:
         return problem(LAYER, f"config does not parse: {exc}", fix="fix the TOML syntax", docs=upstream_docs.CONTAINERD)
     if is_k3s:
         # K3s registers nvidia runtimes itself, at start, when nvidia-container-runtime is on
-        # its PATH (seed 001 §5, upstream-facts §4); editing its generated file is undone.
+        # its PATH (https://docs.k3s.io/advanced); editing its generated file is undone.
         fix = "install the NVIDIA Container Toolkit, then `systemctl restart k3s` (k3s-agent on agents)"
     else:
         fix = CONFIGURE

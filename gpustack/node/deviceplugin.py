@@ -30,6 +30,6 @@ def check(root: NodeRoot) -> LayerResult:
             "nvidia is not the default runtime) and check its pod on this node",
             docs=upstream_docs.DEVICE_PLUGIN,
         )
-    # nvidia-gpu.sock is NVIDIA's plugin (seed 001 §5); others (HAMi's, say) serve GPUs too.
+    # nvidia-gpu.sock is NVIDIA's plugin; others (HAMi's, say) serve GPUs too.
     plugins.sort(key=lambda name: name != NVIDIA_SOCKET)
     return ok(LAYER, f"{', '.join(plugins)} in {FOLDER}")

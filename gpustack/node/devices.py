@@ -45,7 +45,7 @@ def check(root: NodeRoot) -> LayerResult:
             "nvidiactl comes with the nvidia module",
             docs=upstream_docs.DRIVER,
         )
-    # nvidia-caps appears for datacenter GPUs (MIG capabilities), not for GeForce (seed 001 §3).
+    # nvidia-caps appears for datacenter GPUs (MIG capabilities), not for GeForce.
     caps = "nvidia-caps present" if root.exists("/dev/nvidia-caps") else "no nvidia-caps"
     listed = ", ".join(e.removeprefix("/dev/") for e in gpu_nodes)
     return ok(LAYER, f"{listed}, nvidiactl, nvidia-uvm; {caps}")

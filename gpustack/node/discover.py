@@ -1,7 +1,7 @@
 """``gpustack discover``: turn what a node has into the ``spec:`` input for its node pool.
 
-The GPU is matched to the catalogue by its PCI device id (what lspci and NFD see, seed 001
-§2); NVML, when it can be asked, adds what the card reports about itself.
+The GPU is matched to the catalogue by its PCI device id (what lspci and NFD see);
+NVML, when it can be asked, adds what the card reports about itself.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from gpustack.node.root import NodeRoot
 LAYER = "driver"
 VERSION_FILE = "/proc/driver/nvidia/version"
 DKMS_TREE = "/var/lib/dkms/nvidia"
-# The GPU Operator's driver container mounts its root here (upstream-facts §0).
+# The GPU Operator's driver container mounts its root here (its hostPaths.driverInstallDir).
 OPERATOR_ROOT = "/run/nvidia/driver"
 _VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?")
 
@@ -78,7 +78,7 @@ def _numeric(version: str) -> tuple[int, ...]:
 def source(root: NodeRoot) -> Literal["host", "operator"]:
     """operator when only the GPU Operator's driver root has the user-space tools.
 
-    A host-installed driver bind-mounted at /run/nvidia/driver (seed 001 §12) has both.
+    A host-installed driver bind-mounted at /run/nvidia/driver has both.
     """
     operator_only = root.exists(f"{OPERATOR_ROOT}/usr/bin/nvidia-smi") and not root.exists("/usr/bin/nvidia-smi")
     return "operator" if operator_only else "host"
@@ -101,7 +101,7 @@ def check(root: NodeRoot) -> LayerResult:
             docs=upstream_docs.DRIVER,
         )
     if facts.dkms_builds:
-        # A kernel update without a DKMS rebuild: the GPU "vanishes" after reboot (seed 000 step 1).
+        # A kernel update without a DKMS rebuild: the GPU "vanishes" after reboot.
         built = ", ".join(sorted({k for _, k in facts.dkms_builds}))
         return problem(
             LAYER,

@@ -18,7 +18,7 @@ def check(root: NodeRoot) -> LayerResult:
     if root.read_text("/proc/modules") is None:  # no /proc: a mounted image, not a running node
         return not_applicable(LAYER, "cannot tell: no /proc/modules to list the loaded modules")
     if "nouveau" in loaded(root):
-        # A stock Ubuntu cloud image boots with nouveau bound to the GPU (seed 001 §2); the
+        # A stock Ubuntu cloud image boots with nouveau bound to the GPU; the
         # nvidia driver package blacklists it, but only a reboot after installing unloads it.
         return problem(
             LAYER,

@@ -67,7 +67,7 @@ def check(root: NodeRoot) -> LayerResult:
     listed = ", ".join(f"{g.address} [{g.ids}] class {g.pci_class}" for g in gpus)
     detail = f"{len(gpus)} NVIDIA GPU{'s' if len(gpus) > 1 else ''}: {listed}"
     # A VGA-class GPU and any other VGA device (Amazon's 1d0f on EC2) both carry NFD's
-    # pci-0300_* labels: such labels do not mean "has an NVIDIA GPU" (seed 001 §9, GS001).
+    # pci-0300_* labels: such labels do not mean "has an NVIDIA GPU" (GS001).
     other_vga = sorted({d.ids for d in devices if d.pci_class == "0300" and d.vendor != NVIDIA})
     if other_vga:
         detail += f"; other VGA devices: {', '.join(other_vga)} (they match pci-0300 selectors too)"

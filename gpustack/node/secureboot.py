@@ -26,7 +26,7 @@ def check(root: NodeRoot) -> LayerResult:
     if state is None:
         return not_applicable(LAYER, "legacy BIOS boot: no Secure Boot")
     if not state:
-        # EC2 boots EFI with Secure Boot off (seed 001 §2): nothing to do.
+        # EC2 boots EFI with Secure Boot off: nothing to do.
         return ok(LAYER, "EFI boot, Secure Boot disabled")
     if driver.is_loaded(root):
         return ok(LAYER, "Secure Boot enabled; the nvidia module is loaded, so it is signed")

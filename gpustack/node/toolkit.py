@@ -12,7 +12,7 @@ from gpustack.node.root import Malformed, NodeRoot
 LAYER = "toolkit"
 CONFIG = "/etc/nvidia-container-runtime/config.toml"
 # Where services find programs, plus the GPU Operator's toolkit folder that K3s also searches
-# (upstream-facts §4).
+# (https://github.com/k3s-io/k3s, pkg/agent/containerd).
 _STANDARD_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 _OPERATOR_TOOLKIT = "/usr/local/nvidia/toolkit"
 
@@ -43,7 +43,7 @@ def which(root: NodeRoot, program: str) -> str | None:
 def read(root: NodeRoot) -> ToolkitFacts:
     """``Malformed`` when config.toml does not parse."""
     config = root.read_toml(CONFIG)
-    # auto picks CDI when specs exist and the legacy hook otherwise (seed 000 step 2).
+    # auto picks CDI when specs exist and the legacy hook otherwise.
     mode = (config or {}).get("nvidia-container-runtime", {}).get("mode")
     return ToolkitFacts(
         ctk=which(root, "nvidia-ctk"),

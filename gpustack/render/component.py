@@ -95,7 +95,7 @@ def chart_release(
 class Contribution:
     releases: list[HelmRelease] = field(default_factory=list)
     # component (one of GATE_COMPONENTS) → gate → wanted value; only gates that differ
-    # from the version's default (DESIGN §10 "Feature gates").
+    # from the version's default.
     feature_gates: dict[str, dict[str, bool]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # Markdown bullets for the stack README
     files: dict[str, str] = field(default_factory=dict)  # extra files: relative path → text

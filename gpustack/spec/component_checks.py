@@ -39,8 +39,8 @@ def check_hami(stack: GpuStack) -> Iterator[Finding]:
         if name not in names:
             yield ("spec", "sharing", "hami", "pools", j), f"no node pool named {name!r}"
     served = hami_pools(stack)
-    # The GPU Operator's device plugin follows devicePlugin.enabled too (upstream-facts §7:
-    # "with the GPU Operator, set devicePlugin.enabled=false").
+    # The GPU Operator's device plugin follows devicePlugin.enabled too (next to HAMi,
+    # set devicePlugin.enabled=false in the GPU Operator: https://github.com/Project-HAMi/HAMi).
     if stack.spec.devicePlugin.enabled and len(served) == len(stack.spec.nodePools):
         yield ("spec", "devicePlugin", "enabled"), (
             "HAMi and the NVIDIA device plugin would both advertise nvidia.com/gpu on "
@@ -62,8 +62,8 @@ def check_hami(stack: GpuStack) -> Iterator[Finding]:
         )
 
 
-# DeviceClasses the DRA driver charts create themselves (upstream-facts §6): gpustack never
-# renders these names, so Helm/Argo CD never fight over their ownership (DESIGN §10).
+# DeviceClasses the DRA driver charts create themselves: gpustack never
+# renders these names, so Helm/Argo CD never fight over their ownership.
 DRIVER_DEVICE_CLASSES = frozenset(name for chart in charts.registry().values() for name in chart.device_classes)
 
 
@@ -93,7 +93,7 @@ def check_dra(stack: GpuStack) -> Iterator[Finding]:
                     "use driver: hami for fractional GPUs or remove capacity"
                 )
     # Both DRA drivers publish nvidia.com/gpu (extendedResourceName) and allocate the same GPUs
-    # as a device plugin on the node (upstream-facts §6 chart warning).
+    # as a device plugin on the node (the DRA driver charts warn about it).
     if stack.spec.devicePlugin.enabled:
         yield ("spec", "devicePlugin", "enabled"), (
             "the DRA driver needs the NVIDIA device plugin disabled on the same nodes "

@@ -1,10 +1,10 @@
 """Kubernetes feature gates as data: stage and default per minor version, and who reads them.
 
-The table is upstream-facts §6 (``kubernetes/kubernetes:pkg/features/kube_features.go`` for
+The table is upstream's (``kubernetes/kubernetes:pkg/features/kube_features.go`` for
 the stages, the KEPs' ``kep.yaml`` for the components). ``component_gates`` turns the
 cluster's version, the user's ``cluster.featureGates`` and the features a spec uses into the
 ``--feature-gates`` each component needs: only gates whose wanted value differs from that
-version's default, and only on the components that read them (DESIGN §10 "Feature gates").
+version's default, and only on the components that read them.
 ``DRAConsumableCapacity`` for capacity claims is therefore set on apiserver, scheduler and
 kubelet for 1.34 and 1.35, and on nothing from 1.36, where it is beta and on.
 
@@ -56,11 +56,11 @@ GA_LOCKED = GateState("ga", True, locked=True)
 
 _DRA_CORE = (APISERVER, CONTROLLER_MANAGER, SCHEDULER)
 
-# upstream-facts §6, table "Feature gates"; 1.37 is the newest minor it covers.
+# Stages per minor version (see the module docstring); 1.37 is the newest minor it covers.
 GATES: Mapping[str, Gate] = {
     gate.name: gate
     for gate in (
-        # GA and on in 1.34, locked from 1.35 (§6 intro); read by every DRA component.
+        # GA and on in 1.34, locked from 1.35; read by every DRA component.
         Gate("DynamicResourceAllocation", ALL_COMPONENTS, {34: GA_ON, 35: GA_LOCKED, 36: GA_LOCKED, 37: GA_LOCKED}),
         Gate("DRAPrioritizedList", _DRA_CORE, {34: BETA_ON, 35: BETA_ON, 36: GA_ON, 37: GA_LOCKED}),
         Gate("DRAAdminAccess", _DRA_CORE, {34: BETA_ON, 35: BETA_ON, 36: GA_LOCKED, 37: GA_LOCKED}),

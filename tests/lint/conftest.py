@@ -38,7 +38,7 @@ def shared(repo: Path) -> Path:
 @pytest.fixture(scope="session")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A corpus from the benchmark's seeded generator (benchmarks/corpus.py): 400 documents in
-    50 files, GPU workloads with the field reports' pitfalls. Tests that edit it restore it."""
+    50 files, GPU workloads with common pitfalls. Tests that edit it restore it."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     import corpus
 

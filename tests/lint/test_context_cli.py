@@ -1,5 +1,5 @@
-"""``gpustack lint --spec``: the seed scenarios end to end, with the shipped rules and the
-repository's example specs as cluster context (seed 001 §11, §12; issue 5 "Done when")."""
+"""``gpustack lint --spec``: the L4 and HAMi scenarios end to end, with the shipped rules and the
+repository's example specs as cluster context."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from lint_support import gpustack
 
 REPO = Path(__file__).resolve().parents[2]
-HAMI_L4 = REPO / "examples" / "hami-vllm.yaml"  # seed 001 §11: one 23034 MiB L4 shared by HAMi
-L4 = REPO / "examples" / "k3s-l4.yaml"  # seed 001: the L4 on K3s 1.36 with the device plugin
+HAMI_L4 = REPO / "examples" / "hami-vllm.yaml"  # one 23034 MiB L4 shared by HAMi
+L4 = REPO / "examples" / "k3s-l4.yaml"  # the L4 on K3s 1.36 with the device plugin
 KUBEADM_135 = REPO / "examples" / "kubeadm-gpu-operator.yaml"  # Kubernetes 1.35
 DRA_136 = REPO / "examples" / "dra-hami.yaml"  # Kubernetes 1.36
 

@@ -1,4 +1,4 @@
-"""``--distribution`` end to end with the shipped rules (DESIGN §10, Distributions): GS004 an
+"""``--distribution`` end to end with the shipped rules: GS004 an
 error only where runc is containerd's default, never on GKE, EKS or AKS, info without context;
 GS019 only on K3s and RKE2; an object's own managed-cloud node labels are its context."""
 

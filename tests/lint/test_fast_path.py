@@ -1,4 +1,4 @@
-"""The fast path and the precise path give identical findings (issue 6).
+"""The fast path and the precise path give identical findings.
 
 - Positions: the loader records where every key and item starts while it reads
   (``positions.Positions``); the precise path composes the file again with PyYAML and walks the

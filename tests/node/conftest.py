@@ -1,4 +1,4 @@
-"""The four nodes of the seeds as fixtures, built with ``nodetree.NodeTree``."""
+"""The four example nodes as fixtures, built with ``nodetree.NodeTree``."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def tree(tmp_path: Path) -> NodeTree:
 
 @pytest.fixture
 def geforce_pc(tree: NodeTree) -> NodeTree:
-    """The seed's local PC: RTX 4070 Ti SUPER (VGA class 0300, with its audio function), stock containerd."""
+    """A desktop PC: RTX 4070 Ti SUPER (VGA class 0300, with its audio function), stock containerd."""
     return (
         tree.pci("0000:01:00.0", "10de", "2705", "030000")
         .pci("0000:01:00.1", "10de", "22bb", "040300")
@@ -33,7 +33,7 @@ def geforce_pc(tree: NodeTree) -> NodeTree:
 
 @pytest.fixture
 def l4_vm(tree: NodeTree) -> NodeTree:
-    """AWS g6.2xlarge after seed 001 §5: L4 (3D controller 0302), Amazon's VGA 1d0f, K3s."""
+    """AWS g6.2xlarge, fully set up: L4 (3D controller 0302), Amazon's VGA 1d0f, K3s."""
     return (
         tree.pci("0000:00:03.0", "1d0f", "1111", "030000")
         .pci("0000:31:00.0", "10de", "27b8", "030200")
@@ -51,7 +51,7 @@ def l4_vm(tree: NodeTree) -> NodeTree:
 
 @pytest.fixture
 def nouveau_node(tree: NodeTree) -> NodeTree:
-    """The stock Ubuntu AMI before the driver (seed 001 §2): nouveau bound, nothing NVIDIA."""
+    """The stock Ubuntu AMI before the driver: nouveau bound, nothing NVIDIA."""
     return (
         tree.pci("0000:00:03.0", "1d0f", "1111", "030000")
         .pci("0000:31:00.0", "10de", "27b8", "030200")
@@ -63,7 +63,7 @@ def nouveau_node(tree: NodeTree) -> NodeTree:
 
 @pytest.fixture
 def k3s_without_nvidia(tree: NodeTree) -> NodeTree:
-    """K3s installed before the toolkit: its containerd config has no nvidia runtime (seed 000 step 3)."""
+    """K3s installed before the toolkit: its containerd config has no nvidia runtime."""
     return (
         tree.pci("0000:31:00.0", "10de", "27b8", "030200")
         .kernel(AWS_KERNEL)

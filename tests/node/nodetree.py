@@ -15,7 +15,7 @@ AWS_KERNEL = "7.0.0-1012-aws"
 DRIVER = "595.84"
 SECURE_BOOT_VAR = "sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
 
-# containerd's CRI runtime table, as nvidia-ctk (stock) and K3s (seed 001 §5) write it.
+# containerd's CRI runtime table, as nvidia-ctk (stock) and K3s write it.
 V3_NVIDIA = """
 [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.'nvidia']
   runtime_type = "io.containerd.runc.v2"

@@ -1,4 +1,4 @@
-"""``discover``: the snippet for each seed node, and that it validates inside a spec."""
+"""``discover``: the snippet for each example node, and that it validates inside a spec."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Each layer's ok, problem and n/a paths on small trees (the seed nodes are in test_scenarios)."""
+"""Each layer's ok, problem and n/a paths on small trees (the example nodes are in test_scenarios)."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def test_driver_built_but_not_loaded(tree: NodeTree) -> None:
 
 
 def test_driver_built_for_an_older_kernel_only(tree: NodeTree) -> None:
-    # seed 000 step 1: a kernel update without the DKMS rebuild
+    # A kernel update without the DKMS rebuild
     tree.kernel("6.8.0-139-generic").dkms(DRIVER, "6.8.0-138-generic").folder("/var/lib/dkms/nvidia/kernel-x")
     assert_result(
         driver.check(tree.root),
@@ -96,7 +96,7 @@ def test_installed_version_falls_back_to_the_newest_dkms_build(tree: NodeTree) -
     ("files", "source"),
     [
         (["/run/nvidia/driver/usr/bin/nvidia-smi"], "operator"),
-        # seed 001 §12 bind-mounts the host's / there: still a host driver
+        # the host's / bind-mounted there: still a host driver
         (["/run/nvidia/driver/usr/bin/nvidia-smi", "/usr/bin/nvidia-smi"], "host"),
         (["/usr/bin/nvidia-smi"], "host"),
     ],

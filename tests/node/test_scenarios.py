@@ -1,4 +1,4 @@
-"""The four nodes of the seeds, every layer at once: which layer ``gpustack doctor`` blames."""
+"""The four example nodes, every layer at once: which layer ``gpustack doctor`` blames."""
 
 from __future__ import annotations
 

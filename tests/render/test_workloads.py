@@ -46,7 +46,7 @@ def test_the_example_runs_two_servers_on_one_shared_l4(examples):
             "requests": {"cpu": "2", "memory": "8Gi"},
             "limits": {"nvidia.com/gpu": 1, "nvidia.com/gpumem": 8000, "nvidia.com/gpucores": 40, "memory": "8Gi"},
         }
-        assert container["image"] == "vllm/vllm-openai:v0.28.0"  # the field report's vLLM 0.28.0
+        assert container["image"] == "vllm/vllm-openai:v0.28.0"
         assert container["args"][:4] == [
             "s3://models/Qwen2.5-1.5B-Instruct",
             "--load-format=runai_streamer",

@@ -28,7 +28,7 @@ def test_entry_facts(name):
     assert 8 * 1024 <= gpu.memoryMiB <= 200 * 1024
     assert 50 <= gpu.powerLimitW <= 1500
     if gpu.segment == "geforce":
-        # No DCGM profiling, no ECC, no MIG on GeForce (upstream-facts §3).
+        # No DCGM profiling (NVIDIA/dcgm-exporter#22), no ECC, no MIG on GeForce.
         assert not (gpu.dcgmProfiling or gpu.ecc or gpu.mig_capable)
     for profile in gpu.migProfiles:
         assert re.fullmatch(r"\d+g\.\d+gb", profile)

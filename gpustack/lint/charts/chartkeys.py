@@ -1,7 +1,7 @@
 """The value keys a Helm chart has, per version, and whether its templates read them.
 
-Helm ignores a value key that no template reads (seed 001 §11 set HAMi's
-``scheduler.kubeScheduler.imageTag``, a key chart v2.7.0 renamed, and got a kube-scheduler of
+Helm ignores a value key that no template reads (setting HAMi's
+``scheduler.kubeScheduler.imageTag``, a key chart v2.7.0 renamed, gives a kube-scheduler of
 another version than intended). GS031 (keys the chart does not read) and GS042 (keys the chart
 declares but never reads) compare values with the data below.
 

@@ -13,7 +13,7 @@ from typing import Any
 from gpustack.lint.facts.quantities import is_gpu_resource
 from gpustack.lint.model import Resource
 
-# DeviceClasses of the GPU DRA drivers (reference §6): the charts create them, so a set
+# DeviceClasses of the GPU DRA drivers: the charts create them, so a set
 # rarely holds them. The IMEX channel classes of NVIDIA's driver and GKE's NICs are no GPUs.
 GPU_DEVICE_CLASSES = frozenset(
     {"gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com", "hami-core-gpu.project-hami.io"}

@@ -3,10 +3,10 @@ feature gates.
 
 Cluster configs are not Kubernetes objects; the loader reads them like any other document:
 
-- K3s ``config.yaml`` and ``config.yaml.d/*.yaml`` (upstream-facts §4): no apiVersion or kind;
+- K3s ``config.yaml`` and ``config.yaml.d/*.yaml``: no apiVersion or kind;
   recognised by its component argument keys (``kube-apiserver-arg``, ``kubelet-arg``, …, also
   with K3s' appending ``+`` suffix), each a list of ``flag=value`` strings (or one string);
-- kubeadm (§5): ``ClusterConfiguration`` (``apiServer``/``controllerManager``/``scheduler``
+- kubeadm: ``ClusterConfiguration`` (``apiServer``/``controllerManager``/``scheduler``
   ``extraArgs``, a list of ``{name, value}`` in v1beta4 and a map before; ``featureGates``
   are kubeadm's own), ``InitConfiguration``/``JoinConfiguration``
   (``nodeRegistration.kubeletExtraArgs``) and ``KubeletConfiguration`` (``featureGates``).

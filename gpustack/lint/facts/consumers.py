@@ -1,6 +1,6 @@
 """GPU consumers: which pod specs and containers get GPUs, and how.
 
-A *GPU consumer* (DESIGN §10) is a pod spec that
+A *GPU consumer* is a pod spec that
 - requests ``nvidia.com/gpu`` (or ``.shared``), ``nvidia.com/mig-*``, ``nvidia.com/gpumem*``
   or ``nvidia.com/gpucores`` with a value > 0 (``nvidia.com/gpu: 0`` is no GPU pod);
 - has a resource claim (template) that resolves to a GPU DeviceClass, or cannot be resolved;

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
 Vendor = Literal["hami", "nvidia"]
 
-# Image repositories of the two plugins that both advertise nvidia.com/gpu (reference §1,
-# §7). The same images also run GFD, the MPS daemon and HAMi's scheduler, so the container's
+# Image repositories of the two plugins that both advertise nvidia.com/gpu.
+# The same images also run GFD, the MPS daemon and HAMi's scheduler, so the container's
 # command decides.
 _PLUGIN_IMAGES: dict[str, Vendor] = {
     "nvcr.io/nvidia/k8s-device-plugin": "nvidia",
@@ -104,7 +104,7 @@ def release_plugin(release: HelmChartRelease) -> DevicePlugin | None:
 
 
 # HAMi's plugin DaemonSet selects ``devicePlugin.nvidiaNodeSelector`` (``nvidianodeSelector`` up
-# to chart v2.7), by default ``gpu: "on"`` (reference §0, §7).
+# to chart v2.7), by default ``gpu: "on"``.
 HAMI_SELECTOR_KEYS = ("nvidiaNodeSelector", "nvidianodeSelector")
 HAMI_DEFAULT_SELECTOR: Mapping[str, Any] = {"gpu": "on"}
 

@@ -137,7 +137,7 @@ def _sharing(stack: GpuStack, pool: NodePool, *, hami: bool) -> Sharing:
 def _resources(
     stack: GpuStack, pool: NodePool, gpu: GpuFacts, sharing: Sharing, gates: Mapping[str, bool]
 ) -> frozenset[str]:
-    """GPU extended resources a pool's nodes advertise (upstream-facts §1, §6, §7).
+    """GPU extended resources a pool's nodes advertise (device plugin, DRA drivers, HAMi).
 
     A pool with a MIG layout of its own advertises exactly its profiles (mixed) or its MIG
     devices as nvidia.com/gpu (single); the cluster-wide mixed strategy any profile of the GPU.
@@ -185,7 +185,7 @@ def _discovered_labels(
             "nvidia.com/gpu.family": gpu.family,
             "nvidia.com/gpu.memory": str(gpu.memory_mib),
             "nvidia.com/gpu.count": str(pool.gpu.count),
-            # GeForce cards with a display attached report graphics (seed 001 §9).
+            # GeForce cards with a display attached report graphics.
             "nvidia.com/gpu.mode": "compute" if gpu.datacenter else None,
             "nvidia.com/gpu.machine": None,  # the DMI product name, e.g. g6.2xlarge
             "nvidia.com/gpu.compute.major": major,

@@ -22,7 +22,7 @@ from gpustack.lint.facts.scheduling import label_test_holds
 from gpustack.lint.model import PodSpec
 from gpustack.lint.releases import helmvalues
 
-# The nvidia-device-plugin chart's default affinity, shared by its GFD (upstream-facts §1).
+# The nvidia-device-plugin chart's default affinity, shared by its GFD (its values.yaml).
 _DEVICE_PLUGIN_AFFINITY = {
     "nodeAffinity": {
         "requiredDuringSchedulingIgnoredDuringExecution": {

@@ -30,7 +30,7 @@ def extract_pod_specs(resource: Resource, claims: ClaimIndex | None = None) -> l
     """Every pod spec inside ``resource``, in document order.
 
     ``claims`` resolves DRA claims to device classes; without it a pod with a claim counts
-    as a GPU consumer (DESIGN §10: a claim that cannot be resolved). A pod that reaches GPUs
+    as a GPU consumer (a claim that cannot be resolved). A pod that reaches GPUs
     without requesting any is a GPU consumer too, outside the scheduler.
     """
     found: list[tuple[Path, Mapping[str, Any], Mapping[str, Any]]] = []

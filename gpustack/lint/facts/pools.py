@@ -4,7 +4,7 @@
 (``facts.from_spec`` builds it from a spec); ``plain``/``from_plain`` are its lint-cache form.
 
 Per node pool: its GPU's catalogue facts, GPUs per node, node count, the node labels the
-stack's own discovery produces (DESIGN §10: gpustack's NFD labels ``pci-10de.present`` with
+stack's own discovery produces (gpustack's NFD labels ``pci-10de.present`` with
 ``deviceLabelFields: [vendor]``; GFD the ``nvidia.com/gpu.*`` labels; ``nvidia.com/gpu.present``
 only under the GPU Operator) plus the pool's labels, its taints, how its GPUs are shared and
 where its driver comes from.
@@ -29,7 +29,7 @@ HAMI_MEMORY_MIB, HAMI_MEMORY_PERCENT = HAMI_MEMORY  # nvidia.com/gpumem, nvidia.
 MIG_PREFIX = "nvidia.com/mig-"
 HAMI_RESOURCES = frozenset({*HAMI_MEMORY, HAMI_CORES})
 
-# Node labels (upstream-facts §10). gpustack's NFD uses deviceLabelFields [vendor].
+# Node labels NFD and GFD set. gpustack's NFD uses deviceLabelFields [vendor].
 NFD_GPU_LABEL = "feature.node.kubernetes.io/pci-10de.present"
 PCI_LABEL_PREFIX = "feature.node.kubernetes.io/pci-"
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"  # set by the GPU Operator only

@@ -27,7 +27,7 @@ _GPU_RESOURCE = re.compile(r"^nvidia\.com/(gpu|gpu\.shared|mig-.+|gpumem.*|gpuco
 
 
 def is_gpu_resource(name: str) -> bool:
-    """An extended resource that hands out (part of) a GPU (DESIGN §10)."""
+    """An extended resource that hands out (part of) a GPU."""
     return bool(_GPU_RESOURCE.match(name))
 
 

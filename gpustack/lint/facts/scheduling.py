@@ -278,7 +278,7 @@ class Shortfall:
 def shortfall(pod: PodSpec, pool: Pool) -> Shortfall | None:
     """Why the pod never fits on one node of ``pool``, or None when it does.
 
-    MIG resources are left to GS024. HAMi (upstream-facts §7): each vGPU of a container on its
+    MIG resources are left to GS024. HAMi (its chart's values.yaml): each vGPU of a container on its
     own GPU, memory per vGPU up to the card's × deviceMemoryScaling, cores up to 100 % ×
     deviceCoreScaling, vGPUs per node up to GPUs × splitCount. Other pools: GPUs (× the
     time-slicing or MPS replicas) per node.

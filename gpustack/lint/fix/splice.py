@@ -1,6 +1,6 @@
 """Edits into text: every edit becomes a change of one span of the original text.
 
-DESIGN §10: autofix splices the changed spans into the original text rather than dumping
+Autofix splices the changed spans into the original text rather than dumping
 documents again (a dump re-wraps long strings and changes quoting). So each edit is resolved
 against the file's node trees to an operation on one node (insert a key, append items,
 replace a value, remove a key, rename a key), operations on the same node are merged (two

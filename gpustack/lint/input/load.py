@@ -1,6 +1,6 @@
 """Read manifests into Resources: files, folders, standard input, multi-document streams.
 
-Speed and memory decide the shape (issue 6: 10,000 documents in well under two seconds).
+Speed and memory decide the shape (10,000 documents in well under two seconds: benchmarks/README.md).
 ``discover`` finds the files and reads their bytes; ``parse`` turns each file's text into
 plain data and the positions of its keys and items in one pass; ``encode`` makes that the
 bytes the lint cache keeps and workers send; ``positions`` answers ``Resource.locate``. Here

@@ -21,7 +21,7 @@ def releases_of(resource: Resource) -> Iterator[HelmChartRelease]:
     spec = spec_of(resource, "helm.cattle.io")
     if spec is None:
         return
-    # Precedence (upstream-facts §4): defaults, valuesContent, valuesSecrets,
+    # Precedence (K3s docs, add-ons/helm): defaults, valuesContent, valuesSecrets,
     # HelmChartConfig, set; ``releases`` inserts the HelmChartConfigs.
     layers = [text_layer(resource, ("spec", "valuesContent")), dotted_layer(resource, ("spec", "set"))]
     yield new_release(

@@ -3,7 +3,7 @@
 NFD names PCI labels ``pci-<class>_<vendor>.present``. GeForce cards are VGA controllers
 (0300), datacenter GPUs (L4, A100, H100) are 3D controllers (0302): a selector copied from a
 desktop never matches them, and EC2's virtual VGA device (vendor 1d0f) makes a bare
-``pci-0300.present`` true on every instance (seed 001 §9, reference §10).
+``pci-0300.present`` true on every instance.
 
 Where the set says the GPU nodes are GeForce (or workstation) cards, VGA controllers all,
 ``pci-0300_10de.present`` is right and the rule stays quiet: the pod (or another pod of the set)
@@ -44,7 +44,7 @@ def _is_vga_test(test: LabelTest) -> bool:
 
 
 def _product_edits(pod: PodSpec, test: LabelTest, tests: list[LabelTest], ctx: LintContext) -> tuple[Edit, ...]:
-    """Select the spec's GPU products instead, where GFD labels the nodes (DESIGN §10: autofix
+    """Select the spec's GPU products instead, where GFD labels the nodes (autofix
     only with a spec). A nodeSelector holds one value, so it needs a single product."""
     cluster = ctx.cluster
     if cluster is None or not cluster.gfd or not cluster.pools:
@@ -117,7 +117,7 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
             pod.resource,
             test.path,
             f"{subject(pod)} selects GPU nodes by {test.key}: {why}",
-            # Without a spec the GPUs of the cluster are unknown (DESIGN §10).
+            # Without a spec the GPUs of the cluster are unknown.
             severity=Severity.WARNING if ctx.cluster is None else None,
             fix=FIX,
             edits=_product_edits(pod, test, tests, ctx),

@@ -2,7 +2,7 @@
 
 The nvidia runtime (``runtimeClassName: nvidia``) injects exactly the allocated devices and
 driver files into a container that has dropped every capability: the NVIDIA device plugin
-itself runs that way (seed 000 step 5, seed 001 §5). ``privileged: true`` instead hands the
+itself runs that way. ``privileged: true`` instead hands the
 container every device node of the host, all GPUs included, and the host's kernel. A pod that
 reaches GPUs without requesting them (host paths, ``NVIDIA_VISIBLE_DEVICES``) counts too: the
 scheduler does not know about its GPUs. ``allowPrivilegeEscalation: true`` alone is not

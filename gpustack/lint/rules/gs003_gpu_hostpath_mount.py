@@ -2,7 +2,7 @@
 
 With ``runtimeClassName: nvidia`` the runtime injects the allocated GPUs' device nodes and the
 driver's libraries and binaries; mounting ``/dev``, ``/dev/nvidia*``, driver folders or the
-device plugins' socket folder instead bypasses allocation and isolation (seed 000 step 5).
+device plugins' socket folder instead bypasses allocation and isolation.
 A pod that mounts such paths without requesting GPUs reaches GPUs outside the scheduler
 (``consumers.gpus_reached``). GPU system components legitimately mount some of these; they are held
 to the host paths their kind needs (``data/system-components.yaml``) instead.

@@ -3,8 +3,8 @@
 K3s (and RKE2, k0s) registers the ``nvidia`` RuntimeClass but keeps runc as containerd's
 default; kubeadm clusters keep it unless ``nvidia-ctk runtime configure --set-as-default`` ran.
 A pod that gets GPUs from the device plugin (or HAMi) without ``runtimeClassName: nvidia`` then
-starts without the devices and driver files (seed 000 step 5, seed 001 §5–§6). The device
-plugin, GFD and DCGM Exporter read GPUs through NVML and need it too (seed 001 §5, §7).
+starts without the devices and driver files. The device
+plugin, GFD and DCGM Exporter read GPUs through NVML and need it too.
 
 Where no spec is given, the set itself may settle it (``runtimeevidence``): a Talos patch, K3s
 or RKE2 config or GPU Operator that makes nvidia the default (or injects GPUs through CDI), or
@@ -33,7 +33,7 @@ from gpustack.lint.registry import Rule
 from gpustack.lint.releases import dispatch, flux, k3s
 
 MANAGED = frozenset({"gke", "eks", "aks"})
-# Node labels only a managed cloud sets: a pod that selects one runs there (DESIGN §10 names
+# Node labels only a managed cloud sets: a pod that selects one runs there (GKE's
 # cloud.google.com/gke-accelerator; the others follow the same reasoning).
 MANAGED_LABEL_PREFIXES = (
     ("cloud.google.com/gke-", "gke"),
@@ -121,13 +121,13 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
         "without GPU devices or driver",
         severity=severity,
         fix=FIX,
-        # Only where runc is surely the default (DESIGN §10): elsewhere the class may not exist.
+        # Only where runc is surely the default: elsewhere the class may not exist.
         edits=(SetValue((*pod.path, "runtimeClassName"), "nvidia"),) if severity is Severity.ERROR else (),
     )
 
 
 # Charts whose GPU DaemonSets read NVML, and the value that sets their runtimeClassName
-# (upstream-facts §1, §3, §7; seed 001 §7 had to pass `--set runtimeClassName=nvidia`).
+# (each chart's values.yaml; on K3s dcgm-exporter needs `--set runtimeClassName=nvidia`).
 CHART_RUNTIME_CLASS: dict[str, tuple[str, ...]] = {
     "nvidia-device-plugin": ("runtimeClassName",),
     "dcgm-exporter": ("runtimeClassName",),

@@ -2,11 +2,11 @@
 
 A RollingUpdate whose effective maxUnavailable is 0 starts each new pod before it stops an
 old one. The old pods keep their GPU memory; when the GPU is packed, the new pods stay
-Pending (HAMi: ``CardInsufficientMemory``), never become Ready, and the rollout deadlocks
-(seed 001 §11). maxUnavailable rounds down and maxSurge up: the default 25 % is 0 unavailable
+Pending (HAMi: ``CardInsufficientMemory``), never become Ready, and the rollout deadlocks.
+maxUnavailable rounds down and maxSurge up: the default 25 % is 0 unavailable
 and 1 surge for up to 3 replicas.
 
-With a spec (DESIGN §10): per pool the Deployment can run on, the pool's GPUs (whole, HAMi
+With a spec: per pool the Deployment can run on, the pool's GPUs (whole, HAMi
 vGPU memory/cores/slots, time slices) minus its old pods and the other long-running GPU
 workloads of the set that can only run on those pools; an error with the numbers when one
 new pod does not fit, no finding when it does. The sums are the best case for the

@@ -1,7 +1,7 @@
 """GS006: ``nvidia.com/*`` extended resources with requests ≠ limits or non-integer counts.
 
 Extended resources cannot be overcommitted: the API server requires a limit, requests equal
-to it, and whole numbers (seed 000 step 4: with limits alone, requests follow). A manifest
+to it, and whole numbers (with limits alone, requests follow). A manifest
 that breaks this is rejected at apply time, often deep inside a Helm release or an operator.
 """
 

@@ -1,7 +1,7 @@
 """GS007: ``NVIDIA_VISIBLE_DEVICES`` or ``CUDA_VISIBLE_DEVICES`` set by hand in a workload.
 
 ``NVIDIA_VISIBLE_DEVICES`` decides which GPUs the nvidia runtime injects. The device plugin
-sets it to the UUIDs the scheduler allocated (seed 001 §6), and a value in the manifest comes
+sets it to the UUIDs the scheduler allocated, and a value in the manifest comes
 after the plugin's in the container's env, so it wins: ``all`` exposes every GPU of the node,
 and ids are the node's GPUs, not the allocation's. In a pod that requests no GPU the
 scheduler does not know about these GPUs at all. A list no longer than the request is a

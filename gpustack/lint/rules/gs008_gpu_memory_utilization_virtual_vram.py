@@ -2,8 +2,8 @@
 
 HAMi virtualises VRAM: a container limited to ``nvidia.com/gpumem: 8000`` sees an 8000 MiB
 GPU. vLLM's ratio applies to what it sees, so 0.28 meant as "28% of the 23034 MiB L4" gives
-0.28 × 8000 = 2240 MiB, less than the model, and the pod crash-loops (seed 001 §11, §13).
-With a spec the card's memory V is known (DESIGN §10): fire when u ≤ M / V, i.e. when u × V
+0.28 × 8000 = 2240 MiB, less than the model, and the pod crash-loops.
+With a spec the card's memory V is known: fire when u ≤ M / V, i.e. when u × V
 fits inside the limit M, so u was presumably computed against the card (0.28 ≤ 8000 / 23034).
 Without a spec V is unknown: fire when the ratio is below 0.5, the range where it was almost
 surely computed against the whole card.

@@ -4,7 +4,7 @@ Any two providers of the resource count: HAMi's and NVIDIA's, the GPU Operator's
 plugin is on by default) and the standalone nvidia-device-plugin chart, two plugin DaemonSets.
 On a node running both, each registers ``nvidia.com/gpu`` with the kubelet, whichever
 registered last owns the resource and the other's allocations break (HAMi FAQ, HAMi#646;
-seed 001 §11 had to uninstall NVIDIA's plugin; the GPU Operator's prerequisites: no device
+HAMi#829: uninstall NVIDIA's plugin; the GPU Operator's prerequisites: no device
 plugin pre-installed). Two may live side by side only on separate nodes (HAMi#2076): the
 rule stays quiet when two placements cannot meet (``placement.py``: contradictory required
 node labels, or, with a spec, no pool both reach), and for one deployment written twice (the

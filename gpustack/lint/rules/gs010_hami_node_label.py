@@ -1,9 +1,9 @@
 """GS010: HAMi's device plugin waits for a node label nobody sets.
 
 The HAMi chart's plugin DaemonSet selects ``gpu: "on"`` (``devicePlugin.nvidiaNodeSelector``,
-``nvidianodeSelector`` up to v2.7; reference §7), a HAMi convention that neither NFD nor GFD
+``nvidianodeSelector`` up to v2.7), a HAMi convention that neither NFD nor GFD
 sets: no plugin pod is scheduled until someone runs ``kubectl label node … gpu=on``
-(seed 001 §11). Helm merges a values map into the default one, so overriding the selector
+(HAMi's README asks for it). Helm merges a values map into the default one, so overriding the selector
 with other keys keeps ``gpu: "on"`` unless it is set to null.
 """
 

@@ -3,9 +3,9 @@
 DRA kubelet plugins and NVIDIA's device plugin look for the driver under ``nvidiaDriverRoot``
 (env ``NVIDIA_DRIVER_ROOT``; HAMi's DRA plugin also reads ``HOST_DRIVER_ROOT``). Upstream's
 default is ``/``, a host-installed driver; ``/run/nvidia/driver`` is the GPU Operator's
-driver container mount (upstream-facts §0, §6). Seed 001 §12 applied a HAMi DRA manifest
-written for the operator on a host driver: the init container waited forever for a driver
-under /run/nvidia/driver (the seed bind-mounted / there; upstream's answer is the value).
+driver container mount (https://github.com/Project-HAMi/k8s-dra-driver). A HAMi DRA manifest
+written for the operator, applied on a host driver: its init container waits forever for a driver
+under /run/nvidia/driver (bind-mounting / there works around it; the value is the fix).
 The reverse, ``/`` with the operator's driver, finds no driver either.
 
 With ``--spec``: a warning when every pool's ``driver.source`` contradicts the root. Without
@@ -31,7 +31,7 @@ OPERATOR_ROOT = "/run/nvidia/driver"
 HOST_ROOT = "/"
 ROOTS = {HOST_ROOT: "host", OPERATOR_ROOT: "operator"}
 ENV_NAMES = frozenset({"NVIDIA_DRIVER_ROOT", "HOST_DRIVER_ROOT"})
-# Charts with a top-level nvidiaDriverRoot value (upstream-facts §1, §6).
+# Charts with a top-level nvidiaDriverRoot value.
 CHARTS = frozenset({"nvidia-device-plugin", "dra-driver-nvidia-gpu", "hami-dra-driver"})
 WHERE = {"host": "a host-installed driver (at /)", "operator": f"the GPU Operator's driver container ({OPERATOR_ROOT})"}
 

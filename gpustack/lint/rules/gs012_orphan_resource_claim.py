@@ -1,8 +1,8 @@
 """GS012: a ResourceClaim that no pod in the set references.
 
 DRA allocates a claim when the scheduler places a pod that uses it; a claim nobody
-references stays pending forever and holds nothing (seed 001 §12: ``double-gpu-0``).
-Info by default (DESIGN §10): a claim may be meant for pods created elsewhere.
+references stays pending forever and holds nothing.
+Info by default: a claim may be meant for pods created elsewhere.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """GS013: DRA fields whose feature gate is off at the cluster's version and gates.
 
 Each field below is dropped by the API server (or never honoured by the scheduler) while its
-gate is off (upstream-facts §6): the object applies, the claim never gets what it asks for.
-Seed 001 §12 turned ``DRAConsumableCapacity`` on by hand for its capacity claim
+gate is off: the object applies, the claim never gets what it asks for.
+HAMi's DRA demo turns ``DRAConsumableCapacity`` on by hand for its capacity claim
 (``capacity.requests: {cores: "30", memory: 4Gi}``); the gate is alpha and off in 1.34 and
 1.35, beta and on from 1.36. ``resource.k8s.io/v1`` itself is served from 1.34.
 

@@ -2,8 +2,8 @@
 
 kube-prometheus-stack renders each selector of its Prometheus as
 ``matchLabels: {release: <release>}`` while ``*SelectorNilUsesHelmValues`` is true (the
-default, reference §8): an object without that label is silently ignored (seed 001 §7; the
-dcgm-exporter chart's ServiceMonitor has no ``release`` label, DESIGN §10).
+default): an object without that label is silently ignored (the
+dcgm-exporter chart's ServiceMonitor has no ``release`` label).
 
 What the set says wins over that default: a Prometheus object's own selectors, else the
 values of kube-prometheus-stack releases declared in the set; the chart's defaults apply
@@ -107,7 +107,7 @@ def _release_label(release: str | None) -> Selects:
 
 
 # Charts that render a DCGM exporter ServiceMonitor: where its values sit, and from which chart
-# version it is on by default (upstream-facts §0, §2, §3; DESIGN §10).
+# version it is on by default (the charts' values.yaml).
 EXPORTER_CHARTS: dict[str, tuple[tuple[str, ...], str]] = {
     "dcgm-exporter": (("serviceMonitor",), "0"),
     "gpu-operator": (("dcgmExporter", "serviceMonitor"), "26.7.0"),

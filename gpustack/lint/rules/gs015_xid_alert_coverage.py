@@ -1,6 +1,6 @@
 """GS015: DCGM alerting without (complete) XID alerts.
 
-XIDs are the driver's error reports; seed 000 step 8 names 31, 43, 79, 92 as the ones to
+XIDs are the driver's error reports; by default 31, 43, 79, 92 are the ones to
 page on (``options.critical_xids``, configurable in ``.gpustack.yaml``). A set of
 PrometheusRules that alerts on DCGM metrics but never on an XID misses a GPU fallen off the
 bus (79) entirely.
@@ -16,7 +16,7 @@ from gpustack.lint.model import Hit, Resource
 from gpustack.lint.registry import Rule
 
 # The exporter's gauge holds the code of the last XID; its optional counter labels each
-# XID with the code (reference §9).
+# XID with the code (dcgm-exporter's etc/default-counters.csv).
 XID_SOURCES = (
     promql.Source("DCGM_FI_DEV_XID_ERRORS"),
     promql.Source("DCGM_EXP_XID_ERRORS_COUNT", label="xid"),

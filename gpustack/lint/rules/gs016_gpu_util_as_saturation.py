@@ -1,12 +1,12 @@
 """GS016: ``DCGM_FI_DEV_GPU_UTIL`` read as saturation, with no profiling metric beside it.
 
 GPU_UTIL is time-based: the share of time any kernel ran, as nvidia-smi shows it. A GPU that
-runs one small kernel all the time reads 100 % while its SMs idle (seed 000 step 9). In seed
-001 §11 two vLLM pods drove the engine to 78 % with 2.43 % tensor activity: "busy" was
+runs one small kernel all the time reads 100 % while its SMs idle. In one measured
+case two vLLM pods drove the engine to 78 % with 2.43 % tensor activity: "busy" was
 batching, not a full GPU. An alert that fires on GPU_UTIL above a threshold, or an autoscaler
 that targets it, adds GPUs where bigger batches were the answer. With a ``DCGM_FI_PROF_*``
 term in the same expression (``GR_ENGINE_ACTIVE``, ``SM_ACTIVE``) the rule stays quiet;
-``<`` comparisons (idle detection, seed 001 §7's ``GPUIdleButAllocated``) are exempt, and so
+``<`` comparisons (idle detection such as a ``GPUIdleButAllocated`` alert) are exempt, and so
 is a threshold on how GPU_UTIL changes (``rate()``, ``delta()``: ``promql.level_names``), which
 GS041 reports.
 """

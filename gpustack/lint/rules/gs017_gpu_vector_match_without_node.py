@@ -1,10 +1,10 @@
 """GS017: a PromQL join of DCGM series that does not match on the node.
 
 DCGM Exporter numbers GPUs per node (``gpu="0"`` exists on every node), so ``on(gpu)``
-pairs a series of one node with those of every other: in a multi-node cluster the seed's
-``GPUIdleButAllocated`` (seed 001 §7) compares node A's utilisation with node B's memory.
+pairs a series of one node with those of every other: in a multi-node cluster a
+``GPUIdleButAllocated`` alert joined that way compares node A's utilisation with node B's memory.
 A join keeps the node when its label list holds ``Hostname`` (``hostname`` from dcgm-exporter
-after 4.8.2, which renamed it), ``instance``, ``node`` or ``UUID`` (DESIGN §10).
+after 4.8.2, which renamed it), ``instance``, ``node`` or ``UUID``.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 GPU performance counters open to one process at a time. DCGM Exporter holds them to collect
 ``DCGM_FI_PROF_*``, so Nsight Compute (``ncu``), Utilyze (``utlz``) and Nsight Systems' GPU
 metrics sampling (``nsys … --gpu-metrics-device``) fail with
-``NVPA_STATUS_RESOURCE_UNAVAILABLE`` until the exporter is taken off the node (seed 001 §8,
-§13). A plain ``nsys profile`` traces CUDA calls without the counters and is fine.
+``NVPA_STATUS_RESOURCE_UNAVAILABLE`` until the exporter is taken off the node.
+A plain ``nsys profile`` traces CUDA calls without the counters and is fine.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """GS019: selecting GPU nodes by instance type on K3s without a cloud provider.
 
 Without a cloud controller, K3s (and RKE2) fill ``node.kubernetes.io/instance-type`` with their
-own name: on an EC2 g6.2xlarge the label reads ``k3s`` (seed 001 §9), so a selector on the
+own name: on an EC2 g6.2xlarge the label reads ``k3s``, so a selector on the
 EC2 instance type never matches. GFD's ``nvidia.com/gpu.machine`` carries the machine type
 (from DMI) on any distribution.
 """

@@ -3,7 +3,7 @@
 ``--load-format runai_streamer`` reads ``s3://`` models through the AWS SDK. With a custom
 ``AWS_ENDPOINT_URL`` (MinIO) the SDK still walks its credential chain, tries the EC2 instance
 metadata service first and ignores the MinIO keys; ``AWS_EC2_METADATA_DISABLED=true`` stops it
-(seed 001 §10, DESIGN §9).
+(https://docs.vllm.ai/en/latest/models/extensions/runai_model_streamer.html).
 """
 
 from __future__ import annotations

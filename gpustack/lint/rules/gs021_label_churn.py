@@ -2,7 +2,7 @@
 
 Every NFD worker and every GFD pod rewrites its node's labels each ``sleepInterval`` (NFD
 through its NodeFeature object, GFD through NFD's features file or the node), each write
-an etcd write. Seed 000 step 7: on hundreds of nodes frequent label updates swell etcd
+an etcd write. On hundreds of nodes frequent label updates swell etcd
 (2 GB by default, 8 GB at most) and raise write latency; raise the interval on large
 clusters. The rule: an interval shorter than 0.6 s × the number of nodes, i.e. more than
 one label write per labeller every 0.6 s across the cluster (the 60 s default is short from

@@ -1,7 +1,7 @@
 """GS022: a GPU stack image on ``latest`` or without a tag.
 
 The device plugin, GFD, DCGM Exporter, HAMi and driver images must match the driver, the
-toolkit and each other (seed 001 §5 pins device plugin v0.20.0, §7 DCGM Exporter 4.6.0). A
+toolkit and each other (pin them, e.g. device plugin v0.20.0, DCGM Exporter 4.6.0). A
 floating tag changes the stack under a running cluster at the next pull or node replacement.
 """
 

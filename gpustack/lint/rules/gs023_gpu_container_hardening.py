@@ -2,7 +2,7 @@
 
 The nvidia runtime needs neither: NVIDIA's own device plugin runs with
 ``allowPrivilegeEscalation: false`` and ``capabilities.drop: [ALL]`` and still reads every GPU
-through NVML (seed 001 §5). A GPU container runs vendor libraries and large model code;
+through NVML. A GPU container runs vendor libraries and large model code;
 dropping what it does not need is cheap.
 """
 

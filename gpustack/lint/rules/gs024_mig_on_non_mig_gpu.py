@@ -1,9 +1,9 @@
 """GS024: ``nvidia.com/mig-*`` requests that no node pool can satisfy.
 
 A MIG profile exists only on GPUs that can do MIG and have it (A100, H100, H200: the
-catalogue's ``migProfiles``); the L4 of seed 001 reports ``nvidia.com/mig.capable=false``
-(§9, §11: "L4 does not support MIG, so HAMi splits it in software"). The device plugin
-advertises ``nvidia.com/mig-<profile>`` only with ``migStrategy: mixed`` (upstream-facts §1, §10);
+catalogue's ``migProfiles``); an L4 reports ``nvidia.com/mig.capable=false``
+(it cannot do MIG; HAMi splits it in software). The device plugin
+advertises ``nvidia.com/mig-<profile>`` only with ``migStrategy: mixed`` (the device plugin's README);
 with ``single`` MIG devices are plain ``nvidia.com/gpu``. A pod asking for a profile nobody
 advertises stays Pending forever.
 

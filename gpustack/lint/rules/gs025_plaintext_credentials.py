@@ -1,8 +1,8 @@
 """GS025: object-store and model-hub credentials written into a manifest.
 
-A model server that streams from MinIO/S3 or pulls from Hugging Face needs keys (seed 001 §10);
+A model server that streams from MinIO/S3 or pulls from Hugging Face needs keys;
 as literal env values they land in Git, in ``kubectl get -o yaml`` and in every rendered Helm
-release. Secrets keep them out (DESIGN §9: credentials from a Secret). Values that reference
+release. Secrets keep them out. Values that reference
 other variables (``$(VAR)``) hold no secret and are skipped; placeholders filled in before
 ``kubectl apply`` (``${HF_TOKEN}``) still put the secret into the pod spec. Messages never
 repeat a value.
@@ -70,7 +70,7 @@ ANONYMOUS = "auth.anonymous"
 
 
 def check_values(ctx: LintContext) -> Iterator[Hit]:
-    """Grafana anonymous access with the Admin role (seed 001 §7 monitor-values.yaml): anyone
+    """Grafana anonymous access with the Admin role: anyone
     who reaches Grafana may read every datasource and change dashboards, users and alerting."""
     for release in dispatch.releases(ctx):
         prefix = GRAFANA_INI.get(release.chart)

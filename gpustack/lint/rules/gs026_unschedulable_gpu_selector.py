@@ -1,11 +1,11 @@
 """GS026: a GPU workload whose required node selection matches no node pool of the spec.
 
-The labels a pool's nodes carry are known from the spec (DESIGN §10, upstream-facts §10):
+The labels a pool's nodes carry are known from the spec:
 GFD's ``nvidia.com/gpu.product``, ``gpu.family``, ``gpu.memory``, ``gpu.count``, ``gpu.mode``,
 ``mig.capable``, … from the catalogue facts of the pool's GPU (where GFD is deployed);
 ``feature.node.kubernetes.io/pci-10de.present`` from gpustack's NFD (``deviceLabelFields:
 [vendor]``, so no ``pci-0302_10de``); ``nvidia.com/gpu.present`` only under the GPU Operator;
-and the pool's own labels. A selector copied from another cluster (seed 001 §9: the PCI
+and the pool's own labels. A selector copied from another cluster (the PCI
 class label differs between a GeForce PC and an L4), or one on ``nvidia.com/gpu`` (the
 resource name: NFD, GFD and the GPU Operator set ``nvidia.com/gpu.present``, ``.product``,
 ``.count``, ``.deploy.*``, never the bare key, so only a pool's own labels carry it), then

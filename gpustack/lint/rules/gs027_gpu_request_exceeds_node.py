@@ -1,7 +1,7 @@
 """GS027: a pod asking for more GPU than any node it can run on offers.
 
 A pod lands on one node: its GPUs (the sum over its containers, or its largest init
-container) must fit one node of a pool. HAMi (upstream-facts §7, seed 001 §11) splits each
+container) must fit one node of a pool. HAMi (https://github.com/Project-HAMi/HAMi) splits each
 GPU into ``splitCount`` vGPUs and gives each vGPU of a container its own GPU, with at most the
 card's memory × ``deviceMemoryScaling`` (``nvidia.com/gpumem``, MiB) and 100 % × core scaling
 of its cores; time-slicing and MPS multiply ``nvidia.com/gpu`` by their replicas. A request

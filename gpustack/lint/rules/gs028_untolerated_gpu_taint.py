@@ -1,13 +1,13 @@
 """GS028: a GPU workload that tolerates the taints of none of the GPU pools it may use.
 
 GPU pools are commonly tainted ``nvidia.com/gpu:NoSchedule`` so that only GPU pods land
-there (the GPU Operator's and device plugin's DaemonSets tolerate it, upstream-facts §1, §2).
+there (the GPU Operator's and device plugin's DaemonSets tolerate it).
 A GPU pod without a matching toleration (Kubernetes' rules: key, ``Exists`` or ``Equal`` with
 the value, effect or none) is never scheduled on such a pool; when every pool it selects is
 tainted so, it stays Pending forever. One pool it tolerates is enough: no finding. Only
 ``NoSchedule`` and ``NoExecute`` keep pods off; the API server's ExtendedResourceToleration
 admission plugin (off by default) would add tolerations for taints named after the
-requested extended resources. Needs ``--spec`` (DESIGN §10: pools carry ``taints``).
+requested extended resources. Needs ``--spec`` (pools carry ``taints``).
 """
 
 from __future__ import annotations

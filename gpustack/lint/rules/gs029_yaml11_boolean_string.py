@@ -2,8 +2,8 @@
 
 The API server reads YAML 1.1 (``yaml11``): an unquoted ``on``/``off``/``yes``/``no``/``y``/``n``
 is a boolean, ``1.10`` the number 1.1. Labels, annotations, node selectors, ``matchLabels``,
-selector ``values``, env values and ConfigMap data are strings, so the apply fails (DESIGN §10;
-HAMi's node label ``gpu=on`` must be written ``gpu: "on"``, seed 001 §11). The loader already
+selector ``values``, env values and ConfigMap data are strings, so the apply fails:
+HAMi's node label ``gpu=on`` must be written ``gpu: "on"``. The loader already
 reads with those semantics, so a bool or number in such a place was written unquoted. Chart
 values count too: a chart renders ``nvidiaNodeSelector: {gpu: on}`` into a node selector.
 """

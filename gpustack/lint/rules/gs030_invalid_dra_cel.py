@@ -2,11 +2,11 @@
 
 A DeviceClass (``spec.selectors``) and each request of a ResourceClaim or ResourceClaimTemplate
 (``exactly.selectors``, ``firstAvailable[].selectors``; ``requests[].selectors`` in v1beta1)
-select devices with CEL over ``device`` (reference §6). An expression that does not parse is
+select devices with CEL over ``device``. An expression that does not parse is
 rejected by the API server; one that reads ``device.attributes["<domain>"].<name>`` or
 ``device.capacity["<domain>"].<name>`` that the driver never publishes fails at run time
 (no such key) on every device of that driver, so the claim is never allocated. The published
-names are data (``data/dra-drivers.yaml``, from the drivers' sources and seed 001 §12).
+names are data (``data/dra-drivers.yaml``, from the drivers' sources and the ResourceSlices they publish).
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 NFD names PCI labels by ``deviceLabelFields``: stock NFD (``[class, vendor]``) labels an NVIDIA
 GPU ``pci-0300_10de.present`` or ``pci-0302_10de.present``; only ``deviceLabelFields: [vendor]``
-(the NFD that NVIDIA's charts bundle, and gpustack's) makes ``pci-10de.present`` (reference
-§0, §10). The device plugin chart's default affinity and many guides select
+(the NFD that NVIDIA's charts bundle, and gpustack's) makes ``pci-10de.present``.
+The device plugin chart's default affinity and many guides select
 ``pci-10de.present``: with stock NFD in the set, no plugin pod is ever scheduled. The reverse
 mismatch (class labels with a vendor-only NFD) strands workloads the same way.
 
@@ -35,7 +35,7 @@ VENDOR_LABEL = f"{NFD}pci-10de.present"
 CLASS_LABELS = frozenset({f"{NFD}pci-0300_10de.present", f"{NFD}pci-0302_10de.present"})
 STOCK_FIELDS = ("class", "vendor")  # NFD's default deviceLabelFields
 PCI = ("worker", "config", "sources", "pci", "deviceLabelFields")
-# Chart → (where its NFD's values sit, the deviceLabelFields it bundles) (reference §1, §2).
+# Chart → (where its NFD's values sit, the deviceLabelFields it bundles).
 BUNDLED_NFD: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "node-feature-discovery": ((), STOCK_FIELDS),
     "nvidia-device-plugin": (("nfd",), ("vendor",)),

@@ -3,8 +3,8 @@
 HAMi runs its own kube-scheduler beside its extender. Kubernetes' version skew policy lets
 kube-scheduler be at most one minor version older than kube-apiserver and never newer; outside
 that it may miss or misread API fields. HAMi's chart derives the tag from the cluster when it is
-left empty (``scheduler.kubeScheduler.image.tag``, ``imageTag`` before chart v2.7.0; reference
-§0); seed 001 §11 pinned v1.33.0 on a 1.36 cluster. A pin under the key the chart version
+left empty (``scheduler.kubeScheduler.image.tag``, ``imageTag`` before chart v2.7.0),
+so a pin (v1.33.0 on a 1.36 cluster, say) is what skews. A pin under the key the chart version
 ignores is reported too: GS031 says the key is wrong, and fixing only the key would start a
 skewed scheduler. The cluster's version comes from ``--kubernetes-version``, the spec, or a
 kubeadm ClusterConfiguration or K3s upgrade Plan in the set.

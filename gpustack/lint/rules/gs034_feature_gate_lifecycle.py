@@ -2,10 +2,10 @@
 
 Kubernetes components exit at start on a gate they do not know (removed, or not yet added)
 and on a GA or deprecated gate locked to the other value (``cannot set feature gate … to
-false, feature is locked to true``). Gates are read per component (upstream-facts §6): a gate
+false, feature is locked to true``). Gates are read per component: a gate
 set only on components that do not read it changes nothing, and kubeadm's own
-``ClusterConfiguration.featureGates`` refuses Kubernetes' component gates. Seed 001 §5 set
-``DRAConsumableCapacity=true`` on all four control-plane flags of K3s 1.36, which start fine.
+``ClusterConfiguration.featureGates`` refuses Kubernetes' component gates. Setting
+``DRAConsumableCapacity=true`` on all four control-plane flags of K3s 1.36 is fine: they start.
 Stages come from ``gpustack.spec.featuregates`` (one table for the renderer and the linter);
 the version from ``--kubernetes-version``, the spec, or the set (``clusterconfig``).
 """

@@ -2,9 +2,9 @@
 
 The operator runs its driver DaemonSet on every GPU node labelled
 ``nvidia.com/gpu.deploy.driver=true``, a label it sets itself unless the node already carries
-``false`` (corpus: gpu-operator assets/state-driver DaemonSet; upstream-facts §2). ``driver.enabled``
+``false`` (corpus: gpu-operator assets/state-driver DaemonSet). ``driver.enabled``
 is true by default in the chart and the ClusterPolicy, so installing the operator on nodes with
-an apt/DKMS driver (seed 001 §3) starts a second driver that fights the host's for the kernel
+an apt/DKMS driver starts a second driver that fights the host's for the kernel
 modules. Only the spec says where a pool's driver comes from: nothing without one.
 """
 

@@ -1,4 +1,4 @@
-"""NVIDIA's device plugin with GPU Feature Discovery, as Helm values (upstream-facts §1).
+"""NVIDIA's device plugin with GPU Feature Discovery, as Helm values.
 
 Only when the GPU Operator is off: with the operator on, it runs the device plugin and GFD
 itself (gpu_operator.py) and a second plugin would advertise the same GPUs twice.
@@ -15,7 +15,7 @@ from gpustack.spec.partitioning import DEFAULT_CONFIG, configured_pools
 from gpustack.spec.pools import hami_pool_labels, hami_pools
 
 RELEASE = "nvidia-device-plugin"
-NAMESPACE = "kube-system"  # seed 001 §9: helm ... -n kube-system
+NAMESPACE = "kube-system"  # where the plugin's static manifest runs it too
 RUNTIME_CLASS = "nvidia"
 SHARED_RESOURCE = "nvidia.com/gpu"
 
@@ -31,11 +31,11 @@ def values(ctx: RenderContext) -> dict[str, Any]:
     plugin = stack.spec.devicePlugin
     gfd = plugin.gfd
     result: dict[str, Any] = {
-        # No privileged mode, no /dev mounts: the nvidia runtime injects the devices (seed 000 step 5,
-        # seed 001 §5: --set runtimeClassName=nvidia).
+        # No privileged mode, no /dev mounts: the nvidia runtime injects the devices
+        # (the chart's README: the typical runtimeClassName is nvidia).
         "runtimeClassName": RUNTIME_CLASS,
         # Off HAMi's pools when HAMi serves some of them: both plugins advertise nvidia.com/gpu
-        # (upstream-facts §7, HAMi#2076: separate nodes by DaemonSet affinity). GFD shares the value.
+        # (HAMi#2076: separate nodes by DaemonSet affinity). GFD shares the value.
         "affinity": nfd.gpu_node_affinity(exclude=hami_pool_labels(stack)),
         # gpustack deploys NFD as its own release (nfd.py): the chart's bundled one would be a second.
         "nfd": {"enabled": False},
@@ -43,7 +43,7 @@ def values(ctx: RenderContext) -> dict[str, Any]:
     }
     if gfd.enabled:
         # noTimestamp: no nvidia.com/gfd.timestamp label rewritten every interval, one etcd
-        # write per node less per interval (seed 000 step 7). Top level: the chart's GFD
+        # write per node less per interval. Top level: the chart's GFD
         # template reads .Values.sleepInterval / .Values.noTimestamp (0.15.0 to 0.20.0), while
         # its values.yaml declares them under gfd:, where nothing reads them.
         result.update(sleepInterval=sleep_interval(stack, gfd.sleepInterval), noTimestamp=True)

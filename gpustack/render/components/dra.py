@@ -2,7 +2,7 @@
 
 The driver charts create their own DeviceClasses (``gpu.nvidia.com``,
 ``hami-core-gpu.project-hami.io``); gpustack renders only the extra classes the spec names and
-the claim templates, so Helm and Argo CD never fight over an object (DESIGN §10).
+the claim templates, so Helm and Argo CD never fight over an object.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from gpustack.spec.models.components import ClaimTemplate, DeviceClassSpec
 API_VERSION = "resource.k8s.io/v1"
 REQUEST_NAME = "gpu"
 WAVE = 1  # with the device plugins, after NFD
-# Where the GPU Operator's driver container mounts the driver (upstream-facts §0).
+# Where the GPU Operator's driver container mounts the driver (its hostPaths.driverInstallDir).
 OPERATOR_DRIVER_ROOT = "/run/nvidia/driver"
 
 
@@ -38,8 +38,8 @@ def driver(stack: GpuStack) -> Chart:
 def driver_root(stack: GpuStack) -> str:
     """``/`` for host-installed drivers (both charts' default), the operator's mount otherwise.
 
-    Seed 001 §12 bind-mounted / onto /run/nvidia/driver to suit a manifest written for the
-    operator; gpustack sets the chart value instead (upstream-facts §0).
+    Bind-mounting / onto /run/nvidia/driver would suit a manifest written for the
+    operator; gpustack sets the chart value instead.
     """
     sources = {pool.driver.source for pool in stack.spec.nodePools}
     return OPERATOR_DRIVER_ROOT if sources == {"operator"} else "/"
@@ -49,7 +49,7 @@ def values(stack: GpuStack) -> dict[str, Any]:
     result: dict[str, Any] = {
         "nvidiaDriverRoot": driver_root(stack),
         # The charts guard GPU allocation behind this flag until the device plugin is known to be
-        # off on the nodes; the spec checks make sure it is (upstream-facts §6).
+        # off on the nodes; the spec checks make sure it is.
         "gpuResourcesEnabledOverride": True,
     }
     kubelet_plugin: dict[str, Any] = {}
@@ -84,7 +84,7 @@ def claim_template(spec: ClaimTemplate, dra_driver: Chart) -> dict[str, Any]:
     if spec.selectors:
         exactly["selectors"] = [{"cel": {"expression": expression}} for expression in spec.selectors]
     if spec.capacity:
-        # Quantities are strings in the API (seed 001 §12: {cores: "30", memory: "4Gi"}).
+        # Quantities are strings in the API (e.g. {cores: "30", memory: "4Gi"}).
         requests: dict[str, str] = {}
         if spec.capacity.cores is not None:
             requests["cores"] = str(spec.capacity.cores)

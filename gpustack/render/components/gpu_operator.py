@@ -1,4 +1,4 @@
-"""NVIDIA GPU Operator values, when ``gpuOperator.enabled`` (upstream-facts §2).
+"""NVIDIA GPU Operator values, when ``gpuOperator.enabled`` (https://github.com/NVIDIA/gpu-operator).
 
 The operator then owns the container toolkit, the containerd runtime entry and RuntimeClass,
 the device plugin and GFD, and the driver on pools with ``driver.source: operator``. NFD stays
@@ -21,14 +21,14 @@ RELEASE = "gpu-operator"
 NAMESPACE = "gpu-operator"
 # The operator runs each operand on nodes labelled nvidia.com/gpu.deploy.<operand>=true and
 # leaves a node alone where the label is already false (corpus: state-driver and
-# state-device-plugin DaemonSets' nodeSelector; upstream-facts §2).
+# state-device-plugin DaemonSets' nodeSelector).
 SKIP_DEVICE_PLUGIN_LABEL = "nvidia.com/gpu.deploy.device-plugin"
 CONFIG_NAME = "gpustack-device-plugin-config"
 
 # The chart's daemonsets.tolerations; pool taints are added to these.
 CHART_TOLERATIONS = ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},)
 
-# K3s runs its own containerd: NVIDIA's K3s test case (upstream-facts §2, controllers/transforms_test.go).
+# K3s runs its own containerd: NVIDIA's K3s test case (gpu-operator controllers/transforms_test.go).
 K3S_CONTAINERD_CONFIG = "/var/lib/rancher/k3s/agent/etc/containerd/config.toml"
 K3S_CONTAINERD_SOCKET = "/run/k3s/containerd/containerd.sock"
 
@@ -70,7 +70,7 @@ def values(ctx: RenderContext) -> dict[str, Any]:
     plugin = stack.spec.devicePlugin
     gfd: dict[str, Any] = {"enabled": plugin.gfd.enabled}
     if plugin.gfd.enabled:
-        # Same label-churn settings as the standalone GFD (device_plugin.py; seed 000 step 7).
+        # Same label-churn settings as the standalone GFD (device_plugin.py).
         gfd["env"] = [
             {"name": "GFD_NO_TIMESTAMP", "value": "true"},
             {"name": "GFD_SLEEP_INTERVAL", "value": sleep_interval(stack, plugin.gfd.sleepInterval)},
@@ -85,7 +85,7 @@ def values(ctx: RenderContext) -> dict[str, Any]:
         "toolkit": {"enabled": True, "env": toolkit_env(stack)},
         "devicePlugin": operator_plugin,
         "gfd": gfd,
-        # The chart defaults to single; the spec's default is none (upstream-facts §2).
+        # The chart defaults to single; the spec's default is none.
         "mig": {"strategy": partitioning.operator_mig_strategy(stack)},
     }
     mig_config = partitioning.mig_parted_config(stack)

@@ -1,6 +1,6 @@
 """HAMi: one GPU split between pods by memory (nvidia.com/gpumem) and cores (nvidia.com/gpucores).
 
-Values for the hami chart 2.10.0 (upstream-facts §7). HAMi's device plugin advertises
+Values for the hami chart 2.10.0 (https://github.com/Project-HAMi/HAMi). HAMi's device plugin advertises
 nvidia.com/gpu itself, so the spec checks refuse NVIDIA's device plugin on the same pools.
 """
 
@@ -14,9 +14,9 @@ from gpustack.spec.models import GpuStack
 from gpustack.spec.pools import hami_pool_labels, hami_pools
 
 RELEASE = "hami"
-NAMESPACE = "kube-system"  # seed 001 §11: helm ... hami-charts/hami -n kube-system
+NAMESPACE = "kube-system"  # where HAMi's README installs it
 WAVE = 1  # with the other device plugins, after NFD
-CHART_NODE_LABEL = "gpu"  # the chart's devicePlugin.nvidiaNodeSelector: {gpu: "on"} (upstream-facts §7)
+CHART_NODE_LABEL = "gpu"  # the chart's devicePlugin.nvidiaNodeSelector: {gpu: "on"}
 
 
 def values(stack: GpuStack) -> dict[str, Any]:
@@ -26,7 +26,7 @@ def values(stack: GpuStack) -> dict[str, Any]:
         "deviceMemoryScaling": hami.memoryScaling,
         "deviceCoreScaling": hami.coreScaling,
         # The chart's README assumes nvidia is containerd's default runtime; K3s registers it as
-        # RuntimeClass nvidia only (seed 001 §5), which K3s and the runtime module create.
+        # RuntimeClass nvidia only, which K3s and the runtime module create.
         "runtimeClassName": runtime.RUNTIME_CLASS,
         "nvidiaNodeSelector": _node_selector_values(stack),
     }
@@ -35,14 +35,14 @@ def values(stack: GpuStack) -> dict[str, Any]:
         device_plugin["tolerations"] = tolerations
     result: dict[str, Any] = {"devicePlugin": device_plugin}
     if hami.schedulerImageTag:
-        # Chart >= 2.7 key; the pre-2.7 scheduler.kubeScheduler.imageTag (seed 001 §11) is
-        # ignored by 2.10. Unset, the chart derives the tag from the cluster version (upstream-facts §0).
+        # Chart >= 2.7 key; the pre-2.7 scheduler.kubeScheduler.imageTag is
+        # ignored by 2.10. Unset, the chart derives the tag from the cluster version.
         result["scheduler"] = {"kubeScheduler": {"image": {"tag": hami.schedulerImageTag}}}
     return result
 
 
 def node_selector(stack: GpuStack) -> dict[str, str]:
-    """NFD's GPU label (never the chart's ``gpu: "on"``, which nobody sets: seed 001 §11), plus
+    """NFD's GPU label (never the chart's ``gpu: "on"``, which nobody sets), plus
     the labels that single out HAMi's pools when it serves only some of them."""
     return {nfd.GPU_LABEL: "true", **hami_pool_labels(stack)}
 

@@ -2,8 +2,8 @@
 
 Wiring (one choice, used everywhere): every PrometheusRule and the DCGM Exporter's
 ServiceMonitor carry ``release: <monitoring.release>``, which kube-prometheus-stack's default
-selectors pick up (upstream-facts §8). gpustack does not flip ``ruleSelectorNilUsesHelmValues``
-as seed 001 §7 did: the label keeps foreign rules out and works with the chart's defaults.
+selectors pick up (its values.yaml). gpustack does not flip ``ruleSelectorNilUsesHelmValues``
+(false selects every rule): the label keeps foreign rules out and works with the chart's defaults.
 
 With the GPU Operator, the operator deploys DCGM Exporter: this module adds its
 ``dcgmExporter`` values (``operator_dcgm_values``) to the gpu-operator release, which the
@@ -22,7 +22,7 @@ from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
 from gpustack.spec.pools import gpu_model
 
-# The Grafana chart mounts provider <name>'s dashboards at this folder (upstream-facts §8).
+# The Grafana chart mounts provider <name>'s dashboards at this folder (its values.yaml).
 DASHBOARD_PROVIDER = "gpu"
 # kube-prometheus-stack provisions its Prometheus data source with this uid. The Grafana chart
 # replaces a dashboard input ``${DS_PROMETHEUS}`` only when ``datasource`` is given as a list
@@ -42,7 +42,7 @@ EXPORTER_TOLERATIONS = ({"key": "node-role.kubernetes.io/control-plane", "operat
 MONITORING_WAVE = 0
 EXPORTER_WAVE = 1
 
-# The collectors CSV: field, Prometheus type, help (dcgm-exporter's format, upstream-facts §3).
+# The collectors CSV: field, Prometheus type, help (dcgm-exporter's format).
 # Rows here: field and help; the type is the one gpustack/lint/data/dcgm-metrics.yaml gives.
 _BASE_FIELDS = (
     ("Clocks", (
@@ -155,7 +155,7 @@ def profiling_pools(stack: GpuStack) -> list[NodePool]:
 
 
 def collectors_csv(stack: GpuStack) -> str:
-    """One collectors CSV for every pool (DESIGN §10 "Monitoring"), the reason in a comment."""
+    """One collectors CSV for every pool, the reason in a comment."""
     lines = ["# DCGM Exporter collectors rendered by gpustack. Format: DCGM field, Prometheus type, help."]
     for title, fields in _BASE_FIELDS:
         lines += ["", f"# {title}", *(_csv_row(field) for field in fields)]
@@ -166,7 +166,7 @@ def collectors_csv(stack: GpuStack) -> str:
 
 
 def dcgm_exporter_values(stack: GpuStack) -> dict[str, Any]:
-    """Values of NVIDIA's dcgm-exporter chart (upstream-facts §3)."""
+    """Values of NVIDIA's dcgm-exporter chart (https://github.com/NVIDIA/dcgm-exporter)."""
     values: dict[str, Any] = {}
     tag = dcgm_exporter.image_tag(stack)
     if tag is not None:
@@ -174,8 +174,8 @@ def dcgm_exporter_values(stack: GpuStack) -> dict[str, Any]:
         # wrote the alerts for (dcgm_exporter.py).
         values["image"] = {"repository": dcgm_exporter.IMAGE_REPOSITORY, "tag": tag}
     values |= {
-        # Like the device plugin, the exporter reads the GPUs through NVML (seed 001 §7:
-        # --set runtimeClassName=nvidia), and runs on GPU nodes only.
+        # Like the device plugin, the exporter reads the GPUs through NVML
+        # (runtimeClassName nvidia), and runs on GPU nodes only.
         "runtimeClassName": runtime.RUNTIME_CLASS,
         "affinity": nfd.gpu_node_affinity(),
     }
@@ -190,13 +190,13 @@ def dcgm_exporter_values(stack: GpuStack) -> dict[str, Any]:
     if stack.spec.dra.enabled and stack.spec.dra.driver == DRA_ATTRIBUTED_DRIVER:
         # Attribute GPUs that NVIDIA's DRA driver allocated, not only device-plugin ones.
         values["kubernetesDRA"] = {"enabled": True}
-    # customMetrics replaces the chart's CSV in full (upstream-facts §3).
+    # customMetrics replaces the chart's CSV in full.
     values["customMetrics"] = collectors_csv(stack)
     return values
 
 
 def operator_dcgm_values(stack: GpuStack) -> dict[str, Any]:
-    """The ``dcgmExporter`` values of the gpu-operator chart (v26.7.0 keys, upstream-facts §2)."""
+    """The ``dcgmExporter`` values of the gpu-operator chart (v26.7.0 keys)."""
     monitoring = stack.spec.monitoring
     if not monitoring.dcgmExporter.enabled:
         return {"enabled": False}
@@ -240,21 +240,21 @@ def kube_prometheus_stack_values(stack: GpuStack) -> dict[str, Any]:
                 f"gnet-{dashboard.gnetId}": {
                     "gnetId": dashboard.gnetId,
                     "revision": dashboard.revision,
-                    # Replaces the dashboards' ${DS_PROMETHEUS} input (seed 001 §7 import).
+                    # Replaces the dashboards' ${DS_PROMETHEUS} input.
                     "datasource": [{"name": DASHBOARD_INPUT, "value": PROMETHEUS_DATASOURCE_UID}],
                 }
                 for dashboard in grafana_spec.dashboards
             }
         }
     if grafana_spec.anonymousAdmin:
-        # seed 001 §7's lab setting; off unless the spec asks (DESIGN §6 GS025).
+        # A lab setting; off unless the spec asks (GS025 flags it).
         grafana["grafana.ini"] = {"auth.anonymous": {"enabled": True, "org_role": "Admin"}}
     return {"grafana": grafana} if grafana else {}
 
 
 def _service_monitor(stack: GpuStack) -> dict[str, Any]:
     # The exporter charts' ServiceMonitor has no release label: without it kube-prometheus-stack
-    # never scrapes it (DESIGN §10 GS014).
+    # never scrapes it (GS014).
     return {"enabled": True, "additionalLabels": {"release": stack.spec.monitoring.release}}
 
 

@@ -4,8 +4,8 @@ gpustack deploys one standalone NFD (never a second one bundled by the device-pl
 GPU Operator chart) and configures it so that every NVIDIA GPU node gets the same label,
 whatever its PCI class: ``feature.node.kubernetes.io/pci-10de.present``. Stock NFD names PCI
 labels ``<class>_<vendor>``, so a GeForce card (class 0300) and a datacenter card (class 0302)
-get different labels and selectors copied from one silently miss the other (seed 001 §9,
-upstream-facts §0 and §10).
+get different labels and selectors copied from one silently miss the other
+(https://kubernetes-sigs.github.io/node-feature-discovery/stable/usage/features.html#pci).
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ from gpustack.spec.labelling import sleep_interval
 from gpustack.spec.models import GpuStack
 
 RELEASE = "node-feature-discovery"
-NAMESPACE = "node-feature-discovery"  # seed 001 §9: helm ... -n node-feature-discovery
+NAMESPACE = "node-feature-discovery"
 
 # With deviceLabelFields [vendor] NFD labels every NVIDIA PCI device of the whitelisted
-# classes pci-10de.present, the label NVIDIA's own charts select on (upstream-facts §1).
+# classes pci-10de.present, the label NVIDIA's own charts select on.
 GPU_LABEL = "feature.node.kubernetes.io/pci-10de.present"
-# The manual override NVIDIA's charts accept on nodes NFD does not label (upstream-facts §1).
+# The manual override NVIDIA's charts accept on nodes NFD does not label.
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
-# 0300: VGA controller (GeForce), 0302: 3D controller (datacenter GPUs) (seed 001 §2, §9).
+# 0300: VGA controller (GeForce), 0302: 3D controller (datacenter GPUs).
 GPU_PCI_CLASSES = ("0300", "0302")
 
 
@@ -71,7 +71,7 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         )
     worker: dict[str, Any] = {
         "config": {
-            # Large clusters: every relabel is an etcd write; raise it (seed 000 step 7).
+            # Large clusters: every relabel is an etcd write; raise it.
             "core": {"sleepInterval": sleep_interval(ctx.stack, nfd.sleepInterval)},
             "sources": {"pci": {"deviceClassWhitelist": list(GPU_PCI_CLASSES), "deviceLabelFields": ["vendor"]}},
         },
@@ -81,7 +81,7 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         worker["tolerations"] = tolerations
     values = {
         # GFD publishes nvidia.com/* labels through NFD; nfd-master drops namespaces it is not
-        # told about (NVIDIA's charts set the same, upstream-facts §1).
+        # told about (NVIDIA's charts set the same).
         "master": {"config": {"extraLabelNs": ["nvidia.com"]}},
         "worker": worker,
     }

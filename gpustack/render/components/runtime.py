@@ -2,8 +2,8 @@
 
 Host-installed layers cannot be applied with kubectl: they are the README's host steps
 (host_steps.py). The one Kubernetes object is RuntimeClass ``nvidia``, emitted only where nobody
-else owns it: K3s registers its own when it finds nvidia-container-runtime (seed 001 §5) and the
-GPU Operator creates one (``operator.runtimeClass``, upstream-facts §2). Two owners would fight
+else owns it: K3s registers its own when it finds nvidia-container-runtime and the
+GPU Operator creates one (``operator.runtimeClass``). Two owners would fight
 over it.
 """
 

@@ -2,7 +2,7 @@
 and, when the spec asks, the S3 store (MinIO) and a Job that uploads a model into it.
 
 Every container is hardened (no privilege, all capabilities dropped: the nvidia runtime injects
-the GPU, DESIGN §6 GS002/GS023) and runs with RuntimeClass nvidia unless nvidia is containerd's
+the GPU; GS002/GS023) and runs with RuntimeClass nvidia unless nvidia is containerd's
 default runtime.
 """
 
@@ -20,7 +20,7 @@ from gpustack.spec.models.workloads import Minio, ModelLoader, Nbody, SmokeTest,
 from gpustack.spec.pools import gpu_model, hami_pools
 
 GPU = "nvidia.com/gpu"
-GPU_MEMORY = "nvidia.com/gpumem"  # HAMi, MiB (upstream-facts §7)
+GPU_MEMORY = "nvidia.com/gpumem"  # HAMi, MiB
 GPU_CORES = "nvidia.com/gpucores"  # HAMi, percent
 VLLM_PORT = 8000
 # vLLM's own default; used when nothing says how much of the visible memory the model needs.
@@ -64,7 +64,7 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
 
 
 def smoke_test(stack: GpuStack, spec: SmokeTest) -> dict[str, Any]:
-    """A Pod that prints nvidia-smi's table and exits (seed 001 §6)."""
+    """A Pod that prints nvidia-smi's table and exits."""
     container = _container("nvidia-smi", spec.image, limits={GPU: 1})
     container["command"] = ["nvidia-smi"]
     labels = _labels(app="gpu-smoke-test", instance=spec.name, component="smoke-test")
@@ -77,7 +77,7 @@ def smoke_test(stack: GpuStack, spec: SmokeTest) -> dict[str, Any]:
 
 
 def nbody(stack: GpuStack, spec: Nbody) -> dict[str, Any]:
-    """The CUDA nbody benchmark as a Job (seed 001 §7: args and 3,000,000 bodies on an L4)."""
+    """The CUDA nbody benchmark as a Job."""
     container = _container("nbody", spec.image, limits={GPU: 1})
     container["args"] = ["nbody", "-gpu", "-benchmark", f"-numbodies={spec.bodies}"]
     labels = _labels(app="nbody", instance=spec.name, component="benchmark")
@@ -102,7 +102,7 @@ def _job(
 
 
 def vllm_deployment(stack: GpuStack, spec: Vllm) -> dict[str, Any]:
-    """vLLM streaming the model from S3/MinIO with Run:ai's streamer (seed 001 §10, §11)."""
+    """vLLM streaming the model from S3/MinIO with Run:ai's streamer."""
     pool = _pool(stack, spec)
     limits: dict[str, int] = {GPU: spec.gpus}
     if spec.share is not None:
@@ -119,7 +119,7 @@ def vllm_deployment(stack: GpuStack, spec: Vllm) -> dict[str, Any]:
     container["env"] = s3_env(spec.model.endpoint, spec.model.credentialsSecret)
     container["ports"] = [{"name": "http", "containerPort": VLLM_PORT}]
     probe = {"httpGet": {"path": "/health", "port": "http"}, "periodSeconds": 10}
-    # Streaming the weights takes minutes (seed 001 §10: 4 min for 13.5 GB); allow 10. Liveness
+    # Streaming the weights takes minutes (about 4 min for 13.5 GB); allow 10. Liveness
     # and readiness start once the startup probe has passed.
     container["startupProbe"] = {**probe, "failureThreshold": 60}
     container["readinessProbe"] = probe
@@ -136,7 +136,7 @@ def vllm_deployment(stack: GpuStack, spec: Vllm) -> dict[str, Any]:
     }
     if needs_recreate(stack, spec):
         # A rolling update starts the new pod while the old one holds its GPU (share): with no
-        # spare capacity the new pod stays Pending and the rollout deadlocks (seed 001 §11).
+        # spare capacity the new pod stays Pending and the rollout deadlocks.
         deployment_spec["strategy"] = {"type": "Recreate"}
     return {
         "apiVersion": "apps/v1",
@@ -179,7 +179,7 @@ def vllm_args(stack: GpuStack, spec: Vllm) -> list[str]:
 def gpu_memory_utilization(stack: GpuStack, spec: Vllm) -> float:
     """What vLLM may take of the memory it sees: the HAMi share when there is one.
 
-    The ratio applies to the share, not the card (seed 001 §11: 0.28 × 8000 MiB = 2240 MiB
+    The ratio applies to the share, not the card (0.28 × 8000 MiB = 2240 MiB
     failed a 2.98 GiB model, 0.80 passed): modelMemoryMiB / visible memory, rounded up to two
     decimals and capped at 0.95; vLLM's default 0.9 without modelMemoryMiB.
     """
@@ -192,7 +192,7 @@ def gpu_memory_utilization(stack: GpuStack, spec: Vllm) -> float:
 def needs_recreate(stack: GpuStack, spec: Vllm) -> bool:
     """Whether a rolling update could deadlock: a HAMi share, or no whole GPU left for a surge pod.
 
-    The linter's GS005 makes the same judgement with the spec as context (DESIGN §10).
+    The linter's GS005 makes the same judgement with the spec as context.
     """
     pool = _pool(stack, spec)
     if spec.share is not None or pool in hami_pools(stack):
@@ -203,7 +203,7 @@ def needs_recreate(stack: GpuStack, spec: Vllm) -> bool:
 
 
 def runtime_class_name(stack: GpuStack) -> str | None:
-    """``nvidia`` unless containerd's default runtime is nvidia (K3s needs it: upstream-facts §4)."""
+    """``nvidia`` unless containerd's default runtime is nvidia (K3s: https://docs.k3s.io/advanced)."""
     return None if stack.spec.cluster.nvidiaDefaultRuntime else runtime.RUNTIME_CLASS
 
 
@@ -213,7 +213,7 @@ def _pool(stack: GpuStack, spec: Vllm) -> NodePool:
 
 
 def _container(name: str, image: str, *, limits: dict[str, int]) -> dict[str, Any]:
-    # Extended resources: limits alone imply equal requests (DESIGN §9).
+    # Extended resources: limits alone imply equal requests.
     return {
         "name": name,
         "image": image,
@@ -253,7 +253,7 @@ def s3_env(endpoint: str, secret: str) -> list[dict[str, Any]]:
         # The streamer addresses buckets as <bucket>.<host> unless told otherwise; MinIO serves paths.
         {"name": "RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING", "value": "0"},
         # Without it boto3 asks the EC2 metadata service for credentials and ignores MinIO's
-        # keys (seed 001 §10).
+        # keys.
         {"name": "AWS_EC2_METADATA_DISABLED", "value": "true"},
         *_secret_env(secret, ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")),
     ]
@@ -360,7 +360,7 @@ def minio_objects(spec: Minio) -> list[dict[str, Any]]:
 
 
 def model_loader(spec: ModelLoader) -> dict[str, Any]:
-    """A Job that downloads a Hugging Face model and mirrors it into the S3 store (seed 001 §10).
+    """A Job that downloads a Hugging Face model and mirrors it into the S3 store.
 
     The download runs in an init container (huggingface_hub from the vLLM image), the upload
     in MinIO's client; both share an emptyDir of ``scratch`` size.

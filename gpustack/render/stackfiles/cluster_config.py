@@ -38,7 +38,7 @@ def merge_gates(
 ) -> Gates:
     """Gates per component: what components need, then the user's ``cluster.featureGates``.
 
-    User gates follow the same rule as the components' (DESIGN §10, ``featuregates``): a known
+    User gates follow the same rule as the components' (``featuregates``): a known
     gate only where its value differs from the version's default and only on the components
     that read it; an unknown gate on all four. Two components wanting opposite values of one
     gate is a bug in gpustack; the user's explicit value wins over any component's (conflicts a

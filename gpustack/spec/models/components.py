@@ -130,7 +130,7 @@ class Grafana(Strict):
         "(12239: per GPU; 23382: per pod, with its allocation table).",
     )
     anonymousAdmin: bool = Field(
-        False, description="Lab only: anonymous Admin access (the seed's setting). Never in production."
+        False, description="Lab only: anonymous Admin access. Never in production."
     )
 
 

@@ -36,7 +36,7 @@ class S3Source(Strict):
 
 
 QUANTITY = r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti)?$"
-# Images pinned for the workloads: vLLM as the field report ran it (0.28.0), MinIO server and
+# Images pinned for the workloads: vLLM 0.28.0, MinIO server and
 # client releases published together.
 VLLM_IMAGE = "vllm/vllm-openai:v0.28.0"
 MINIO_IMAGE = "quay.io/minio/minio:RELEASE.2025-09-07T16-13-09Z"
