@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, TypeVar
 
+from gpustack.lint.facts import registered
 from gpustack.lint.model import get_value
 from gpustack.lint.releases import dispatch
 from gpustack.lint.releases.release import HelmChartRelease
@@ -28,6 +29,6 @@ def component_releases(
     for release in dispatch.releases(ctx):
         if release.chart not in charts:
             continue
-        if release.chart == "gpu-operator" and get_value(release.values, operand, "enabled") is False:
+        if release.chart == registered.chart_of_role("gpu-operator") and get_value(release.values, operand, "enabled") is False:
             continue
         yield release, charts[release.chart]
