@@ -12,7 +12,9 @@ from gpustack.lint.rules import (
     gs004_missing_runtime_class,
     gs014_prometheusrule_not_selected,
     gs021_label_churn,
+    gs025_plaintext_credentials,
     gs032_nfd_label_mismatch,
+    gs036_shared_gpu_requests_over_one,
 )
 
 
@@ -29,7 +31,11 @@ def _read_keys() -> list[tuple[str, str, tuple[tuple[str, ...], ...]]]:
     for chart, path, labeller in gs021_label_churn.chart_sources():
         by_labeller.setdefault((chart, labeller), []).append(path)
     keys += [("GS021", chart, tuple(paths)) for (chart, _), paths in by_labeller.items()]
-    keys.append(("GS025", "kube-prometheus-stack", (("grafana", "grafana.ini", "auth.anonymous"),)))
+    for chart, path in gs025_plaintext_credentials.grafana_ini().items():
+        if chart in chartkeys.shipped_charts():  # the grafana chart itself has no key data
+            keys.append(("GS025", chart, ((*path, gs025_plaintext_credentials.ANONYMOUS),)))
+    for chart, path in gs036_shared_gpu_requests_over_one.chart_configs().items():
+        keys.append(("GS036", chart, (path,)))
     for chart, (prefix, _) in gs032_nfd_label_mismatch.nfd_charts().items():
         keys.append(("GS032", chart, ((*prefix, *gs032_nfd_label_mismatch.PCI),)))
     keys.append(("GS010", "hami", tuple(("devicePlugin", key) for key in HAMI_SELECTOR_KEYS)))

@@ -34,7 +34,7 @@ FIX = f"Set `{FLAG}: true` in the sharing config: a request for more than one sh
 
 
 @cache
-def _chart_configs() -> Mapping[str, Path]:
+def chart_configs() -> Mapping[str, Path]:
     """Where chart values hold named device plugin config files (name -> YAML string): the
     device plugin chart's ``config.map``, the GPU Operator's under its device plugin's values."""
     operator = registered.chart_of_role("gpu-operator")
@@ -113,7 +113,7 @@ def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
 def check_values(ctx: LintContext) -> Iterator[Hit]:
     """Named configs in the device plugin's and the GPU Operator's chart values."""
     for release in dispatch.releases(ctx):
-        keys = _chart_configs().get(release.chart)
+        keys = chart_configs().get(release.chart)
         configs = get_value(release.values, *keys) if keys else None
         for name, text in (configs.items() if isinstance(configs, Mapping) else ()):
             if not isinstance(text, str) or "sharing" not in text:
