@@ -98,9 +98,10 @@ def test_every_bundles_values_key_is_read_by_the_chart(chart, bundled):
         assert keys is not None and keys.reads((bundled.values,)), f"{name} {version} reads no {bundled.values}"
 
 
-@pytest.mark.parametrize(
-    "role", ["device-plugin", "feature-discovery", "gpu-operator", "gpu-sharing", "metrics-exporter", "monitoring-stack"]
-)
+LINTER_ROLES = ("device-plugin", "feature-discovery", "gpu-operator", "gpu-sharing", "metrics-exporter", "monitoring-stack")
+
+
+@pytest.mark.parametrize("role", LINTER_ROLES)
 def test_the_roles_the_linter_names_a_chart_by_have_one_chart(role):
     assert registered.chart_of_role(role) in charts.registry()
 

@@ -26,9 +26,10 @@ def component_releases(
 ) -> Iterator[tuple[HelmChartRelease, T]]:
     """The set's releases of ``charts`` with each chart's entry, but a GPU Operator release
     that turns ``operand`` off (``<operand>.enabled: false``)."""
+    operator = registered.chart_of_role("gpu-operator")
     for release in dispatch.releases(ctx):
         if release.chart not in charts:
             continue
-        if release.chart == registered.chart_of_role("gpu-operator") and get_value(release.values, operand, "enabled") is False:
+        if release.chart == operator and get_value(release.values, operand, "enabled") is False:
             continue
         yield release, charts[release.chart]

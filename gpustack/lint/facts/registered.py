@@ -57,8 +57,8 @@ def component_values(role: str, component: str) -> Mapping[str, ValuesPath]:
 
 @cache
 def plugin_vendors() -> Mapping[str, Vendor]:
-    """Chart → whose device plugin it deploys: the device plugin chart, and the charts that
-    bundle one (the GPU Operator NVIDIA's, HAMi, the role ``gpu-sharing``, its own)."""
+    """Chart → whose device plugin it deploys: the device plugin chart and the charts that
+    bundle a device plugin deploy NVIDIA's, but the GPU sharing chart (HAMi), its own."""
     return {
         name: "hami" if charts.chart(name).role == "gpu-sharing" else "nvidia"
         for name in component_values("device-plugin", "device-plugin")
