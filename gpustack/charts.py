@@ -2,9 +2,10 @@
 
 Per chart: its role, the repository render installs it from (or the Git repository and folder),
 the version render pins by default, the name in its source repository, what it bundles, and
-for DRA drivers the driver name and the DeviceClasses the chart creates. Render, the spec's
-defaults and the linter read these facts here instead of keeping their own copies. Read with
-libyaml, like the linter's tables, so that ``gpustack lint`` pays no extra import for it.
+for DRA drivers the driver name and the DeviceClasses the chart creates (and which of them
+hand out no GPUs). Render, the spec's defaults and the linter read these facts here instead of
+keeping their own copies. Read with libyaml, like the linter's tables, so that ``gpustack lint``
+pays no extra import for it.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class Chart:
     source_name: str | None = None
     dra_driver: str | None = None
     device_classes: tuple[str, ...] = ()
+    non_gpu_device_classes: tuple[str, ...] = ()  # those of ``device_classes`` that hand out no GPUs
     bundles: tuple[Bundled, ...] = ()
 
 
@@ -65,5 +67,6 @@ def _chart(name: str, entry: dict[str, Any]) -> Chart:
         source_name=entry.get("sourceName"),
         dra_driver=entry.get("draDriver"),
         device_classes=tuple(entry.get("deviceClasses", ())),
+        non_gpu_device_classes=tuple(entry.get("nonGpuDeviceClasses", ())),
         bundles=tuple(Bundled(**bundled) for bundled in entry.get("bundles", ())),
     )

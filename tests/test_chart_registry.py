@@ -1,4 +1,5 @@
-"""The chart registry (specs/charts.yaml) agrees with the linter's chart data and the spec's defaults."""
+"""The chart registry (specs/charts.yaml) agrees with the linter's chart data and the spec's
+defaults, and the linter's chart facts come from it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from gpustack import charts
+from gpustack.lint.charts import chartkeys
+from gpustack.lint.facts import registered
 from gpustack.render.components import dra
 from gpustack.shipped import lint_data
 
@@ -72,3 +75,41 @@ def test_dra_drivers_agree_with_the_linters_driver_table():
     for name in dra.DRIVER_CHARTS.values():
         chart = charts.chart(name)
         assert chart.role == "dra-driver" and chart.dra_driver in chart.device_classes
+
+
+def test_classes_that_hand_out_no_gpus_are_classes_the_chart_creates():
+    for chart in charts.registry().values():
+        assert set(chart.non_gpu_device_classes) <= set(chart.device_classes), chart.name
+
+
+@pytest.mark.parametrize(
+    ("chart", "bundled"),
+    [(chart, bundled) for chart in charts.registry().values() for bundled in chart.bundles if bundled.values],
+    ids=lambda item: getattr(item, "name", None) or getattr(item, "component", None),
+)
+def test_every_bundles_values_key_is_read_by_the_chart(chart, bundled):
+    """The linter finds a bundled component's values under the bundle's key (GS014's exporter,
+    GS032's NFD, GS021's GFD, …): the chart's templates read that key at every version gpustack
+    has key data for."""
+    name = chart.source_name or chart.name
+    assert chartkeys.versions(name), f"no key data for {name}"
+    for version in chartkeys.versions(name):
+        keys = chartkeys.chart_keys(name, version)
+        assert keys is not None and keys.reads((bundled.values,)), f"{name} {version} reads no {bundled.values}"
+
+
+LINTER_ROLES = ("device-plugin", "feature-discovery", "gpu-operator", "gpu-sharing", "metrics-exporter", "monitoring-stack")
+
+
+@pytest.mark.parametrize("role", LINTER_ROLES)
+def test_the_roles_the_linter_names_a_chart_by_have_one_chart(role):
+    assert registered.chart_of_role(role) in charts.registry()
+
+
+def test_the_linters_chart_facts_come_from_the_registry():
+    assert registered.plugin_vendors() == {"nvidia-device-plugin": "nvidia", "gpu-operator": "nvidia", "hami": "hami"}
+    assert set(registered.gpu_dra_drivers()) == {"gpu.nvidia.com", "hami-core-gpu.project-hami.io"}
+    assert "compute-domain-daemon.nvidia.com" in registered.non_gpu_device_classes()
+    assert not registered.gpu_device_classes() & registered.non_gpu_device_classes()
+    # Releases name NVIDIA's DRA driver chart as NGC publishes it, or as its source folder.
+    assert {"nvidia-dra-driver-gpu", "dra-driver-nvidia-gpu"} <= registered.names_of_roles("dra-driver")

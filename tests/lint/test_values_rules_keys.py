@@ -12,25 +12,31 @@ from gpustack.lint.rules import (
     gs004_missing_runtime_class,
     gs014_prometheusrule_not_selected,
     gs021_label_churn,
+    gs025_plaintext_credentials,
     gs032_nfd_label_mismatch,
+    gs036_shared_gpu_requests_over_one,
 )
 
 
 def _read_keys() -> list[tuple[str, str, tuple[tuple[str, ...], ...]]]:
     """(rule, chart, alternatives): at every version, one of the alternatives must be read."""
     keys: list[tuple[str, str, tuple[tuple[str, ...], ...]]] = []
-    for chart, path in gs004_missing_runtime_class.CHART_RUNTIME_CLASS.items():
+    for chart, path in gs004_missing_runtime_class.chart_runtime_class().items():
         keys.append(("GS004", chart, (path,)))
-    for chart, (path, _) in gs014_prometheusrule_not_selected.EXPORTER_CHARTS.items():
+    for chart, (path, _) in gs014_prometheusrule_not_selected.exporter_charts().items():
         keys += [("GS014", chart, ((*path, "enabled"),)), ("GS014", chart, ((*path, "additionalLabels"),))]
     for suffix in ("ruleSelector", "serviceMonitorSelector", "podMonitorSelector", "ruleSelectorNilUsesHelmValues"):
         keys.append(("GS014", "kube-prometheus-stack", (("prometheus", "prometheusSpec", suffix),)))
     by_labeller: dict[tuple[str, str], list[tuple[str, ...]]] = {}
-    for chart, path, labeller in gs021_label_churn.CHART_SOURCES:
+    for chart, path, labeller in gs021_label_churn.chart_sources():
         by_labeller.setdefault((chart, labeller), []).append(path)
     keys += [("GS021", chart, tuple(paths)) for (chart, _), paths in by_labeller.items()]
-    keys.append(("GS025", "kube-prometheus-stack", (("grafana", "grafana.ini", "auth.anonymous"),)))
-    for chart, (prefix, _) in gs032_nfd_label_mismatch.BUNDLED_NFD.items():
+    for chart, path in gs025_plaintext_credentials.grafana_ini().items():
+        if chart in chartkeys.shipped_charts():  # the grafana chart itself has no key data
+            keys.append(("GS025", chart, ((*path, gs025_plaintext_credentials.ANONYMOUS),)))
+    for chart, path in gs036_shared_gpu_requests_over_one.chart_configs().items():
+        keys.append(("GS036", chart, (path,)))
+    for chart, (prefix, _) in gs032_nfd_label_mismatch.nfd_charts().items():
         keys.append(("GS032", chart, ((*prefix, *gs032_nfd_label_mismatch.PCI),)))
     keys.append(("GS010", "hami", tuple(("devicePlugin", key) for key in HAMI_SELECTOR_KEYS)))
     keys += [("GS035", "gpu-operator", (("driver", "enabled"),)), ("GS032", "gpu-operator", (("nfd", "enabled"),))]

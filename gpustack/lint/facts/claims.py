@@ -11,21 +11,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpustack.lint.facts.quantities import is_gpu_resource
+from gpustack.lint.facts.registered import gpu_device_classes, gpu_dra_drivers, non_gpu_device_classes
 from gpustack.lint.model import Resource
 
-# DeviceClasses of the GPU DRA drivers: the charts create them, so a set
-# rarely holds them. The IMEX channel classes of NVIDIA's driver and GKE's NICs are no GPUs.
-GPU_DEVICE_CLASSES = frozenset(
-    {"gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com", "hami-core-gpu.project-hami.io"}
-)
-NON_GPU_DEVICE_CLASSES = frozenset(
-    {
-        "compute-domain-daemon.nvidia.com",
-        "compute-domain-default-channel.nvidia.com",
-        "netdev.google.com",  # GKE's network devices (DRANET)
-    }
-)
-GPU_DRA_DRIVERS = ("gpu.nvidia.com", "hami-core-gpu.project-hami.io")
+# DeviceClasses that hand out no GPUs besides the DRA driver charts' own
+# (``registered.non_gpu_device_classes``): GKE's network devices (DRANET).
+OTHER_NON_GPU_DEVICE_CLASSES = frozenset({"netdev.google.com"})
 
 
 @dataclass(frozen=True)
@@ -68,9 +59,9 @@ class ClaimIndex:
         return True
 
     def _class_is_gpu(self, name: str | None) -> bool:
-        if name is None or name in GPU_DEVICE_CLASSES:
+        if name is None or name in gpu_device_classes():
             return True
-        if name in NON_GPU_DEVICE_CLASSES:
+        if name in non_gpu_device_classes() or name in OTHER_NON_GPU_DEVICE_CLASSES:
             return False
         return self.classes.get(name, True)  # unknown class: cannot be resolved
 
@@ -109,14 +100,14 @@ def _device_classes(claim_spec: Any) -> frozenset[str | None]:
 
 
 def _is_gpu_device_class(name: str, spec: Any) -> bool:
-    if name in GPU_DEVICE_CLASSES:
+    if name in gpu_device_classes():
         return True
     spec = spec if isinstance(spec, Mapping) else {}
     extended = spec.get("extendedResourceName")
     if isinstance(extended, str) and is_gpu_resource(extended):
         return True
     text = repr(spec.get("selectors"))
-    return any(f"'{driver}'" in text or f'"{driver}"' in text for driver in GPU_DRA_DRIVERS)
+    return any(f"'{driver}'" in text or f'"{driver}"' in text for driver in gpu_dra_drivers())
 
 
 def _text(value: Any) -> str | None:

@@ -9,18 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from gpustack.lint.facts.clusterpolicy import is_cluster_policy
 from gpustack.lint.facts.images import image_repository
+from gpustack.lint.facts.registered import Vendor, plugin_vendors
 from gpustack.lint.model import Path, PodSpec, Resource, get_value
 from gpustack.lint.releases.helmvalues import coalesce
 from gpustack.lint.releases.release import HelmChartRelease
 
 if TYPE_CHECKING:
     from gpustack.lint.context import LintContext
-
-Vendor = Literal["hami", "nvidia"]
 
 # Image repositories of the two plugins that both advertise nvidia.com/gpu.
 # The same images also run GFD, the MPS daemon and HAMi's scheduler, so the container's
@@ -31,8 +30,6 @@ _PLUGIN_IMAGES: dict[str, Vendor] = {
     "projecthami/hami": "hami",
 }
 _PLUGIN_COMMAND = "nvidia-device-plugin"
-# Chart name → which plugin it deploys when ``devicePlugin.enabled`` is not false.
-_PLUGIN_CHARTS: dict[str, Vendor] = {"nvidia-device-plugin": "nvidia", "gpu-operator": "nvidia", "hami": "hami"}
 
 
 @dataclass(frozen=True)
@@ -96,8 +93,10 @@ def device_plugins(resource: Resource, pods: Iterable[PodSpec]) -> Iterator[Devi
 
 
 def release_plugin(release: HelmChartRelease) -> DevicePlugin | None:
-    """The device plugin a chart release deploys, if any."""
-    vendor = _PLUGIN_CHARTS.get(release.chart)
+    """The device plugin a chart release deploys, if any: the charts of the registry that deploy
+    one (``plugin_vendors``) do while ``devicePlugin.enabled`` is not false (each chart's
+    values.yaml has the switch)."""
+    vendor = plugin_vendors().get(release.chart)
     if vendor and get_value(release.values, "devicePlugin", "enabled") is not False:
         return DevicePlugin(vendor, release.resource, release.path, release=release)
     return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, TypeVar
 
+from gpustack.lint.facts import registered
 from gpustack.lint.model import get_value
 from gpustack.lint.releases import dispatch
 from gpustack.lint.releases.release import HelmChartRelease
@@ -25,9 +26,10 @@ def component_releases(
 ) -> Iterator[tuple[HelmChartRelease, T]]:
     """The set's releases of ``charts`` with each chart's entry, but a GPU Operator release
     that turns ``operand`` off (``<operand>.enabled: false``)."""
+    operator = registered.chart_of_role("gpu-operator")
     for release in dispatch.releases(ctx):
         if release.chart not in charts:
             continue
-        if release.chart == "gpu-operator" and get_value(release.values, operand, "enabled") is False:
+        if release.chart == operator and get_value(release.values, operand, "enabled") is False:
             continue
         yield release, charts[release.chart]

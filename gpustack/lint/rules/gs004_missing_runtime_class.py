@@ -21,9 +21,10 @@ default; GKE has no ``nvidia`` RuntimeClass at all, so adding one gets pods reje
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cache
 
 from gpustack.lint.context import RUNTIME_CLASS_DISTRIBUTIONS, LintContext
-from gpustack.lint.facts import runtimeevidence
+from gpustack.lint.facts import registered, runtimeevidence
 from gpustack.lint.facts.components import pod_components
 from gpustack.lint.facts.consumers import is_gpu_workload, visible_devices
 from gpustack.lint.facts.podspec import node_label_tests, subject
@@ -126,20 +127,26 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     )
 
 
-# Charts whose GPU DaemonSets read NVML, and the value that sets their runtimeClassName
-# (each chart's values.yaml; on K3s dcgm-exporter needs `--set runtimeClassName=nvidia`).
-CHART_RUNTIME_CLASS: dict[str, tuple[str, ...]] = {
-    "nvidia-device-plugin": ("runtimeClassName",),
-    "dcgm-exporter": ("runtimeClassName",),
-    "hami": ("devicePlugin", "runtimeClassName"),
-}
+RUNTIME_CLASS = "runtimeClassName"
+
+
+@cache
+def chart_runtime_class() -> dict[str, tuple[str, ...]]:
+    """Charts whose GPU DaemonSets read NVML, and the value that sets their runtimeClassName
+    (each chart's values.yaml; on K3s dcgm-exporter needs `--set runtimeClassName=nvidia`):
+    HAMi's under its device plugin's values."""
+    return {
+        "nvidia-device-plugin": (RUNTIME_CLASS,),
+        "dcgm-exporter": (RUNTIME_CLASS,),
+        "hami": (*registered.bundle_values("hami", "device-plugin"), RUNTIME_CLASS),
+    }
 
 
 def check_values(ctx: LintContext) -> Iterator[Hit]:
     """Chart releases of GPU DaemonSets that leave runtimeClassName unset. A K3s HelmChart is
     K3s context for itself (RKE2's helm-controller reads it too; both keep runc the default)."""
     for release in dispatch.releases(ctx):
-        keys = CHART_RUNTIME_CLASS.get(release.chart)
+        keys = chart_runtime_class().get(release.chart)
         value = get_value(release.values, *keys) if keys else None
         if keys is None or (isinstance(value, str) and value.strip()):
             continue

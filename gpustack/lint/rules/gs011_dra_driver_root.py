@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts import clusterpolicy
+from gpustack.lint.facts import clusterpolicy, registered
 from gpustack.lint.facts.consumers import env_vars
 from gpustack.lint.facts.podspec import subject
 from gpustack.lint.model import Hit, Path, PodSpec, Resource, Severity, get_value
@@ -31,8 +31,8 @@ OPERATOR_ROOT = "/run/nvidia/driver"
 HOST_ROOT = "/"
 ROOTS = {HOST_ROOT: "host", OPERATOR_ROOT: "operator"}
 ENV_NAMES = frozenset({"NVIDIA_DRIVER_ROOT", "HOST_DRIVER_ROOT"})
-# Charts with a top-level nvidiaDriverRoot value.
-CHARTS = frozenset({"nvidia-device-plugin", "dra-driver-nvidia-gpu", "hami-dra-driver"})
+# The charts with a top-level nvidiaDriverRoot value: NVIDIA's device plugin and the DRA drivers.
+ROOT_ROLES = ("device-plugin", "dra-driver")
 WHERE = {"host": "a host-installed driver (at /)", "operator": f"the GPU Operator's driver container ({OPERATOR_ROOT})"}
 
 
@@ -95,7 +95,7 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
 def check_values(ctx: LintContext) -> Iterator[Hit]:
     for release in dispatch.releases(ctx):
         root = get_value(release.values, "nvidiaDriverRoot")
-        if release.chart in CHARTS and isinstance(root, str):
+        if release.chart in registered.names_of_roles(*ROOT_ROLES) and isinstance(root, str):
             resource, path = release.where("nvidiaDriverRoot")
             yield from _hit(resource, path, f"{release} sets nvidiaDriverRoot: {root}", root, ctx)
 

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from gpustack.lint.charts.chartkeys import version_key
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts import labelselectors
+from gpustack.lint.facts import labelselectors, registered
 from gpustack.lint.facts.operands import component_releases
 from gpustack.lint.model import Hit, Path, Resource, Severity, get_value
 from gpustack.lint.registry import Rule
@@ -30,7 +31,6 @@ from gpustack.lint.releases import dispatch
 from gpustack.lint.releases.release import HelmChartRelease
 
 MONITORING_GROUP = "monitoring.coreos.com/"
-CHART = "kube-prometheus-stack"
 # VictoriaMetrics: its operator's objects and the charts that install it (the operator
 # converts PrometheusRules, ServiceMonitors and PodMonitors to its own objects by default).
 VICTORIA_METRICS_GROUP = "operator.victoriametrics.com/"
@@ -39,6 +39,11 @@ VICTORIA_METRICS_CHARTS = frozenset({"victoria-metrics-k8s-stack", "victoria-met
 SELECTED_KINDS = {"PrometheusRule": "rule", "ServiceMonitor": "serviceMonitor", "PodMonitor": "podMonitor"}
 
 Selects = Callable[[Resource], bool]
+
+
+def _stack() -> str:
+    """kube-prometheus-stack, the registry's monitoring stack."""
+    return registered.chart_of_role("monitoring-stack")
 
 
 def _monitoring(resource: Resource) -> bool:
@@ -88,7 +93,7 @@ def _values_files(ctx: LintContext) -> Iterator[HelmChartRelease]:
         if resource.file in ctx.values_files:
             continue
         if resource.kind is None and isinstance(resource.get(("prometheus", "prometheusSpec")), Mapping):
-            yield HelmChartRelease(resource, ("prometheus",), CHART, None, resource.data)
+            yield HelmChartRelease(resource, ("prometheus",), _stack(), None, resource.data)
 
 
 def _victoria_metrics(ctx: LintContext) -> bool:
@@ -106,12 +111,20 @@ def _release_label(release: str | None) -> Selects:
     return selects
 
 
-# Charts that render a DCGM exporter ServiceMonitor: where its values sit, and from which chart
-# version it is on by default (the charts' values.yaml).
-EXPORTER_CHARTS: dict[str, tuple[tuple[str, ...], str]] = {
-    "dcgm-exporter": (("serviceMonitor",), "0"),
-    "gpu-operator": (("dcgmExporter", "serviceMonitor"), "26.7.0"),
-}
+# Where the DCGM exporter's ServiceMonitor sits in the values of a chart that deploys the
+# exporter (the charts' values.yaml), and the chart versions from which it is on by default
+# where it was off before: the GPU Operator's from 26.7.0, the exporter chart's always.
+SERVICE_MONITOR = ("serviceMonitor",)
+SERVICE_MONITOR_ON_SINCE = {"gpu-operator": "26.7.0"}
+
+
+@cache
+def exporter_charts() -> dict[str, tuple[tuple[str, ...], str]]:
+    """Chart → (where its exporter's ServiceMonitor values sit, the version it is on from)."""
+    return {
+        chart: ((*prefix, *SERVICE_MONITOR), SERVICE_MONITOR_ON_SINCE.get(chart, "0"))
+        for chart, prefix in registered.component_values("metrics-exporter", "dcgm-exporter").items()
+    }
 
 
 @dataclass(frozen=True)
@@ -126,7 +139,7 @@ class _Target:
 
 def _rendered_service_monitors(ctx: LintContext) -> Iterator[_Target]:
     """The ServiceMonitor a DCGM exporter release renders, labelled ``additionalLabels``."""
-    for release, (keys, default_on) in component_releases(ctx, EXPORTER_CHARTS, "dcgmExporter"):
+    for release, (keys, default_on) in component_releases(ctx, exporter_charts(), "dcgmExporter"):
         on_by_default = release.version is None or version_key(release.version) >= version_key(default_on)
         if get_value(release.values, *keys, "enabled", default=on_by_default) is not True:
             continue
@@ -155,7 +168,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     releases = [
         release
         for release in (*_values_files(ctx), *dispatch.releases(ctx))
-        if release.chart == CHART and get_value(release.values, "prometheus", "enabled") is not False
+        if release.chart == _stack() and get_value(release.values, "prometheus", "enabled") is not False
     ]
     namespaces = {r.ref.name: labelselectors.labels_of(r) for r in ctx.resources if r.kind == "Namespace" and r.ref.name}
     victoria_metrics = _victoria_metrics(ctx)

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from functools import cache
 from typing import Any
 
 from gpustack.lint.charts import chartversions
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts import clusterpolicy
+from gpustack.lint.facts import clusterpolicy, registered
 from gpustack.lint.facts.consumers import env_vars
 from gpustack.lint.input.load import load_text
 from gpustack.lint.model import Hit, Path, Resource, get_value
@@ -35,18 +36,23 @@ from gpustack.spec.labelling import SECONDS_PER_NODE
 
 GFD_ENV = "GFD_SLEEP_INTERVAL"
 NFD_CONFIG_FILE = "nfd-worker.conf"
-# Chart values that set an interval: (chart, keys, labeller); a GFD ``env`` list holds
-# GFD_SLEEP_INTERVAL (the charts' NFD subcharts take NFD's values). Where a chart read the
-# interval under different keys across versions, each is listed: only the keys the release's
-# version reads are judged.
-CHART_SOURCES = (
-    ("node-feature-discovery", ("worker", "config", "core", "sleepInterval"), "NFD worker"),
-    ("nvidia-device-plugin", ("nfd", "worker", "config", "core", "sleepInterval"), "NFD worker"),
-    ("gpu-operator", ("node-feature-discovery", "worker", "config", "core", "sleepInterval"), "NFD worker"),
-    ("nvidia-device-plugin", ("gfd", "sleepInterval"), "GFD"),
-    ("nvidia-device-plugin", ("sleepInterval",), "GFD"),
-    ("gpu-operator", ("gfd", "env"), "GFD"),
-)
+NFD_INTERVAL = ("worker", "config", "core", "sleepInterval")
+
+
+@cache
+def chart_sources() -> tuple[tuple[str, Path, str], ...]:
+    """Chart values that set an interval: (chart, keys, labeller). NFD's at its values in every
+    chart that deploys it (the charts' NFD subcharts take NFD's values); a GFD ``env`` list
+    holds GFD_SLEEP_INTERVAL. Where a chart read the interval under different keys across
+    versions, each is listed: only the keys the release's version reads are judged."""
+    nfd = registered.component_values("feature-discovery", "node-feature-discovery")
+    plugin, operator = registered.chart_of_role("device-plugin"), registered.chart_of_role("gpu-operator")
+    return (
+        *((chart, (*prefix, *NFD_INTERVAL), "NFD worker") for chart, prefix in nfd.items()),
+        (plugin, (*registered.bundle_values(plugin, "gpu-feature-discovery"), "sleepInterval"), "GFD"),
+        (plugin, ("sleepInterval",), "GFD"),
+        (operator, (*registered.bundle_values(operator, "gpu-feature-discovery"), "env"), "GFD"),
+    )
 _DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
@@ -113,7 +119,7 @@ def check_values(ctx: LintContext) -> Iterator[Hit]:
     if ctx.cluster is None:
         return
     for release in dispatch.releases(ctx):
-        for chart, keys, labeller in CHART_SOURCES:
+        for chart, keys, labeller in chart_sources():
             if release.chart != chart or not chartversions.read_of(chart, release.version, (keys,), ctx.chart_values):
                 continue
             value = get_value(release.values, *keys)

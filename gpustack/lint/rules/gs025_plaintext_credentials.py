@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from functools import cache
 
 from gpustack.lint.context import LintContext
+from gpustack.lint.facts import registered
 from gpustack.lint.facts.consumers import env_vars
 from gpustack.lint.facts.podspec import subject
 from gpustack.lint.facts.quantities import is_template_placeholder
-from gpustack.lint.model import Hit, PodSpec, get_value
+from gpustack.lint.model import Hit, Path, PodSpec, get_value
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import dispatch
 
@@ -64,16 +66,23 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
             )
 
 
-# Grafana's ini in chart values: the grafana chart's own, or kube-prometheus-stack's subchart.
-GRAFANA_INI = {"grafana": ("grafana.ini",), "kube-prometheus-stack": ("grafana", "grafana.ini")}
+GRAFANA_INI = "grafana.ini"
 ANONYMOUS = "auth.anonymous"
+
+
+@cache
+def grafana_ini() -> dict[str, Path]:
+    """Chart → where its values hold Grafana's ini: the grafana chart's own, or the Grafana that
+    the monitoring stack (kube-prometheus-stack) bundles."""
+    stack = registered.chart_of_role("monitoring-stack")
+    return {"grafana": (GRAFANA_INI,), stack: (*registered.bundle_values(stack, "grafana"), GRAFANA_INI)}
 
 
 def check_values(ctx: LintContext) -> Iterator[Hit]:
     """Grafana anonymous access with the Admin role: anyone
     who reaches Grafana may read every datasource and change dashboards, users and alerting."""
     for release in dispatch.releases(ctx):
-        prefix = GRAFANA_INI.get(release.chart)
+        prefix = grafana_ini().get(release.chart)
         anonymous = get_value(release.values, *prefix, ANONYMOUS) if prefix else None
         if not isinstance(anonymous, Mapping) or anonymous.get("enabled") is not True:
             continue

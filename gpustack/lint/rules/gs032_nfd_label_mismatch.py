@@ -18,11 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from gpustack.lint.charts import chartversions
 from gpustack.lint.charts.chartkeys import version_key
 from gpustack.lint.context import LintContext
+from gpustack.lint.facts import registered
 from gpustack.lint.facts.operands import component_releases
 from gpustack.lint.facts.podspec import node_label_tests, subject
 from gpustack.lint.model import Hit, Path, PodSpec, Resource, get_value
@@ -35,14 +37,19 @@ VENDOR_LABEL = f"{NFD}pci-10de.present"
 CLASS_LABELS = frozenset({f"{NFD}pci-0300_10de.present", f"{NFD}pci-0302_10de.present"})
 STOCK_FIELDS = ("class", "vendor")  # NFD's default deviceLabelFields
 PCI = ("worker", "config", "sources", "pci", "deviceLabelFields")
-# Chart → (where its NFD's values sit, the deviceLabelFields it bundles).
-BUNDLED_NFD: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "node-feature-discovery": ((), STOCK_FIELDS),
-    "nvidia-device-plugin": (("nfd",), ("vendor",)),
-    "gpu-operator": (("node-feature-discovery",), ("vendor",)),
-}
-DEVICE_PLUGIN_DEFAULT = "nvidia-device-plugin"  # its default affinity selects VENDOR_LABEL
+BUNDLED_FIELDS = ("vendor",)  # the deviceLabelFields of the NFD that NVIDIA's charts bundle
 DEFAULT_AFFINITY_SINCE = (0, 15, 0)
+
+
+@cache
+def nfd_charts() -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Chart → (where its NFD's values sit, the deviceLabelFields it deploys NFD with): NFD's own
+    chart stock, the charts that bundle NFD (NVIDIA's: the device plugin, the GPU Operator)
+    vendor-only."""
+    return {
+        chart: (prefix, BUNDLED_FIELDS if prefix else STOCK_FIELDS)
+        for chart, prefix in registered.component_values("feature-discovery", "node-feature-discovery").items()
+    }
 
 
 @dataclass(frozen=True)
@@ -77,8 +84,8 @@ def check(ctx: LintContext) -> Iterator[Hit]:
 
 
 def _nfd_fields(ctx: LintContext) -> Iterator[tuple[str, ...]]:
-    for release, (prefix, default) in component_releases(ctx, BUNDLED_NFD, "nfd"):
-        if release.chart == "nvidia-device-plugin" and not _plugin_deploys_nfd(release.values):
+    for release, (prefix, default) in component_releases(ctx, nfd_charts(), "nfd"):
+        if release.chart == _device_plugin() and not _plugin_deploys_nfd(release.values):
             continue
         yield _fields(get_value(release.values, *prefix, *PCI), default)
     for resource in ctx.of_kind("ConfigMap"):
@@ -87,6 +94,11 @@ def _nfd_fields(ctx: LintContext) -> Iterator[tuple[str, ...]]:
         if isinstance(text, str):
             config = helmvalues.yaml_mapping(text)
             yield _fields(get_value(config, *PCI[2:]), STOCK_FIELDS)
+
+
+def _device_plugin() -> str:
+    """nvidia-device-plugin: its NFD is off by default, its default affinity selects VENDOR_LABEL."""
+    return registered.chart_of_role("device-plugin")
 
 
 def _plugin_deploys_nfd(values: Mapping[str, Any]) -> bool:
@@ -124,7 +136,7 @@ def _selections(ctx: LintContext) -> Iterator[_Selection]:
 def _default_affinity(release: HelmChartRelease) -> bool:
     """Whether the release's device plugin chart selects VENDOR_LABEL by default: from 0.15.0
     on (before, ``affinity: {}``); a range or no pin: the newest version gpustack knows in it."""
-    if release.chart != DEVICE_PLUGIN_DEFAULT:
+    if release.chart != _device_plugin():
         return False
     version = chartversions.resolve(release.chart, release.version).version or release.version
     return version is None or version_key(version) >= DEFAULT_AFFINITY_SINCE

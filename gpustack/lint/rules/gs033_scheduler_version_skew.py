@@ -16,13 +16,18 @@ from collections.abc import Iterator
 
 from gpustack.lint.charts import chartkeys
 from gpustack.lint.context import LintContext
+from gpustack.lint.facts import registered
 from gpustack.lint.facts.clusterconfig import kubernetes_version, minor_of
 from gpustack.lint.model import Hit, get_value
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import dispatch
 from gpustack.lint.releases.release import HelmChartRelease
 
-CHART = "hami"
+
+
+def _hami() -> str:
+    """HAMi's chart, the registry's GPU sharing chart."""
+    return registered.chart_of_role("gpu-sharing")
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
@@ -30,9 +35,9 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     if cluster is None:
         return
     for release in dispatch.releases(ctx):
-        if release.chart != CHART:
+        if release.chart != _hami():
             continue
-        for rename in chartkeys.renames(CHART):
+        for rename in chartkeys.renames(release.chart):
             if rename.new[-1] != "tag":
                 continue
             for keys in (rename.new, rename.old):

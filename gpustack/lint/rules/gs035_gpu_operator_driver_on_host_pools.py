@@ -13,13 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts import clusterpolicy
+from gpustack.lint.facts import clusterpolicy, registered
 from gpustack.lint.facts.pools import ClusterFacts, Pool
 from gpustack.lint.model import Hit, Path, Resource, get_value
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import dispatch
 
-CHART = "gpu-operator"
 SKIP_LABEL = "nvidia.com/gpu.deploy.driver"
 
 
@@ -33,9 +32,11 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     for resource in clusterpolicy.cluster_policies(ctx):
         if resource.get(("spec", "driver", "enabled")) is not False:
             yield _hit(resource, ("spec", "driver"), f"{resource.ref}", pools, cluster)
+    operator = registered.chart_of_role("gpu-operator")
+    driver = registered.bundle_values(operator, "driver")
     for release in dispatch.releases(ctx):
-        if release.chart == CHART and get_value(release.values, "driver", "enabled") is not False:
-            resource, path = release.where("driver", "enabled")
+        if release.chart == operator and get_value(release.values, *driver, "enabled") is not False:
+            resource, path = release.where(*driver, "enabled")
             yield _hit(resource, path, release.owner, pools, cluster)
 
 

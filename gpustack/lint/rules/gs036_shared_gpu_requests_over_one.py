@@ -20,20 +20,28 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from gpustack.lint.context import LintContext
+from gpustack.lint.facts import registered
 from gpustack.lint.model import Hit, Path, Resource, SetValue, get_value
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import dispatch, helmvalues
 
 FLAG = "failRequestsGreaterThanOne"
 FIX = f"Set `{FLAG}: true` in the sharing config: a request for more than one shared GPU then fails instead of getting slices of one card."
-# Where chart values hold named device plugin config files (name -> YAML string).
-_CHART_CONFIGS: Mapping[str, tuple[str, ...]] = {
-    "nvidia-device-plugin": ("config", "map"),
-    "gpu-operator": ("devicePlugin", "config", "data"),
-}
+
+
+@cache
+def chart_configs() -> Mapping[str, Path]:
+    """Where chart values hold named device plugin config files (name -> YAML string): the
+    device plugin chart's ``config.map``, the GPU Operator's under its device plugin's values."""
+    operator = registered.chart_of_role("gpu-operator")
+    return {
+        registered.chart_of_role("device-plugin"): ("config", "map"),
+        operator: (*registered.bundle_values(operator, "device-plugin"), "config", "data"),
+    }
 
 
 @dataclass(frozen=True)
@@ -105,7 +113,7 @@ def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
 def check_values(ctx: LintContext) -> Iterator[Hit]:
     """Named configs in the device plugin's and the GPU Operator's chart values."""
     for release in dispatch.releases(ctx):
-        keys = _CHART_CONFIGS.get(release.chart)
+        keys = chart_configs().get(release.chart)
         configs = get_value(release.values, *keys) if keys else None
         for name, text in (configs.items() if isinstance(configs, Mapping) else ()):
             if not isinstance(text, str) or "sharing" not in text:
