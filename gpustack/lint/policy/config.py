@@ -43,7 +43,7 @@ from gpustack.lint.input.load import load_settings
 from gpustack.lint.model import Resource, Severity
 from gpustack.lint.policy.exemption import KEYS as EXEMPTION_KEYS
 from gpustack.lint.policy.exemption import Exemption
-from gpustack.lint.policy.selection import Choice, Selection
+from gpustack.lint.policy.selection import Choice, Selection, rule_id, unknown_rule
 
 if TYPE_CHECKING:
     from gpustack.lint.charts.chartkeys import ChartKeys
@@ -212,14 +212,15 @@ class _Reader:
             self.problem(("rules",), "expected a mapping of rule ids to off, on or a severity")
             return {}
         severities: dict[str, Severity] = {}
-        for rule, setting in value.items():
+        for typed, setting in value.items():
+            rule = rule_id(str(typed))
             if rule not in self.known_rules:
-                self.problem(("rules", rule), f"unknown rule {rule!r} (`gpustack rules` lists them)")
+                self.problem(("rules", typed), unknown_rule(str(typed), self.known_rules))
             elif setting is False:
                 self.choice.setdefault("off", set()).add(rule)
             else:
                 self.choice.setdefault("on", set()).add(rule)
-                severity = None if setting is True else self.severity(setting, ("rules", rule), also="off, on, ")
+                severity = None if setting is True else self.severity(setting, ("rules", typed), also="off, on, ")
                 if severity is not None:
                     severities[rule] = severity
         return {"severities": severities}
@@ -229,9 +230,9 @@ class _Reader:
             self.problem((key,), "expected a list of rule ids")
             return {}
         for index, rule in enumerate(value):
-            if rule not in self.known_rules:
-                self.problem((key, index), f"unknown rule {rule!r} (`gpustack rules` lists them)")
-        self.choice.setdefault(key, set()).update(value)
+            if rule_id(rule) not in self.known_rules:
+                self.problem((key, index), unknown_rule(rule, self.known_rules))
+        self.choice.setdefault(key, set()).update(map(rule_id, value))
         return {}
 
     def exemptions(self, value: Any) -> dict[str, Any]:
@@ -256,8 +257,8 @@ class _Reader:
             self.problem((*path, "rules"), "expected a list of the rule ids exempted")
             rules = []
         for position, rule in enumerate(rules):
-            if rule not in self.known_rules:
-                self.problem((*path, "rules", position), f"unknown rule {rule!r} (`gpustack rules` lists them)")
+            if rule_id(rule) not in self.known_rules:
+                self.problem((*path, "rules", position), unknown_rule(rule, self.known_rules))
         reason = item.get("reason")
         if not isinstance(reason, str) or not reason.strip():
             self.problem((*path, "reason"), "every exemption needs a reason")
@@ -269,7 +270,7 @@ class _Reader:
             self.problem(path, f"name what is exempted: one or more of {', '.join(EXEMPTION_KEYS)}")
         if len(self.problems) > problems:
             return None
-        return Exemption(frozenset(rules), str(reason).strip(), **targets)
+        return Exemption(frozenset(map(rule_id, rules)), str(reason).strip(), **targets)
 
     def severity(self, value: Any, path: tuple[str | int, ...], also: str = "") -> Severity | None:
         if isinstance(value, str) and value in SEVERITIES:
