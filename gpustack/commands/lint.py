@@ -104,7 +104,9 @@ def lint(
     ) = None,
     docs_url: _optional(
         str, "--docs-url", "URL",
-        "Base URL that SARIF helpUri links resolve docs/rules.md against (default: the project's).",
+        "Base URL that SARIF helpUri links resolve docs/rules.md against, e.g. your clone's "
+        "https://github.com/<owner>/<repo>/blob/<ref>/ (none by default: SARIF rules then carry no helpUri; "
+        "the GitHub Action passes its own repository).",
         envvar="GPUSTACK_DOCS_URL",
     ) = None,
     fix: Annotated[
