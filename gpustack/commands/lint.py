@@ -129,8 +129,8 @@ def lint(
     ] = False,
     cache_dir: _optional(
         Path, "--cache-dir", "DIR",
-        "Where the cache of earlier runs goes (GPUSTACK_CACHE_DIR; default: .gpustack_cache beside the "
-        "config, else in the linted paths' folder).",
+        "Where the cache of earlier runs goes (GPUSTACK_CACHE_DIR, else the config's cacheDir; default: "
+        "gpustack/lint/<project digest> in $XDG_CACHE_HOME or ~/.cache, outside the linted tree).",
     ) = None,
     color: ColorOption = None,
 ) -> None:

@@ -97,7 +97,8 @@ def run(options: Options) -> int:
     catalogue = load_catalogue()
     paths = options.paths or ["."]
     config = _config(options, paths, catalogue)
-    cache = None if options.no_cache else Cache(cache_folder(options.cache_dir, config.path, search_start(paths)))
+    folder = None if options.no_cache else cache_folder(options.cache_dir, config.cache_dir, search_start(paths))
+    cache = None if folder is None else Cache(folder)
     inputs = read_inputs(paths, excluded=config.excluded)
     # Without --fix or --diff the report goes to standard output; a run that printed it the
     # same way before (same report key, format and options) prints what it printed.

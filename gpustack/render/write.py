@@ -4,7 +4,7 @@ The tree is written into a temporary folder next to the target, then swapped in 
 renames, so a failed render leaves the previous output untouched and no partial files. Paths
 are checked before anything is written: relative, no ``..``, so nothing lands outside the
 target. An existing target is replaced only when it is empty or holds nothing but earlier
-gpustack output: the files its generated README.md lists (and lint's cache), never a file
+gpustack output: the files its generated README.md lists (and a lint cache), never a file
 someone added (an overlay, a nested ``.git``), nor, say, a repository given as ``-o .``.
 
 A render holds a lock on its temporary folder while it runs; the next render of the same
@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePosixPath
 
 from gpustack.errors import GpustackError
-from gpustack.lint.input.cache import DIRNAME as LINT_CACHE
+from gpustack.lint.input.cache import is_cache_folder
 from gpustack.render.stackfiles import readme
 
 SHOWN_FOREIGN = 10  # files named in the refusal; the rest are counted
@@ -64,7 +64,7 @@ def _check_replaceable(target: Path) -> None:
 
 def _foreign(target: Path, ours: frozenset[str]) -> list[str]:
     """What ``target`` holds besides the files ``ours`` names: other files, links, special
-    files, folders (named once, with a trailing slash). Lint's cache is not foreign."""
+    files, folders (named once, with a trailing slash). A lint cache is not foreign."""
     folders = {parent.as_posix() for path in ours for parent in PurePosixPath(path).parents}
     found: list[str] = []
     for folder, subfolders, names in os.walk(target):
@@ -72,7 +72,7 @@ def _foreign(target: Path, ours: frozenset[str]) -> list[str]:
         kept = []
         for name in subfolders:
             path = (relative / name).as_posix()
-            if path == LINT_CACHE:
+            if is_cache_folder(Path(folder, name)):
                 continue
             if path in folders and not os.path.islink(os.path.join(folder, name)):
                 kept.append(name)
@@ -160,11 +160,17 @@ def write_tree(files: Mapping[str, str], target: Path) -> None:
 
 
 def read_tree(folder: Path) -> dict[str, str | None]:
-    """Files under ``folder`` as {relative path: text}; ``None`` for files that are not UTF-8 text."""
+    """Files under ``folder`` as {relative path: text}; ``None`` for files that are not UTF-8
+    text. A lint cache (one a user put there with ``--cache-dir``, an old ``.gpustack_cache``)
+    is no part of the tree."""
     result: dict[str, str | None] = {}
     if not folder.is_dir():
         return result
-    for file in sorted(p for p in folder.rglob("*") if p.is_file()):
+    inside = []
+    for top, subfolders, names in os.walk(folder):
+        subfolders[:] = [name for name in subfolders if not is_cache_folder(Path(top, name))]
+        inside += [Path(top, name) for name in names if os.path.isfile(os.path.join(top, name))]
+    for file in sorted(inside, key=lambda file: file.relative_to(folder).as_posix()):
         try:
             result[file.relative_to(folder).as_posix()] = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):

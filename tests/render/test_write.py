@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
+from render_helpers import REPO, cli
 
 from gpustack.errors import GpustackError
+from gpustack.lint.input.cache import ENVIRONMENT as CACHE_VARIABLE
 from gpustack.render import write
 from gpustack.render.stackfiles import readme
 
@@ -79,3 +82,22 @@ def test_diff_tree(tmp_path):
     assert "+++ /dev/null" in diff and "--- /dev/null" in diff
     assert "-a: 1\n+a: 2\n" in diff
     assert write.diff_tree(OLD, tmp_path / "s") == ""
+
+
+
+def test_lint_writes_nothing_into_a_rendered_folder_and_check_ignores_a_cache(tmp_path, capsys, monkeypatch):
+    """Lint's cache goes to the user's cache folder; one left in the folder anyway (the old
+    default ``.gpustack_cache``, or one a user put there with --cache-dir) is no drift."""
+    target = tmp_path / "k3s-l4"
+    shutil.copytree(REPO / "output" / "k3s-l4", target)
+    monkeypatch.delenv(CACHE_VARIABLE)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    before = sorted(p.name for p in target.rglob("*"))
+    assert cli(capsys, "lint", str(target))[0] == 0
+    assert sorted(p.name for p in target.rglob("*")) == before
+    assert list((tmp_path / "xdg" / "gpustack" / "lint").iterdir())
+    assert cli(capsys, "lint", "--cache-dir", str(target / "my-cache"), str(target))[0] == 0
+    (target / ".gpustack_cache").mkdir()
+    (target / ".gpustack_cache" / "entry").write_bytes(b"\0")
+    code, out, err = cli(capsys, "render", str(REPO / "examples" / "k3s-l4.yaml"), "-o", str(target), "--check")
+    assert (code, out) == (0, ""), err

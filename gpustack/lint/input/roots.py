@@ -53,6 +53,11 @@ def repositories(files: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted({folder for folder in nearest.values() if folder is not None}))
 
 
+def repository_of(folder: str) -> str | None:
+    """The git repository (absolute folder) that holds ``folder``, if any."""
+    return _repository(os.path.abspath(folder), {})
+
+
 def _repository(folder: str, nearest: dict[str, str | None]) -> str | None:
     """The repository of ``folder`` (memoised per folder, and for every folder passed on the
     way up: the files of a tree share their ancestors)."""

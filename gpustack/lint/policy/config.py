@@ -22,6 +22,8 @@ Every key is optional::
     values:                # plain Helm values files (path patterns) -> chart[@version]
       helm/hami.values.yaml: hami@2.10.0
     roots: [clusters/prod, clusters/staging]  # folders linted apart, as whole sets (roots.py)
+    cacheDir: ../.cache/gpustack  # the lint cache (relative to this file; default: the user's
+                                  # cache folder, input/cache.py)
 
 Unknown keys and unknown rule ids are errors, located ``file:line:col``, so that a typo
 never silently turns a rule back on.
@@ -78,6 +80,7 @@ class Config:
     exemptions: tuple[Exemption, ...] = ()
     baseline: Path | None = None  # --baseline or baseline:
     roots: tuple[Path, ...] = ()  # --set-root and roots: folders linted apart (roots.py)
+    cache_dir: Path | None = None  # cacheDir: where the lint cache goes (input/cache.py)
 
     def excluded(self, path: str) -> bool:
         """Whether ``path`` or a folder above it matches an ``exclude`` pattern (as in
@@ -187,6 +190,7 @@ class _Reader:
             "exemptions": self.exemptions,
             "baseline": lambda value: self.file("baseline", value, "the baseline file"),
             "roots": self.roots,
+            "cacheDir": lambda value: self.file("cacheDir", value, "the cache folder", setting="cache_dir"),
         }
         settings: dict[str, Any] = {}
         for key, value in data.items():
@@ -302,10 +306,10 @@ class _Reader:
         self.problem(("suppressions",), "expected true or false")
         return {}
 
-    def file(self, key: str, value: Any, what: str) -> dict[str, Any]:
-        """A path relative to the config's folder."""
+    def file(self, key: str, value: Any, what: str, setting: str | None = None) -> dict[str, Any]:
+        """A path relative to the config's folder (``setting``: the ``Config`` field, when not ``key``)."""
         if isinstance(value, str) and value:
-            return {key: self.path.parent / value}
+            return {setting or key: self.path.parent / value}
         self.problem((key,), f"expected the path of {what}")
         return {}
 
