@@ -1,7 +1,9 @@
 """Write a rendered tree atomically, and compare one with a folder (``render --check``).
 
 The tree is written into a temporary folder next to the target, then swapped in with two
-renames, so a failed render leaves the previous output untouched and no partial files. Paths
+renames, so a failed render leaves the previous output untouched and no partial files (the
+current folder, ``-o .``, keeps its place: its entries are moved out and in, and moved back
+on a failure). Paths
 are checked before anything is written: relative, no ``..``, so nothing lands outside the
 target. An existing target is replaced only when it is empty or holds nothing but earlier
 gpustack output: the files its generated README.md lists (and a lint cache), never a file
@@ -127,13 +129,24 @@ def _umask() -> int:
 
 
 def write_tree(files: Mapping[str, str], target: Path) -> None:
-    """Replace ``target`` with exactly ``files`` ({relative path: text})."""
+    """Replace ``target`` with exactly ``files`` ({relative path: text}).
+
+    The current folder (``-o .``, ``-o "$PWD"``) is never swapped away, which would leave the
+    shell in a deleted folder (and ``.`` cannot be renamed at all): its contents are replaced
+    in place (``_replace_contents``). A folder that holds the current one is refused."""
     paths = {path: safe_path(path) for path in files}
     _check_replaceable(target)
+    place, here = Path(os.path.realpath(target)), _current_folder()
+    in_place = place == here
+    if here is not None and not in_place and here.is_relative_to(place):
+        raise GpustackError(
+            f"cannot write {target}: the current folder is inside it, and render replaces the whole folder; "
+            f"run render from {place.parent} or from {target} itself"
+        )
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _remove_stale(target)
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+        place.parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale(place)
+        staging = Path(tempfile.mkdtemp(prefix=f".{place.name}.", suffix=".tmp", dir=place.parent))
     except OSError as exc:
         raise GpustackError(f"cannot write {target}: {exc.strerror or exc}") from None
     old = staging.with_suffix(".old")
@@ -144,19 +157,56 @@ def write_tree(files: Mapping[str, str], target: Path) -> None:
                 file = staging.joinpath(*paths[path].parts)
                 file.parent.mkdir(parents=True, exist_ok=True)
                 file.write_text(text, encoding="utf-8", newline="\n")
-            if target.exists():
-                target.rename(old)
-            try:
-                staging.rename(target)
-            except OSError:
-                if old.exists():
-                    old.rename(target)
-                raise
+            if in_place:
+                _replace_contents(place, staging, old)
+            else:
+                _swap(place, staging, old)
     except OSError as exc:
         raise GpustackError(f"cannot write {target}: {exc.strerror or exc}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         shutil.rmtree(old, ignore_errors=True)
+
+
+def _current_folder() -> Path | None:
+    try:
+        return Path(os.path.realpath(os.getcwd()))
+    except OSError:  # the current folder was deleted under the shell
+        return None
+
+
+def _swap(target: Path, staging: Path, old: Path) -> None:
+    """``staging`` becomes ``target`` with two renames; the old ``target`` is left at ``old``."""
+    if target.exists():
+        target.rename(old)
+    try:
+        staging.rename(target)
+    except OSError:
+        if old.exists():
+            old.rename(target)
+        raise
+
+
+def _replace_contents(target: Path, staging: Path, old: Path) -> None:
+    """Move what ``target`` holds into ``old``, then what ``staging`` holds into ``target``:
+    one rename per top-level entry, every one undone when one fails, so that a failure leaves
+    the old contents in place."""
+    old.mkdir()
+    moved_out: list[str] = []
+    moved_in: list[str] = []
+    try:
+        for name in sorted(os.listdir(target)):
+            os.rename(target / name, old / name)
+            moved_out.append(name)
+        for name in sorted(os.listdir(staging)):
+            os.rename(staging / name, target / name)
+            moved_in.append(name)
+    except OSError:
+        for name in reversed(moved_in):
+            os.rename(target / name, staging / name)
+        for name in reversed(moved_out):
+            os.rename(old / name, target / name)
+        raise
 
 
 def read_tree(folder: Path) -> dict[str, str | None]:
