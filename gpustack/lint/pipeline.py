@@ -164,15 +164,17 @@ def _keys(options: Options, config: Config, cache: Cache | None, inputs: Inputs,
 
     --fix and --diff edit by the findings' positions: always from documents parsed from
     these very bytes (the document cache is keyed by content), never from a stored report.
-    Which git repositories hold the files decides the roots (roots.py), hence the findings.
+    Which git repositories and stacks hold the files decides the roots (roots.py), hence the findings.
     --write-baseline writes a file: its output is never printed from the cache."""
-    from gpustack.lint.input.roots import repositories
+    from gpustack.lint.input.roots import repositories, stacks
+    from gpustack.lint.policy.config import FILENAME
 
     if cache is None or options.fix or options.diff:
         return Keys()
     names = [item[0] for item in inputs if isinstance(item, tuple)]
     named_files = [path for path in (config.spec, config.baseline, *config.chart_values) if path is not None]
-    settings = cache.settings_key((config, options.partial, repositories(names)), named_files)
+    separate = stacks(names, FILENAME, str(config.path) if config.path else None)
+    settings = cache.settings_key((config, options.partial, repositories(names), separate), named_files)
     report = cache.report_key(inputs, settings)
     if options.write_baseline:
         return Keys(settings, report)
