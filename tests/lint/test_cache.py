@@ -310,7 +310,9 @@ def test_where_the_cache_goes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert cache_module.cache_folder(None, None, tmp_path / "b") not in (default, None)
 
 
-def test_the_config_chooses_the_folder(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_config_chooses_the_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv(cache_module.ENVIRONMENT, raising=False)
     (tmp_path / "deploy").mkdir()
     shutil.copy(FIXTURES / "GS002" / "fires-seed-privileged-hostpath-dev.yaml", tmp_path / "deploy" / "pod.yaml")

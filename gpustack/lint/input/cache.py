@@ -23,8 +23,9 @@ database (``entries.sqlite``: what the standard library offers for many small va
 file, written in one transaction) in a folder outside the linted tree (``cache_folder``:
 the user's cache folder, or ``--cache-dir``, ``GPUSTACK_CACHE_DIR``, the config's
 ``cacheDir``), holding a ``.gitignore`` so that git leaves it out where a user puts it in a
-repository, and by which the project's other commands know it (``is_cache_folder``). A run reads entries as it goes and writes
-what it computed in one transaction at the end (``close``): concurrent runs each see a whole
+repository, and by which the project's other commands know it (``is_cache_folder``). A run
+reads entries as it goes and writes what it computed in one transaction at the end
+(``close``): concurrent runs each see a whole
 store, and thousands of entries cost one write instead of a file each. It never gets in the
 way: an unwritable or read-only place, a symlink where the folder or the database should be,
 a store that is busy for long, a corrupt database or entry all mean no cache (for that entry),
