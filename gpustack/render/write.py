@@ -141,7 +141,7 @@ def write_tree(files: Mapping[str, str], target: Path) -> None:
     if here is not None and not in_place and here.is_relative_to(place):
         raise GpustackError(
             f"cannot write {target}: the current folder is inside it, and render replaces the whole folder; "
-            f"run render from {place.parent} or from {target} itself"
+            f"run it from outside {place}, or from {place} itself (-o .)"
         )
     try:
         place.parent.mkdir(parents=True, exist_ok=True)
