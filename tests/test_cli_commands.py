@@ -156,7 +156,14 @@ def test_explain_by_name(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.parametrize(
-    ("typed", "suggestion"), [("pci-0300-selectr", "pci-0300-selector"), ("GS0001", "GS001"), ("privileged-pod", None)]
+    ("typed", "suggestion"),
+    [
+        ("pci-0300-selectr", "pci-0300-selector"),
+        ("GS0001", "GS001"),
+        ("gs1", "GS001"),  # zero-padding, not the GS041 that spelling distance prefers
+        ("GS4", "GS004"),
+        ("privileged-pod", None),
+    ],
 )
 def test_explain_unknown_rule_suggests(typed: str, suggestion: str | None, capsys) -> None:
     code, out, err = run(capsys, "explain", typed)

@@ -29,3 +29,23 @@ def test_the_rule_count_and_every_rule_id_are_in_the_lint_section(repo: Path) ->
     for first, last in re.findall(r"GS(\d{3})–GS(\d{3})", section):
         mentioned |= {f"GS{n:03d}" for n in range(int(first), int(last) + 1)}
     assert set(RULES) <= mentioned
+
+
+def section(readme: str, heading: str) -> str:
+    return readme.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_examples_table_lists_every_example(repo: Path) -> None:
+    table = section((repo / "README.md").read_text(encoding="utf-8"), "## Examples")
+    linked = set(re.findall(r"^\| \[`(examples/[^`]+)`\]\(\1\)", table, re.MULTILINE))
+    examples = {path.relative_to(repo).as_posix() for path in (repo / "examples").rglob("*.yaml")}
+    assert linked == examples
+
+
+def test_the_autofix_table_lists_every_fixable_rule(repo: Path) -> None:
+    from gpustack.lint.catalogue import load_catalogue
+
+    table = section((repo / "README.md").read_text(encoding="utf-8"), "## Autofix")
+    rows = re.findall(r"^\| (GS\d{3}) \|", table, re.MULTILINE)
+    assert len(rows) == len(set(rows))
+    assert set(rows) == {rule for rule, info in load_catalogue().items() if info.fixable}

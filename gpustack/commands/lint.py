@@ -104,7 +104,9 @@ def lint(
     ) = None,
     docs_url: _optional(
         str, "--docs-url", "URL",
-        "Base URL that SARIF helpUri links resolve docs/rules.md against (default: the project's).",
+        "Base URL that SARIF helpUri links resolve docs/rules.md against, e.g. your clone's "
+        "https://github.com/<owner>/<repo>/blob/<ref>/ (none by default: SARIF rules then carry no helpUri; "
+        "the GitHub Action passes its own repository).",
         envvar="GPUSTACK_DOCS_URL",
     ) = None,
     fix: Annotated[
@@ -127,8 +129,8 @@ def lint(
     ] = False,
     cache_dir: _optional(
         Path, "--cache-dir", "DIR",
-        "Where the cache of earlier runs goes (GPUSTACK_CACHE_DIR; default: .gpustack_cache beside the "
-        "config, else in the linted paths' folder).",
+        "Where the cache of earlier runs goes (GPUSTACK_CACHE_DIR, else the config's cacheDir; default: "
+        "gpustack/lint/<project digest> in $XDG_CACHE_HOME or ~/.cache, outside the linted tree).",
     ) = None,
     color: ColorOption = None,
 ) -> None:

@@ -52,7 +52,7 @@ def render(
 
     The same spec always renders to byte-identical files.
 
-    The folder is replaced atomically: a failed render leaves the previous output untouched. A folder holding files render did not write (an overlay, a .git) is refused, never replaced.
+    The folder is replaced atomically: a failed render leaves the previous output untouched. A folder holding files render did not write (an overlay, a .git) is refused, never replaced. The current folder (-o .) keeps its place: its contents are replaced.
 
     Exit codes: 0 ok (or up to date with --check), 1 drift found by --check, 2 bad spec or usage.
 

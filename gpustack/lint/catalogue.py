@@ -55,14 +55,13 @@ class RuleInfo:
 def find_rule(catalogue: Mapping[str, RuleInfo], wanted: str) -> RuleInfo:
     """The rule with id or name ``wanted`` (any case); an unknown one is an error with the
     closest ids and names."""
-    from gpustack.suggest import close_matches, did_you_mean
+    from gpustack.lint.policy.selection import rule_id, unknown_rule
 
     by_name = {info.name: info for info in catalogue.values()}
-    info = catalogue.get(wanted.upper()) or by_name.get(wanted.lower())
+    info = catalogue.get(rule_id(wanted)) or by_name.get(wanted.strip().lower())
     if info is not None:
         return info
-    hint = did_you_mean(close_matches(wanted, [*catalogue, *by_name]))
-    raise GpustackError(f"unknown rule {wanted!r}; {hint + ' ' if hint else ''}`gpustack rules` lists them")
+    raise GpustackError(unknown_rule(wanted, [*catalogue, *by_name]))
 
 
 class CatalogueError(GpustackError):

@@ -30,7 +30,7 @@ from gpustack.errors import GpustackError
 from gpustack.lint.catalogue import RuleInfo
 from gpustack.lint.context import LintContext
 from gpustack.lint.input.load import LoadResult
-from gpustack.lint.input.roots import Root, repositories, split
+from gpustack.lint.input.roots import Root, repositories, split, stacks, stacks_note
 from gpustack.lint.input.units import Files, FileUnits, Results, Unit, pod_specs
 from gpustack.lint.model import (
     FINDING_ORDER,
@@ -44,7 +44,7 @@ from gpustack.lint.model import (
     copied,
 )
 from gpustack.lint.policy import suppress
-from gpustack.lint.policy.config import Config
+from gpustack.lint.policy.config import FILENAME, Config
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import dispatch
 from gpustack.lint.report.model import Report
@@ -85,7 +85,9 @@ def lint(
     )
     pod_specs: list[PodSpec] = []
     results: list[tuple[Hit, Finding]] = []
-    roots = _roots(loaded, config)
+    separate = stacks(loaded.texts, FILENAME, str(config.path) if config.path else None)
+    notes += stacks_note(separate, FILENAME)
+    roots = split(loaded.resources, (*repositories(loaded.texts), *separate, *map(str, config.roots)))
     files = Files(run, each, loaded.units, units, jobs)
     for root in roots:
         found = files.of(root, errors)
@@ -278,12 +280,6 @@ class Run:
         targets = _Targets(pods, resources)
         hits = [(rule, hit) for rule in rules for hit in _check_hits(rule, ctx, errors, targets)]
         return tuple(_findings(hits, self.catalogue, self.config, None))
-
-
-def _roots(loaded: LoadResult, config: Config) -> list[Root]:
-    """The parts of the input linted apart (``roots.py``): git repositories and the configured
-    root folders."""
-    return split(loaded.resources, (*repositories(loaded.texts), *map(str, config.roots)))
 
 
 def _first_of_each(results: list[tuple[Hit, Finding]]) -> list[tuple[Hit, Finding]]:

@@ -97,7 +97,8 @@ def run(options: Options) -> int:
     catalogue = load_catalogue()
     paths = options.paths or ["."]
     config = _config(options, paths, catalogue)
-    cache = None if options.no_cache else Cache(cache_folder(options.cache_dir, config.path, search_start(paths)))
+    folder = None if options.no_cache else cache_folder(options.cache_dir, config.cache_dir, search_start(paths))
+    cache = None if folder is None else Cache(folder)
     inputs = read_inputs(paths, excluded=config.excluded)
     # Without --fix or --diff the report goes to standard output; a run that printed it the
     # same way before (same report key, format and options) prints what it printed.
@@ -163,15 +164,17 @@ def _keys(options: Options, config: Config, cache: Cache | None, inputs: Inputs,
 
     --fix and --diff edit by the findings' positions: always from documents parsed from
     these very bytes (the document cache is keyed by content), never from a stored report.
-    Which git repositories hold the files decides the roots (roots.py), hence the findings.
+    Which git repositories and stacks hold the files decides the roots (roots.py), hence the findings.
     --write-baseline writes a file: its output is never printed from the cache."""
-    from gpustack.lint.input.roots import repositories
+    from gpustack.lint.input.roots import repositories, stacks
+    from gpustack.lint.policy.config import FILENAME
 
     if cache is None or options.fix or options.diff:
         return Keys()
     names = [item[0] for item in inputs if isinstance(item, tuple)]
     named_files = [path for path in (config.spec, config.baseline, *config.chart_values) if path is not None]
-    settings = cache.settings_key((config, options.partial, repositories(names)), named_files)
+    separate = stacks(names, FILENAME, str(config.path) if config.path else None)
+    settings = cache.settings_key((config, options.partial, repositories(names), separate), named_files)
     report = cache.report_key(inputs, settings)
     if options.write_baseline:
         return Keys(settings, report)

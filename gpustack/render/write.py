@@ -1,10 +1,12 @@
 """Write a rendered tree atomically, and compare one with a folder (``render --check``).
 
 The tree is written into a temporary folder next to the target, then swapped in with two
-renames, so a failed render leaves the previous output untouched and no partial files. Paths
+renames, so a failed render leaves the previous output untouched and no partial files (the
+current folder, ``-o .``, keeps its place: its entries are moved out and in, and moved back
+on a failure). Paths
 are checked before anything is written: relative, no ``..``, so nothing lands outside the
 target. An existing target is replaced only when it is empty or holds nothing but earlier
-gpustack output: the files its generated README.md lists (and lint's cache), never a file
+gpustack output: the files its generated README.md lists (and a lint cache), never a file
 someone added (an overlay, a nested ``.git``), nor, say, a repository given as ``-o .``.
 
 A render holds a lock on its temporary folder while it runs; the next render of the same
@@ -24,7 +26,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePosixPath
 
 from gpustack.errors import GpustackError
-from gpustack.lint.input.cache import DIRNAME as LINT_CACHE
+from gpustack.lint.input.cache import is_cache_folder
 from gpustack.render.stackfiles import readme
 
 SHOWN_FOREIGN = 10  # files named in the refusal; the rest are counted
@@ -64,7 +66,7 @@ def _check_replaceable(target: Path) -> None:
 
 def _foreign(target: Path, ours: frozenset[str]) -> list[str]:
     """What ``target`` holds besides the files ``ours`` names: other files, links, special
-    files, folders (named once, with a trailing slash). Lint's cache is not foreign."""
+    files, folders (named once, with a trailing slash). A lint cache is not foreign."""
     folders = {parent.as_posix() for path in ours for parent in PurePosixPath(path).parents}
     found: list[str] = []
     for folder, subfolders, names in os.walk(target):
@@ -72,7 +74,7 @@ def _foreign(target: Path, ours: frozenset[str]) -> list[str]:
         kept = []
         for name in subfolders:
             path = (relative / name).as_posix()
-            if path == LINT_CACHE:
+            if is_cache_folder(Path(folder, name)):
                 continue
             if path in folders and not os.path.islink(os.path.join(folder, name)):
                 kept.append(name)
@@ -127,13 +129,24 @@ def _umask() -> int:
 
 
 def write_tree(files: Mapping[str, str], target: Path) -> None:
-    """Replace ``target`` with exactly ``files`` ({relative path: text})."""
+    """Replace ``target`` with exactly ``files`` ({relative path: text}).
+
+    The current folder (``-o .``, ``-o "$PWD"``) is never swapped away, which would leave the
+    shell in a deleted folder (and ``.`` cannot be renamed at all): its contents are replaced
+    in place (``_replace_contents``). A folder that holds the current one is refused."""
     paths = {path: safe_path(path) for path in files}
     _check_replaceable(target)
+    place, here = Path(os.path.realpath(target)), _current_folder()
+    in_place = place == here
+    if here is not None and not in_place and here.is_relative_to(place):
+        raise GpustackError(
+            f"cannot write {target}: the current folder is inside it, and render replaces the whole folder; "
+            f"run it from outside {place}, or from {place} itself (-o .)"
+        )
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _remove_stale(target)
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+        place.parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale(place)
+        staging = Path(tempfile.mkdtemp(prefix=f".{place.name}.", suffix=".tmp", dir=place.parent))
     except OSError as exc:
         raise GpustackError(f"cannot write {target}: {exc.strerror or exc}") from None
     old = staging.with_suffix(".old")
@@ -144,14 +157,10 @@ def write_tree(files: Mapping[str, str], target: Path) -> None:
                 file = staging.joinpath(*paths[path].parts)
                 file.parent.mkdir(parents=True, exist_ok=True)
                 file.write_text(text, encoding="utf-8", newline="\n")
-            if target.exists():
-                target.rename(old)
-            try:
-                staging.rename(target)
-            except OSError:
-                if old.exists():
-                    old.rename(target)
-                raise
+            if in_place:
+                _replace_contents(place, staging, old)
+            else:
+                _swap(place, staging, old)
     except OSError as exc:
         raise GpustackError(f"cannot write {target}: {exc.strerror or exc}") from None
     finally:
@@ -159,12 +168,59 @@ def write_tree(files: Mapping[str, str], target: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
+def _current_folder() -> Path | None:
+    try:
+        return Path(os.path.realpath(os.getcwd()))
+    except OSError:  # the current folder was deleted under the shell
+        return None
+
+
+def _swap(target: Path, staging: Path, old: Path) -> None:
+    """``staging`` becomes ``target`` with two renames; the old ``target`` is left at ``old``."""
+    if target.exists():
+        target.rename(old)
+    try:
+        staging.rename(target)
+    except OSError:
+        if old.exists():
+            old.rename(target)
+        raise
+
+
+def _replace_contents(target: Path, staging: Path, old: Path) -> None:
+    """Move what ``target`` holds into ``old``, then what ``staging`` holds into ``target``:
+    one rename per top-level entry, every one undone when one fails, so that a failure leaves
+    the old contents in place."""
+    old.mkdir()
+    moved_out: list[str] = []
+    moved_in: list[str] = []
+    try:
+        for name in sorted(os.listdir(target)):
+            os.rename(target / name, old / name)
+            moved_out.append(name)
+        for name in sorted(os.listdir(staging)):
+            os.rename(staging / name, target / name)
+            moved_in.append(name)
+    except OSError:
+        for name in reversed(moved_in):
+            os.rename(target / name, staging / name)
+        for name in reversed(moved_out):
+            os.rename(old / name, target / name)
+        raise
+
+
 def read_tree(folder: Path) -> dict[str, str | None]:
-    """Files under ``folder`` as {relative path: text}; ``None`` for files that are not UTF-8 text."""
+    """Files under ``folder`` as {relative path: text}; ``None`` for files that are not UTF-8
+    text. A lint cache (one a user put there with ``--cache-dir``, an old ``.gpustack_cache``)
+    is no part of the tree."""
     result: dict[str, str | None] = {}
     if not folder.is_dir():
         return result
-    for file in sorted(p for p in folder.rglob("*") if p.is_file()):
+    inside = []
+    for top, subfolders, names in os.walk(folder):
+        subfolders[:] = [name for name in subfolders if not is_cache_folder(Path(top, name))]
+        inside += [Path(top, name) for name in names if os.path.isfile(os.path.join(top, name))]
+    for file in sorted(inside, key=lambda file: file.relative_to(folder).as_posix()):
         try:
             result[file.relative_to(folder).as_posix()] = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):

@@ -272,20 +272,53 @@ def test_a_symlinked_cache_folder_is_never_followed(
     assert list(elsewhere.iterdir()) == []
 
 
-def test_the_default_folder_is_beside_the_config_and_ignored_by_git(
+def test_the_default_folder_is_the_users_cache_folder_keyed_by_the_repository(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing is written into the linted tree (as ruff and mypy allow): the cache goes to
+    $XDG_CACHE_HOME/gpustack/lint/<digest of the repository>, one per repository."""
+    monkeypatch.delenv(cache_module.ENVIRONMENT, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    repo = tmp_path / "repo"
+    for folder in ("deploy", "other"):
+        (repo / folder).mkdir(parents=True)
+        shutil.copy(FIXTURES / "GS002" / "fires-seed-privileged-hostpath-dev.yaml", repo / folder / "pod.yaml")
+    (repo / ".gpustack.yaml").write_text("failOn: error\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    json_report(capsys, str(repo / "deploy"))
+    json_report(capsys, str(repo / "other"))
+    [folder] = (tmp_path / "xdg" / "gpustack" / "lint").iterdir()
+    assert entries(folder, "output")
+    assert (folder / ".gitignore").read_text().splitlines()[-1] == "*"
+    status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=all"], capture_output=True, text=True)
+    assert sorted(status.stdout.split()[1::2]) == [".gpustack.yaml", "deploy/pod.yaml", "other/pod.yaml"]
+
+
+def test_where_the_cache_goes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--cache-dir, then GPUSTACK_CACHE_DIR, then the config's cacheDir, then the user's cache
+    folder ($XDG_CACHE_HOME, else ~/.cache), keyed by the linted folder outside a repository."""
+    option, setting = tmp_path / "option", tmp_path / "setting"
+    monkeypatch.setenv(cache_module.ENVIRONMENT, str(tmp_path / "environment"))
+    assert cache_module.cache_folder(option, setting, tmp_path) == option
+    assert cache_module.cache_folder(None, setting, tmp_path) == tmp_path / "environment"
+    monkeypatch.delenv(cache_module.ENVIRONMENT)
+    assert cache_module.cache_folder(None, setting, tmp_path) == setting
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/ignored")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    default = cache_module.cache_folder(None, None, tmp_path / "a")
+    assert default.parent == tmp_path / "home" / ".cache" / "gpustack" / "lint"
+    assert cache_module.cache_folder(None, None, tmp_path / "b") not in (default, None)
+
+
+def test_the_config_chooses_the_folder(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(cache_module.ENVIRONMENT, raising=False)
-    repo = tmp_path / "repo"
-    (repo / "deploy").mkdir(parents=True)
-    (repo / ".gpustack.yaml").write_text("failOn: error\n")
-    shutil.copy(FIXTURES / "GS002" / "fires-seed-privileged-hostpath-dev.yaml", repo / "deploy" / "pod.yaml")
-    json_report(capsys, str(repo / "deploy"))
-    assert (repo / ".gpustack_cache" / ".gitignore").read_text().splitlines()[-1] == "*"
-    assert not (repo / "deploy" / ".gpustack_cache").exists()
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=all"], capture_output=True, text=True)
-    assert ".gpustack_cache" not in status.stdout and "deploy/pod.yaml" in status.stdout
+    (tmp_path / "deploy").mkdir()
+    shutil.copy(FIXTURES / "GS002" / "fires-seed-privileged-hostpath-dev.yaml", tmp_path / "deploy" / "pod.yaml")
+    (tmp_path / ".gpustack.yaml").write_text("cacheDir: .cache/lint\n")
+    json_report(capsys, str(tmp_path / "deploy"))
+    assert entries(tmp_path / ".cache" / "lint", "output")
 
 
 def test_the_cache_is_bounded(tmp_path: Path) -> None:

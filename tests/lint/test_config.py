@@ -90,7 +90,7 @@ def test_every_problem_is_reported_with_its_position(tmp_path: Path) -> None:
         load_config(path, known_rules=KNOWN)
     file = str(path)
     assert raised.value.problems == [
-        Problem("unknown rule 'GS01' (`gpustack rules` lists them)", file, 2, 3, "rules.GS01"),
+        Problem("unknown rule 'GS01'; did you mean GS001? `gpustack rules` lists them", file, 2, 3, "rules.GS01"),
         Problem("expected one of off, on, error, warning, info, not 'fatal'", file, 3, 3, "rules.GS004"),
         Problem("expected one of error, warning, info, not 'warn'", file, 4, 1, "failOn"),
         Problem("expected a list of path patterns", file, 5, 1, "exclude"),
@@ -103,7 +103,7 @@ def test_every_problem_is_reported_with_its_position(tmp_path: Path) -> None:
         Problem("expected the path of a spec file", file, 9, 1, "spec"),
         Problem(
             "unknown setting (known: rules, failOn, exclude, distribution, xidCritical, suppressions, spec, values, "
-                "select, ignore, exemptions, baseline, roots)",
+                "select, ignore, exemptions, baseline, roots, cacheDir)",
             file, 10, 1, "colour",
         ),
         Problem("expected a list of folders (relative to this file)", file, 11, 1, "roots"),

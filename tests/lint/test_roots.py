@@ -140,8 +140,7 @@ def test_each_cluster_of_a_monorepo_is_linted_apart(monorepo: Path) -> None:
     by_root = {(Path(f.file).relative_to(monorepo).as_posix(), f.rule, f.root) for f in together.findings}
     production, staging = str(monorepo / "clusters" / "production"), str(monorepo / "clusters" / "staging")
     assert by_root == {
-        ("apps/production/hami/app/hami.yaml", "GS009", production),
-        ("infrastructure/device-plugin/nvidia-device-plugin.yaml", "GS009", production),
+        ("apps/production/hami/app/hami.yaml", "GS009", production),  # the pair, once, on the first file
         # the shared file's finding, once although both clusters lint it
         ("infrastructure/device-plugin/nvidia-device-plugin.yaml", "GS031", production),
         ("apps/staging/alerts.yaml", "GS014", staging),
@@ -163,3 +162,25 @@ def test_one_cluster_entry_splits_nothing(monorepo: Path) -> None:
     assert {finding.root for finding in report.findings} == {str(monorepo)}
     assert rules_in(report, monorepo / "apps" / "staging") == set()
 
+
+
+def test_rendered_stacks_in_one_folder_are_linted_apart(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``gpustack lint out/`` over every rendered example: each stack folder holds the
+    ``.gpustack.yaml`` render wrote, so none is paired with another (one stack's device plugin
+    with another's HAMi or GPU Operator was GS009), and the note names them."""
+    out = tmp_path / "out"
+    stacks = sorted(folder.name for folder in (repo / "output").iterdir() if folder.is_dir())
+    for name in stacks:
+        shutil.copytree(repo / "output" / name, out / name)
+    code, printed, err = gpustack(capsys, "lint", "--format", "json", str(out))
+    report = json.loads(printed)
+    alone = set()
+    for name in stacks:
+        findings = json.loads(gpustack(capsys, "lint", "--format", "json", str(out / name))[1])["findings"]
+        alone |= {(f["file"], f["rule"], f["message"]) for f in findings}
+    assert {(f["file"], f["rule"], f["message"]) for f in report["findings"]} <= alone
+    assert (code, err) == (0, "")
+    [note] = [note["message"] for note in report["notes"] if "stack of its own" in note["message"]]
+    assert note.endswith(", ".join(str(out / name) for name in stacks))

@@ -89,6 +89,17 @@ def test_rules_link_their_docs_and_security_rules_carry_a_severity(capsys: pytes
         assert rule["helpUri"] == f"{base}/docs/rules.md#gs900-latest-image"
 
 
+def test_docs_url_help_says_what_sarif_does_without_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """No default helpUri (above): the help must not promise one."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("COLUMNS", "400")
+        code, out, _ = gpustack(capsys, "lint", "--help")
+    text = " ".join(out.split())
+    assert code == 0
+    assert "default: the project" not in text
+    assert "none by default: SARIF rules then carry no helpUri" in text
+
+
 def test_every_help_link_finds_its_section_in_docs_rules_md(repo: Path) -> None:
     headings = {
         line.lstrip("#").strip().lower().replace(" ", "-")

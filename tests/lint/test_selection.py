@@ -84,9 +84,8 @@ def test_severity_overrides_and_changes_the_exit_code(capsys: pytest.CaptureFixt
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--select", "GS900,GS999"), "--select: unknown rule GS999"),
-        (("--select", "gs900"), "--select: unknown rule gs900"),  # exact ids, never case-folded
-        (("--ignore", "GS9"), "--ignore: unknown rule GS9"),  # never a prefix
+        (("--select", "GS900,GS999"), "--select: unknown rule 'GS999'"),
+        (("--ignore", "GS9"), "--ignore: unknown rule 'GS9'"),  # never a prefix
         (("--severity", "GS999=info"), "--severity: unknown rule 'GS999'"),
         (("--severity", "GS900=fatal"), "--severity: expected RULE=LEVEL"),
         (("--severity", "GS900"), "--severity: expected RULE=LEVEL"),
@@ -94,6 +93,14 @@ def test_severity_overrides_and_changes_the_exit_code(capsys: pytest.CaptureFixt
 )
 def test_unknown_ids_and_levels_exit_2(capsys: pytest.CaptureFixture[str], args: tuple[str, ...], message: str) -> None:
     assert message in usage_error(capsys, *args)
+
+
+def test_rule_ids_in_any_case(capsys: pytest.CaptureFixture[str]) -> None:
+    assert {rule for rule, _ in found(capsys, "--select", "gs900,Gs901")} == {"GS900", "GS901"}
+    assert {rule for rule, _ in found(capsys, "--ignore", "gs900")} == {"GS901", "GS902"}
+    assert ("GS900", "info") in found(capsys, "--severity", "gs900=info")
+    write(".gpustack.yaml", "ignore: [gs900]\nrules: {gs901: info}\n")
+    assert sorted(found(capsys)) == [("GS901", "info"), ("GS902", "info")]
 
 
 def test_config_select_ignore_and_rules(capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
+from render_helpers import REPO, cli
 
 from gpustack.errors import GpustackError
+from gpustack.lint.input.cache import ENVIRONMENT as CACHE_VARIABLE
 from gpustack.render import write
 from gpustack.render.stackfiles import readme
 
@@ -79,3 +82,75 @@ def test_diff_tree(tmp_path):
     assert "+++ /dev/null" in diff and "--- /dev/null" in diff
     assert "-a: 1\n+a: 2\n" in diff
     assert write.diff_tree(OLD, tmp_path / "s") == ""
+
+
+
+def test_lint_writes_nothing_into_a_rendered_folder_and_check_ignores_a_cache(tmp_path, capsys, monkeypatch):
+    """Lint's cache goes to the user's cache folder; one left in the folder anyway (the old
+    default ``.gpustack_cache``, or one a user put there with --cache-dir) is no drift."""
+    target = tmp_path / "k3s-l4"
+    shutil.copytree(REPO / "output" / "k3s-l4", target)
+    monkeypatch.delenv(CACHE_VARIABLE)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    before = sorted(p.name for p in target.rglob("*"))
+    assert cli(capsys, "lint", str(target))[0] == 0
+    assert sorted(p.name for p in target.rglob("*")) == before
+    assert list((tmp_path / "xdg" / "gpustack" / "lint").iterdir())
+    assert cli(capsys, "lint", "--cache-dir", str(target / "my-cache"), str(target))[0] == 0
+    (target / ".gpustack_cache").mkdir()
+    (target / ".gpustack_cache" / "entry").write_bytes(b"\0")
+    code, out, err = cli(capsys, "render", str(REPO / "examples" / "k3s-l4.yaml"), "-o", str(target), "--check")
+    assert (code, out) == (0, ""), err
+
+
+@pytest.mark.parametrize("given", [".", "absolute"])
+def test_the_current_folder_is_filled_and_replaced_in_place(tmp_path, monkeypatch, given):
+    """``-o .`` and ``-o "$PWD"``: the folder keeps its place (the shell stays in it)."""
+    here = tmp_path / "stack"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    target = Path(".") if given == "." else here
+    write.write_tree(OLD, target)
+    assert snapshot(here) == {k: v.encode() for k, v in OLD.items()}
+    write.write_tree(NEW, target)
+    assert snapshot(here) == {k: v.encode() for k, v in NEW.items()}
+    assert Path.cwd() == here and Path(".").resolve() == here
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["stack"]
+
+
+def test_a_failure_in_place_puts_the_old_contents_back(tmp_path, monkeypatch):
+    here = tmp_path / "stack"
+    monkeypatch.chdir(tmp_path)
+    write.write_tree(OLD, here)
+    monkeypatch.chdir(here)
+    before = snapshot(here)
+    real_rename, calls = write.os.rename, []
+
+    def failing(source, destination):
+        calls.append(source)
+        if len(calls) == 5:  # after the three old entries moved out and one new entry moved in
+            raise OSError(28, "No space left on device")
+        return real_rename(source, destination)
+
+    monkeypatch.setattr(write.os, "rename", failing)
+    with pytest.raises(GpustackError, match="No space left"):
+        write.write_tree(NEW, Path("."))
+    assert snapshot(here) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["stack"]
+
+
+def test_a_folder_holding_the_current_one_is_refused(tmp_path, monkeypatch):
+    write.write_tree(OLD, tmp_path / "stack")
+    monkeypatch.chdir(tmp_path / "stack" / "helm")
+    with pytest.raises(GpustackError, match="the current folder is inside it"):
+        write.write_tree(NEW, Path(".."))
+    assert (tmp_path / "stack" / "stale.yaml").exists()
+
+
+def test_render_into_the_current_folder(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for output in (".", str(tmp_path)):
+        code, _, err = cli(capsys, "render", str(REPO / "examples" / "k3s-l4.yaml"), "-o", output)
+        assert code == 0, err
+        assert Path.cwd() == tmp_path and (tmp_path / "README.md").is_file()
+    assert cli(capsys, "render", str(REPO / "examples" / "k3s-l4.yaml"), "-o", ".", "--check")[0] == 0

@@ -20,10 +20,12 @@ digest of everything its value depends on:
 
 Every value is plain data written with ``marshal`` (``Cache.get``). The store is one SQLite
 database (``entries.sqlite``: what the standard library offers for many small values in one
-file, written in one transaction) in a folder: ``.gpustack_cache``
-beside the config (else beside the linted paths), ``--cache-dir`` or ``GPUSTACK_CACHE_DIR``,
-holding a ``.gitignore`` so that git leaves it out. A run reads entries as it goes and writes
-what it computed in one transaction at the end (``close``): concurrent runs each see a whole
+file, written in one transaction) in a folder outside the linted tree (``cache_folder``:
+the user's cache folder, or ``--cache-dir``, ``GPUSTACK_CACHE_DIR``, the config's
+``cacheDir``), holding a ``.gitignore`` so that git leaves it out where a user puts it in a
+repository, and by which the project's other commands know it (``is_cache_folder``). A run
+reads entries as it goes and writes what it computed in one transaction at the end
+(``close``): concurrent runs each see a whole
 store, and thousands of entries cost one write instead of a file each. It never gets in the
 way: an unwritable or read-only place, a symlink where the folder or the database should be,
 a store that is busy for long, a corrupt database or entry all mean no cache (for that entry),
@@ -33,6 +35,7 @@ outgrow ``MAX_BYTES``, the least recently used go.
 
 from __future__ import annotations
 
+import hashlib
 import marshal
 import os
 import time
@@ -46,8 +49,9 @@ from gpustack.lint.input.keys import canonical, code_fingerprint, contents, dige
 if TYPE_CHECKING:
     import sqlite3
 
-DIRNAME = ".gpustack_cache"
+DIRNAME = ".gpustack_cache"  # where the cache went before it moved out of the linted tree
 ENVIRONMENT = "GPUSTACK_CACHE_DIR"
+USER_CACHE = ("gpustack", "lint")  # under $XDG_CACHE_HOME, else ~/.cache
 MAX_BYTES = 256 * 1024 * 1024  # the 10,000-document corpus takes 10 MB
 DATABASE = "entries.sqlite"
 BUSY_SECONDS = 5.0  # how long a run waits for another run's write before it gives up writing
@@ -392,12 +396,37 @@ class FileUnitStore:
         return digest(self.settings_key, file, content, *context)
 
 
-def cache_folder(option: Path | None, config: Path | None, start: Path) -> Path:
-    """``--cache-dir``, else ``GPUSTACK_CACHE_DIR``, else ``.gpustack_cache`` beside the config
-    (the linted paths' folder without one)."""
+def cache_folder(option: Path | None, setting: Path | None, start: Path) -> Path | None:
+    """``--cache-dir``, else ``GPUSTACK_CACHE_DIR``, else the config's ``cacheDir`` (``setting``),
+    else a folder of the user's cache folder (XDG: ``$XDG_CACHE_HOME``, else ``~/.cache``) for
+    the project: ``gpustack/lint/<digest>`` of the git repository that holds ``start`` (the
+    linted paths' folder), else of ``start``. Nothing is written into the linted tree, as ruff
+    and mypy allow; None where there is no home folder to find one in (no cache)."""
     if option is not None:
         return option
-    setting = os.environ.get(ENVIRONMENT, "").strip()
-    if setting:
-        return Path(setting)
-    return (config.parent if config is not None else start) / DIRNAME
+    environment = os.environ.get(ENVIRONMENT, "").strip()
+    if environment:
+        return Path(environment)
+    if setting is not None:
+        return setting
+    from gpustack.lint.input.roots import repository_of
+
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):  # the XDG spec: a relative value is invalid, and ignored
+        try:
+            base = str(Path.home() / ".cache")
+        except RuntimeError:  # no HOME and no user entry
+            return None
+    project = repository_of(str(start)) or os.path.abspath(start)
+    return Path(base, *USER_CACHE, hashlib.sha256(project.encode()).hexdigest()[:16])
+
+
+def is_cache_folder(folder: Path) -> bool:
+    """Whether ``folder`` is a lint cache (``_ready`` marks it with its ``.gitignore``; the
+    old default name counts too): what every command that reads a tree leaves out."""
+    if folder.name == DIRNAME:
+        return True
+    try:
+        return (folder / ".gitignore").read_text(encoding="utf-8") == _GITIGNORE
+    except (OSError, UnicodeDecodeError):
+        return False

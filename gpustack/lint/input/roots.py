@@ -9,7 +9,11 @@ rule runs over each root's objects alone:
 
 - each git repository that holds linted files (the nearest folder above a file with a
   ``.git`` folder or file: a clone, a worktree, a submodule);
-- each folder named with ``--set-root`` or in the config's ``roots:``.
+- each folder named with ``--set-root`` or in the config's ``roots:``;
+- each folder holding lint settings (``.gpustack.yaml``) of its own, other than the run's
+  config: a stack ``gpustack render`` wrote (it writes one into every output folder), so that
+  ``gpustack lint out/`` over several rendered stacks never pairs one stack's device plugin
+  with another's (``stacks``; the report's note names them).
 
 A file belongs to the deepest root folder that holds it; the files in none form the top root.
 Within a root, each cluster its Flux Kustomizations and Argo CD Applications deploy is linted
@@ -22,7 +26,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from gpustack.lint.model import Resource
+from gpustack.lint.model import Note, Resource
 
 GIT = ".git"
 
@@ -47,15 +51,46 @@ class Root:
 def repositories(files: Iterable[str]) -> tuple[str, ...]:
     """The git repositories (absolute folders) that hold ``files``: for each, the nearest
     folder at or above its own that holds ``.git``."""
+    return _holding(files, GIT)
+
+
+def repository_of(folder: str) -> str | None:
+    """The git repository (absolute folder) that holds ``folder``, if any."""
+    return _nearest(os.path.abspath(folder), GIT, {})
+
+
+def stacks(files: Iterable[str], settings: str, config: str | None) -> tuple[str, ...]:
+    """The folders (absolute) that hold ``files`` and a settings file (``settings``: the
+    config's name, policy/config.py) of their own, other than the folder of the run's
+    ``config``: separate stacks."""
+    own = os.path.dirname(os.path.abspath(config)) if config else None
+    return tuple(folder for folder in _holding(files, settings) if folder != own)
+
+
+def stacks_note(folders: Sequence[str], settings: str) -> list[Note]:
+    """What the report says when separate stacks were linted apart."""
+    if not folders:
+        return []
+    named = ", ".join(Root(folder, ()).label or folder for folder in folders)
+    return [
+        Note(
+            f"linted apart, each as a stack of its own (each holds its own {settings}, whose settings apply "
+            f"when it is linted alone): {named}"
+        )
+    ]
+
+
+def _holding(files: Iterable[str], marker: str) -> tuple[str, ...]:
+    """For each of ``files``, the nearest folder at or above its own that holds ``marker``."""
     nearest: dict[str, str | None] = {}
     for file in files:
-        _repository(os.path.dirname(os.path.abspath(file)), nearest)
+        _nearest(os.path.dirname(os.path.abspath(file)), marker, nearest)
     return tuple(sorted({folder for folder in nearest.values() if folder is not None}))
 
 
-def _repository(folder: str, nearest: dict[str, str | None]) -> str | None:
-    """The repository of ``folder`` (memoised per folder, and for every folder passed on the
-    way up: the files of a tree share their ancestors)."""
+def _nearest(folder: str, marker: str, nearest: dict[str, str | None]) -> str | None:
+    """The nearest folder at or above ``folder`` that holds ``marker`` (memoised per folder,
+    and for every folder passed on the way up: the files of a tree share their ancestors)."""
     passed: list[str] = []
     found: str | None = None
     while True:
@@ -63,7 +98,7 @@ def _repository(folder: str, nearest: dict[str, str | None]) -> str | None:
             found = nearest[folder]
             break
         passed.append(folder)
-        if os.path.exists(os.path.join(folder, GIT)):
+        if os.path.exists(os.path.join(folder, marker)):
             found = folder
             break
         parent = os.path.dirname(folder)

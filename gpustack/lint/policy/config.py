@@ -22,6 +22,8 @@ Every key is optional::
     values:                # plain Helm values files (path patterns) -> chart[@version]
       helm/hami.values.yaml: hami@2.10.0
     roots: [clusters/prod, clusters/staging]  # folders linted apart, as whole sets (roots.py)
+    cacheDir: ../.cache/gpustack  # the lint cache (relative to this file; default: the user's
+                                  # cache folder, input/cache.py)
 
 Unknown keys and unknown rule ids are errors, located ``file:line:col``, so that a typo
 never silently turns a rule back on.
@@ -43,7 +45,7 @@ from gpustack.lint.input.load import load_settings
 from gpustack.lint.model import Resource, Severity
 from gpustack.lint.policy.exemption import KEYS as EXEMPTION_KEYS
 from gpustack.lint.policy.exemption import Exemption
-from gpustack.lint.policy.selection import Choice, Selection
+from gpustack.lint.policy.selection import Choice, Selection, rule_id, unknown_rule
 
 if TYPE_CHECKING:
     from gpustack.lint.charts.chartkeys import ChartKeys
@@ -78,6 +80,7 @@ class Config:
     exemptions: tuple[Exemption, ...] = ()
     baseline: Path | None = None  # --baseline or baseline:
     roots: tuple[Path, ...] = ()  # --set-root and roots: folders linted apart (roots.py)
+    cache_dir: Path | None = None  # cacheDir: where the lint cache goes (input/cache.py)
 
     def excluded(self, path: str) -> bool:
         """Whether ``path`` or a folder above it matches an ``exclude`` pattern (as in
@@ -187,6 +190,7 @@ class _Reader:
             "exemptions": self.exemptions,
             "baseline": lambda value: self.file("baseline", value, "the baseline file"),
             "roots": self.roots,
+            "cacheDir": lambda value: self.file("cacheDir", value, "the cache folder", setting="cache_dir"),
         }
         settings: dict[str, Any] = {}
         for key, value in data.items():
@@ -212,14 +216,15 @@ class _Reader:
             self.problem(("rules",), "expected a mapping of rule ids to off, on or a severity")
             return {}
         severities: dict[str, Severity] = {}
-        for rule, setting in value.items():
+        for typed, setting in value.items():
+            rule = rule_id(str(typed))
             if rule not in self.known_rules:
-                self.problem(("rules", rule), f"unknown rule {rule!r} (`gpustack rules` lists them)")
+                self.problem(("rules", typed), unknown_rule(str(typed), self.known_rules))
             elif setting is False:
                 self.choice.setdefault("off", set()).add(rule)
             else:
                 self.choice.setdefault("on", set()).add(rule)
-                severity = None if setting is True else self.severity(setting, ("rules", rule), also="off, on, ")
+                severity = None if setting is True else self.severity(setting, ("rules", typed), also="off, on, ")
                 if severity is not None:
                     severities[rule] = severity
         return {"severities": severities}
@@ -229,9 +234,9 @@ class _Reader:
             self.problem((key,), "expected a list of rule ids")
             return {}
         for index, rule in enumerate(value):
-            if rule not in self.known_rules:
-                self.problem((key, index), f"unknown rule {rule!r} (`gpustack rules` lists them)")
-        self.choice.setdefault(key, set()).update(value)
+            if rule_id(rule) not in self.known_rules:
+                self.problem((key, index), unknown_rule(rule, self.known_rules))
+        self.choice.setdefault(key, set()).update(map(rule_id, value))
         return {}
 
     def exemptions(self, value: Any) -> dict[str, Any]:
@@ -256,8 +261,8 @@ class _Reader:
             self.problem((*path, "rules"), "expected a list of the rule ids exempted")
             rules = []
         for position, rule in enumerate(rules):
-            if rule not in self.known_rules:
-                self.problem((*path, "rules", position), f"unknown rule {rule!r} (`gpustack rules` lists them)")
+            if rule_id(rule) not in self.known_rules:
+                self.problem((*path, "rules", position), unknown_rule(rule, self.known_rules))
         reason = item.get("reason")
         if not isinstance(reason, str) or not reason.strip():
             self.problem((*path, "reason"), "every exemption needs a reason")
@@ -269,7 +274,7 @@ class _Reader:
             self.problem(path, f"name what is exempted: one or more of {', '.join(EXEMPTION_KEYS)}")
         if len(self.problems) > problems:
             return None
-        return Exemption(frozenset(rules), str(reason).strip(), **targets)
+        return Exemption(frozenset(map(rule_id, rules)), str(reason).strip(), **targets)
 
     def severity(self, value: Any, path: tuple[str | int, ...], also: str = "") -> Severity | None:
         if isinstance(value, str) and value in SEVERITIES:
@@ -301,10 +306,10 @@ class _Reader:
         self.problem(("suppressions",), "expected true or false")
         return {}
 
-    def file(self, key: str, value: Any, what: str) -> dict[str, Any]:
-        """A path relative to the config's folder."""
+    def file(self, key: str, value: Any, what: str, setting: str | None = None) -> dict[str, Any]:
+        """A path relative to the config's folder (``setting``: the ``Config`` field, when not ``key``)."""
         if isinstance(value, str) and value:
-            return {key: self.path.parent / value}
+            return {setting or key: self.path.parent / value}
         self.problem((key,), f"expected the path of {what}")
         return {}
 

@@ -8,11 +8,13 @@ line, then the config, then the default (on). Within one source ``ignore`` wins 
 ``select``. So ``--select GS023`` runs GS023 even where the config ignores it, and
 ``--ignore GS004`` leaves the config's choice for every other rule.
 
-Rule ids are exact (``GS004``, never a prefix); an unknown one is a usage error.
+Rule ids are whole ids in any case (``GS004``, ``gs004``; never a prefix: ``GS4`` is unknown,
+and its message suggests ``GS004``); an unknown one is a usage error.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -52,13 +54,33 @@ class Selection:
         return Selection((choice, *self.choices))
 
 
+_SHORT_ID = re.compile(r"GS(\d{1,2})")
+
+
+def rule_id(typed: str) -> str:
+    """A rule id as the catalogue spells it: ids are upper case, and typed in any case."""
+    return typed.strip().upper()
+
+
+def unknown_rule(typed: str, known: Collection[str]) -> str:
+    """``unknown rule 'gs1'; did you mean GS001?``: the zero-padded id first (``GS1`` is
+    ``GS001`` less its zeros, not the ``GS041`` that spelling distance prefers), else the
+    closest ids and names."""
+    from gpustack.suggest import close_matches, did_you_mean
+
+    short = _SHORT_ID.fullmatch(rule_id(typed))
+    padded = f"GS{int(short.group(1)):03d}" if short else None
+    hint = did_you_mean([padded] if padded in known else close_matches(typed, known))
+    return f"unknown rule {typed!r}; {hint + ' ' if hint else ''}`gpustack rules` lists them"
+
+
 def rule_ids(values: Iterable[str], known: Collection[str], option: str) -> frozenset[str]:
     """The ids of ``--select``/``--ignore`` values (each comma-separated, the option repeatable)."""
-    ids = [part.strip() for value in values for part in value.split(",") if part.strip()]
-    unknown = sorted({rule for rule in ids if rule not in known})
+    typed = [part.strip() for value in values for part in value.split(",") if part.strip()]
+    unknown = [rule for rule in typed if rule_id(rule) not in known]
     if unknown:
-        raise GpustackError(f"{option}: unknown rule {', '.join(unknown)} (`gpustack rules` lists them)")
-    return frozenset(ids)
+        raise GpustackError(f"{option}: {unknown_rule(unknown[0], known)}")
+    return frozenset(map(rule_id, typed))
 
 
 def severities(values: Iterable[str], known: Collection[str]) -> Mapping[str, Severity]:
@@ -67,9 +89,10 @@ def severities(values: Iterable[str], known: Collection[str]) -> Mapping[str, Se
     levels = ", ".join(str(level) for level in sorted(Severity, reverse=True))
     for value in values:
         for part in filter(None, (part.strip() for part in value.split(","))):
-            rule, _, level = (text.strip() for text in part.partition("="))
+            typed, _, level = (text.strip() for text in part.partition("="))
+            rule = rule_id(typed)
             if rule not in known:
-                raise GpustackError(f"--severity: unknown rule {rule!r} (`gpustack rules` lists them)")
+                raise GpustackError(f"--severity: {unknown_rule(typed, known)}")
             if level.upper() not in Severity.__members__:
                 raise GpustackError(f"--severity: expected RULE=LEVEL with LEVEL one of {levels}, not {part!r}")
             found[rule] = Severity.parse(level)

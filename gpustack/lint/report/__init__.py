@@ -25,7 +25,7 @@ FORMATS: dict[str, str] = {
 class ReportOptions:
     color: bool = False  # ANSI colour (text; only when printing to a terminal)
     show_suppressed: bool = False  # list suppressed findings too
-    docs_url: str | None = None  # SARIF: base URL of the rule docs (None: the project's own)
+    docs_url: str | None = None  # SARIF: base URL of the rule docs (None: GPUSTACK_DOCS_URL, else no helpUri)
 
 
 class Reporter(Protocol):
