@@ -101,10 +101,10 @@ CASES = [
      "    DynamicResourceAllocation: false  # <-\n" + L4_POOL,
      "spec.cluster.featureGates.DynamicResourceAllocation", "locked"),
     ("check_workloads", K3S + L4_POOL + "workloads:\n  - type: vllm\n    name: v\n    pool: b  # <-\n"
-     "    model:\n      uri: s3://m/x\n      endpoint: http://minio:9000\n      credentialsSecret: s3\n",
+     "    model:\n      uri: s3://models/x\n      endpoint: http://minio:9000\n      credentialsSecret: s3\n",
      "spec.workloads[0].pool", "no node pool named 'b'"),
     ("check_workloads", K3S + L4_POOL + "workloads:\n  - type: vllm\n    name: v\n"
-     "    model:\n      uri: s3://m/x\n      endpoint: http://minio:9000\n      credentialsSecret: s3\n"
+     "    model:\n      uri: s3://models/x\n      endpoint: http://minio:9000\n      credentialsSecret: s3\n"
      "    share:  # <-\n      memoryMiB: 8000\n", "spec.workloads[0].share", "sharing.hami.enabled"),
 ]
 

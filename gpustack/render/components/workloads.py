@@ -9,6 +9,7 @@ default runtime.
 from __future__ import annotations
 
 import math
+import shlex
 from typing import Any
 
 from gpustack.render.component import Contribution, RenderContext, add_object
@@ -382,8 +383,8 @@ def model_loader(spec: ModelLoader) -> dict[str, Any]:
         "sh",
         "-c",
         'mc alias set store "$AWS_ENDPOINT_URL" "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" '
-        f"&& mc mb --ignore-existing store/{bucket} "
-        f"&& mc mirror --overwrite --exclude '.cache/*' /model store/{bucket}/{prefix}",
+        f"&& mc mb --ignore-existing {shlex.quote(f'store/{bucket}')} "
+        f"&& mc mirror --overwrite --exclude '.cache/*' /model {shlex.quote(f'store/{bucket}/{prefix}')}",
     ]
     upload["env"] = [
         {"name": "AWS_ENDPOINT_URL", "value": spec.destination.endpoint},

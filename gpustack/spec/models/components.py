@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from gpustack.charts import chart
-from gpustack.spec.models.base import DNS_LABEL, DURATION, Strict, Versioned, version_string
+from gpustack.spec.models.base import DNS_LABEL, DURATION, IMAGE_TAG, DnsSubdomain, Strict, Versioned, version_string
 from gpustack.spec.models.cluster import NoSharing, Sharing
 
 
@@ -160,6 +160,7 @@ class Hami(Versioned):
     coreScaling: float = Field(1.0, gt=0, description="devicePlugin.deviceCoreScaling.")
     schedulerImageTag: str | None = Field(
         None,
+        pattern=IMAGE_TAG,
         description="kube-scheduler image tag for HAMi's scheduler; default: the chart derives "
         "it from the cluster version (chart >= 2.7 key scheduler.kubeScheduler.image.tag).",
     )
@@ -188,7 +189,7 @@ class Capacity(Strict):
 class ClaimTemplate(Strict):
     name: str = Field(pattern=DNS_LABEL, description="ResourceClaimTemplate name; pods reference it.")
     namespace: str = Field("default", pattern=DNS_LABEL, description="Namespace of the template and its pods.")
-    deviceClassName: str | None = Field(None, description="Default: the driver's own DeviceClass.")
+    deviceClassName: DnsSubdomain | None = Field(None, description="Default: the driver's own DeviceClass.")
     count: int = Field(1, ge=1, description="Devices per claim (allocationMode ExactCount).")
     selectors: list[str] = Field(default_factory=list, description="CEL expressions on the device.")
     capacity: Capacity | None = Field(None, description="Consumable capacity (needs DRAConsumableCapacity).")

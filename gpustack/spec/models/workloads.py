@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from gpustack.spec.models.base import DNS_LABEL, Strict
+from gpustack.spec.models.base import DNS_LABEL, S3_URI, Strict
 
 
 class SmokeTest(Strict):
@@ -28,7 +28,10 @@ class Nbody(Strict):
 
 
 class S3Source(Strict):
-    uri: str = Field(pattern=r"^s3://[^/]+/.+$", description="s3://bucket/path of the model.")
+    uri: str = Field(
+        pattern=S3_URI,
+        description="s3://bucket/path of the model: an S3 bucket name, then letters, digits, '.', '_', '-' and '/'.",
+    )
     endpoint: str = Field(description="S3 endpoint, e.g. http://minio.vllm.svc.cluster.local:9000.")
     credentialsSecret: str = Field(
         pattern=DNS_LABEL, description="Secret with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY."
