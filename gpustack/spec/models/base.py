@@ -11,7 +11,7 @@ import re
 from functools import cache
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 K8S_MINOR = r"^1\.[0-9]{2}$"
@@ -68,6 +68,19 @@ class Versioned(Strict):
     @classmethod
     def _quote_version(cls, value: Any) -> Any:
         return version_string(value)
+
+
+class ChartVersioned(Versioned):
+    """A section that deploys a chart: its ``version`` must be one gpustack has key data for
+    (``gpustack.spec.chart_checks``), unless the user vouches for it."""
+
+    enabled: bool
+    version: str | None
+    allowUnknownVersion: bool = Field(
+        False,
+        description="Render a chart version gpustack has no key data for: `gpustack lint` cannot check "
+        "its values. Off: validate refuses such a version and names the known ones.",
+    )
 
 
 
