@@ -43,18 +43,20 @@ HF_REPO = r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$"
 GIT_REVISION = r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,254}$"
 
 
+TOKEN_SECRET = (
+    "Secret with the Hugging Face token under key HF_TOKEN (gated models): the container's HF_TOKEN "
+    "reads it from the Secret."
+)
+
+
 class HuggingFaceSource(Strict):
     huggingFace: str = Field(
         pattern=HF_REPO,
         description="Hugging Face model id, e.g. Qwen/Qwen2.5-1.5B-Instruct: vLLM downloads it when it starts.",
     )
     revision: str | None = Field(None, pattern=GIT_REVISION, description="Branch, tag or commit; default main.")
-    tokenSecret: str | None = Field(
-        None,
-        pattern=DNS_LABEL,
-        description="Secret with the Hugging Face token under key HF_TOKEN (gated models): read into the "
-        "container's HF_TOKEN from the Secret, never written into the spec or the manifests.",
-    )
+    # The token is a Secret's name only: a token written into the spec would end up in Git.
+    tokenSecret: str | None = Field(None, pattern=DNS_LABEL, description=TOKEN_SECRET)
 
 
 class PvcSource(Strict):
