@@ -61,7 +61,8 @@ def _source_loc(source: Any, loc: Loc) -> tuple[list[str | int], tuple[int, int]
 
 
 def locate(source: Any, file: str, loc: Loc, message: str) -> Problem:
-    steps, where = _source_loc(source, loc)
+    # pydantic ends the location of a mapping key's error with "[key]": the key itself is enough.
+    steps, where = _source_loc(source, [step for step in loc if step != "[key]"])
     line, column = where if where else (None, None)
     return Problem(message, file, line, column, format_loc(steps))
 
