@@ -1,7 +1,8 @@
 """YAML in and out.
 
 Reading keeps positions (ruamel.yaml round-trip nodes carry line/column) so that errors can
-point at ``file:line:col``, in time linear in the text's size and to ``MAX_DEPTH`` levels. Writing is deterministic: key order as built, block style, no
+point at ``file:line:col``, in time linear in the text's size, to ``MAX_DEPTH`` levels and
+``MAX_ALIAS_NODES`` nodes added by aliases. Writing is deterministic: key order as built, block style, no
 line wrapping, multi-line strings as literal blocks.
 """
 
@@ -20,6 +21,7 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarStri
 from ruamel.yaml.scanner import Scanner
 
 from gpustack.errors import GpustackError, Problem
+from gpustack.userinput import ALIAS_BOMB, MAX_ALIAS_NODES
 
 # A spec nests about eight levels. ruamel composes and constructs recursively, four Python
 # frames per level: far deeper input would end in a RecursionError (after seconds) instead.
@@ -27,27 +29,48 @@ MAX_DEPTH = 64
 
 
 class _TooDeep(Exception):
-    def __init__(self, mark: Any) -> None:
-        super().__init__()
+    def __init__(self, mark: Any, message: str = f"nested deeper than {MAX_DEPTH} levels: not read") -> None:
+        super().__init__(message)
         self.mark = mark
+        self.message = message
 
 
-def _check_depth(text: str) -> None:
-    """``_TooDeep`` at the first node deeper than ``MAX_DEPTH``, found by libyaml's C parser:
-    ruamel's scanner takes seconds over a line of thousands of ``[`` before its composer gets
-    that deep. What libyaml cannot parse is left to ruamel to report, in its own words."""
+def _check_structure(text: str) -> None:
+    """``_TooDeep`` at the first node deeper than ``MAX_DEPTH``, or at the alias past which
+    aliases expand to more than ``MAX_ALIAS_NODES`` nodes (an alias bomb: 559 bytes can stand
+    for billions of strings, which every walk over the data would visit), found by libyaml's
+    C parser in one pass over the events: ruamel's scanner takes seconds over a line of
+    thousands of ``[`` before its composer gets that deep. What libyaml cannot parse is left
+    to ruamel to report, in its own words."""
     import yaml
 
     parser = yaml.CSafeLoader(text)
-    depth = 0
+    sizes = [0]  # nodes each open container stands for, aliases expanded; [0]: the stream
+    anchors: list[str | None] = [None]
+    expanded: dict[str, int] = {}  # anchor -> nodes it stands for
+    alias_nodes = 0
     try:
         while (event := parser.get_event()) is not None:
             if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-                depth += 1
-                if depth > MAX_DEPTH:
+                if len(sizes) > MAX_DEPTH:
                     raise _TooDeep(event.start_mark)
+                sizes.append(1)
+                anchors.append(event.anchor)
             elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-                depth -= 1
+                size, anchor = sizes.pop(), anchors.pop()
+                if anchor is not None:
+                    expanded[anchor] = size
+                sizes[-1] += size
+            elif isinstance(event, yaml.ScalarEvent):
+                sizes[-1] += 1
+                if event.anchor is not None:
+                    expanded[event.anchor] = 1
+            elif isinstance(event, yaml.AliasEvent):
+                size = expanded.get(event.anchor, 1)
+                alias_nodes += size
+                if alias_nodes > MAX_ALIAS_NODES:
+                    raise _TooDeep(event.start_mark, ALIAS_BOMB)
+                sizes[-1] += size
     except yaml.MarkedYAMLError as exc:
         if exc.problem == "exceeded maximum nesting depth":  # libyaml's own limit, 1000 levels
             raise _TooDeep(exc.problem_mark) from None
@@ -82,11 +105,11 @@ def load_positioned(text: str, filename: str) -> Any:
     yaml.Scanner = Scanner
     yaml.Composer = _DepthLimitedComposer
     try:
-        _check_depth(text)
+        _check_structure(text)
         return yaml.load(text)
     except _TooDeep as exc:
         line, column = exc.mark.line + 1, exc.mark.column + 1
-        raise GpustackError(Problem(f"nested deeper than {MAX_DEPTH} levels: not read", filename, line, column)) from None
+        raise GpustackError(Problem(exc.message, filename, line, column)) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None

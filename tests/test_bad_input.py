@@ -207,8 +207,8 @@ def test_render_names_a_spec_that_is_not_utf8(tmp_path, capsys, monkeypatch):
     assert code == 2 and f"error: {bad}:1: cannot read the spec: UTF-16" in err
 
 
-def test_a_spec_larger_than_lints_limit_is_refused_unread(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("gpustack.userinput.MAX_FILE_BYTES", len(SPEC) - 1)
+def test_a_spec_larger_than_its_limit_is_refused_unread(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("gpustack.userinput.MAX_SPEC_BYTES", len(SPEC) - 1)
     spec = write_spec(tmp_path, "big.yaml", SPEC)
     code, _, err = run(capsys, "validate", str(spec))
     assert code == 2 and f"error: {spec}: cannot read the spec: larger than" in err

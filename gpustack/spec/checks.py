@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from gpustack.spec import component_checks, pool_checks
+from gpustack.spec import chart_checks, component_checks, dra_checks, pool_checks
 from gpustack.spec.models import GpuStack
 from gpustack.spec.pool_checks import Finding
 
@@ -32,7 +32,11 @@ CHECKS: tuple[Callable[[GpuStack], Iterator[Finding]], ...] = (
 
 # Checks of what the rendered stack needs, not of the cluster it describes: `gpustack lint
 # --spec` takes a spec of GPU pools alone as context.
-RENDER_CHECKS: tuple[Callable[[GpuStack], Iterator[Finding]], ...] = (pool_checks.check_system_pool,)
+RENDER_CHECKS: tuple[Callable[[GpuStack], Iterator[Finding]], ...] = (
+    pool_checks.check_system_pool,
+    chart_checks.check_chart_versions,
+    dra_checks.check_dra_selectors,
+)
 
 
 def check(stack: GpuStack, *, render: bool = True) -> list[Finding]:

@@ -13,7 +13,8 @@ from ruamel.yaml.comments import CommentedMap
 from gpustack.errors import GpustackError, Problem, SpecError
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.base import PATTERN_MEANINGS
-from gpustack.userinput import MAX_FILE_BYTES, Unreadable, decode
+from gpustack import userinput
+from gpustack.userinput import Unreadable, decode
 from gpustack.yamlio import load_positioned, position
 
 Loc = Sequence[str | int]
@@ -60,7 +61,8 @@ def _source_loc(source: Any, loc: Loc) -> tuple[list[str | int], tuple[int, int]
 
 
 def locate(source: Any, file: str, loc: Loc, message: str) -> Problem:
-    steps, where = _source_loc(source, loc)
+    # pydantic ends the location of a mapping key's error with "[key]": the key itself is enough.
+    steps, where = _source_loc(source, [step for step in loc if step != "[key]"])
     line, column = where if where else (None, None)
     return Problem(message, file, line, column, format_loc(steps))
 
@@ -88,17 +90,18 @@ def _unknown_key(loc: Loc) -> str:
 
 
 def read_text(path: str) -> str:
-    """A spec file's text (``-``: standard input) within lint's limits for manifests: size and
-    encoding (``gpustack.userinput``); ``SpecError`` naming the file otherwise."""
+    """A spec file's text (``-``: standard input) within the limits of ``gpustack.userinput``:
+    size (``MAX_SPEC_BYTES``) and encoding; ``SpecError`` naming the file otherwise."""
     import sys
 
+    limit = userinput.MAX_SPEC_BYTES
     try:
         if path == "-":
-            data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+            data = sys.stdin.buffer.read(limit + 1)
         else:
             with open(path, "rb") as stream:
-                data = stream.read(MAX_FILE_BYTES + 1)
-        return decode(data)
+                data = stream.read(limit + 1)
+        return decode(data, limit)
     except OSError as exc:
         raise SpecError(Problem(f"cannot read the spec: {exc.strerror or exc}", path)) from None
     except Unreadable as exc:

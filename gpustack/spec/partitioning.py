@@ -15,7 +15,7 @@ import re
 
 from gpustack.spec.gpu_catalogue import GpuModel
 from gpustack.spec.models import GpuStack
-from gpustack.spec.models.cluster import NodePool, Sharing
+from gpustack.spec.models.cluster import NodePool, Sharing, SystemPool
 
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
@@ -39,6 +39,23 @@ def pool_mig_strategy(stack: GpuStack, pool: NodePool) -> str:
 def configured_pools(stack: GpuStack) -> list[NodePool]:
     """Pools with a device plugin config of their own (sharing or MIG set on the pool)."""
     return [pool for pool in stack.spec.nodePools if pool.sharing is not None or pool.mig is not None]
+
+
+def config_labels(stack: GpuStack, pool: NodePool | SystemPool) -> dict[str, str]:
+    """The labels that select a pool's own configs: its device plugin config and, with the GPU
+    Operator, its MIG layout; none for a pool that takes ``default``."""
+    if not isinstance(pool, NodePool) or (pool.sharing is None and pool.mig is None):
+        return {}
+    labels = {DEVICE_PLUGIN_CONFIG_LABEL: pool.name}
+    if pool.mig is not None and stack.spec.gpuOperator.enabled:
+        labels[MIG_CONFIG_LABEL] = pool.name
+    return labels
+
+
+def registered_labels(stack: GpuStack, pool: NodePool | SystemPool) -> dict[str, str]:
+    """What a pool's nodes register with (kubeadm JoinConfiguration, K3s ``--node-label``,
+    ``kubectl label``): the spec's labels and those selecting its configs."""
+    return {**pool.labels, **config_labels(stack, pool)}
 
 
 def mig_pools(stack: GpuStack) -> list[NodePool]:

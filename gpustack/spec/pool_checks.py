@@ -93,8 +93,8 @@ def check_cluster(stack: GpuStack) -> Iterator[Finding]:
         )
     if cluster.k3sVersion and cluster.distribution != "k3s":
         yield (*path, "k3sVersion"), "k3sVersion is for distribution k3s; kubeadm takes kubeadmVersion"
-    k3s_minor = re.match(r"v1\.([0-9]+)\.[0-9]+", cluster.k3sVersion or "")
-    if cluster.k3sVersion and k3s_minor is None:
+    k3s_minor = re.fullmatch(r"v1\.([0-9]+)\.[0-9]+\+k3s[0-9]+", cluster.k3sVersion or "")
+    if cluster.k3sVersion is not None and k3s_minor is None:
         yield (*path, "k3sVersion"), (
             f"k3sVersion {cluster.k3sVersion!r} is not a K3s release such as v1.36.4+k3s1 (the install script's "
             "INSTALL_K3S_VERSION)"

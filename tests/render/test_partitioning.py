@@ -37,9 +37,13 @@ def test_the_fleet_example_partitions_each_pool_through_the_operator(examples):
         {"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1}}
     ]
     assert parted["mig-configs"]["all-disabled"] == [{"devices": "all", "mig-enabled": False}]
-    # The example's pools carry the selecting labels already: the README lists them, no label step.
-    assert "Label the nodes of pool" not in tree["README.md"]
-    assert "Nodes of pool `h100` carry `nvidia.com/device-plugin.config=h100 nvidia.com/mig.config=h100`" in tree["README.md"]
+    # The pools register with the selecting labels (their JoinConfigurations); the README says so.
+    assert "value: gpustack.io/pool=h100,nvidia.com/device-plugin.config=h100,nvidia.com/mig.config=h100" in tree[
+        "cluster/join-h100.yaml"
+    ]
+    assert "Nodes of pool `h100` register with `nvidia.com/device-plugin.config=h100 nvidia.com/mig.config=h100`" in tree[
+        "README.md"
+    ]
 
 
 def test_the_standalone_plugin_takes_the_strategy_from_each_config(render_spec):
@@ -55,8 +59,9 @@ def test_the_standalone_plugin_takes_the_strategy_from_each_config(render_spec):
     assert parted["mig-configs"]["h100"][0]["mig-devices"] == H100_MIG["mig"]["layout"]
     readme = tree["README.md"]
     assert "nvidia-mig-parted apply -f mig/config.yaml -c h100" in readme
-    assert "kubectl label node <node> nvidia.com/device-plugin.config=desk" in readme
-    assert "kubectl label node <node> nvidia.com/device-plugin.config=h100" in readme
+    # Labels the spec does not list are rendered into each pool's registration (K3s flags).
+    assert "--node-label nvidia.com/device-plugin.config=desk" in readme
+    assert "--node-label nvidia.com/device-plugin.config=h100" in readme
 
 
 def test_without_pool_settings_the_values_stay_cluster_wide(render_spec):

@@ -11,7 +11,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from gpustack.errors import SpecError
-from gpustack.spec import checks, component_checks, pool_checks
+from gpustack.spec import chart_checks, checks, component_checks, dra_checks, pool_checks
 from gpustack.spec.load import load_spec
 from gpustack.spec.models import GpuStack
 
@@ -101,11 +101,19 @@ CASES = [
      "    DynamicResourceAllocation: false  # <-\n" + L4_POOL,
      "spec.cluster.featureGates.DynamicResourceAllocation", "locked"),
     ("check_workloads", K3S + L4_POOL + "workloads:\n  - type: vllm\n    name: v\n    pool: b  # <-\n"
-     "    model:\n      uri: s3://m/x\n      endpoint: http://minio:9000\n      credentialsSecret: s3\n",
+     "    model:\n      uri: s3://models/x\n      endpoint: http://minio:9000\n      credentialsSecret: s3\n",
      "spec.workloads[0].pool", "no node pool named 'b'"),
     ("check_workloads", K3S + L4_POOL + "workloads:\n  - type: vllm\n    name: v\n"
-     "    model:\n      uri: s3://m/x\n      endpoint: http://minio:9000\n      credentialsSecret: s3\n"
+     "    model:\n      uri: s3://models/x\n      endpoint: http://minio:9000\n      credentialsSecret: s3\n"
      "    share:  # <-\n      memoryMiB: 8000\n", "spec.workloads[0].share", "sharing.hami.enabled"),
+    ("check_dra_selectors", K3S + L4_POOL + "devicePlugin:\n  enabled: false\ndra:\n  enabled: true\n  driver: nvidia\n"
+     "  claimTemplates:\n    - name: x\n      selectors:\n        - device.attributes['gpu.nvidia.com'].prodName == 'L4'  # <-\n",
+     "spec.dra.claimTemplates[0].selectors[0]", "publishes no attribute prodName (did you mean productName?)"),
+    ("check_dra_selectors", K3S + L4_POOL + "devicePlugin:\n  enabled: false\ndra:\n  enabled: true\n  driver: nvidia\n"
+     "  deviceClasses:\n    - name: l4.example.com\n      selectors:\n        - device.driver ==  # <-\n",
+     "spec.dra.deviceClasses[0].selectors[0]", "the CEL selector does not compile"),
+    ("check_chart_versions", K3S + L4_POOL + "nfd:\n  version: 0.99.1  # <-\n", "spec.nfd.version",
+     "no key data for, so `gpustack lint` could not check its values: use one of 0.14.6"),
 ]
 
 
@@ -121,7 +129,8 @@ def test_check_fires_with_path_and_line(tmp_path, rule, body, path, fragment):
     file.write_text(text, encoding="utf-8")
     # The rule itself reports it ...
     stack = GpuStack.model_validate(YAML(typ="safe").load(text))
-    findings = (getattr(pool_checks, rule, None) or getattr(component_checks, rule))(stack)
+    module = next(m for m in (pool_checks, component_checks, chart_checks, dra_checks) if hasattr(m, rule))
+    findings = getattr(module, rule)(stack)
     assert any(fragment in message for _, message in findings)
     # ... and loading locates it.
     with pytest.raises(SpecError) as error:

@@ -19,10 +19,9 @@ import yaml
 from yaml import events
 
 from gpustack.lint.input.yaml11 import MERGE, key_text, plain
-from gpustack.userinput import Unreadable, decode
+from gpustack.userinput import ALIAS_BOMB, MAX_ALIAS_NODES, Unreadable, decode
 
 MAX_DEPTH = 200  # libyaml stops at 1000; no manifest nests deeper than a few dozen levels
-MAX_ALIAS_NODES = 100_000  # nodes that aliases may add to one document (billion laughs)
 
 _SOURCE_COMMENT = re.compile(r"^#\s*Source:\s*(\S.*?)\s*$", re.MULTILINE)
 _SCALAR_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("bool", "int", "float", "null"))
@@ -302,10 +301,7 @@ class _Builder:
         self.nodes += nodes
         self.alias_nodes += nodes
         if self.alias_nodes > MAX_ALIAS_NODES:
-            raise _Invalid(
-                f"aliases expand to more than {MAX_ALIAS_NODES} nodes (a YAML alias bomb?): not read",
-                event.start_mark,
-            )
+            raise _Invalid(ALIAS_BOMB, event.start_mark)
         return value
 
 

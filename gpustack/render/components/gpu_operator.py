@@ -117,7 +117,7 @@ def notes(ctx: RenderContext) -> list[str]:
         result.append(
             "Pools with a host-installed driver keep it: before installing the operator, make sure their nodes "
             f"carry `{SKIP_DRIVER_LABEL}=false` as the spec says ({selectors}), e.g. "
-            f"`kubectl label node <node> {SKIP_DRIVER_LABEL}=false`; without it the operator installs a second "
+            f"`kubectl label node \"$NODE\" {SKIP_DRIVER_LABEL}=false`; without it the operator installs a second "
             "driver there."
         )
     hami = hami_pools(ctx.stack) if spec.devicePlugin.enabled else []

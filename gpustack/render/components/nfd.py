@@ -66,7 +66,7 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
             notes=[
                 "NFD is not deployed by this stack: the cluster's own NFD must run with "
                 f"`deviceLabelFields: [vendor]` so that GPU nodes carry `{GPU_LABEL}=true`, "
-                f"or label each GPU node by hand: `kubectl label node <node> {GPU_PRESENT_LABEL}=true`."
+                f"or label each GPU node by hand: `kubectl label node \"$NODE\" {GPU_PRESENT_LABEL}=true`."
             ]
         )
     worker: dict[str, Any] = {

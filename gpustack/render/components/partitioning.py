@@ -2,7 +2,8 @@
 
 The configs themselves go into the device plugin's release (device_plugin.py: ``config.map``)
 or the GPU Operator's (gpu_operator.py: ``devicePlugin.config`` and ``migManager.config``);
-this component writes what is left: the node labels that select them and, without the
+this component writes what is left: notes on the node labels that select them (rendered
+into each pool's registration: ``spec.partitioning.registered_labels``) and, without the
 operator, the nvidia-mig-parted config with the host steps that apply it.
 """
 
@@ -15,8 +16,7 @@ from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
 from gpustack.spec.partitioning import (
     DEFAULT_CONFIG,
-    DEVICE_PLUGIN_CONFIG_LABEL,
-    MIG_CONFIG_LABEL,
+    config_labels,
     configured_pools,
     mig_pools,
     pool_mig_strategy,
@@ -80,33 +80,21 @@ def operator_mig_strategy(stack: GpuStack) -> str:
     return strategies.pop() if strategies else stack.spec.devicePlugin.migStrategy
 
 
-def node_labels(stack: GpuStack, pool: NodePool) -> dict[str, str]:
-    """The labels a pool's nodes need for its configs."""
-    labels = {DEVICE_PLUGIN_CONFIG_LABEL: pool.name}
-    if pool.mig is not None and stack.spec.gpuOperator.enabled:
-        labels[MIG_CONFIG_LABEL] = pool.name
-    return labels
-
-
 def build(chart: Any, ctx: RenderContext) -> Contribution:
     stack = ctx.stack
     pools = configured_pools(stack)
     if not pools:
         return Contribution()
+    how = (
+        "its JoinConfiguration" if stack.spec.cluster.distribution == "kubeadm" else "its K3s `--node-label` flags"
+    )
     notes = []
     for pool in pools:
-        wanted = node_labels(stack, pool)
-        labels = " ".join(f"{k}={v}" for k, v in wanted.items())
-        if any(pool.labels.get(k) != v for k, v in wanted.items()):
-            notes.append(
-                f"Label the nodes of pool `{pool.name}` (`{_selector(pool)}`): `kubectl label node <node> {labels}` "
-                f"({_what(stack, pool)}), and add the labels to the pool's `labels` in the spec."
-            )
-        else:
-            notes.append(
-                f"Nodes of pool `{pool.name}` carry `{labels}` (the pool's `labels`; set them on every node you "
-                f"add): {_what(stack, pool)}."
-            )
+        labels = " ".join(f"{k}={v}" for k, v in config_labels(stack, pool).items())
+        notes.append(
+            f"Nodes of pool `{pool.name}` register with `{labels}` ({how}; the host steps label nodes that "
+            f"joined another way): {_what(stack, pool)}."
+        )
     files = {}
     if mig_pools(stack) and not stack.spec.gpuOperator.enabled:
         text = mig_parted_config(stack)
@@ -132,8 +120,3 @@ def _what(stack: GpuStack, pool: NodePool) -> str:
     if sharing.strategy != "none":
         parts.append(f"{sharing.strategy} with {sharing.replicas} replicas per GPU")
     return "; ".join(parts)
-
-
-def _selector(pool: NodePool) -> str:
-    plain = {k: v for k, v in pool.labels.items() if k not in (DEVICE_PLUGIN_CONFIG_LABEL, MIG_CONFIG_LABEL)}
-    return "-l " + ",".join(f"{k}={v}" for k, v in sorted(plain.items())) if plain else "its nodes"

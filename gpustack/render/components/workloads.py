@@ -9,10 +9,11 @@ default runtime.
 from __future__ import annotations
 
 import math
+import shlex
 from typing import Any
 
 from gpustack.render.component import Contribution, RenderContext, add_object
-from gpustack.render.components import runtime
+from gpustack.render.components import model_sources, runtime
 from gpustack.spec.component_checks import MAX_GPU_MEMORY_UTILIZATION
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
@@ -33,7 +34,7 @@ UNPRIVILEGED_USER = 1000
 def build(chart: Any, ctx: RenderContext) -> Contribution:
     stack = ctx.stack
     notes = []
-    secrets: dict[tuple[str, str], list[str]] = {}  # (namespace, Secret) → who reads it
+    secrets: dict[tuple[str, str, tuple[str, ...]], list[str]] = {}  # (namespace, Secret, keys) → who reads it
     for workload in stack.spec.workloads:
         if isinstance(workload, SmokeTest):
             add_object(chart, smoke_test(stack, workload))
@@ -42,12 +43,14 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         elif isinstance(workload, Minio):
             for obj in minio_objects(workload):
                 add_object(chart, obj)
-            secrets.setdefault((workload.namespace, workload.credentialsSecret), []).append(f"MinIO `{workload.name}`")
+            secrets.setdefault((workload.namespace, workload.credentialsSecret, model_sources.S3_KEYS), []).append(
+                f"MinIO `{workload.name}`"
+            )
         elif isinstance(workload, ModelLoader):
             add_object(chart, model_loader(workload))
-            secrets.setdefault((workload.namespace, workload.destination.credentialsSecret), []).append(
-                f"Job `{workload.name}`"
-            )
+            secrets.setdefault(
+                (workload.namespace, workload.destination.credentialsSecret, model_sources.S3_KEYS), []
+            ).append(f"Job `{workload.name}`")
             notes.append(
                 f"Job `{workload.namespace}/{workload.name}` downloads {workload.huggingFaceModel} from Hugging Face "
                 f"and mirrors it to {workload.destination.uri}; vLLM servers reading it restart until it is there."
@@ -55,11 +58,10 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         else:
             add_object(chart, vllm_deployment(stack, workload))
             add_object(chart, vllm_service(workload))
-            secrets.setdefault((workload.namespace, workload.model.credentialsSecret), []).append(
-                f"vLLM `{workload.name}`"
-            )
-            notes += _vllm_prerequisites(stack, workload)
-    notes = [_secret_note(namespace, secret, users) for (namespace, secret), users in secrets.items()] + notes
+            for secret, keys in model_sources.secrets(workload):
+                secrets.setdefault((workload.namespace, secret, keys), []).append(f"vLLM `{workload.name}`")
+            notes += model_sources.prerequisites(stack, workload)
+    notes = [_secret_note(namespace, secret, keys, users) for (namespace, secret, keys), users in secrets.items()] + notes
     return Contribution(notes=notes)
 
 
@@ -102,7 +104,7 @@ def _job(
 
 
 def vllm_deployment(stack: GpuStack, spec: Vllm) -> dict[str, Any]:
-    """vLLM streaming the model from S3/MinIO with Run:ai's streamer."""
+    """vLLM serving the model from its source (``model_sources``: S3, Hugging Face or a PVC)."""
     pool = _pool(stack, spec)
     limits: dict[str, int] = {GPU: spec.gpus}
     if spec.share is not None:
@@ -116,7 +118,7 @@ def vllm_deployment(stack: GpuStack, spec: Vllm) -> dict[str, Any]:
         "limits": {**limits, "memory": spec.memory},
     }
     container["args"] = vllm_args(stack, spec)
-    container["env"] = s3_env(spec.model.endpoint, spec.model.credentialsSecret)
+    container["env"] = model_sources.env(spec)
     container["ports"] = [{"name": "http", "containerPort": VLLM_PORT}]
     probe = {"httpGet": {"path": "/health", "port": "http"}, "periodSeconds": 10}
     # Streaming the weights takes minutes (about 4 min for 13.5 GB); allow 10. Liveness
@@ -125,10 +127,11 @@ def vllm_deployment(stack: GpuStack, spec: Vllm) -> dict[str, Any]:
     container["readinessProbe"] = probe
     container["livenessProbe"] = {**probe, "failureThreshold": 6}
     # PyTorch's worker processes and tensor parallelism use /dev/shm; the runtime gives 64 MiB.
-    container["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}]
+    model_volumes, model_mounts = model_sources.volumes(spec)
+    container["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}, *model_mounts]
     labels = _labels(app="vllm", instance=spec.name, component="inference")
     pod_spec = _pod_spec(stack, pool, [container], restart_policy="Always")
-    pod_spec["volumes"] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": spec.shmSize}}]
+    pod_spec["volumes"] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": spec.shmSize}}, *model_volumes]
     deployment_spec: dict[str, Any] = {
         "replicas": spec.replicas,
         "selector": {"matchLabels": _selector(spec)},
@@ -164,8 +167,7 @@ def vllm_service(spec: Vllm) -> dict[str, Any]:
 
 def vllm_args(stack: GpuStack, spec: Vllm) -> list[str]:
     args = [
-        spec.model.uri,
-        "--load-format=runai_streamer",
+        *model_sources.model_args(spec),
         f"--served-model-name={spec.servedModelName or spec.name}",
         f"--gpu-memory-utilization={gpu_memory_utilization(stack, spec)}",
     ]
@@ -243,29 +245,6 @@ def _pod_spec(
     return spec
 
 
-def s3_env(endpoint: str, secret: str) -> list[dict[str, Any]]:
-    """What Run:ai's streamer needs for an S3-compatible store (vLLM's Run:ai Model Streamer page)."""
-    return [
-        {"name": "AWS_ENDPOINT_URL", "value": endpoint},
-        # vLLM copies AWS_ENDPOINT_URL into the streamer's own variable only when
-        # --model-loader-extra-config is given: set it directly.
-        {"name": "RUNAI_STREAMER_S3_ENDPOINT", "value": endpoint},
-        # The streamer addresses buckets as <bucket>.<host> unless told otherwise; MinIO serves paths.
-        {"name": "RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING", "value": "0"},
-        # Without it boto3 asks the EC2 metadata service for credentials and ignores MinIO's
-        # keys.
-        {"name": "AWS_EC2_METADATA_DISABLED", "value": "true"},
-        *_secret_env(secret, ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")),
-    ]
-
-
-def _secret_env(secret: str, keys: tuple[str, ...], names: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
-    return [
-        {"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}}
-        for key, name in zip(keys, names or keys, strict=True)
-    ]
-
-
 def _labels(*, app: str, instance: str, component: str) -> dict[str, str]:
     return {
         "app.kubernetes.io/name": app,
@@ -279,30 +258,12 @@ def _selector(spec: Vllm) -> dict[str, str]:
     return {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": spec.name}
 
 
-def _secret_note(namespace: str, secret: str, users: list[str]) -> str:
+def _secret_note(namespace: str, secret: str, keys: tuple[str, ...], users: list[str]) -> str:
+    literals = " ".join(f"--from-literal={key}=…" for key in keys)
     return (
         f"{', '.join(users)} read{'s' if len(users) == 1 else ''} Secret `{namespace}/{secret}`: create it first, "
-        f"`kubectl -n {namespace} create secret generic {secret} --from-literal=AWS_ACCESS_KEY_ID=… "
-        "--from-literal=AWS_SECRET_ACCESS_KEY=…`."
+        f"`kubectl -n {namespace} create secret generic {secret} {literals}`."
     )
-
-
-def _vllm_prerequisites(stack: GpuStack, spec: Vllm) -> list[str]:
-    """The store and the model a vLLM server reads that this stack does not provide."""
-    workloads = stack.spec.workloads
-    notes = []
-    if not any(isinstance(w, Minio) and w.endpoint() == spec.model.endpoint for w in workloads):
-        notes.append(
-            f"**Prerequisite** for vLLM `{spec.namespace}/{spec.name}`: an S3-compatible store at "
-            f"{spec.model.endpoint}, which this stack does not deploy (a `minio` workload in the spec would)."
-        )
-    if not any(isinstance(w, ModelLoader) and w.destination.uri == spec.model.uri for w in workloads):
-        notes.append(
-            f"**Prerequisite** for vLLM `{spec.namespace}/{spec.name}`: the model's safetensors under "
-            f"{spec.model.uri}, which nothing in this stack uploads (a `modelLoader` workload would), e.g. "
-            f"`mc mirror <model folder> <alias>/{spec.model.uri.removeprefix('s3://')}`."
-        )
-    return notes
 
 
 def minio_objects(spec: Minio) -> list[dict[str, Any]]:
@@ -315,8 +276,8 @@ def minio_objects(spec: Minio) -> list[dict[str, Any]]:
         claim["storageClassName"] = spec.storageClassName
     container = _container("minio", spec.image, limits={})
     container["args"] = ["server", "/data", f"--console-address=:{MINIO_CONSOLE_PORT}"]
-    container["env"] = _secret_env(
-        spec.credentialsSecret, ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"), ("MINIO_ROOT_USER", "MINIO_ROOT_PASSWORD")
+    container["env"] = model_sources.secret_env(
+        spec.credentialsSecret, model_sources.S3_KEYS, ("MINIO_ROOT_USER", "MINIO_ROOT_PASSWORD")
     )
     container["ports"] = [
         {"name": "api", "containerPort": MINIO_API_PORT},
@@ -376,19 +337,19 @@ def model_loader(spec: ModelLoader) -> dict[str, Any]:
     ]
     download["env"] = [{"name": "HF_HOME", "value": "/model/.cache"}]
     if spec.huggingFaceTokenSecret:
-        download["env"] += _secret_env(spec.huggingFaceTokenSecret, ("HF_TOKEN",))
+        download["env"] += model_sources.secret_env(spec.huggingFaceTokenSecret, (model_sources.HF_TOKEN_KEY,))
     upload = _container("upload", spec.mcImage, limits={})
     upload["command"] = [
         "sh",
         "-c",
         'mc alias set store "$AWS_ENDPOINT_URL" "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" '
-        f"&& mc mb --ignore-existing store/{bucket} "
-        f"&& mc mirror --overwrite --exclude '.cache/*' /model store/{bucket}/{prefix}",
+        f"&& mc mb --ignore-existing {shlex.quote(f'store/{bucket}')} "
+        f"&& mc mirror --overwrite --exclude '.cache/*' /model {shlex.quote(f'store/{bucket}/{prefix}')}",
     ]
     upload["env"] = [
         {"name": "AWS_ENDPOINT_URL", "value": spec.destination.endpoint},
         {"name": "MC_CONFIG_DIR", "value": "/tmp/mc"},
-        *_secret_env(spec.destination.credentialsSecret, ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")),
+        *model_sources.secret_env(spec.destination.credentialsSecret, model_sources.S3_KEYS),
     ]
     for container in (download, upload):
         container["resources"] = {

@@ -17,6 +17,7 @@ from gpustack.render.component import GATE_COMPONENTS
 from gpustack.render.components import control_plane
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool, SystemPool, Taint
+from gpustack.spec.partitioning import registered_labels
 from gpustack.yamlio import dump, dump_all
 
 Gates = dict[str, dict[str, bool]]
@@ -125,8 +126,9 @@ def join_config(stack: GpuStack, pool: NodePool | SystemPool) -> str:
     --print-join-command` on a control-plane node prints them.
     """
     registration: dict[str, object] = {"taints": [_taint(t) for t in pool.taints]}
-    if pool.labels:
-        labels = ",".join(f"{key}={value}" for key, value in pool.labels.items())
+    registered = registered_labels(stack, pool)
+    if registered:
+        labels = ",".join(f"{key}={value}" for key, value in registered.items())
         registration["kubeletExtraArgs"] = [{"name": "node-labels", "value": labels}]
     join = {
         "apiVersion": KUBEADM_API,

@@ -14,6 +14,7 @@ from gpustack.render.components.gpu_operator import K3S_CONTAINERD_CONFIG
 from gpustack.render.stackfiles import cluster_config
 from gpustack.render.stackfiles.step import Pool, Step, all_pools, sentences, taint_text
 from gpustack.spec.models import GpuStack
+from gpustack.spec.partitioning import registered_labels
 
 KUBEADM_INSTALL = "https://kubernetes.io/docs/setup/production-environment/tools/kubeadm/install-kubeadm/"
 KUBERNETES_KEYRING = "/etc/apt/keyrings/kubernetes-apt-keyring.gpg"
@@ -30,7 +31,7 @@ def k3s_steps(stack: GpuStack) -> list[Step]:
     )
     pools = all_pools(stack)
     single = len(pools) == 1 and pools[0].count == 1
-    server_flags = _k3s_flags(pools[0]) if single else ""
+    server_flags = _k3s_flags(stack, pools[0]) if single else ""
     config = Step(
         "K3s configuration",
         "On every node, before K3s first starts",
@@ -63,7 +64,7 @@ def k3s_steps(stack: GpuStack) -> list[Step]:
             commands += [
                 f"# nodes of {pool.name}:",
                 f'curl -sfL https://get.k3s.io | K3S_URL="https://$SERVER:6443" K3S_TOKEN="$K3S_TOKEN" {version} '
-                f"sh -s - agent{_k3s_flags(pool)}",
+                f"sh -s - agent{_k3s_flags(stack, pool)}",
             ]
         result.append(
             Step(
@@ -77,8 +78,8 @@ def k3s_steps(stack: GpuStack) -> list[Step]:
     return result
 
 
-def _k3s_flags(pool: Pool) -> str:
-    flags = [f"--node-label {shlex.quote(f'{k}={v}')}" for k, v in pool.labels.items()]
+def _k3s_flags(stack: GpuStack, pool: Pool) -> str:
+    flags = [f"--node-label {shlex.quote(f'{k}={v}')}" for k, v in registered_labels(stack, pool).items()]
     flags += [f"--node-taint {shlex.quote(taint_text(t))}" for t in pool.taints]
     return "".join(f" {flag}" for flag in flags)
 
@@ -155,7 +156,7 @@ def kubeadm_steps(stack: GpuStack) -> list[Step]:
 
 
 def labels_step(stack: GpuStack) -> Step | None:
-    pools = [p for p in all_pools(stack) if p.labels or p.taints]
+    pools = [p for p in all_pools(stack) if registered_labels(stack, p) or p.taints]
     if not pools:
         return None
     how = (
@@ -164,8 +165,9 @@ def labels_step(stack: GpuStack) -> Step | None:
     commands = ["NODE='name of the node'"]
     for pool in pools:
         commands.append(f"# a node of {pool.name}:")
-        if pool.labels:
-            labels = " ".join(shlex.quote(f"{k}={v}") for k, v in pool.labels.items())
+        registered = registered_labels(stack, pool)
+        if registered:
+            labels = " ".join(shlex.quote(f"{k}={v}") for k, v in registered.items())
             commands.append(f'kubectl label node "$NODE" {labels} --overwrite')
         commands += [f'kubectl taint node "$NODE" {shlex.quote(taint_text(t))} --overwrite' for t in pool.taints]
     return Step(

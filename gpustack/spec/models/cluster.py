@@ -14,6 +14,10 @@ from gpustack.spec.gpu_catalogue import GpuModel
 from gpustack.spec.models.base import (
     DNS_LABEL,
     K8S_MINOR,
+    DriverVersion,
+    LabelKey,
+    Labels,
+    LabelValue,
     MAX_NODES,
     NEWEST_MINOR,
     OLDEST_MINOR,
@@ -104,8 +108,8 @@ class Gpu(Strict):
 
 
 class Taint(Strict):
-    key: str
-    value: str | None = None
+    key: LabelKey
+    value: LabelValue | None = None
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
 
@@ -115,7 +119,11 @@ class Driver(Versioned):
         description="host: installed on the node (apt + DKMS, mounted at /); operator: the GPU "
         "Operator's driver container (mounted at /run/nvidia/driver).",
     )
-    version: str | None = Field(None, description='Driver branch or version, e.g. "595" or "595.84".')
+    version: DriverVersion | None = Field(
+        None,
+        description='Driver branch or release, e.g. "595" or "595.84", of a branch in '
+        "specs/driver-branches.yaml (Ubuntu's nvidia-driver-<branch>-open).",
+    )
 
 
 class Toolkit(Versioned):
@@ -138,7 +146,7 @@ class SystemPool(Strict):
 
     name: str = Field(pattern=DNS_LABEL, description="Pool name (DNS-1123 label).")
     count: int = Field(1, ge=1, le=MAX_NODES, description="Number of nodes in the pool.")
-    labels: dict[str, str] = Field(default_factory=dict, description="Labels the pool's nodes carry.")
+    labels: Labels = Field(default_factory=dict, description="Labels the pool's nodes carry.")
     taints: list[Taint] = Field(default_factory=list, description="Taints the pool's nodes carry.")
 
 
@@ -181,7 +189,7 @@ class NodePool(Strict):
     name: str = Field(pattern=DNS_LABEL, description="Pool name (DNS-1123 label).")
     count: int = Field(1, ge=1, le=MAX_NODES, description="Number of nodes in the pool.")
     gpu: Gpu
-    labels: dict[str, str] = Field(default_factory=dict, description="Labels the pool's nodes carry.")
+    labels: Labels = Field(default_factory=dict, description="Labels the pool's nodes carry.")
     taints: list[Taint] = Field(default_factory=list, description="Taints the pool's nodes carry.")
     driver: Driver = Field(default_factory=Driver)
     toolkit: Toolkit = Field(default_factory=Toolkit)

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from gpustack.charts import chart
-from gpustack.spec.models.base import DNS_LABEL, DURATION, Strict, Versioned, version_string
+from gpustack.spec.models.base import DNS_LABEL, DURATION, IMAGE_TAG, ChartVersioned, DnsSubdomain, Strict, version_string
 from gpustack.spec.models.cluster import NoSharing, Sharing
 
 
@@ -25,7 +25,7 @@ class Gfd(Strict):
     )
 
 
-class DevicePlugin(Versioned):
+class DevicePlugin(ChartVersioned):
     enabled: bool = Field(True, description="Deploy NVIDIA's device plugin (advertises nvidia.com/gpu).")
     version: str = Field(chart("nvidia-device-plugin").version, description="nvidia-device-plugin chart version.")
     gfd: Gfd = Field(default_factory=Gfd)
@@ -33,7 +33,7 @@ class DevicePlugin(Versioned):
     migStrategy: Literal["none", "single", "mixed"] = Field("none", description="How MIG devices are advertised.")
 
 
-class GpuOperator(Versioned):
+class GpuOperator(ChartVersioned):
     enabled: bool = Field(
         False,
         description="Deploy the GPU Operator; it then owns driver (for operator pools), toolkit, "
@@ -42,7 +42,7 @@ class GpuOperator(Versioned):
     version: str = Field(chart("gpu-operator").version, description="gpu-operator chart version.")
 
 
-class Nfd(Versioned):
+class Nfd(ChartVersioned):
     enabled: bool = Field(True, description="Deploy Node Feature Discovery.")
     version: str = Field(chart("node-feature-discovery").version, description="node-feature-discovery chart version.")
     sleepInterval: str | None = Field(
@@ -54,7 +54,7 @@ class Nfd(Versioned):
 
 
 
-class DcgmExporter(Versioned):
+class DcgmExporter(ChartVersioned):
     enabled: bool = True
     version: str = Field(chart("dcgm-exporter").version, description="dcgm-exporter chart version.")
     profiling: Literal["auto", "on", "off"] = Field(
@@ -134,7 +134,7 @@ class Grafana(Strict):
     )
 
 
-class Monitoring(Versioned):
+class Monitoring(ChartVersioned):
     enabled: bool = True
     release: str = Field(
         "kube-prometheus-stack",
@@ -149,7 +149,7 @@ class Monitoring(Versioned):
 
 
 
-class Hami(Versioned):
+class Hami(ChartVersioned):
     enabled: bool = False
     version: str = Field(chart("hami").version, description="hami chart version.")
     pools: list[str] | None = Field(
@@ -160,6 +160,7 @@ class Hami(Versioned):
     coreScaling: float = Field(1.0, gt=0, description="devicePlugin.deviceCoreScaling.")
     schedulerImageTag: str | None = Field(
         None,
+        pattern=IMAGE_TAG,
         description="kube-scheduler image tag for HAMi's scheduler; default: the chart derives "
         "it from the cluster version (chart >= 2.7 key scheduler.kubeScheduler.image.tag).",
     )
@@ -188,7 +189,7 @@ class Capacity(Strict):
 class ClaimTemplate(Strict):
     name: str = Field(pattern=DNS_LABEL, description="ResourceClaimTemplate name; pods reference it.")
     namespace: str = Field("default", pattern=DNS_LABEL, description="Namespace of the template and its pods.")
-    deviceClassName: str | None = Field(None, description="Default: the driver's own DeviceClass.")
+    deviceClassName: DnsSubdomain | None = Field(None, description="Default: the driver's own DeviceClass.")
     count: int = Field(1, ge=1, description="Devices per claim (allocationMode ExactCount).")
     selectors: list[str] = Field(default_factory=list, description="CEL expressions on the device.")
     capacity: Capacity | None = Field(None, description="Consumable capacity (needs DRAConsumableCapacity).")
@@ -204,7 +205,7 @@ class DeviceClassSpec(Strict):
     )
 
 
-class Dra(Versioned):
+class Dra(ChartVersioned):
     enabled: bool = False
     driver: Literal["hami", "nvidia"] = Field("hami", description="DRA driver: HAMi (hami-core) or NVIDIA.")
     version: str | None = Field(None, description="Driver chart version (default per driver).")

@@ -5,11 +5,11 @@ Optional objects render adds after the GPU stack, told apart by their ``type``.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Discriminator, Field, Tag
 
-from gpustack.spec.models.base import DNS_LABEL, Strict
+from gpustack.spec.models.base import DNS_LABEL, S3_URI, DnsSubdomain, Strict
 
 
 class SmokeTest(Strict):
@@ -28,11 +28,67 @@ class Nbody(Strict):
 
 
 class S3Source(Strict):
-    uri: str = Field(pattern=r"^s3://[^/]+/.+$", description="s3://bucket/path of the model.")
+    uri: str = Field(
+        pattern=S3_URI,
+        description="s3://bucket/path of the model: an S3 bucket name, then letters, digits, '.', '_', '-' and '/'.",
+    )
     endpoint: str = Field(description="S3 endpoint, e.g. http://minio.vllm.svc.cluster.local:9000.")
     credentialsSecret: str = Field(
         pattern=DNS_LABEL, description="Secret with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY."
     )
+
+
+HF_REPO = r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$"
+# A branch, tag or commit of a Hugging Face repository (Git ref characters, no shell ones).
+GIT_REVISION = r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,254}$"
+
+
+TOKEN_SECRET = (
+    "Secret with the Hugging Face token under key HF_TOKEN (gated models): the container's HF_TOKEN "
+    "reads it from the Secret."
+)
+
+
+class HuggingFaceSource(Strict):
+    huggingFace: str = Field(
+        pattern=HF_REPO,
+        description="Hugging Face model id, e.g. Qwen/Qwen2.5-1.5B-Instruct: vLLM downloads it when it starts.",
+    )
+    revision: str | None = Field(None, pattern=GIT_REVISION, description="Branch, tag or commit; default main.")
+    # The token is a Secret's name only: a token written into the spec would end up in Git.
+    tokenSecret: str | None = Field(None, pattern=DNS_LABEL, description=TOKEN_SECRET)
+
+
+class PvcSource(Strict):
+    pvc: DnsSubdomain = Field(
+        description="PersistentVolumeClaim in the workload's namespace holding the model's files (safetensors, "
+        "config, tokenizer), mounted read-only."
+    )
+    path: str = Field(
+        "",
+        pattern=r"^([A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*)?$",
+        description="Folder of the model inside the volume; default its root.",
+    )
+
+
+def _model_source(value: Any) -> str | None:
+    """Which source a ``model`` mapping is: the one of uri, huggingFace and pvc it holds."""
+    keys = {"uri": "s3", "huggingFace": "huggingFace", "pvc": "pvc"}
+    if isinstance(value, (S3Source, HuggingFaceSource, PvcSource)):
+        return {S3Source: "s3", HuggingFaceSource: "huggingFace", PvcSource: "pvc"}[type(value)]
+    found = [tag for key, tag in keys.items() if isinstance(value, dict) and key in value]
+    return found[0] if len(found) == 1 else None
+
+
+ModelSource = Annotated[
+    Annotated[S3Source, Tag("s3")] | Annotated[HuggingFaceSource, Tag("huggingFace")] | Annotated[PvcSource, Tag("pvc")],
+    Discriminator(
+        _model_source,
+        custom_error_type="model_source",
+        custom_error_message="the model needs exactly one source: uri (S3, with endpoint and credentialsSecret), "
+        "huggingFace (a model id) or pvc (a PersistentVolumeClaim)",
+    ),
+]
 
 
 QUANTITY = r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti)?$"
@@ -66,10 +122,12 @@ class ModelLoader(Strict):
     name: str = Field("model-loader", pattern=DNS_LABEL)
     namespace: str = Field("default", pattern=DNS_LABEL)
     huggingFaceModel: str = Field(
-        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$",
+        pattern=HF_REPO,
         description="Hugging Face repository to download, e.g. Qwen/Qwen2.5-1.5B-Instruct.",
     )
-    revision: str | None = Field(None, description="Branch, tag or commit of the repository; default main.")
+    revision: str | None = Field(
+        None, pattern=GIT_REVISION, description="Branch, tag or commit of the repository; default main."
+    )
     destination: S3Source = Field(description="Where to upload it (the bucket is created when missing).")
     huggingFaceTokenSecret: str | None = Field(
         None, pattern=DNS_LABEL, description="Secret with HF_TOKEN, for gated models."
@@ -90,7 +148,10 @@ class Vllm(Strict):
     namespace: str = Field("default", pattern=DNS_LABEL)
     image: str = VLLM_IMAGE
     pool: str | None = Field(None, description="Node pool to run on (default: the first).")
-    model: S3Source
+    model: ModelSource = Field(
+        description="Where vLLM reads the model: S3 (uri, endpoint, credentialsSecret; streamed with Run:ai's "
+        "streamer), huggingFace (downloaded at start), or pvc (a volume holding its files). Exactly one."
+    )
     servedModelName: str | None = None
     replicas: int = Field(1, ge=0)
     gpus: int = Field(1, ge=1)
