@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpustack.errors import GpustackError
 from gpustack.lint.catalogue import RuleInfo
+from gpustack.lint.charts import chartversions
 from gpustack.lint.context import LintContext
 from gpustack.lint.input.load import LoadResult
 from gpustack.lint.input.roots import Root, repositories, split
@@ -299,8 +300,14 @@ def _first_of_each(results: list[tuple[Hit, Finding]]) -> list[tuple[Hit, Findin
 
 
 def _release_notes(ctx: LintContext) -> list[Note]:
-    """Chart releases whose chart or version could not be told: chart rules passed them by."""
-    return [Note(text, resource.file, resource.locate(path)[0]) for resource, path, text in dispatch.release_notes(ctx)]
+    """Chart releases whose chart or version could not be told, or whose version no key data
+    covers: chart rules passed them by. Limits of what gpustack knows, not problems in the file."""
+    found = list(dispatch.release_notes(ctx))
+    for release in dispatch.releases(ctx):
+        resolution = chartversions.resolve(release.chart, release.version, ctx.chart_values)
+        if resolution.keys is None and resolution.note is not None:
+            found.append((release.resource, release.path, f"{release.owner}: {resolution.note}"))
+    return [Note(text, resource.file, resource.locate(path)[0]) for resource, path, text in found]
 
 
 def _nothing_to_lint(loaded: LoadResult) -> str:
