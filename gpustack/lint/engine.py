@@ -47,7 +47,7 @@ from gpustack.lint.model import (
 from gpustack.lint.policy import suppress
 from gpustack.lint.policy.config import Config
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import dispatch
+from gpustack.lint.releases import dispatch, kustomize
 from gpustack.lint.report.model import Report
 
 if TYPE_CHECKING:
@@ -97,11 +97,13 @@ def lint(
         ctx = dispatch.same_releases(ctx, replace(ctx, set_facts=facts))
         pod_specs += ctx.pod_specs
         notes += _release_notes(ctx)
-        label = root.label
+        label, before = root.label, len(results)
         for file, with_facts in zip(found, files.with_facts(found, local, facts, facts_key, errors), strict=True):
             results += [(hit, _in_root(finding, label)) for hit, finding in (*file.results, *with_facts)]
         shared = [rule for rule in enabled if rule not in local]
         results += _root_results(ctx, root, shared, local, config, catalogue, errors, ctx.pod_specs[from_files:])
+        results[before:], skipped = kustomize.deployed_only(ctx, results[before:])
+        notes += skipped
     if len(roots) > 1:  # a file two clusters deploy is linted with each: report it once
         results = _first_of_each(results)
         notes, errors = list(dict.fromkeys(notes)), list(dict.fromkeys(errors))

@@ -42,3 +42,30 @@ def test_a_plugin_its_kustomization_lists_is() -> None:
     assert gs009_folders("resources: [../shared]\npatches:\n  - path: ./helmchart.yaml\n") == {
         "gpu-operator", "device-plugin"
     }
+
+
+PRIVILEGED_GPU_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: comfyui, namespace: home}
+spec:
+  containers:
+    - name: app
+      image: comfyui:1.0
+      securityContext: {privileged: true}
+      resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def test_a_file_its_kustomization_leaves_out_gets_a_note_not_findings() -> None:
+    """A backup copy kept beside the live file, which the kustomization does not list, is not
+    deployed: its pitfalls are not the cluster's. One note names it; the live file is linted."""
+    files = [
+        ("apps/comfyui/pod.yaml", PRIVILEGED_GPU_POD),
+        ("apps/comfyui/bak.pod.yaml", PRIVILEGED_GPU_POD),
+        ("apps/comfyui/kustomization.yaml", "resources:\n  - pod.yaml\n"),
+    ]
+    report = lint(LoadResult.merge(load_text(name, text) for name, text in files), Config())
+    assert {(f.file, f.rule) for f in report.findings if f.rule == "GS002"} == {("apps/comfyui/pod.yaml", "GS002")}
+    [note] = [n for n in report.notes if n.file == "apps/comfyui/bak.pod.yaml"]
+    assert note.message.startswith("not linted as deployed: the kustomization.yaml beside it does not list it")
