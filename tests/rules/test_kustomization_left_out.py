@@ -69,3 +69,15 @@ def test_a_file_its_kustomization_leaves_out_gets_a_note_not_findings() -> None:
     assert {(f.file, f.rule) for f in report.findings if f.rule == "GS002"} == {("apps/comfyui/pod.yaml", "GS002")}
     [note] = [n for n in report.notes if n.file == "apps/comfyui/bak.pod.yaml"]
     assert note.message.startswith("not linted as deployed: the kustomization.yaml beside it does not list it")
+
+
+def test_a_kustomization_under_another_file_name_governs_no_folder() -> None:
+    """kustomize reads a folder's kustomization.yaml (.yml, Kustomization) only: a Kustomization
+    object in a file of another name (a flattened copy of a repository) leaves nothing out."""
+    files = [
+        ("flat/pod.yaml", PRIVILEGED_GPU_POD),
+        ("flat/lab__kustomization.yaml", "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n"),
+    ]
+    report = lint(LoadResult.merge(load_text(name, text) for name, text in files), Config())
+    assert [f.file for f in report.findings if f.rule == "GS002"] == ["flat/pod.yaml"]
+    assert not [n for n in report.notes if n.message.startswith("not linted as deployed")]

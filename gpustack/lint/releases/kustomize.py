@@ -94,8 +94,10 @@ def deployed_only(ctx: LintContext, found: list[tuple[T, Finding]]) -> tuple[lis
 def _left_out(resources: Iterable[Resource]) -> frozenset[str]:
     named: dict[str, set[str]] = {}
     for resource in resources:
-        if is_kustomization(resource):
-            folder, name = posixpath.split(posix_path(resource.file))
+        folder, name = posixpath.split(posix_path(resource.file))
+        # kustomize reads a folder's kustomization under these names only: a Kustomization
+        # object in a file of another name (a flattened copy) governs no folder.
+        if name in KUSTOMIZATION_FILES and is_kustomization(resource):
             named.setdefault(folder, {name}).update(posixpath.normpath(text) for text in _strings(resource.data))
     if not named:
         return frozenset()
