@@ -131,12 +131,17 @@ def table(rows: dict[str, Tally]) -> Iterator[str]:
     for name in [*JUDGED_LEVELS, *sorted(row for row in rows if row not in JUDGED_LEVELS)]:
         row = rows[name]
         counts = row.counts
-        precision = "–" if row.precision is None else f"{row.precision:.0%}"
+        precision = "–" if row.precision is None else percent(row.precision)
         label = f"**{name}**" if name in JUDGED_LEVELS else name
         yield (
             f"| {label} | {sum(counts.values())} | {counts['true']} | {counts['false']} | {counts['unsure']}"
             f" | {counts['none']} | {precision} |"
         )
+
+
+def percent(share: float) -> str:
+    """One decimal, never rounded up to the bar: 94.6 %, not 95 %."""
+    return f"{int(share * 1000) / 10:.1f}%"
 
 
 def failures(rows: dict[str, Tally]) -> list[str]:
@@ -145,7 +150,7 @@ def failures(rows: dict[str, Tally]) -> list[str]:
     for level in JUDGED_LEVELS:
         row = rows[level]
         if row.precision is not None and row.precision < BAR:
-            why.append(f"{level}: strict precision {row.precision:.0%} is below {BAR:.0%}")
+            why.append(f"{level}: strict precision {percent(row.precision)} is below {BAR:.0%}")
         if row.counts["none"]:
             why.append(f"{level}: {row.counts['none']} finding(s) without a verdict")
     return why

@@ -68,12 +68,12 @@ def test_precision_is_strict_and_the_gate_fails_below_the_bar(
     )
     assert judge.main(["--shared", str(shared), "--verdicts", str(path)]) == 0
     out, err = capsys.readouterr()
-    assert "| **error** | 1 | 1 | 0 | 0 | 0 | 100% |" in out
-    assert "| **warning** | 2 | 1 | 0 | 1 | 0 | 50% |" in out  # unsure counts as false
-    assert "| GS001 | 2 | 1 | 0 | 1 | 0 | 50% |" in out
+    assert "| **error** | 1 | 1 | 0 | 0 | 0 | 100.0% |" in out
+    assert "| **warning** | 2 | 1 | 0 | 1 | 0 | 50.0% |" in out  # unsure counts as false
+    assert "| GS001 | 2 | 1 | 0 | 1 | 0 | 50.0% |" in out
     assert "Verdicts no finding matches any more (1):\ncorpus/gone.yaml\tGS002\tPod//old\tfalse" in out
     assert "without a verdict" not in out
-    assert err == "gate: warning: strict precision 50% is below 95%\n"
+    assert err == "gate: warning: strict precision 50.0% is below 95%\n"
     assert judge.main(["--shared", str(shared), "--verdicts", str(path), "--gate"]) == 1
 
 
