@@ -25,6 +25,8 @@ spec:
 HEADER = "file\trule\tobject\tverdict\treason\n"
 VENDOR_POD = "corpus/pod.yaml"
 GITOPS_POD = "corpus-gitops/corpus/alice+lab/apps/pod.yaml"
+GS004_TRUE = f"{GITOPS_POD}\tGS004\tPod/ml/train\ttrue\tno runtime class on K3s"
+GS001_TRUE = (f"{VENDOR_POD}\tGS001\tPod/ml/train\ttrue\ta datacenter card",)
 
 
 @pytest.fixture
@@ -47,6 +49,13 @@ def verdicts(tmp_path: Path, *rows: str) -> Path:
     return path
 
 
+def judged(shared: Path, path: Path, capsys: pytest.CaptureFixture[str], *options: str) -> tuple[int, str, str]:
+    """``judge.py`` on the synthetic corpus: (exit status, stdout, stderr)."""
+    code = judge.main(["--shared", str(shared), "--verdicts", str(path), *options])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 def test_findings_are_named_by_corpus_file_rule_and_object(shared: Path) -> None:
     seen = judge.seen_findings(shared)
     assert sorted((item.file, item.rule, item.object, item.level) for item in seen) == sorted([
@@ -59,15 +68,11 @@ def test_findings_are_named_by_corpus_file_rule_and_object(shared: Path) -> None
 def test_precision_is_strict_and_the_gate_fails_below_the_bar(
     shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = verdicts(
-        tmp_path,
-        f"{GITOPS_POD}\tGS004\tPod/ml/train\ttrue\tno runtime class on K3s",
-        f"{GITOPS_POD}\tGS001\tPod/ml/train\tunsure\tcannot tell the card",
-        f"{VENDOR_POD}\tGS001\tPod/ml/train\ttrue\ta datacenter card",
-        "corpus/gone.yaml\tGS002\tPod//old\tfalse\tthe file is no longer there",
-    )
-    assert judge.main(["--shared", str(shared), "--verdicts", str(path)]) == 0
-    out, err = capsys.readouterr()
+    unsure = f"{GITOPS_POD}\tGS001\tPod/ml/train\tunsure\tcannot tell the card"
+    gone = "corpus/gone.yaml\tGS002\tPod//old\tfalse\tthe file is no longer there"
+    path = verdicts(tmp_path, GS004_TRUE, unsure, *GS001_TRUE, gone)
+    code, out, err = judged(shared, path, capsys)
+    assert code == 0
     assert "| **error** | 1 | 1 | 0 | 0 | 0 | 100.0% |" in out
     assert "| **warning** | 2 | 1 | 0 | 1 | 0 | 50.0% |" in out  # unsure counts as false
     assert "| GS001 | 2 | 1 | 0 | 1 | 0 | 50.0% |" in out
@@ -80,17 +85,12 @@ def test_precision_is_strict_and_the_gate_fails_below_the_bar(
 def test_findings_without_a_verdict_are_listed_and_fail_the_gate(
     shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = verdicts(
-        tmp_path,
-        f"{GITOPS_POD}\tGS001\tPod/ml/train\ttrue\ta datacenter card",
-        f"{VENDOR_POD}\tGS001\tPod/ml/train\ttrue\ta datacenter card",
-    )
-    assert judge.main(["--shared", str(shared), "--verdicts", str(path), "--gate"]) == 1
-    out, err = capsys.readouterr()
+    both_gs001 = (*GS001_TRUE, GS001_TRUE[0].replace(VENDOR_POD, GITOPS_POD))
+    code, out, err = judged(shared, verdicts(tmp_path, *both_gs001), capsys, "--gate")
+    assert code == 1
     assert f"Findings without a verdict (1; columns file rule object verdict reason):\n{GITOPS_POD}\tGS004\tPod/ml/train\t\t\n" in out
     assert err == "gate: error: 1 finding(s) without a verdict\n"
-    judged = verdicts(tmp_path, *path.read_text().splitlines()[1:], f"{GITOPS_POD}\tGS004\tPod/ml/train\ttrue\tK3s")
-    assert judge.main(["--shared", str(shared), "--verdicts", str(judged), "--gate"]) == 0
+    assert judged(shared, verdicts(tmp_path, *both_gs001, GS004_TRUE), capsys, "--gate")[0] == 0
 
 
 @pytest.mark.parametrize(

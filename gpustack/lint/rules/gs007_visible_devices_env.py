@@ -88,30 +88,22 @@ def _nvidia(
             fix=FIX,
         )
     ids = _ids(value)
+    severity = None
     if value.strip().lower() == "all" or not requested or len(ids) > requested:
         if requested and _nothing_more_to_expose(pod, requested, cluster):
             return None
         if requested and cluster is None and len(ids) <= requested:  # "all", node size unknown
-            return Hit(
-                pod.resource, var.value_path,
-                f"{where} but requests {_plural(requested)}: on a node with more GPUs, the nvidia runtime "
-                "exposes them all whatever the scheduler allocated",
-                severity=Severity.WARNING,
-                fix=FIX,
-            )
-        asks = f" but requests {_plural(requested)}" if requested else ""
-        return Hit(
-            pod.resource, var.value_path,
-            f"{where}{asks}: the nvidia runtime exposes these GPUs whatever the scheduler allocated",
-            fix=FIX,
-        )
-    return Hit(
-        pod.resource, var.value_path,
-        f"{where} within its request of {_plural(requested)}: the runtime honours the list over the "
-        "allocation, so the container gets these GPUs of the node, allocated to it or not",
-        severity=Severity.WARNING,
-        fix=FIX,
-    )
+            severity = Severity.WARNING
+            why = (f" but requests {_plural(requested)}: on a node with more GPUs, the nvidia runtime exposes"
+                   " them all whatever the scheduler allocated")
+        else:
+            asks = f" but requests {_plural(requested)}" if requested else ""
+            why = f"{asks}: the nvidia runtime exposes these GPUs whatever the scheduler allocated"
+    else:
+        severity = Severity.WARNING
+        why = (f" within its request of {_plural(requested)}: the runtime honours the list over the "
+               "allocation, so the container gets these GPUs of the node, allocated to it or not")
+    return Hit(pod.resource, var.value_path, where + why, severity=severity, fix=FIX)
 
 
 def _cuda(pod: PodSpec, container: Container, var: EnvVar, requested: Fraction) -> Hit | None:
