@@ -374,7 +374,7 @@ def test_fix_writes_in_place_keeping_inode_mode_and_hard_links(tmp_path, capsys)
 
 def test_fix_leaves_a_read_only_file_alone_and_does_not_count_it(tmp_path, capsys):
     manifest = fixable(tmp_path, 0o444)
-    code, out, err = run(capsys, "lint", "--no-cache", "--fix", str(manifest))
+    code, out, err = run(capsys, "lint", "--no-cache", "--show-info", "--fix", str(manifest))
     assert manifest.read_text() == PITFALLS and manifest.stat().st_mode & 0o777 == 0o444
     assert f"{manifest}: error: not fixed: the file is read-only (mode 0444)" in out
     assert "fixed 0 findings in 0 files" in err
@@ -394,7 +394,7 @@ def test_fix_on_a_read_only_file_system_reports_and_goes_on(tmp_path, capsys, mo
         return real_open(file, mode, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "open", read_only_file_system)
-    code, out, err = run(capsys, "lint", "--no-cache", "--fix", str(manifest))
+    code, out, err = run(capsys, "lint", "--no-cache", "--show-info", "--fix", str(manifest))
     monkeypatch.undo()
     assert manifest.read_text() == PITFALLS
     assert f"{manifest}: error: not fixed: cannot write it: Read-only file system" in out

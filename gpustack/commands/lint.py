@@ -70,6 +70,13 @@ def lint(
         ),
     ] = False,
     show_suppressed: Annotated[bool, typer.Option("--show-suppressed", help="List suppressed findings too.")] = False,
+    show_info: Annotated[
+        bool,
+        typer.Option(
+            "--show-info",
+            help="List info findings too in text and github output (config showInfo; JSON and SARIF always do).",
+        ),
+    ] = False,
     fail_if_no_objects: Annotated[
         bool,
         typer.Option("--fail-if-no-objects", help="Exit 2 when the input holds no Kubernetes object (a failed pipe)."),
@@ -155,7 +162,7 @@ def lint(
 
     options = Options(
         paths=paths, output_format=output_format, fail_on=fail_on, distribution=distribution, spec=spec,
-        config_file=config_file, no_suppressions=no_suppressions, show_suppressed=show_suppressed,
+        config_file=config_file, no_suppressions=no_suppressions, show_suppressed=show_suppressed, show_info=show_info,
         fail_if_no_objects=fail_if_no_objects, partial=partial, kubernetes_version=kubernetes_version,
         chart_values=chart_values, select=select, ignore=ignore, severity=severity, baseline=baseline,
         write_baseline=write_baseline, docs_url=docs_url, fix=fix, diff=diff, set_roots=set_roots,

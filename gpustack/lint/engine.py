@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpustack.errors import GpustackError
 from gpustack.lint.catalogue import RuleInfo
+from gpustack.lint.charts import chartversions
 from gpustack.lint.context import LintContext
 from gpustack.lint.input.load import LoadResult
 from gpustack.lint.input.roots import Root, repositories, split, stacks, stacks_note
@@ -46,7 +47,7 @@ from gpustack.lint.model import (
 from gpustack.lint.policy import suppress
 from gpustack.lint.policy.config import FILENAME, Config
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import dispatch
+from gpustack.lint.releases import dispatch, kustomize
 from gpustack.lint.report.model import Report
 
 if TYPE_CHECKING:
@@ -98,11 +99,13 @@ def lint(
         ctx = dispatch.same_releases(ctx, replace(ctx, set_facts=facts))
         pod_specs += ctx.pod_specs
         notes += _release_notes(ctx)
-        label = root.label
+        label, before = root.label, len(results)
         for file, with_facts in zip(found, files.with_facts(found, local, facts, facts_key, errors), strict=True):
             results += [(hit, _in_root(finding, label)) for hit, finding in (*file.results, *with_facts)]
         shared = [rule for rule in enabled if rule not in local]
         results += _root_results(ctx, root, shared, local, config, catalogue, errors, ctx.pod_specs[from_files:])
+        results[before:], skipped = kustomize.deployed_only(ctx, results[before:])
+        notes += skipped
     if len(roots) > 1:  # a file two clusters deploy is linted with each: report it once
         results = _first_of_each(results)
         notes, errors = list(dict.fromkeys(notes)), list(dict.fromkeys(errors))
@@ -295,8 +298,14 @@ def _first_of_each(results: list[tuple[Hit, Finding]]) -> list[tuple[Hit, Findin
 
 
 def _release_notes(ctx: LintContext) -> list[Note]:
-    """Chart releases whose chart or version could not be told: chart rules passed them by."""
-    return [Note(text, resource.file, resource.locate(path)[0]) for resource, path, text in dispatch.release_notes(ctx)]
+    """Chart releases whose chart or version could not be told, or whose version no key data
+    covers: chart rules passed them by. Limits of what gpustack knows, not problems in the file."""
+    found = list(dispatch.release_notes(ctx))
+    for release in dispatch.releases(ctx):
+        resolution = chartversions.resolve(release.chart, release.version, ctx.chart_values)
+        if resolution.keys is None and resolution.note is not None:
+            found.append((release.resource, release.path, f"{release.owner}: {resolution.note}"))
+    return [Note(text, resource.file, resource.locate(path)[0]) for resource, path, text in found]
 
 
 def _nothing_to_lint(loaded: LoadResult) -> str:

@@ -46,6 +46,7 @@ class Options:
     config_file: Path | None = None
     no_suppressions: bool = False
     show_suppressed: bool = False
+    show_info: bool = False
     fail_if_no_objects: bool = False
     partial: bool = False
     kubernetes_version: str | None = None
@@ -90,6 +91,7 @@ def run(options: Options) -> int:
     from gpustack.lint.catalogue import load_catalogue
     from gpustack.lint.input.cache import Cache, cache_folder
     from gpustack.lint.input.discover import read_inputs
+    from gpustack.lint.model import Severity
     from gpustack.lint.policy.config import search_start
     from gpustack.lint.report import ReportOptions
     from gpustack.terminal import use_color
@@ -106,6 +108,7 @@ def run(options: Options) -> int:
         color=options.output_format == "text" and use_color(sys.stdout, options.color),
         show_suppressed=options.show_suppressed,
         docs_url=options.docs_url,
+        show_info=options.show_info or config.show_info or config.fail_on == Severity.INFO,
     )
     keys = _keys(options, config, cache, inputs, shown)
     printed = cache.get_output(keys.output) if cache is not None and keys.output is not None else None

@@ -58,3 +58,30 @@ def test_outside_every_known_minor_checks_nothing_and_names_the_nearest(raw: str
 def test_an_unknown_chart_has_no_data_and_nothing_to_say() -> None:
     assert resolve("not-a-chart", "1.0.0") == resolve("not-a-chart", None)
     assert resolve("not-a-chart", "1.0.0").note is None
+
+
+def test_a_version_without_key_data_is_a_note_not_a_finding() -> None:
+    """What gpustack does not know about a chart is no problem in the user's file: a note (text,
+    JSON ``notes``, SARIF tool notifications) names the version, no finding is reported."""
+    import json
+
+    from gpustack.lint.engine import lint
+    from gpustack.lint.input.load import load_text
+    from gpustack.lint.policy.config import Config
+    from gpustack.lint.report import ReportOptions, reporter
+
+    text = (
+        "apiVersion: helm.cattle.io/v1\nkind: HelmChart\nmetadata: {name: dcgm-exporter, namespace: kube-system}\n"
+        "spec:\n  chart: dcgm-exporter\n  version: 3.1.0\n  valuesContent: 'notAKey: true'\n"
+    )
+    report = lint(load_text("dcgm.yaml", text), Config())
+    assert [f for f in report.findings if f.rule == "GS031"] == []
+    [note] = [n for n in report.notes if "no key data for dcgm-exporter 3.1.0" in n.message]
+    assert (note.file, note.line) == ("dcgm.yaml", 5)
+    options = ReportOptions()
+    assert f"note: dcgm.yaml:5: {note.message}" in reporter("text").render(report, options)
+    assert {"file": "dcgm.yaml", "line": 5, "message": note.message} in json.loads(
+        reporter("json").render(report, options)
+    )["notes"]
+    sarif = json.loads(reporter("sarif").render(report, options))["runs"][0]
+    assert note.message in [n["message"]["text"] for n in sarif["invocations"][0]["toolExecutionNotifications"]]

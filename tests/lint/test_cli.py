@@ -45,6 +45,19 @@ def test_fail_on(capsys: pytest.CaptureFixture[str], fail_on: str, code: int) ->
     assert gpustack(capsys, "lint", "pod.yaml", "--fail-on", fail_on)[0] == code
 
 
+def test_info_findings_are_listed_only_when_asked(capsys: pytest.CaptureFixture[str]) -> None:
+    """GS902 (info) on two Services: hidden and counted by default; --show-info, config
+    showInfo, or --fail-on info (info findings then fail the run) list it."""
+    write("svc.yaml", CLEAN + "---\n" + CLEAN.replace("name: s", "name: t"))
+    assert gpustack(capsys, "lint", "svc.yaml") == (
+        0, "1 file, 2 objects: no findings, 1 info hidden (--show-info lists them)\n", ""
+    )
+    write("conf.yaml", "showInfo: true\n")
+    for options in (["--show-info"], ["--config", "conf.yaml"], ["--fail-on", "info"]):
+        code, out, _ = gpustack(capsys, "lint", "svc.yaml", "--no-cache", *options)
+        assert "info GS902 two-services" in out and out.endswith("1 finding (1 info)\n"), options
+
+
 def test_folder_default_and_a_broken_file_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
     write("ok/svc.yaml", CLEAN)
     write("bad.yaml", "a: [\n")

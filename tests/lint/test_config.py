@@ -102,8 +102,8 @@ def test_every_problem_is_reported_with_its_position(tmp_path: Path) -> None:
         Problem("expected true or false", file, 8, 1, "suppressions"),
         Problem("expected the path of a spec file", file, 9, 1, "spec"),
         Problem(
-            "unknown setting (known: rules, failOn, exclude, distribution, xidCritical, suppressions, spec, values, "
-                "select, ignore, exemptions, baseline, roots, cacheDir)",
+            "unknown setting (known: rules, failOn, showInfo, exclude, distribution, xidCritical, suppressions, spec, "
+                "values, select, ignore, exemptions, baseline, roots, cacheDir)",
             file, 10, 1, "colour",
         ),
         Problem("expected a list of folders (relative to this file)", file, 11, 1, "roots"),

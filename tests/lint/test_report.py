@@ -50,8 +50,8 @@ def render(report: Report, name: str, **options: bool) -> str:
     return reporter(name).render(report, ReportOptions(**options))
 
 
-def test_text(report: Report) -> None:
-    assert render(report, "text") == (
+def test_text_lists_info_findings_when_asked(report: Report) -> None:
+    assert render(report, "text", show_info=True) == (
         "broken.yaml:2:1: error: invalid YAML: while parsing a flow node: did not find expected node content\n"
         "\n"
         "deploy.yaml:12:11: warning GS900 latest-image: Deployment prod/web: app runs :latest\n"
@@ -64,6 +64,21 @@ def test_text(report: Report) -> None:
         "\n"
         "2 files, 4 objects: 3 findings (1 error, 1 warning, 1 info), 1 input error\n"
     )
+
+
+def test_text_hides_info_findings_by_default_and_says_how_many(report: Report) -> None:
+    """Info findings are advice nobody acts on in a hook's output: hidden unless asked for,
+    counted in the summary with the option that lists them."""
+    text = render(report, "text")
+    assert "GS902" not in text
+    assert text.endswith(
+        "2 files, 4 objects: 2 findings (1 error, 1 warning), 1 info hidden (--show-info lists them), 1 input error\n"
+    )
+
+
+def test_json_and_sarif_carry_info_findings_without_asking(report: Report) -> None:
+    assert [f["rule"] for f in json.loads(render(report, "json"))["findings"]] == ["GS900", "GS901", "GS902"]
+    assert [r["ruleId"] for r in json.loads(render(report, "sarif"))["runs"][0]["results"]] == ["GS900", "GS901", "GS902"]
 
 
 def test_text_with_suppressed_notes_and_colour() -> None:
@@ -156,7 +171,7 @@ def test_sarif_is_valid_and_carries_rules_regions_and_notifications(report: Repo
 
 
 def test_github_annotations(report: Report) -> None:
-    assert render(report, "github").splitlines() == [
+    assert render(report, "github", show_info=True).splitlines() == [
         "::warning file=deploy.yaml,line=12,col=11,title=GS900 latest-image::"
         "Deployment prod/web: app runs :latest%0AFix: Pin the image.",
         "::error file=other.yaml,line=3,col=1,title=GS901 unnamed-config::ConfigMap <unnamed> has no name%0AFix: Name it.",
@@ -166,6 +181,9 @@ def test_github_annotations(report: Report) -> None:
         "invalid YAML: while parsing a flow node: did not find expected node content",
         "2 files, 4 objects: 3 findings (1 error, 1 warning, 1 info), 1 input error",
     ]
+    hidden = render(report, "github").splitlines()
+    assert not any("GS902" in line for line in hidden)
+    assert hidden[-1] == "2 files, 4 objects: 2 findings (1 error, 1 warning), 1 info hidden (--show-info lists them), 1 input error"
 
 
 def test_github_escapes_properties_and_messages() -> None:

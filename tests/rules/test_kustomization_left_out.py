@@ -41,3 +41,38 @@ def test_a_plugin_its_kustomization_lists_is() -> None:
     # the pair once, on the file that sorts first (apps/device-plugin)
     assert gs009_folders("resources:\n  - helmchart.yaml\n") == {"device-plugin"}
     assert gs009_folders("resources: [../shared]\npatches:\n  - path: ./helmchart.yaml\n") == {"device-plugin"}
+
+
+PRIVILEGED_GPU_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: comfyui, namespace: home}
+spec:
+  containers: [{name: app, image: 'comfyui:1.0', securityContext: {privileged: true}, resources: {limits: {nvidia.com/gpu: 1}}}]
+"""
+
+
+def test_a_file_its_kustomization_leaves_out_gets_a_note_not_findings() -> None:
+    """A backup copy kept beside the live file, which the kustomization does not list, is not
+    deployed: its pitfalls are not the cluster's. One note names it; the live file is linted."""
+    files = [
+        ("apps/comfyui/pod.yaml", PRIVILEGED_GPU_POD),
+        ("apps/comfyui/bak.pod.yaml", PRIVILEGED_GPU_POD),
+        ("apps/comfyui/kustomization.yaml", "resources:\n  - pod.yaml\n"),
+    ]
+    report = lint(LoadResult.merge(load_text(name, text) for name, text in files), Config())
+    assert {(f.file, f.rule) for f in report.findings if f.rule == "GS002"} == {("apps/comfyui/pod.yaml", "GS002")}
+    [note] = [n for n in report.notes if n.file == "apps/comfyui/bak.pod.yaml"]
+    assert note.message.startswith("not linted as deployed: the kustomization.yaml beside it does not list it")
+
+
+def test_a_kustomization_under_another_file_name_governs_no_folder() -> None:
+    """kustomize reads a folder's kustomization.yaml (.yml, Kustomization) only: a Kustomization
+    object in a file of another name (a flattened copy of a repository) leaves nothing out."""
+    files = [
+        ("flat/pod.yaml", PRIVILEGED_GPU_POD),
+        ("flat/lab__kustomization.yaml", "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n"),
+    ]
+    report = lint(LoadResult.merge(load_text(name, text) for name, text in files), Config())
+    assert [f.file for f in report.findings if f.rule == "GS002"] == ["flat/pod.yaml"]
+    assert not [n for n in report.notes if n.message.startswith("not linted as deployed")]

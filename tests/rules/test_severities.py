@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
+SPECS = Path(__file__).parent / "specs"
 GPU_POD = """
 apiVersion: v1
 kind: Pod
@@ -27,7 +29,7 @@ PCI_0300_POD = GPU_POD.replace("spec:\n", 'spec:\n  nodeSelector: {feature.node.
         ("gke", None),
         ("eks", None),
         ("aks", None),
-        ("openshift", "warning"),
+        ("openshift", None),  # the GPU Operator hooks CRI-O: every container gets the toolkit
         ("generic", "warning"),
         (None, "info"),
     ],
@@ -55,13 +57,26 @@ def _visible(name: str, value: str, gpus: int) -> str:
         ("CUDA_VISIBLE_DEVICES", "0,1,2,3", 1, "error"),  # ordinals the container does not have
         ("NVIDIA_VISIBLE_DEVICES", "1", 1, "warning"),  # honoured, right only if it is the allocated GPU
         ("NVIDIA_VISIBLE_DEVICES", "0,1", 1, "error"),
-        ("NVIDIA_VISIBLE_DEVICES", "all", 4, "error"),
+        ("NVIDIA_VISIBLE_DEVICES", "all", 4, "warning"),  # without a spec the node's GPU count is unknown
     ],
 )
 def test_visible_devices_within_the_request_are_warnings(
     lint: Callable[..., list], name: str, value: str, gpus: int, severity: str | None
 ) -> None:
     found = [r.severity for r in lint(_visible(name, value, gpus)) if r.rule == "GS007"]
+    assert found == ([severity] if severity else [])
+
+
+@pytest.mark.parametrize(("spec", "severity"), [("kubeadm-1.35.yaml", "error"), ("l4.yaml", None)])
+def test_visible_devices_all_by_the_nodes_gpu_count(
+    lint: Callable[..., list], spec: str, severity: str | None
+) -> None:
+    """With a spec, `all` beside a one-GPU request is an error where the pod can land on nodes
+    with more GPUs (8 and 4 per node) and nothing where every node has one."""
+    text = _visible("NVIDIA_VISIBLE_DEVICES", "all", 1).replace(
+        "spec:\n", "spec:\n  tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n", 1
+    )
+    found = [r.severity for r in lint(text, spec=SPECS / spec) if r.rule == "GS007"]
     assert found == ([severity] if severity else [])
 
 

@@ -12,6 +12,7 @@ Every key is optional::
       - {rules: [GS002], namespace: gpu-system, kind: DaemonSet, name: agent, reason: needs /dev}
     baseline: .gpustack-baseline.json   # report only findings not in it (relative to this file)
     failOn: warning        # error | warning | info: the lowest severity that fails the run
+    showInfo: false        # text and GitHub output list info findings too (--show-info)
     exclude:               # as in .gitignore: a name anywhere, or a path from this file's folder
       - charts/*/templates
       - vendor
@@ -32,6 +33,7 @@ never silently turns a rule back on.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -69,6 +71,7 @@ class Config:
     selection: Selection = Selection()  # which rules run (selection.py decides)
     severities: Mapping[str, Severity] = field(default_factory=dict)
     fail_on: Severity = Severity.WARNING
+    show_info: bool = False
     exclude: tuple[str, ...] = ()
     distribution: str | None = None
     options: RuleOptions = field(default_factory=RuleOptions)
@@ -179,10 +182,11 @@ class _Reader:
         readers: dict[str, Callable[[Any], dict[str, Any]]] = {
             "rules": self.rules,
             "failOn": lambda value: {"fail_on": self.severity(value, ("failOn",))},
+            "showInfo": lambda value: self.flag("showInfo", value),
             "exclude": self.exclude,
             "distribution": self.distribution,
             "xidCritical": self.xids,
-            "suppressions": self.suppressions,
+            "suppressions": lambda value: self.flag("suppressions", value),
             "spec": lambda value: self.file("spec", value, "a spec file"),
             "values": self.values,
             "select": lambda value: self.rule_list("select", value),
@@ -300,10 +304,11 @@ class _Reader:
         self.problem(("xidCritical",), "expected a list of XID codes (positive integers)")
         return {}
 
-    def suppressions(self, value: Any) -> dict[str, Any]:
+    def flag(self, key: str, value: Any) -> dict[str, Any]:
+        """A true-or-false setting, under its field's name (``showInfo`` -> ``show_info``)."""
         if isinstance(value, bool):
-            return {"suppressions": value}
-        self.problem(("suppressions",), "expected true or false")
+            return {re.sub(r"[A-Z]", lambda upper: "_" + upper.group().lower(), key): value}
+        self.problem((key,), "expected true or false")
         return {}
 
     def file(self, key: str, value: Any, what: str, setting: str | None = None) -> dict[str, Any]:

@@ -2,16 +2,17 @@
 
 Each ``helmCharts`` item is a release (``valuesInline`` over its ``valuesFile``, a file beside
 the kustomization). A kustomization applies only the files it names: ``left_out_by_kustomization``
-tells the rules which files of its folder are never deployed.
+tells the rules which files of its folder are never deployed, and ``deployed_only`` keeps
+findings on them out of the report (a note per file says so instead).
 """
 
 from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from gpustack.lint.model import Resource, nonempty_text
+from gpustack.lint.model import Finding, Note, Resource, nonempty_text
 from gpustack.lint.releases.helmvalues import ValuesLayer, mapping
 from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release, with_layers
 
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 # None: a kustomization.yaml without apiVersion and kind.
 KINDS = frozenset({"Kustomization", None})
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+T = TypeVar("T")
 
 
 def posix_path(file: str) -> str:
@@ -75,11 +77,27 @@ def left_out_by_kustomization(ctx: LintContext) -> frozenset[str]:
     return ctx.memo(("left-out-by-kustomization",), lambda: _left_out(ctx.resources))
 
 
+def deployed_only(ctx: LintContext, found: list[tuple[T, Finding]]) -> tuple[list[tuple[T, Finding]], list[Note]]:
+    """``found`` without the findings on files that nothing deploys (``left_out_by_kustomization``:
+    a backup copy, an entry commented out), and one note per such file: judging a file nothing
+    applies as live reports pitfalls the cluster never has."""
+    left_out = left_out_by_kustomization(ctx)
+    skipped = dict.fromkeys(finding.file for _, finding in found if finding.file in left_out)
+    notes = [
+        Note("not linted as deployed: the kustomization.yaml beside it does not list it (list it there if it is meant"
+             " to be applied)", file)
+        for file in skipped
+    ]
+    return [item for item in found if item[1].file not in left_out], notes
+
+
 def _left_out(resources: Iterable[Resource]) -> frozenset[str]:
     named: dict[str, set[str]] = {}
     for resource in resources:
-        if is_kustomization(resource):
-            folder, name = posixpath.split(posix_path(resource.file))
+        folder, name = posixpath.split(posix_path(resource.file))
+        # kustomize reads a folder's kustomization under these names only: a Kustomization
+        # object in a file of another name (a flattened copy) governs no folder.
+        if name in KUSTOMIZATION_FILES and is_kustomization(resource):
             named.setdefault(folder, {name}).update(posixpath.normpath(text) for text in _strings(resource.data))
     if not named:
         return frozenset()

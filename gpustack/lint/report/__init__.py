@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # a run that prints its stored output never loads the engine
+    from gpustack.lint.model import Finding
     from gpustack.lint.report.model import Report
 
 FORMATS: dict[str, str] = {
@@ -26,6 +27,7 @@ class ReportOptions:
     color: bool = False  # ANSI colour (text; only when printing to a terminal)
     show_suppressed: bool = False  # list suppressed findings too
     docs_url: str | None = None  # SARIF: base URL of the rule docs (None: GPUSTACK_DOCS_URL, else no helpUri)
+    show_info: bool = False  # text and GitHub: list info findings too (JSON and SARIF always do)
 
 
 class Reporter(Protocol):
@@ -38,17 +40,32 @@ def reporter(name: str) -> Reporter:
     return module
 
 
-def summary(report: Report) -> str:
-    """One line: what was read, what was found, what was hidden, what could not be read."""
-    counts = {str(severity): 0 for severity in sorted({f.severity for f in report.findings}, reverse=True)}
-    for finding in report.findings:
+def shown_findings(report: Report, options: ReportOptions) -> tuple[Finding, ...]:
+    """The findings a reader of text or annotations sees: info ones only when asked for.
+    Advice that nobody acts on buries the findings people do act on (a pre-commit hook is read
+    line by line); scripts and code scanning (JSON, SARIF) get every finding."""
+    from gpustack.lint.model import Severity
+
+    if options.show_info:
+        return report.findings
+    return tuple(finding for finding in report.findings if finding.severity > Severity.INFO)
+
+
+def summary(report: Report, shown: tuple[Finding, ...] | None = None) -> str:
+    """One line: what was read, what was found, what was hidden, what could not be read.
+    ``shown``: the findings listed (``shown_findings``), when not all of them."""
+    shown = report.findings if shown is None else shown
+    counts = {str(severity): 0 for severity in sorted({f.severity for f in shown}, reverse=True)}
+    for finding in shown:
         counts[str(finding.severity)] += 1
     found = (
-        f"{plural(len(report.findings), 'finding')} ({', '.join(_severity_count(n, s) for s, n in counts.items())})"
-        if report.findings
+        f"{plural(len(shown), 'finding')} ({', '.join(_severity_count(n, s) for s, n in counts.items())})"
+        if shown
         else "no findings"
     )
     parts = [found]
+    if len(report.findings) > len(shown):
+        parts.append(f"{len(report.findings) - len(shown)} info hidden (--show-info lists them)")
     baselined = baseline_count(report)
     if len(report.suppressed) > baselined:
         parts.append(f"{len(report.suppressed) - baselined} suppressed")

@@ -1,17 +1,19 @@
 """GitHub Actions workflow commands: one annotation per finding on the file and line, input
-errors as error annotations, notes as notices, then the summary line."""
+errors as error annotations, notes as notices, then the summary line. Info findings only
+with ``--show-info`` (a notice on every GPU workload drowns the warnings in a pull request)."""
 
 from __future__ import annotations
 
 from gpustack.lint.model import Finding, Severity
-from gpustack.lint.report import ReportOptions, summary
+from gpustack.lint.report import ReportOptions, shown_findings, summary
 from gpustack.lint.report.model import Report
 
 _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
 def render(report: Report, options: ReportOptions) -> str:
-    lines = [_finding(finding) for finding in report.findings]
+    shown = shown_findings(report, options)
+    lines = [_finding(finding) for finding in shown]
     lines += [
         _command("error", {"file": e.file, "line": e.line, "col": e.column, "title": "unreadable input"}, e.message)
         for e in report.errors
@@ -19,7 +21,7 @@ def render(report: Report, options: ReportOptions) -> str:
     if options.show_suppressed:
         lines += [_finding(item.finding, suppressed_by=item.suppression.source) for item in report.suppressed]
     lines += [_command("notice", {"file": n.file, "line": n.line}, n.message) for n in report.notes]
-    lines.append(summary(report))
+    lines.append(summary(report, shown))
     return "".join(line + "\n" for line in lines)
 
 

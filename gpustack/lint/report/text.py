@@ -1,5 +1,6 @@
 """Text for people: grouped per file, ``file:line:col: severity RULE name: message``, a fix
-hint below, notes and a one-line summary at the end. Colour only when asked (a terminal)."""
+hint below, notes and a one-line summary at the end. Info findings only when asked for
+(``--show-info``; the summary counts those hidden). Colour only when asked (a terminal)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from itertools import groupby
 
 from gpustack.lint.model import Finding, InputError, Severity
 from gpustack.lint.policy.suppress import Suppressed
-from gpustack.lint.report import ReportOptions, summary
+from gpustack.lint.report import ReportOptions, shown_findings, summary
 from gpustack.lint.report.model import Report
 from gpustack.terminal import CYAN, RED, YELLOW, Painter, painter
 
@@ -17,14 +18,15 @@ _COLOURS = {Severity.ERROR: RED, Severity.WARNING: YELLOW, Severity.INFO: CYAN}
 
 def render(report: Report, options: ReportOptions) -> str:
     paint = painter(options.color)
-    entries: list[tuple[str, int, str]] = [(f.file, 1, _finding(f, paint)) for f in report.findings]
+    shown = shown_findings(report, options)
+    entries: list[tuple[str, int, str]] = [(f.file, 1, _finding(f, paint)) for f in shown]
     entries += [(e.file, 0, _error(e, paint)) for e in report.errors]
     entries.sort(key=lambda entry: (entry[0], entry[1]))  # stable: findings stay in their order
     blocks = ["".join(entry[2] for entry in group) for _, group in groupby(entries, key=lambda e: e[0])]
     if options.show_suppressed and report.suppressed:
         blocks.append(paint("1", "suppressed:") + "\n" + "".join(_suppressed(item, paint) for item in report.suppressed))
     tail = [f"{paint('1', 'note:')} {_where(note.file, note.line)}{note.message}\n" for note in report.notes]
-    tail.append(summary(report) + "\n")
+    tail.append(summary(report, shown) + "\n")
     return "\n".join(blocks + ["".join(tail)])
 
 

@@ -8,6 +8,11 @@ reaches GPUs without requesting them (host paths, ``NVIDIA_VISIBLE_DEVICES``) co
 scheduler does not know about its GPUs. ``allowPrivilegeEscalation: true`` alone is not
 reported here: without added capabilities a setuid binary gains no more than the container's
 default set (GS023 asks for ``false`` as hardening).
+
+GKE's GPUDirect-TCPX and -TCPXO receive-data-path manager (RxDM, image ``tcpgpudmarxd``) is
+the exception: GKE runs it as a privileged sidecar of the GPU workload it moves data for, and
+the user cannot drop the privilege (https://github.com/GoogleCloudPlatform/container-engine-accelerators/tree/master/gpudirect-tcpx,
+https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx).
 """
 
 from __future__ import annotations
@@ -16,11 +21,14 @@ from collections.abc import Iterator, Mapping
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts.consumers import is_gpu_workload, outside_scheduler_note
+from gpustack.lint.facts.images import image_repository
 from gpustack.lint.facts.podspec import subject
 from gpustack.lint.model import Container, Hit, Path, PodSpec
 from gpustack.lint.registry import Rule
 
 ADMIN_CAPABILITIES = frozenset({"SYS_ADMIN", "CAP_SYS_ADMIN", "ALL"})
+# GKE's GPUDirect RxDM daemons (TCPX, TCPXO): privileged by GKE's design (module docstring).
+GPUDIRECT_RXDM = ("us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/", "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/")
 FIX = (
     "Remove `privileged` and the added capabilities; request GPUs "
     "through resources (or a claim) and set `runtimeClassName: nvidia` where the nvidia runtime "
@@ -42,11 +50,18 @@ def _escalations(container: Container) -> Iterator[tuple[Path, str]]:
             yield (*path, "capabilities", "add", index), f"adds capability {capability}"
 
 
+def _is_gpudirect_rxdm(container: Container) -> bool:
+    repository = image_repository(container.image)
+    return repository.startswith(GPUDIRECT_RXDM) and repository.rsplit("/", 1)[-1].startswith("tcpgpudmarxd")
+
+
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     if not is_gpu_workload(pod):
         return
     note = outside_scheduler_note(pod)
     for container in pod.containers():
+        if _is_gpudirect_rxdm(container):
+            continue
         for path, what in _escalations(container):
             yield Hit(pod.resource, path, f"{subject(pod, container)} of a GPU pod {what}{note}", fix=FIX)
 

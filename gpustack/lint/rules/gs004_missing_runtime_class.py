@@ -16,6 +16,10 @@ DRA claims are exempt: DRA drivers hand devices over through CDI, which containe
 under any runtime (a system DaemonSet with an admin claim, such as DCGM Exporter in DRA mode,
 too). GKE, EKS and AKS make the nvidia runtime (or their own driver mounts) the
 default; GKE has no ``nvidia`` RuntimeClass at all, so adding one gets pods rejected.
+On OpenShift the GPU Operator installs the NVIDIA Container Toolkit as CRI-O's OCI hook, which
+CRI-O applies to every container: GPU pods need no RuntimeClass there
+(https://docs.nvidia.com/datacenter/cloud-native/openshift/latest/index.html), whatever
+containerd settings the set holds (CRI-O reads none of them).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from gpustack.lint.registry import Rule
 from gpustack.lint.releases import dispatch, flux, k3s
 
 MANAGED = frozenset({"gke", "eks", "aks"})
+# Distributions whose GPU stack hooks the nvidia runtime into every container (module docstring).
+HOOKED = frozenset({"openshift"})
 # Node labels only a managed cloud sets: a pod that selects one runs there (GKE's
 # cloud.google.com/gke-accelerator; the others follow the same reasoning).
 MANAGED_LABEL_PREFIXES = (
@@ -68,9 +74,11 @@ def _evidence(ctx: LintContext) -> tuple[bool, str] | None:
 def _severity(distribution: str | None, ctx: LintContext) -> Severity | None:
     """None: no finding. Error where runc is the default, info without any context.
 
-    Precedence: a managed cloud, then the spec's ``cluster.nvidiaDefaultRuntime``, then the
-    set's evidence, then the distribution's own default runtime."""
-    if distribution in MANAGED or (ctx.cluster is not None and ctx.cluster.nvidia_default_runtime):
+    Precedence: a managed cloud or OpenShift, then the spec's ``cluster.nvidiaDefaultRuntime``,
+    then the set's evidence, then the distribution's own default runtime."""
+    if distribution in MANAGED or distribution in HOOKED:
+        return None
+    if ctx.cluster is not None and ctx.cluster.nvidia_default_runtime:
         return None
     if (evidence := ctx.set_fact(_evidence)) is not None:
         return None if evidence[0] else Severity.ERROR

@@ -6,7 +6,11 @@ after the plugin's in the container's env, so it wins: ``all`` exposes every GPU
 and ids are the node's GPUs, not the allocation's. In a pod that requests no GPU the
 scheduler does not know about these GPUs at all. A list no longer than the request is a
 warning: the runtime honours it, and it is right only if those happen to be the allocated
-GPUs. ``void`` and ``none`` hide GPUs and are fine.
+GPUs. ``void`` and ``none`` hide GPUs and are fine. With a spec, ``all`` (or more ids than the
+request) is not reported when every pool the pod can land on has no more GPUs per node than it
+requests, without MIG or HAMi: the node has nothing more to expose. Without a spec, how many
+GPUs the nodes have is unknown: ``all`` beside a GPU request is a warning (an error where the
+spec shows larger nodes, or where ids name more GPUs than requested).
 
 ``CUDA_VISIBLE_DEVICES`` is read by CUDA inside the container, over the GPUs the container
 was given, numbered from 0. Ordinals beyond the request do not exist (CUDA stops at the first
@@ -23,7 +27,9 @@ from fractions import Fraction
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts.consumers import VISIBLE_DEVICES, EnvVar, env_vars, visible_devices
 from gpustack.lint.facts.podspec import subject
+from gpustack.lint.facts.pools import ClusterFacts
 from gpustack.lint.facts.quantities import gpu_requests, is_template_placeholder
+from gpustack.lint.facts.scheduling import reachable_pools
 from gpustack.lint.model import Container, Hit, PodSpec, Severity
 from gpustack.lint.registry import Rule
 
@@ -55,7 +61,23 @@ def _plural(count: Fraction) -> str:
     return f"{count} GPU" if count == 1 else f"{count} GPUs"
 
 
-def _nvidia(pod: PodSpec, container: Container, var: EnvVar, requested: Fraction | None) -> Hit:
+def _nothing_more_to_expose(pod: PodSpec, requested: Fraction, cluster: ClusterFacts | None) -> bool:
+    """Whether every pool the pod can land on has at most ``requested`` whole GPUs per node, none
+    split by MIG or HAMi (where ``all`` reaches beyond the pod's slice): ``all`` adds nothing."""
+    if cluster is None:
+        return False
+    pools = reachable_pools(pod, cluster)
+    return bool(pools) and all(
+        pool.gpus <= requested
+        and not pool.sharing.hami
+        and not (cluster.mig_strategy != "none" and pool.gpu.mig_capable)
+        for pool in pools
+    )
+
+
+def _nvidia(
+    pod: PodSpec, container: Container, var: EnvVar, requested: Fraction | None, cluster: ClusterFacts | None
+) -> Hit | None:
     value = var.value or ""
     where = f"{subject(pod, container)} sets {VISIBLE_DEVICES}={value}"
     if pod.gpus_outside_scheduler:
@@ -66,20 +88,22 @@ def _nvidia(pod: PodSpec, container: Container, var: EnvVar, requested: Fraction
             fix=FIX,
         )
     ids = _ids(value)
+    severity = None
     if value.strip().lower() == "all" or not requested or len(ids) > requested:
-        asks = f" but requests {_plural(requested)}" if requested else ""
-        return Hit(
-            pod.resource, var.value_path,
-            f"{where}{asks}: the nvidia runtime exposes these GPUs whatever the scheduler allocated",
-            fix=FIX,
-        )
-    return Hit(
-        pod.resource, var.value_path,
-        f"{where} within its request of {_plural(requested)}: the runtime honours the list over the "
-        "allocation, so the container gets these GPUs of the node, allocated to it or not",
-        severity=Severity.WARNING,
-        fix=FIX,
-    )
+        if requested and _nothing_more_to_expose(pod, requested, cluster):
+            return None
+        if requested and cluster is None and len(ids) <= requested:  # "all", node size unknown
+            severity = Severity.WARNING
+            why = (f" but requests {_plural(requested)}: on a node with more GPUs, the nvidia runtime exposes"
+                   " them all whatever the scheduler allocated")
+        else:
+            asks = f" but requests {_plural(requested)}" if requested else ""
+            why = f"{asks}: the nvidia runtime exposes these GPUs whatever the scheduler allocated"
+    else:
+        severity = Severity.WARNING
+        why = (f" within its request of {_plural(requested)}: the runtime honours the list over the "
+               "allocation, so the container gets these GPUs of the node, allocated to it or not")
+    return Hit(pod.resource, var.value_path, where + why, severity=severity, fix=FIX)
 
 
 def _cuda(pod: PodSpec, container: Container, var: EnvVar, requested: Fraction) -> Hit | None:
@@ -115,8 +139,8 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     for container in pod.containers():
         requested = _requested(container)
         var = visible_devices(container)
-        if var is not None:
-            yield _nvidia(pod, container, var, requested)
+        if var is not None and (hit := _nvidia(pod, container, var, requested, ctx.cluster)):
+            yield hit
         cuda = next((v for v in env_vars(container) if v.name == CUDA_VISIBLE_DEVICES), None)
         if cuda is None or cuda.value is None or is_template_placeholder(cuda.value):
             continue

@@ -5,7 +5,9 @@ the chart renamed changes nothing, silently. HAMi's chart replaced
 ``scheduler.kubeScheduler.imageTag`` by ``scheduler.kubeScheduler.image.tag`` in v2.7.0: on
 chart 2.10.0 a pin with the old key does nothing. Keys come from ``gpustack.lint.charts.chartkeys``
 (read from the charts' templates, every packaged version) or ``--chart-values``; the version
-from ``chartversions.resolve`` (ranges, patch releases, no pin: with a note). Keys below a
+from ``chartversions.resolve`` (ranges, patch releases, no pin: with a note). A version no
+key data covers is a limit of gpustack's knowledge, not the user's problem: the engine reports
+it as a note, not a finding. Keys below a
 subtree the templates take whole (``toYaml``) are not judged; keys ``values.yaml`` declares
 but no template reads are GS042's.
 """
@@ -27,11 +29,6 @@ from gpustack.lint.releases.release import HelmChartRelease
 def check(ctx: LintContext) -> Iterator[Hit]:
     for release in dispatch.releases(ctx):
         resolution = chartversions.resolve(release.chart, release.version, ctx.chart_values)
-        if resolution.keys is None and resolution.note is not None:
-            yield Hit(
-                release.resource, release.path, f"{release.owner}: {resolution.note}", severity=Severity.INFO,
-                fix="Pin a version gpustack has key data for, or give the chart with --chart-values.",
-            )
         for layer in release.layers:
             for path in valuehints.written(layer):
                 yield from _check_key(release, layer, path, resolution)
