@@ -120,7 +120,7 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         releases.append(
             chart_release(
                 "dcgm-exporter",
-                name="dcgm-exporter",
+                name=dcgm_exporter.CHART_RELEASE,
                 version=exporter.version,
                 namespace=monitoring.namespace,
                 values=dcgm_exporter_values(stack),
@@ -129,7 +129,10 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         )
     if monitoring.alerts.enabled:
         rule = alerts.prometheus_rule(
-            stack, host=dcgm_exporter.host_label(stack), profiling=bool(profiling_pools(stack))
+            stack,
+            host=dcgm_exporter.host_label(stack),
+            profiling=bool(profiling_pools(stack)),
+            job=dcgm_exporter.scrape_job(stack),
         )
         add_object(chart, rule)
     return Contribution(releases=releases, notes=_notes(stack))

@@ -77,8 +77,9 @@ class Alerts(Strict):
     memoryFor: str = Field("5m", pattern=DURATION)
     memoryReservingContainers: list[str] = Field(
         default_factory=lambda: ["vllm"],
-        description="Containers that reserve most of the GPU memory at start by design (vLLM takes "
-        "--gpu-memory-utilization, 0.9 by default): GPUMemoryNearFull leaves their GPUs out.",
+        description="Inference-server containers: they reserve most of the GPU memory at start by design "
+        "(vLLM takes --gpu-memory-utilization, 0.9 by default) and sit idle without traffic, so "
+        "GPUMemoryNearFull and GPUIdleButAllocated leave them out (matched on exported_container).",
     )
     idleUtilPercent: int = Field(5, ge=0, le=100, description="GPUIdleButAllocated: utilisation below this...")
     idleMemoryMiB: int = Field(1024, ge=0, description="...while more than this much memory is held.")
