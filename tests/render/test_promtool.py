@@ -14,94 +14,15 @@ is skipped for a developer and fails under CI=true.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
-from alert_cases import Builder, Case, Mode, gpu_cases, modes, target_cases
-from cluster_series import Scrape
-from render_helpers import EXAMPLES, Result
-
-from gpustack.render.components import dcgm_exporter
+from alert_cases import Builder, gpu_cases, modes, target_cases
+from promtool_support import alerts_of, rule_objects, run_promtool, scrape_of
+from render_helpers import EXAMPLES
 
 IDS = [path.stem for path in EXAMPLES]
-
-
-@pytest.fixture(scope="session")
-def promtool() -> str:
-    found = shutil.which("promtool")
-    if found:
-        return found
-    reason = "promtool not found: apt-get install -y prometheus (Debian) brings it"
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(f"the promtool tier cannot run in CI: {reason}", pytrace=False)
-    pytest.skip(reason)
-
-
-def rule_objects(result: Result) -> list[dict[str, Any]]:
-    """The PrometheusRules of a rendered stack, from its files."""
-    _, tree = result
-    return [
-        doc
-        for path, text in sorted(tree.items())
-        if path.endswith(".yaml")
-        for doc in yaml.safe_load_all(text)
-        if isinstance(doc, dict) and doc.get("kind") == "PrometheusRule"
-    ]
-
-
-def alerts_of(result: Result) -> dict[str, dict[str, Any]]:
-    return {r["alert"]: r for rule in rule_objects(result) for g in rule["spec"]["groups"] for r in g["rules"] if "alert" in r}
-
-
-def scrape_of(result: Result, mode: Mode | None) -> Scrape:
-    stack = result[0].ctx.stack
-    return Scrape(dcgm_exporter.scrape_job(stack), dcgm_exporter.host_label(stack), attributes=mode is None or mode.attributed)
-
-
-def run_promtool(promtool: str, folder: Path, result: Result, cases: list[Case]) -> None:
-    """Write the rules (annotations reduced to runbook_url) and the cases, run promtool test rules."""
-    groups = []
-    for rule in rule_objects(result):
-        for group in rule["spec"]["groups"]:
-            rules = [r | {"annotations": {"runbook_url": r["annotations"]["runbook_url"]}} for r in group["rules"]]
-            groups.append(group | {"rules": rules})
-    (folder / "rules.json").write_text(json.dumps({"groups": groups}), encoding="utf-8")
-    tests = [
-        {
-            "name": f"{case.alert} {case.kind}",
-            "interval": "1m",
-            "input_series": case.series.input_series(),
-            "alert_rule_test": [
-                {
-                    "eval_time": f"{check.minute}m",
-                    "alertname": case.alert,
-                    "exp_alerts": [
-                        {
-                            "exp_labels": {k: v for k, v in labels.items() if k != "alertname"},
-                            "exp_annotations": {"runbook_url": result_alerts_runbook(result, case.alert)},
-                        }
-                        for labels in check.alerts
-                    ],
-                }
-                for check in case.checks
-            ],
-        }
-        for case in cases
-    ]
-    (folder / "tests.json").write_text(
-        json.dumps({"rule_files": ["rules.json"], "evaluation_interval": "1m", "tests": tests}), encoding="utf-8"
-    )
-    run = subprocess.run([promtool, "test", "rules", "tests.json"], cwd=folder, capture_output=True, text=True)
-    assert run.returncode == 0, run.stdout + run.stderr
-
-
-def result_alerts_runbook(result: Result, alert: str) -> str:
-    return alerts_of(result)[alert]["annotations"]["runbook_url"]
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=IDS)
