@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from gpustack.charts import chart
+from gpustack.shipped import default_critical_xids
 from gpustack.spec.models.base import DNS_LABEL, DURATION, Strict, Versioned, version_string
 from gpustack.spec.models.cluster import NoSharing, Sharing
 
@@ -96,7 +97,7 @@ class Alerts(Strict):
     )
     underfilledFor: str = Field("30m", pattern=DURATION)
     criticalXids: list[int] = Field(
-        default_factory=lambda: [31, 43, 79, 92],
+        default_factory=lambda: list(default_critical_xids()),
         description="XID codes that must always alert "
         "(https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html).",
     )
