@@ -28,16 +28,13 @@ LOST_LOOKBACK = "1h"
 # kube-state-metrics' resource label for extended resources (nvidia.com/gpu → nvidia_com_gpu).
 NVIDIA_RESOURCES = 'resource=~"nvidia_com_.+"'
 README_SECTION = "Alerts"
-# What each label on gpustack's alerts means (the README's table).
-ALERT_LABELS = {
-    "severity": "critical pages, warning needs a look today, info is advice",
-    "gpu, UUID, modelName": "the GPU (index on the node, its UUID, its model as NVML names it)",
-    "GPU_I_ID": "the MIG instance (per-instance alerts on MIG GPUs only)",
-    "exported_namespace, exported_pod": "the workload using the GPU (absent when no pod holds it); "
-    "the plain namespace/pod labels name the exporter's pod",
-    "xid, xid_action": "the XID code and its bucket in NVIDIA's XID catalogue",
-    "job, instance": "the exporter's scrape target (GPUExporterDown)",
-    "node, resource": "the node and extended resource (GPUUnallocatable)",
+# Alerts on one GPU (or MIG instance) series as it is, with all its labels; the others listed
+# here carry the labels named; every other alert is folded per GPU (alert_series.per_gpu).
+PER_SERIES = frozenset({"GPUMemoryNearFull", "GPUIdleButAllocated", "GPUBusyButUnderfilled"})
+TARGET_LABELS = {
+    "GPUExporterDown": "`job`, `instance`, `namespace`/`pod` (the exporter's pod)",
+    "GPUExporterAbsent": "`job`",
+    "GPUUnallocatable": "`node`, `resource` (kube-state-metrics)",
 }
 
 
@@ -210,32 +207,58 @@ def presence_rules(rules: AlertRules) -> list[dict[str, Any]]:
     return result
 
 
-def runbook_section(rule: dict[str, Any]) -> list[str]:
-    """The README section the rules' runbook_url annotations point to: one heading per alert."""
+def runbook_section(rule: dict[str, Any], host: str) -> list[str]:
+    """The README section the rules' runbook_url annotations point to: a table, then one heading per alert."""
     lines = [
         f"## {README_SECTION}",
         "",
         f"PrometheusRule `{rule['metadata']['name']}` (namespace `{rule['metadata']['namespace']}`). Each alert's "
-        "`runbook_url` points to its heading here.",
+        "`runbook_url` points to its heading here. DCGM Exporter's series reach Prometheus through a "
+        "ServiceMonitor with `honorLabels: false`: the workload using a GPU is in `exported_namespace`, "
+        "`exported_pod`, `exported_container`; `namespace`, `pod`, `container` name the exporter's own pod.",
+        "",
+        "| Alert | Severity | Labels | Runbook |",
+        "|---|---|---|---|",
     ]
-    for group in rule["spec"]["groups"]:
-        for alert in group["rules"]:
-            timing = [f"for {alert['for']}"] if "for" in alert else []
-            if "keep_firing_for" in alert:
-                timing.append(f"keeps firing for {alert['keep_firing_for']}")
-            lines += [
-                "",
-                f"### {alert['alert']}",
-                "",
-                f"Severity {alert['labels']['severity']}{', ' if timing else ''}{', '.join(timing)}.",
-                "",
-                "```promql",
-                alert["expr"],
-                "```",
-                "",
-                alert["annotations"]["description"],
-            ]
+    every = [alert for group in rule["spec"]["groups"] for alert in group["rules"]]
+    for alert in every:
+        lines.append(
+            f"| {alert['alert']} | {alert['labels']['severity']} | {carried_labels(alert, host)} | "
+            f"[{alert['alert']}]({alert['annotations']['runbook_url']}) |"
+        )
+    for alert in every:
+        timing = [f"for {alert['for']}"] if "for" in alert else []
+        if "keep_firing_for" in alert:
+            timing.append(f"keeps firing for {alert['keep_firing_for']}")
+        lines += [
+            "",
+            f"### {alert['alert']}",
+            "",
+            f"Severity {alert['labels']['severity']}{', ' if timing else ''}{', '.join(timing)}. "
+            f"Labels: {carried_labels(alert, host)}.",
+            "",
+            "```promql",
+            alert["expr"],
+            "```",
+            "",
+            alert["annotations"]["description"],
+        ]
     return lines
+
+
+def carried_labels(alert: dict[str, Any], host: str) -> str:
+    """The labels an alert carries besides ``alertname`` and ``severity``, in words."""
+    name = alert["alert"]
+    if name in TARGET_LABELS:
+        return TARGET_LABELS[name]
+    gpu = f"`{host}`, `gpu`, `UUID`, `modelName`"
+    if name in PER_SERIES:
+        return (
+            f"{gpu}, `GPU_I_ID`/`GPU_I_PROFILE` (MIG instance), `exported_namespace`/`exported_pod`/"
+            "`exported_container` (the workload), the exporter's `namespace`/`pod`/`instance`"
+        )
+    extra = ", `xid`, `xid_action`" if "xid_action" in alert["labels"] else ""
+    return f"{gpu}{extra}, `exported_namespace`/`exported_pod` when a pod uses the GPU (one alert per workload)"
 
 
 def _servers(alerts: Alerts) -> str:
