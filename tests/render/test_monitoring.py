@@ -7,6 +7,7 @@ import pytest
 from crd_support import assert_valid
 from render_helpers import release
 
+from gpustack.errors import SpecError
 from gpustack.lint.facts import promql
 from gpustack.render.components import alerts, monitoring, xid
 from gpustack.render.components.alert_series import SeriesModel
@@ -165,7 +166,9 @@ def test_every_alert_has_a_description_and_a_runbook_in_the_readme(examples):
             annotations = rule["annotations"]
             assert annotations["description"] and annotations["summary"]
             path, anchor = annotations["runbook_url"].split("#")
-            assert path == "README.md" and f"\n### {rule['alert']}\n" in readme and anchor == rule["alert"].lower()
+            assert path.endswith("README.md") and f"\n### {rule['alert']}\n" in readme
+            assert anchor == rule["alert"].lower()
+            assert ("**The runbook links are relative**" in readme) == (path == "README.md")
 
 
 def test_runbook_base_url_from_the_spec():
@@ -173,6 +176,31 @@ def test_runbook_base_url_from_the_spec():
         alert_rules(Alerts(), profiling=False, runbook_base="https://git.example.org/ops/gpu/README.md")
     )
     assert rules[0]["annotations"]["runbook_url"] == "https://git.example.org/ops/gpu/README.md#gpuhightemperature"
+
+
+ARGOCD = {"enabled": True, "repoURL": "https://github.com/acme/gpu-stacks.git", "path": "stacks/lab"}
+
+
+@pytest.mark.parametrize(
+    ("argocd", "expected"),
+    [
+        (ARGOCD, "https://github.com/acme/gpu-stacks/blob/HEAD/stacks/lab/README.md#gpuhightemperature"),
+        (ARGOCD | {"repoURL": "https://gitlab.example.org/ops/gpu", "targetRevision": "main"},
+         "https://gitlab.example.org/ops/gpu/-/blob/main/stacks/lab/README.md#gpuhightemperature"),
+        (ARGOCD | {"repoURL": "https://git.example.com/ops/gpu.git"}, "README.md#gpuhightemperature"),
+    ],
+)
+def test_runbook_links_default_to_the_readme_in_the_argocd_repository(render_spec, argocd, expected):
+    rendered, tree = render_spec(gitops={"argocd": argocd})
+    assert rules_of(rendered)[1]["GPUHighTemperature"]["annotations"]["runbook_url"] == expected
+    assert ("**The runbook links are relative**" in tree["README.md"]) == expected.startswith("README.md")
+
+
+def test_an_explicit_runbook_base_url_wins_and_must_be_absolute(render_spec):
+    rendered, _ = render_spec(gitops={"argocd": ARGOCD}, monitoring={"alerts": {"runbookBaseUrl": "https://w.example/r"}})
+    assert rules_of(rendered)[1]["GPULost"]["annotations"]["runbook_url"] == "https://w.example/r#gpulost"
+    with pytest.raises(SpecError, match=r"spec.yaml:\d+:\d+: spec.monitoring.alerts.runbookBaseUrl: must be an absolute URL"):
+        render_spec(monitoring={"alerts": {"runbookBaseUrl": "README.md"}})
 
 
 def test_no_unallocatable_alert_under_dra(render_spec):

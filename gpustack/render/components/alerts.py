@@ -17,6 +17,7 @@ from typing import Any
 
 from gpustack.render.components import xid
 from gpustack.render.components.alert_series import WORKLOAD_CONTAINER, WORKLOAD_POD, SeriesModel
+from gpustack.spec import runbooks
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.components import Alerts
 
@@ -60,7 +61,7 @@ def prometheus_rule(stack: GpuStack, *, host: str, profiling: bool, job: str) ->
         alerts=monitoring.alerts,
         series=SeriesModel(host=host, profiling=profiling),
         job=job,
-        runbook_base=monitoring.alerts.runbookBaseUrl or "README.md",
+        runbook_base=runbooks.readme_url(stack),
         dra=stack.spec.dra.enabled,
     )
     return {
@@ -216,6 +217,7 @@ def runbook_section(rule: dict[str, Any], host: str) -> list[str]:
         "`runbook_url` points to its heading here. DCGM Exporter's series reach Prometheus through a "
         "ServiceMonitor with `honorLabels: false`: the workload using a GPU is in `exported_namespace`, "
         "`exported_pod`, `exported_container`; `namespace`, `pod`, `container` name the exporter's own pod.",
+        *_relative_warning(rule),
         "",
         "| Alert | Severity | Labels | Runbook |",
         "|---|---|---|---|",
@@ -244,6 +246,17 @@ def runbook_section(rule: dict[str, Any], host: str) -> list[str]:
             alert["annotations"]["description"],
         ]
     return lines
+
+
+def _relative_warning(rule: dict[str, Any]) -> list[str]:
+    first = rule["spec"]["groups"][0]["rules"][0]["annotations"]["runbook_url"]
+    if first.startswith(("http://", "https://")):
+        return []
+    return [
+        "",
+        "**The runbook links are relative** (`README.md#…`): Alertmanager, Slack and PagerDuty cannot open "
+        "them. Set `monitoring.alerts.runbookBaseUrl` to this README's URL (its page in your Git host).",
+    ]
 
 
 def carried_labels(alert: dict[str, Any], host: str) -> str:

@@ -110,9 +110,20 @@ class Alerts(Strict):
     gpuGoneFor: str = Field("5m", pattern=DURATION, description="GPUMissing/GPUUnallocatable: for how long.")
     runbookBaseUrl: str | None = Field(
         None,
-        description="Where the rendered stack README can be read (e.g. its URL in your Git host); "
-        "runbook_url annotations point to its alert section. Default: the relative path README.md.",
+        description="Absolute URL where the rendered stack README can be read (e.g. its page in your Git "
+        "host); runbook_url annotations point to its alert sections. Default: the README's page in "
+        "gitops.argocd.repoURL on GitHub or GitLab; otherwise the relative README.md, which Alertmanager, "
+        "Slack and PagerDuty cannot open (the rendered README says so).",
     )
+
+    @field_validator("runbookBaseUrl")
+    @classmethod
+    def _absolute(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("https://", "http://")):
+            raise ValueError(
+                "must be an absolute URL (https://…): Alertmanager, Slack and PagerDuty open only absolute links"
+            )
+        return value
 
 
 class GrafanaDashboard(Strict):
