@@ -16,7 +16,7 @@ from functools import cache
 from typing import Any
 
 from gpustack.render.component import Contribution, HelmRelease, RenderContext, add_object, chart_release
-from gpustack.render.components import alerts, dcgm_exporter, gpu_operator, nfd, runtime
+from gpustack.render.components import alerts, dcgm_exporter, gpu_operator, monitoring_stack, nfd, runtime
 from gpustack.shipped import lint_data
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
@@ -185,6 +185,7 @@ def dcgm_exporter_values(stack: GpuStack) -> dict[str, Any]:
     tolerations = nfd.gpu_tolerations(stack, chart_defaults=EXPORTER_TOLERATIONS)
     if tolerations:
         values["tolerations"] = tolerations
+    values["resources"] = monitoring_stack.exporter_requests()
     values["serviceMonitor"] = _service_monitor(stack)
     attribution = stack.spec.monitoring.dcgmExporter.podAttribution
     values["kubernetes"] = {"enablePodLabels": attribution}
@@ -218,7 +219,8 @@ def operator_dcgm_values(stack: GpuStack) -> dict[str, Any]:
 
 
 def kube_prometheus_stack_values(stack: GpuStack) -> dict[str, Any]:
-    """Values of kube-prometheus-stack: Grafana dashboards and, for labs only, anonymous Admin."""
+    """Values of kube-prometheus-stack: Grafana dashboards (for labs only, anonymous Admin), and
+    Alertmanager's receiver, Prometheus's storage and every pod's requests (monitoring_stack)."""
     grafana_spec = stack.spec.monitoring.grafana
     grafana: dict[str, Any] = {}
     if grafana_spec.dashboards:
@@ -252,7 +254,9 @@ def kube_prometheus_stack_values(stack: GpuStack) -> dict[str, Any]:
     if grafana_spec.anonymousAdmin:
         # A lab setting; off unless the spec asks (GS025 flags it).
         grafana["grafana.ini"] = {"auth.anonymous": {"enabled": True, "org_role": "Admin"}}
-    return {"grafana": grafana} if grafana else {}
+    values = monitoring_stack.stack_values(stack)
+    values["grafana"] |= grafana
+    return values
 
 
 def _service_monitor(stack: GpuStack) -> dict[str, Any]:
@@ -308,6 +312,7 @@ def _notes(stack: GpuStack) -> list[str]:
         f"`release: {monitoring.release}`, which kube-prometheus-stack's default selectors match; "
         "`ruleSelectorNilUsesHelmValues` stays at its default instead of being flipped."
     ]
+    notes += monitoring_stack.notes(stack)
     if monitoring.grafana.dashboards:
         ids = ", ".join(str(d.gnetId) for d in monitoring.grafana.dashboards)
         notes.append(f"Grafana provisions dashboards {ids} from grafana.com into the folder GPU.")

@@ -126,6 +126,29 @@ class Alerts(Strict):
         return value
 
 
+class AlertReceiver(Strict):
+    """Where Alertmanager sends alerts; the credential is read from a Secret, never written in the spec."""
+
+    type: Literal["webhook", "slack", "pagerduty", "email"]
+    secretName: str = Field(
+        pattern=DNS_LABEL,
+        description="Secret in monitoring.namespace holding the credential (mounted into Alertmanager): "
+        "webhook/slack: the URL, pagerduty: the routing key, email: the SMTP password.",
+    )
+    secretKey: str = Field("credential", pattern=r"^[-._a-zA-Z0-9]+$", description="Key of the Secret.")
+    channel: str | None = Field(None, description="slack: the channel (default: the webhook's own).")
+    to: str | None = Field(None, description="email: recipient address.")
+    sender: str | None = Field(None, description="email: From address.")
+    smarthost: str | None = Field(None, description="email: SMTP server host:port.")
+    username: str | None = Field(None, description="email: SMTP user (default: the sender).")
+
+    @model_validator(mode="after")
+    def _email_needs_addresses(self) -> AlertReceiver:
+        if self.type == "email" and not (self.to and self.sender and self.smarthost):
+            raise ValueError("an email receiver needs to, sender and smarthost")
+        return self
+
+
 class GrafanaDashboard(Strict):
     gnetId: int = Field(ge=1, description="grafana.com dashboard id.")
     revision: int = Field(
@@ -159,6 +182,19 @@ class Monitoring(Versioned):
     dcgmExporter: DcgmExporter = Field(default_factory=DcgmExporter)
     grafana: Grafana = Field(default_factory=Grafana)
     alerts: Alerts = Field(default_factory=Alerts)
+    receiver: AlertReceiver | None = Field(
+        None, description="Alertmanager's receiver for every alert; default none: the chart's `null` receiver."
+    )
+    retention: str = Field(
+        "15d", pattern=r"^[0-9]+(ms|s|m|h|d|w|y)$", description="How long Prometheus keeps samples."
+    )
+    storageClass: str | None = Field(
+        None,
+        description="StorageClass for Prometheus's and Alertmanager's PersistentVolumeClaims; default none: "
+        "their data lives in the pod and is lost with it.",
+    )
+    prometheusStorage: str = Field("50Gi", description="Size of Prometheus's volume (with storageClass).")
+    alertmanagerStorage: str = Field("2Gi", description="Size of Alertmanager's volume (with storageClass).")
 
 
 
