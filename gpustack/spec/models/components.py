@@ -107,7 +107,7 @@ class Alerts(Strict):
         description="Critical XID alerts keep firing this long after the last occurrence: a GPU that "
         "fell off the bus stays broken after the exporter's XID window has passed.",
     )
-    gpuGoneFor: str = Field("5m", pattern=DURATION, description="GPUMissing/GPUUnallocatable: for how long.")
+    gpuGoneFor: str = Field("5m", pattern=DURATION, description="GPULost, GPUExporterDown/Absent, GPUUnallocatable: for how long.")
     runbookBaseUrl: str | None = Field(
         None,
         description="Absolute URL where the rendered stack README can be read (e.g. its page in your Git "
