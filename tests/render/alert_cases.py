@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cluster_series import Scrape, Series, Slice, Workload, labels_of
+from cluster_series import Scrape, Series, Slice, Workload, hami_series, labels_of
 
 from gpustack.render.components import xid
 from gpustack.spec.models import GpuStack
@@ -332,7 +332,29 @@ def _unallocatable(b: Builder) -> list[Case]:
     ]
 
 
+def _hami_idle(b: Builder) -> list[Case]:
+    """HAMi's vGPU monitor: seconds since the container's last kernel (grows one minute a minute) and its memory."""
+    name = "GPUShareIdleButAllocated"
+    expr = b.rules[name]["expr"]
+    idle_after = int(expr.split(" > ")[1].split()[0]) // 60
+
+    def share(pod: Workload, memory: int) -> tuple[Series, str]:
+        last_kernel = hami_series("hami_container_last_kernel_elapsed_seconds", "n1", pod)
+        held = hami_series("hami_container_device_memory_bytes", "n1", pod)
+        length = idle_after + 5
+        return Series({last_kernel: f"0+60x{length}", held: f"{memory}x{length}"}), last_kernel
+
+    idle, selector = share(TRAINER, 2 * 1024**3)
+    return [
+        Case(name, "fires", idle, [Check(idle_after, []), Check(idle_after + 1, b.expect_per_series(name, [selector]))]),
+        Case(name, "silent", share(TRAINER, 0)[0], [Check(idle_after + 3, [])]),
+        # vLLM without traffic launches no kernel: idle by design.
+        Case(name, "silent", share(SERVER, 8 * 1024**3)[0], [Check(idle_after + 3, [])]),
+    ]
+
+
 _GPU_CASES: dict[str, Callable[[Builder], list[Case]]] = {
+    "GPUShareIdleButAllocated": _hami_idle,
     "GPUHighTemperature": _temperature,
     "GPUMemoryNearFull": _memory,
     "GPUIdleButAllocated": _idle,

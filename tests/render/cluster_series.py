@@ -124,3 +124,29 @@ def labels_of(selector: str) -> dict[str, str]:
 
 def _selector(metric: str, labels: dict[str, str]) -> str:
     return metric + "{" + ",".join(f'{key}="{value}"' for key, value in labels.items()) + "}"
+
+
+def hami_series(metric: str, node: str, pod: Workload, **extra: str) -> str:
+    """A series of HAMi's vGPU monitor for one container's share, as Prometheus stores it.
+
+    Labels as HAMi 2.10 writes them
+    (https://github.com/Project-HAMi/website/blob/master/docs/userguide/monitoring/real-time-device-usage.md);
+    scraped with honorLabels false, its namespace/pod/container become exported_* and the target's
+    own (the device plugin pod in kube-system, Service hami-device-plugin-monitor) take their place.
+    """
+    labels = {
+        "device_uuid": f"GPU-{node}-0",
+        "vdevice_index": "0",
+        "zone": "vGPU",
+        "exported_namespace": pod.namespace,
+        "exported_pod": pod.pod,
+        "exported_container": pod.container,
+        "namespace": "kube-system",
+        "pod": f"hami-device-plugin-{node}",
+        "container": "vgpu-monitor",
+        "service": "hami-device-plugin-monitor",
+        "endpoint": "monitorport",
+        "job": "hami-device-plugin-monitor",
+        "instance": f"10.0.{sum(map(ord, node)) % 250}.8:9394",
+    } | extra
+    return _selector(metric, labels)

@@ -104,7 +104,7 @@ def test_thresholds_come_from_the_spec(render_spec):
 
 
 def alert_rules(alert_settings: Alerts, *, profiling: bool, runbook_base: str = "README.md") -> AlertRules:
-    return AlertRules(alert_settings, SeriesModel("Hostname", profiling), "dcgm-exporter", runbook_base, dra=False)
+    return AlertRules(alert_settings, SeriesModel("Hostname", profiling), "dcgm-exporter", runbook_base, dra=False, hami=False)
 
 
 def test_seed_defaults():

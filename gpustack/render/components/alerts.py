@@ -15,8 +15,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from gpustack.render.components import xid
-from gpustack.render.components.alert_series import WORKLOAD_CONTAINER, WORKLOAD_POD, SeriesModel
+from gpustack.render.components import hami_monitoring, xid
+from gpustack.render.components.alert_series import (
+    WORKLOAD_CONTAINER,
+    WORKLOAD_NAMESPACE,
+    WORKLOAD_POD,
+    SeriesModel,
+)
 from gpustack.spec import runbooks
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.components import Alerts
@@ -36,6 +41,8 @@ TARGET_LABELS = {
     "GPUExporterDown": "`job`, `instance`, `namespace`/`pod` (the exporter's pod)",
     "GPUExporterAbsent": "`job`",
     "GPUUnallocatable": "`node`, `resource` (kube-state-metrics)",
+    "GPUShareIdleButAllocated": "`exported_namespace`/`exported_pod`/`exported_container` (the workload), "
+    "`device_uuid`, `vdevice_index` (its HAMi share), the HAMi monitor's `namespace`/`pod`/`instance`",
 }
 
 
@@ -48,6 +55,7 @@ class AlertRules:
     job: str
     runbook_base: str
     dra: bool
+    hami: bool
 
     def make(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         return _alert(self.runbook_base, *args, **kwargs)
@@ -63,7 +71,15 @@ def prometheus_rule(stack: GpuStack, *, host: str, profiling: bool, job: str) ->
         job=job,
         runbook_base=runbooks.readme_url(stack),
         dra=stack.spec.dra.enabled,
+        hami=stack.spec.sharing.hami.enabled,
     )
+    groups = [
+        {"name": "gpustack.gpu", "rules": health_rules(rules)},
+        {"name": "gpustack.gpu.presence", "rules": presence_rules(rules)},
+        {"name": "gpustack.gpu.xid", "rules": xid.xid_rules(rules.alerts, rules.series, rules.make)},
+    ]
+    if rules.hami:
+        groups.append({"name": "gpustack.hami", "rules": [hami_idle_rule(rules)]})
     return {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PrometheusRule",
@@ -72,13 +88,7 @@ def prometheus_rule(stack: GpuStack, *, host: str, profiling: bool, job: str) ->
             "namespace": monitoring.namespace,
             "labels": {"release": monitoring.release},
         },
-        "spec": {
-            "groups": [
-                {"name": "gpustack.gpu", "rules": health_rules(rules)},
-                {"name": "gpustack.gpu.presence", "rules": presence_rules(rules)},
-                {"name": "gpustack.gpu.xid", "rules": xid.xid_rules(rules.alerts, rules.series, rules.make)},
-            ]
-        },
+        "spec": {"groups": groups},
     }
 
 
@@ -155,6 +165,23 @@ def health_rules(rules: AlertRules) -> list[dict[str, Any]]:
             )
         )
     return result
+
+
+def hami_idle_rule(rules: AlertRules) -> dict[str, Any]:
+    """Idle but allocated from HAMi's vGPU monitor, which knows the container of each share."""
+    alerts = rules.alerts
+    servers = _servers(alerts)
+    return rules.make(
+        "GPUShareIdleButAllocated",
+        hami_monitoring.idle_expr(alerts, servers),
+        None, "warning",
+        f"HAMi share of {{{{ $labels.device_uuid }}}} held by {{{{ $labels.{WORKLOAD_NAMESPACE} }}}}/"
+        f"{{{{ $labels.{WORKLOAD_POD} }}}} ({{{{ $labels.{WORKLOAD_CONTAINER} }}}}) runs no kernel",
+        f"A container has launched no GPU kernel for {alerts.idleFor} while holding more than {alerts.idleMemoryMiB} "
+        "MiB of its HAMi share (hami_container_last_kernel_elapsed_seconds, hami_container_device_memory_bytes of "
+        "HAMi's vGPU monitor: DCGM Exporter cannot tell HAMi's pods apart). Scale it down or give the share back. "
+        f"{_servers_note(servers, idle=True)}",
+    )
 
 
 def presence_rules(rules: AlertRules) -> list[dict[str, Any]]:

@@ -16,7 +16,15 @@ from functools import cache
 from typing import Any
 
 from gpustack.render.component import Contribution, HelmRelease, RenderContext, add_object, chart_release
-from gpustack.render.components import alerts, dcgm_exporter, gpu_operator, monitoring_stack, nfd, runtime
+from gpustack.render.components import (
+    alerts,
+    dcgm_exporter,
+    gpu_operator,
+    hami_monitoring,
+    monitoring_stack,
+    nfd,
+    runtime,
+)
 from gpustack.shipped import lint_data
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
@@ -135,6 +143,8 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
             job=dcgm_exporter.scrape_job(stack),
         )
         add_object(chart, rule)
+    if stack.spec.sharing.hami.enabled:
+        add_object(chart, hami_monitoring.service_monitor(stack))
     return Contribution(releases=releases, notes=_notes(stack))
 
 
