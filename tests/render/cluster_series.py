@@ -36,9 +36,11 @@ EXPORTER_CONTAINER = "exporter"
 
 @dataclass(frozen=True)
 class Workload:
+    """The pod and container using a GPU: what the exporter writes as namespace/pod/container."""
+
     namespace: str
     pod: str
-    container: str
+    container: str  # vllm for an inference server, which the alerts leave out
 
 
 @dataclass(frozen=True)
@@ -46,10 +48,10 @@ class Slice:
     """A GPU, or one MIG instance of it (``instance_id`` set), and the pods using it."""
 
     node: str
-    index: int
-    model: str
-    instance_id: str | None = None
-    profile: str | None = None
+    index: int  # the exporter's gpu label
+    model: str  # NVML's name, the exporter's modelName label
+    instance_id: str | None = None  # GPU_I_ID
+    profile: str | None = None  # GPU_I_PROFILE, e.g. 1g.10gb
     pods: tuple[Workload, ...] = ()
 
 

@@ -36,8 +36,8 @@ GPU_LABELS = ("gpu", "UUID", "modelName")
 class SeriesModel:
     """Label names of one stack's DCGM series, and the PromQL shapes built on them."""
 
-    host: str
-    profiling: bool
+    host: str  # Hostname or hostname, as the pinned exporter writes it
+    profiling: bool  # some pool exports DCGM_FI_PROF_* (the MIG utilisation fallback needs it)
 
     @property
     def slice_join(self) -> str:

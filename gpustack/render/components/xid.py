@@ -27,12 +27,12 @@ CATALOGUE_URL = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog
 class XidBucket:
     """An XID catalogue resolution bucket and the alert gpustack makes of it."""
 
-    action: str
-    fatal: bool
+    action: str  # the catalogue's resolution bucket, e.g. RESET_GPU
+    fatal: bool  # critical, and keeps firing: the GPU stays broken until the action is taken
     codes: tuple[int, ...]
     alert: str
     summary: str
-    listed_only: bool = False
+    listed_only: bool = False  # IGNORE codes: only those monitoring.alerts.criticalXids lists
 
 
 @cache
