@@ -243,7 +243,8 @@ def _remapped_rows(b: Builder) -> list[Case]:
     metric = "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"
     return [
         # Two rows remapped before the window (old news), one more at minute 3.
-        Case(name, "fires", b.series(metric, slices, "2x2 3x5"), [Check(2, []), Check(3, b.expect_per_gpu(name, slices))]),
+        Case(name, "fires", b.series(metric, slices, "2x2 3x5"),
+             [Check(2, []), Check(3, b.expect_per_gpu(name, slices))]),
         Case(name, "silent", b.series(metric, slices, "2x70"), [Check(70, [])]),
     ]
 
@@ -316,7 +317,8 @@ def _exporter_absent(b: Builder) -> list[Case]:
 
 
 def _unallocatable(b: Builder) -> list[Case]:
-    """kube-state-metrics' node series (https://github.com/kubernetes/kube-state-metrics/blob/main/docs/metrics/cluster/node-metrics.md)."""
+    """kube-state-metrics' node series
+    (https://github.com/kubernetes/kube-state-metrics/blob/main/docs/metrics/cluster/node-metrics.md)."""
     name, wait = "GPUUnallocatable", minutes(b.rules["GPUUnallocatable"].get("for"))
     ksm = 'job="kube-state-metrics",namespace="monitoring",unit="integer"'
     capacity = f'kube_node_status_capacity{{node="n1",resource="nvidia_com_gpu",{ksm}}}'
@@ -346,7 +348,8 @@ def _hami_idle(b: Builder) -> list[Case]:
 
     idle, selector = share(TRAINER, 2 * 1024**3)
     return [
-        Case(name, "fires", idle, [Check(idle_after, []), Check(idle_after + 1, b.expect_per_series(name, [selector]))]),
+        Case(name, "fires", idle,
+             [Check(idle_after, []), Check(idle_after + 1, b.expect_per_series(name, [selector]))]),
         Case(name, "silent", share(TRAINER, 0)[0], [Check(idle_after + 3, [])]),
         # vLLM without traffic launches no kernel: idle by design.
         Case(name, "silent", share(SERVER, 8 * 1024**3)[0], [Check(idle_after + 3, [])]),

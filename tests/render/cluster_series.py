@@ -97,7 +97,11 @@ class Scrape:
         for pod in pods or (None,):
             own = dict(labels)
             if pod is not None:
-                own |= {"exported_namespace": pod.namespace, "exported_pod": pod.pod, "exported_container": pod.container}
+                own |= {
+                    "exported_namespace": pod.namespace,
+                    "exported_pod": pod.pod,
+                    "exported_container": pod.container,
+                }
             own |= self.target(piece.node)
             result.append(_selector(metric, own))
         return result

@@ -42,12 +42,14 @@ def rule_objects(result: Result) -> list[dict[str, Any]]:
 
 
 def alerts_of(result: Result) -> dict[str, dict[str, Any]]:
-    return {r["alert"]: r for rule in rule_objects(result) for g in rule["spec"]["groups"] for r in g["rules"] if "alert" in r}
+    groups = [group for rule in rule_objects(result) for group in rule["spec"]["groups"]]
+    return {r["alert"]: r for group in groups for r in group["rules"] if "alert" in r}
 
 
 def scrape_of(result: Result, mode: Mode | None) -> Scrape:
     stack = result[0].ctx.stack
-    return Scrape(dcgm_exporter.scrape_job(stack), dcgm_exporter.host_label(stack), attributes=mode is None or mode.attributed)
+    attributes = mode is None or mode.attributed
+    return Scrape(dcgm_exporter.scrape_job(stack), dcgm_exporter.host_label(stack), attributes=attributes)
 
 
 def run_promtool(promtool: str, folder: Path, result: Result, cases: list[Case]) -> None:

@@ -104,7 +104,8 @@ def test_thresholds_come_from_the_spec(render_spec):
 
 
 def alert_rules(alert_settings: Alerts, *, profiling: bool, runbook_base: str = "README.md") -> AlertRules:
-    return AlertRules(alert_settings, SeriesModel("Hostname", profiling), "dcgm-exporter", runbook_base, dra=False, hami=False)
+    series = SeriesModel("Hostname", profiling)
+    return AlertRules(alert_settings, series, "dcgm-exporter", runbook_base, dra=False, hami=False)
 
 
 def test_seed_defaults():
@@ -197,9 +198,11 @@ def test_runbook_links_default_to_the_readme_in_the_argocd_repository(render_spe
 
 
 def test_an_explicit_runbook_base_url_wins_and_must_be_absolute(render_spec):
-    rendered, _ = render_spec(gitops={"argocd": ARGOCD}, monitoring={"alerts": {"runbookBaseUrl": "https://w.example/r"}})
+    explicit = {"alerts": {"runbookBaseUrl": "https://w.example/r"}}
+    rendered, _ = render_spec(gitops={"argocd": ARGOCD}, monitoring=explicit)
     assert rules_of(rendered)[1]["GPULost"]["annotations"]["runbook_url"] == "https://w.example/r#gpulost"
-    with pytest.raises(SpecError, match=r"spec.yaml:\d+:\d+: spec.monitoring.alerts.runbookBaseUrl: must be an absolute URL"):
+    where = r"spec.yaml:\d+:\d+: spec.monitoring.alerts.runbookBaseUrl"
+    with pytest.raises(SpecError, match=where + ": must be an absolute URL"):
         render_spec(monitoring={"alerts": {"runbookBaseUrl": "README.md"}})
 
 

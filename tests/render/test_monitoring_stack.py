@@ -32,7 +32,8 @@ def test_no_receiver_keeps_the_null_receiver_and_says_so(render_spec):
         ({"type": "pagerduty"}, {"pagerduty_configs": [{"routing_key_file": MOUNTED, "send_resolved": True}]}),
         ({"type": "email", "to": "ops@example.org", "sender": "am@example.org", "smarthost": "smtp.example.org:587"},
          {"email_configs": [{"to": "ops@example.org", "from": "am@example.org", "smarthost": "smtp.example.org:587",
-                             "auth_username": "am@example.org", "auth_password_file": MOUNTED, "send_resolved": True}]}),
+                             "auth_username": "am@example.org", "auth_password_file": MOUNTED,
+                             "send_resolved": True}]}),
     ],
 )
 def test_a_receiver_reads_its_credential_from_the_named_secret(render_spec, receiver, entry):
@@ -55,7 +56,8 @@ def test_a_storage_class_gives_prometheus_and_alertmanager_claims(render_spec):
     assert prometheus["retention"] == "30d"
     claim = prometheus["storageSpec"]["volumeClaimTemplate"]["spec"]
     assert (claim["storageClassName"], claim["resources"]["requests"]["storage"]) == ("ssd", "100Gi")
-    assert values["alertmanager"]["alertmanagerSpec"]["storage"]["volumeClaimTemplate"]["spec"]["storageClassName"] == "ssd"
+    alertmanager_claim = values["alertmanager"]["alertmanagerSpec"]["storage"]["volumeClaimTemplate"]["spec"]
+    assert alertmanager_claim["storageClassName"] == "ssd"
     assert "100Gi volume of StorageClass `ssd`" in readme
 
 

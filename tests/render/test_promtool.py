@@ -37,7 +37,7 @@ def test_every_rendered_rule_file_passes_promtool_check(promtool: str, examples,
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=IDS)
-def test_every_gpu_alert_fires_and_stays_silent_per_sharing_mode(promtool: str, examples, example: Path, tmp_path: Path):
+def test_every_gpu_alert_fires_and_stays_silent_per_sharing_mode(promtool: str, examples, example: Path, tmp_path):
     result = examples[example.stem]
     rules = alerts_of(result)
     found = modes(result[0].ctx.stack)

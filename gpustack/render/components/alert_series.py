@@ -54,7 +54,8 @@ class SeriesModel:
     def workload(self) -> str:
         """The alert text naming the workload (labels absent when no pod holds the GPU)."""
         return (
-            f"{{{{ with $labels.{WORKLOAD_POD} }}}} (pod {{{{ $labels.{WORKLOAD_NAMESPACE} }}}}/{{{{ . }}}}){{{{ end }}}}"
+            f"{{{{ with $labels.{WORKLOAD_POD} }}}} (pod {{{{ $labels.{WORKLOAD_NAMESPACE} }}}}/{{{{ . }}}})"
+            "{{ end }}"
         )
 
     def utilisation(self) -> str:
