@@ -18,15 +18,18 @@ from render_helpers import Result
 from gpustack.render.components import dcgm_exporter
 
 
-def find_promtool() -> str:
-    """promtool's path; skips the test for a developer without it, fails it under CI=true."""
-    found = shutil.which("promtool")
+def require(found: str | None, program: str) -> str:
+    """``found`` (a path); else skips the test for a developer and fails it under CI=true."""
     if found:
         return found
-    reason = "promtool not found: apt-get install -y prometheus (Debian) brings it"
+    reason = f"{program} not found: apt-get install -y prometheus (Debian) brings it"
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(f"the promtool tier cannot run in CI: {reason}", pytrace=False)
+        pytest.fail(f"the Prometheus tier cannot run in CI: {reason}", pytrace=False)
     pytest.skip(reason)
+
+
+def find_promtool() -> str:
+    return require(shutil.which("promtool"), "promtool")
 
 
 def rule_objects(result: Result) -> list[dict[str, Any]]:
