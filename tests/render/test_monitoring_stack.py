@@ -80,3 +80,12 @@ def test_every_monitoring_pod_has_requests(render_spec):
             node = node[key]
         assert set(node["resources"]["requests"]) == {"cpu", "memory"}, path
     assert release(rendered, "dcgm-exporter")["resources"] == {"requests": monitoring_stack.REQUESTS["dcgm-exporter"]}
+
+
+def test_the_operators_exporter_has_the_same_requests(render_spec):
+    rendered, _ = render_spec(
+        gpuOperator={"enabled": True},
+        nodePools=[{"name": "h", "gpu": {"model": "H100-80GB-SXM", "count": 8}, "driver": {"source": "operator"}}],
+    )
+    exporter = release(rendered, "gpu-operator")["dcgmExporter"]
+    assert exporter["resources"] == {"requests": monitoring_stack.REQUESTS["dcgm-exporter"]}

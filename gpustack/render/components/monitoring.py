@@ -222,6 +222,7 @@ def operator_dcgm_values(stack: GpuStack) -> dict[str, Any]:
     if monitoring.dcgmExporter.podAttribution:
         values["podLabelAllowlistRegex"] = POD_LABEL_ALLOWLIST
     return values | {
+        "resources": monitoring_stack.exporter_requests(),
         "serviceMonitor": _service_monitor(stack),
         # The operator takes one CSV under the key dcgm-metrics.csv of this ConfigMap.
         "config": {"name": "gpustack-dcgm-metrics", "create": True, "data": collectors_csv(stack)},
