@@ -34,3 +34,9 @@ def lint_data(name: str) -> Any:
 
     text = (_PACKAGE / "lint" / "data" / name).read_text(encoding="utf-8")
     return yaml.load(text, Loader=yaml.CSafeLoader)
+
+
+@cache
+def default_critical_xids() -> tuple[int, ...]:
+    """The XIDs that alert by default (lint's GS015 and the rendered alerts): xid-catalogue.yaml."""
+    return tuple(lint_data("xid-catalogue.yaml")["defaultCritical"])

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpustack.lint.model import PodSpec, Resource, computed_once
+from gpustack.shipped import default_critical_xids
 
 if TYPE_CHECKING:
     from gpustack.lint.charts.chartkeys import ChartKeys
@@ -26,7 +27,7 @@ RUNTIME_CLASS_DISTRIBUTIONS = frozenset({"k3s", "rke2", "k0s", "kubeadm", "talos
 class RuleOptions:
     """Tunables from `.gpustack.yaml` that rules read."""
 
-    critical_xids: tuple[int, ...] = (31, 43, 79, 92)  # why: policies/GS015.yaml
+    critical_xids: tuple[int, ...] = field(default_factory=default_critical_xids)  # why: policies/GS015.yaml
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from promtool_support import find_promtool
 from render_helpers import EXAMPLES, Result, render_file, spec_document
 
 from gpustack.yamlio import dump
@@ -28,3 +29,9 @@ def render_spec(tmp_path: Path) -> Callable[..., Result]:
         return render_file(file)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def promtool() -> str:
+    """Prometheus's promtool (Debian's prometheus package; .ci/run installs it)."""
+    return find_promtool()

@@ -7,7 +7,10 @@ import pytest
 from crd_support import assert_valid
 from render_helpers import release
 
-from gpustack.render.components import alerts, monitoring
+from gpustack.errors import SpecError
+from gpustack.lint.facts import promql
+from gpustack.render.components import alerts, monitoring, xid
+from gpustack.render.components.alert_series import SeriesModel
 from gpustack.render.components.alerts import AlertRules
 from gpustack.spec.models.components import Alerts
 
@@ -52,14 +55,34 @@ def test_every_expression_is_valid_promql(examples, render_spec):
                 promql_parser.parse(rule["expr"])
 
 
-def test_joins_match_node_and_gpu_never_gpu_alone(render_spec):
+def test_joins_match_node_gpu_and_mig_instance_never_gpu_alone(render_spec):
     rendered, _ = render_spec()
     _, rules = rules_of(rendered)
     for name in ("GPUIdleButAllocated", "GPUBusyButUnderfilled"):
-        [labels] = joins(promql_parser.parse(rules[name]["expr"]))
-        assert labels == ["Hostname", "gpu"]
+        assert ["Hostname", "gpu", "GPU_I_ID"] in joins(promql_parser.parse(rules[name]["expr"]))
     for rule in rules.values():
         assert all(labels != ["gpu"] for labels in joins(promql_parser.parse(rule["expr"])))
+
+
+def selected(expr: str) -> list[tuple[str, dict[str, str]]]:
+    """Every series selector of ``expr``: its metric and its matchers (``name op value``)."""
+    found = []
+
+    def visit(node):
+        if isinstance(node, promql_parser.VectorSelector):
+            found.append((node.name, {m.name: f"{m.op} {m.value}" for m in node.matchers.matchers}))
+
+    promql_parser.walk(promql_parser.parse(expr), visit)
+    return found
+
+
+def test_workload_labels_are_the_exported_ones(examples):
+    """With honorLabels false the workload's labels arrive as exported_* (alert_series)."""
+    for rendered, _ in examples.values():
+        for rule in rules_of(rendered)[1].values():
+            for metric, matchers in selected(rule["expr"]):
+                if metric and metric.startswith("DCGM_"):
+                    assert not {"container", "pod", "namespace"} & set(matchers), (rule["alert"], metric)
 
 
 def test_thresholds_come_from_the_spec(render_spec):
@@ -67,55 +90,72 @@ def test_thresholds_come_from_the_spec(render_spec):
               "idleFor": "30m", "underfilledUtilPercent": 95, "underfilledSmActive": 0.3}
     rendered, _ = render_spec(monitoring={"alerts": custom})
     _, rules = rules_of(rendered)
-    assert rules["GPUHighTemperature"]["expr"] == "DCGM_FI_DEV_GPU_TEMP > 80"
-    assert "+ DCGM_FI_DEV_FB_FREE) > 0.8 unless" in rules["GPUMemoryNearFull"]["expr"]
-    assert rules["GPUIdleButAllocated"]["expr"] == (
-        "DCGM_FI_DEV_GPU_UTIL < 3 and on(Hostname, gpu) DCGM_FI_DEV_FB_USED > 2048"
+    assert rules["GPUHighTemperature"]["expr"].endswith(") > 80")
+    assert "+ DCGM_FI_DEV_FB_FREE) > 0.8" in rules["GPUMemoryNearFull"]["expr"]
+    assert rules["GPUIdleButAllocated"]["expr"].startswith(
+        "(DCGM_FI_DEV_GPU_UTIL or 100 * DCGM_FI_PROF_GR_ENGINE_ACTIVE) < 3 and on(Hostname, gpu, GPU_I_ID) "
+        'DCGM_FI_DEV_FB_USED{exported_pod!=""} > 2048'
     )
     assert rules["GPUIdleButAllocated"]["for"] == "30m"
     assert rules["GPUBusyButUnderfilled"]["expr"] == (
-        "DCGM_FI_DEV_GPU_UTIL > 95 and on(Hostname, gpu) DCGM_FI_PROF_SM_ACTIVE < 0.3"
+        "(DCGM_FI_DEV_GPU_UTIL or 100 * DCGM_FI_PROF_GR_ENGINE_ACTIVE) > 95 "
+        "and on(Hostname, gpu, GPU_I_ID) DCGM_FI_PROF_SM_ACTIVE < 0.3"
     )
 
 
-def alert_rules(alert_settings: Alerts, *, profiling: bool) -> AlertRules:
-    return AlertRules(alert_settings, host="Hostname", pools=(), profiling=profiling, runbook_base="README.md")
+def alert_rules(alert_settings: Alerts, *, profiling: bool, runbook_base: str = "README.md") -> AlertRules:
+    series = SeriesModel("Hostname", profiling)
+    return AlertRules(alert_settings, series, "dcgm-exporter", runbook_base, dra=False, hami=False)
 
 
 def test_seed_defaults():
     rules = {r["alert"]: r for r in alerts.health_rules(alert_rules(Alerts(), profiling=False))}
-    assert rules["GPUHighTemperature"]["expr"] == "DCGM_FI_DEV_GPU_TEMP > 85"
+    assert rules["GPUHighTemperature"]["expr"].endswith(") > 85")
     assert rules["GPUHighTemperature"]["for"] == "2m"
     assert rules["GPUMemoryNearFull"]["for"] == "5m"
     assert rules["GPUIdleButAllocated"]["for"] == "15m"
+    assert rules["GPUIdleButAllocated"]["expr"].startswith("DCGM_FI_DEV_GPU_UTIL < 5")  # no profiling fields
     assert "GPUBusyButUnderfilled" not in rules
 
 
 def xid_codes(expr: str) -> set[int]:
-    """Codes an XID rule matches in the count's ``xid`` label, after checking its shape with the parser."""
-    parsed = promql_parser.parse(expr)
-    assert str(parsed.op) == ">" and parsed.rhs.val == 0
-    assert parsed.lhs.name == alerts.XID_COUNT_METRIC
-    [matcher] = parsed.lhs.matchers.matchers
-    assert matcher.name == "xid" and matcher.op == promql_parser.MatchOp.Re
-    return {int(code) for code in matcher.value.split("|")}
+    """Codes an XID rule alerts on, as the linter's PromQL facts read the expression."""
+    coverage = promql.value_coverage(promql.parse(expr), promql.Source(xid.XID_COUNT_METRIC, label="xid"), range(200))
+    assert coverage is not None
+    return set(coverage)
 
 
 def test_xid_alerts_cover_the_critical_list_tiered_by_the_catalogue():
-    rules = alerts.xid_rules(alert_rules(Alerts(criticalXids=[31, 43, 79, 92, 13]), profiling=False))
+    rules = xid.xid_rules(Alerts(criticalXids=[31, 43, 79, 92, 13, 199]), SeriesModel("Hostname", False), _make)
     severity = {code: rule["labels"]["severity"] for rule in rules for code in xid_codes(rule["expr"])}
-    assert {31, 43, 79, 92, 13} <= set(severity)
+    assert {31, 43, 79, 92, 13, 199} <= set(severity)
     assert severity[79] == severity[48] == severity[74] == severity[119] == "critical"
-    assert severity[31] == severity[43] == severity[92] == severity[94] == "warning"
+    assert severity[13] == severity[31] == severity[43] == severity[92] == severity[94] == "warning"
     assert 63 not in severity  # IGNORE bucket, not listed
-    assert {r["alert"] for r in rules if 13 in xid_codes(r["expr"])} == {"GPUXidListed"}
+    by_alert = {r["alert"]: xid_codes(r["expr"]) for r in rules}
+    assert by_alert["GPUXidApplicationFault"] == {13, 31, 94}  # the catalogue's RESTART_APP
+    assert by_alert["GPUXidListed"] == {199}
+
+
+def test_informational_xids_only_when_the_spec_lists_them():
+    names = {r["alert"] for r in xid.xid_rules(Alerts(criticalXids=[]), SeriesModel("Hostname", False), _make)}
+    assert "GPUXidInformational" not in names and "GPUXidListed" not in names
+    [informational] = [
+        r for r in xid.xid_rules(Alerts(criticalXids=[43]), SeriesModel("Hostname", False), _make)
+        if r["alert"] == "GPUXidInformational"
+    ]
+    assert xid_codes(informational["expr"]) == {43}
 
 
 def test_only_fatal_xid_alerts_keep_firing():
-    for rule in alerts.xid_rules(alert_rules(Alerts(xidKeepFiringFor="2h"), profiling=False)):
+    for rule in xid.xid_rules(Alerts(xidKeepFiringFor="2h"), SeriesModel("Hostname", False), _make):
         fatal = rule["labels"]["severity"] == "critical"
         assert rule.get("keep_firing_for") == ("2h" if fatal else None)
         assert "for" not in rule
+
+
+def _make(*args, **kwargs):
+    return alert_rules(Alerts(), profiling=False).make(*args, **kwargs)
 
 
 def test_every_alert_has_a_description_and_a_runbook_in_the_readme(examples):
@@ -127,15 +167,50 @@ def test_every_alert_has_a_description_and_a_runbook_in_the_readme(examples):
             annotations = rule["annotations"]
             assert annotations["description"] and annotations["summary"]
             path, anchor = annotations["runbook_url"].split("#")
-            assert path == "README.md" and f"\n### {rule['alert']}\n" in readme and anchor == rule["alert"].lower()
+            assert path.endswith("README.md") and f"\n### {rule['alert']}\n" in readme
+            assert anchor == rule["alert"].lower()
+            assert ("**The runbook links are relative**" in readme) == (path == "README.md")
 
 
 def test_runbook_base_url_from_the_spec():
-    stack_rules = alert_rules(Alerts(), profiling=False)
-    rule = alerts.health_rules(
-        AlertRules(stack_rules.alerts, "Hostname", (), False, "https://git.example.org/ops/gpu/README.md")
-    )[0]
-    assert rule["annotations"]["runbook_url"] == "https://git.example.org/ops/gpu/README.md#gpuhightemperature"
+    rules = alerts.health_rules(
+        alert_rules(Alerts(), profiling=False, runbook_base="https://git.example.org/ops/gpu/README.md")
+    )
+    assert rules[0]["annotations"]["runbook_url"] == "https://git.example.org/ops/gpu/README.md#gpuhightemperature"
+
+
+ARGOCD = {"enabled": True, "repoURL": "https://github.com/acme/gpu-stacks.git", "path": "stacks/lab"}
+
+
+@pytest.mark.parametrize(
+    ("argocd", "expected"),
+    [
+        (ARGOCD, "https://github.com/acme/gpu-stacks/blob/HEAD/stacks/lab/README.md#gpuhightemperature"),
+        (ARGOCD | {"repoURL": "https://gitlab.example.org/ops/gpu", "targetRevision": "main"},
+         "https://gitlab.example.org/ops/gpu/-/blob/main/stacks/lab/README.md#gpuhightemperature"),
+        (ARGOCD | {"repoURL": "https://git.example.com/ops/gpu.git"}, "README.md#gpuhightemperature"),
+    ],
+)
+def test_runbook_links_default_to_the_readme_in_the_argocd_repository(render_spec, argocd, expected):
+    rendered, tree = render_spec(gitops={"argocd": argocd})
+    assert rules_of(rendered)[1]["GPUHighTemperature"]["annotations"]["runbook_url"] == expected
+    assert ("**The runbook links are relative**" in tree["README.md"]) == expected.startswith("README.md")
+
+
+def test_an_explicit_runbook_base_url_wins_and_must_be_absolute(render_spec):
+    explicit = {"alerts": {"runbookBaseUrl": "https://w.example/r"}}
+    rendered, _ = render_spec(gitops={"argocd": ARGOCD}, monitoring=explicit)
+    assert rules_of(rendered)[1]["GPULost"]["annotations"]["runbook_url"] == "https://w.example/r#gpulost"
+    where = r"spec.yaml:\d+:\d+: spec.monitoring.alerts.runbookBaseUrl"
+    with pytest.raises(SpecError, match=where + ": must be an absolute URL"):
+        render_spec(monitoring={"alerts": {"runbookBaseUrl": "README.md"}})
+
+
+def test_no_unallocatable_alert_under_dra(render_spec):
+    rendered, _ = render_spec(dra={"enabled": True}, devicePlugin={"enabled": False})
+    names = set(rules_of(rendered)[1])
+    assert "GPUUnallocatable" not in names  # no extended resource under DRA
+    assert {"GPULost", "GPUExporterDown", "GPUExporterAbsent"} <= names
 
 
 def test_busy_but_underfilled_only_with_profiling(render_spec):

@@ -47,6 +47,7 @@ from gpustack.lint.rules import gs039_monitor_selects_nothing
 from gpustack.lint.rules import gs040_llm_server_without_readiness
 from gpustack.lint.rules import gs041_dcgm_gauge_rate
 from gpustack.lint.rules import gs042_dead_chart_value
+from gpustack.lint.rules import gs043_dcgm_scraped_labels
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -92,5 +93,6 @@ RULES: dict[str, Rule] = {
         gs040_llm_server_without_readiness.RULE,
         gs041_dcgm_gauge_rate.RULE,
         gs042_dead_chart_value.RULE,
+        gs043_dcgm_scraped_labels.RULE,
     )
 }

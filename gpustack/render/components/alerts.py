@@ -1,15 +1,9 @@
 """gpustack's GPU alert rules: one PrometheusRule for kube-prometheus-stack.
 
-Thresholds come from ``monitoring.alerts``. Joins of DCGM series match on the node and the GPU
-(``on(<host>, gpu)``): ``gpu="0"`` exists on every node, so ``on(gpu)`` alone pairs series of
-different machines. ``<host>`` is the node label of the pinned exporter, ``Hostname`` up to
-4.8.2 and ``hostname`` after (dcgm_exporter.host_label).
-
-XID alerts follow NVIDIA's XID catalogue: one alert per resolution bucket, critical for fatal
-codes, warning for application-level ones. They read the exporter's
-``DCGM_EXP_XID_ERRORS_COUNT`` (XIDs per code in the last 5 minutes, code in label ``xid``)
-rather than the last-XID gauge, so a repeat of the same code is seen too; fatal buckets keep
-firing for ``xidKeepFiringFor`` after the window, since the GPU stays broken.
+Thresholds come from ``monitoring.alerts``; the label names are those the scraped DCGM series
+really carry (alert_series: the workload in ``exported_*``, one series per MIG instance). Per
+GPU, alerts carry the node label, ``gpu``, ``UUID``, ``modelName`` and, when a pod uses the
+GPU, ``exported_namespace``/``exported_pod``; per MIG instance also ``GPU_I_ID``.
 
 Every alert has a ``description`` and a ``runbook_url`` into the "Alerts" section that
 ``runbook_section`` writes into the stack README.
@@ -18,97 +12,74 @@ Every alert has a ``description`` and a ``runbook_url`` into the "Alerts" sectio
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
+from gpustack.render.components import hami_monitoring, xid
+from gpustack.render.components.alert_series import (
+    WORKLOAD_CONTAINER,
+    WORKLOAD_NAMESPACE,
+    WORKLOAD_POD,
+    SeriesModel,
+)
+from gpustack.spec import runbooks
 from gpustack.spec.models import GpuStack
-from gpustack.spec.models.cluster import NodePool
 from gpustack.spec.models.components import Alerts
-from gpustack.spec.pools import gpu_model
 
 RULE_NAME = "gpustack-gpu-alerts"
-XID_COUNT_METRIC = "DCGM_EXP_XID_ERRORS_COUNT"
-# dcgm-exporter's --xid-count-window-size default (5 minutes), the window of the count above.
-XID_WINDOW = "5 minutes"
-# A DCGM field every GPU reports, whatever its MIG mode: its series count is the GPU count.
+# A DCGM field every GPU reports, whatever its MIG mode: a GPU without it is gone.
 PRESENCE_METRIC = "DCGM_FI_DEV_GPU_TEMP"
+# How far back GPULost looks for a GPU that reported and no longer does.
+LOST_LOOKBACK = "1h"
 # kube-state-metrics' resource label for extended resources (nvidia.com/gpu → nvidia_com_gpu).
 NVIDIA_RESOURCES = 'resource=~"nvidia_com_.+"'
 README_SECTION = "Alerts"
-
-
-@dataclass(frozen=True)
-class XidBucket:
-    """An XID catalogue resolution bucket and the alert gpustack makes of it."""
-
-    action: str
-    fatal: bool
-    codes: tuple[int, ...]
-    alert: str
-    summary: str
-
-
-XID_BUCKETS = (
-    XidBucket("RESTART_BM", True, (79,), "GPUXidFallenOffBus", "GPU has fallen off the bus: restart the node"),
-    XidBucket(
-        "RESET_GPU", True, (46, 62, 64, 95, 109, 119, 120, 136, 140, 143, 155, 156, 158),
-        "GPUXidResetGpu", "fatal GPU error: drain the node and reset the GPU",
-    ),
-    XidBucket(
-        "WORKFLOW_XID_48", True, (48,), "GPUXidDoubleBitEcc",
-        "uncorrectable ECC error (page retirement): drain the node, reset the GPU, check retired pages",
-    ),
-    XidBucket("WORKFLOW_NVLINK_ERR", True, (74,), "GPUXidNvlink", "NVLink error: drain the node, check the links"),
-    XidBucket(
-        "WORKFLOW_NVLINK5_ERR", True, tuple(range(144, 151)), "GPUXidNvlink5",
-        "NVLink5 error: drain the node, check the links",
-    ),
-    XidBucket(
-        "RESTART_APP", False, (31, 94), "GPUXidApplicationFault",
-        "application-level GPU fault (MMU fault, contained error): restart the application",
-    ),
-    XidBucket(
-        "WORKFLOW_XID_45", False, (45,), "GPUXidPreemptiveCleanup", "preemptive cleanup after a killed context"
-    ),
-    # NVIDIA files these under IGNORE; they alert only when listed in monitoring.alerts.criticalXids.
-    XidBucket(
-        "IGNORE", False, (43, 63, 92), "GPUXidInformational", "informational XID, listed as critical in the spec"
-    ),
-)
-_UNLISTED = XidBucket(
-    "UNKNOWN", False, (), "GPUXidListed", "XID listed as critical in the spec, not in gpustack's catalogue"
-)
+# Alerts on one GPU (or MIG instance) series as it is, with all its labels; the others listed
+# here carry the labels named; every other alert is folded per GPU (alert_series.per_gpu).
+PER_SERIES = frozenset({"GPUMemoryNearFull", "GPUIdleButAllocated", "GPUBusyButUnderfilled"})
+TARGET_LABELS = {
+    "GPUExporterDown": "`job`, `instance`, `namespace`/`pod` (the exporter's pod)",
+    "GPUExporterAbsent": "`job`",
+    "GPUUnallocatable": "`node`, `resource` (kube-state-metrics)",
+    "GPUShareIdleButAllocated": "`exported_namespace`/`exported_pod`/`exported_container` (the workload), "
+    "`device_uuid`, `vdevice_index` (its HAMi share), the HAMi monitor's `namespace`/`pod`/`instance`",
+}
 
 
 @dataclass(frozen=True)
 class AlertRules:
-    """What the rules need besides the thresholds: the exporter's node label and the pools."""
+    """What the rules need besides the thresholds: the series' labels, the exporter's job, the allocation."""
 
     alerts: Alerts
-    host: str
-    pools: tuple[NodePool, ...]
-    profiling: bool
+    series: SeriesModel
+    job: str
     runbook_base: str
+    dra: bool
+    hami: bool
 
-    @property
-    def join(self) -> str:
-        return f"on({self.host}, gpu)"
-
-    def where(self) -> str:
-        return f"GPU {{{{ $labels.gpu }}}} on {{{{ $labels.{self.host} }}}}"
+    def make(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return _alert(self.runbook_base, *args, **kwargs)
 
 
-def prometheus_rule(stack: GpuStack, *, host: str, profiling: bool) -> dict[str, Any]:
-    """The rule object; ``host``: the exporter's node label; ``profiling``: some pool exports DCGM_FI_PROF_*."""
+def prometheus_rule(stack: GpuStack, *, host: str, profiling: bool, job: str) -> dict[str, Any]:
+    """The rule object; ``host``: the exporter's node label; ``profiling``: some pool exports
+    DCGM_FI_PROF_*; ``job``: the exporter's scrape job."""
     monitoring = stack.spec.monitoring
     rules = AlertRules(
         alerts=monitoring.alerts,
-        host=host,
-        pools=tuple(stack.spec.nodePools),
-        profiling=profiling,
-        runbook_base=monitoring.alerts.runbookBaseUrl or "README.md",
+        series=SeriesModel(host=host, profiling=profiling),
+        job=job,
+        runbook_base=runbooks.readme_url(stack),
+        dra=stack.spec.dra.enabled,
+        hami=stack.spec.sharing.hami.enabled,
     )
+    groups = [
+        {"name": "gpustack.gpu", "rules": health_rules(rules)},
+        {"name": "gpustack.gpu.presence", "rules": presence_rules(rules)},
+        {"name": "gpustack.gpu.xid", "rules": xid.xid_rules(rules.alerts, rules.series, rules.make)},
+    ]
+    if rules.hami:
+        groups.append({"name": "gpustack.hami", "rules": [hami_idle_rule(rules)]})
     return {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PrometheusRule",
@@ -117,60 +88,76 @@ def prometheus_rule(stack: GpuStack, *, host: str, profiling: bool) -> dict[str,
             "namespace": monitoring.namespace,
             "labels": {"release": monitoring.release},
         },
-        "spec": {
-            "groups": [
-                {"name": "gpustack.gpu", "rules": health_rules(rules)},
-                {"name": "gpustack.gpu.presence", "rules": presence_rules(rules)},
-                {"name": "gpustack.gpu.xid", "rules": xid_rules(rules)},
-            ]
-        },
+        "spec": {"groups": groups},
     }
 
 
 def health_rules(rules: AlertRules) -> list[dict[str, Any]]:
-    """Temperature, memory, idle-but-allocated and, with profiling fields, busy-but-underfilled."""
-    alerts = rules.alerts
+    """Temperature, memory, row remapping, idle-but-allocated and, with profiling fields, busy-but-underfilled."""
+    alerts, series = rules.alerts, rules.series
+    servers = _servers(alerts)
     result = [
-        _alert(
-            rules, "GPUHighTemperature",
-            f"DCGM_FI_DEV_GPU_TEMP > {alerts.temperatureCelsius}",
+        rules.make(
+            "GPUHighTemperature",
+            f"({series.per_gpu(str, 'DCGM_FI_DEV_GPU_TEMP')}) > {alerts.temperatureCelsius}",
             alerts.temperatureFor, "warning",
-            f"{rules.where()} is at {{{{ $value }}}} °C",
+            f"{series.where()}{series.workload()} is at {{{{ $value }}}} °C",
             f"The GPU has been above {alerts.temperatureCelsius} °C for {alerts.temperatureFor}; it throttles its "
-            "clocks next. Check the node's airflow and fans and the GPU's power draw.",
+            "clocks next. Check the node's airflow and fans and the GPU's power draw. One alert per GPU "
+            "(and workload on it), whatever its MIG instances.",
         ),
-        _alert(
-            rules, "GPUMemoryNearFull",
-            _memory_expr(rules),
+        rules.make(
+            "GPUMemoryNearFull",
+            f"DCGM_FI_DEV_FB_USED{_not_servers(servers)} / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE) "
+            f"> {alerts.memoryUsedRatio}",
             alerts.memoryFor, "warning",
-            f"{rules.where()} has {{{{ $value | humanizePercentage }}}} of its memory in use",
-            f"More than {alerts.memoryUsedRatio:.0%} of the GPU's memory has been in use for {alerts.memoryFor}: "
-            "the next allocation may fail with CUDA out of memory. GPUs held by containers that reserve "
-            "their memory at start by design ("
-            + (", ".join(alerts.memoryReservingContainers) or "none listed")
-            + ", monitoring.alerts.memoryReservingContainers) are left out.",
+            f"{series.where()}{series.workload()} has {{{{ $value | humanizePercentage }}}} of its memory in use",
+            f"More than {alerts.memoryUsedRatio:.0%} of the GPU's (or MIG instance's) memory has been in use for "
+            f"{alerts.memoryFor}: the next allocation may fail with CUDA out of memory. {_servers_note(servers)}",
         ),
-        _alert(
-            rules, "GPUIdleButAllocated",
-            f"DCGM_FI_DEV_GPU_UTIL < {alerts.idleUtilPercent} "
-            f"and {rules.join} DCGM_FI_DEV_FB_USED > {alerts.idleMemoryMiB}",
+        rules.make(
+            "GPUIdleButAllocated",
+            f"{series.utilisation()} < {alerts.idleUtilPercent} "
+            f'and {series.slice_join} DCGM_FI_DEV_FB_USED{{{WORKLOAD_POD}!=""}} > {alerts.idleMemoryMiB}'
+            + (f" unless {series.slice_join} DCGM_FI_DEV_FB_USED{_only_servers(servers)}" if servers else ""),
             alerts.idleFor, "warning",
-            f"{rules.where()} holds memory but does no work",
-            f"A process holds more than {alerts.idleMemoryMiB} MiB on a GPU that has been below "
-            f"{alerts.idleUtilPercent} % busy for {alerts.idleFor}: the GPU is allocated but idle. Find the pod "
-            "with the namespace/pod labels and scale it down or give the GPU back.",
+            f"{series.where()}{series.workload()} holds memory but does no work",
+            f"A pod holds more than {alerts.idleMemoryMiB} MiB on a GPU (or MIG instance) that has been below "
+            f"{alerts.idleUtilPercent} % busy for {alerts.idleFor}: the GPU is allocated but idle. The pod is in "
+            "the exported_namespace/exported_pod labels (namespace/pod name the exporter): scale it down or give "
+            "the GPU back. Utilisation is DCGM_FI_DEV_GPU_UTIL, or DCGM_FI_PROF_GR_ENGINE_ACTIVE on MIG instances, "
+            f"which have no GPU_UTIL. {_servers_note(servers, idle=True)}",
+        ),
+        rules.make(
+            "GPURowRemapFailure",
+            f"({series.per_gpu(str, 'DCGM_FI_DEV_ROW_REMAP_FAILURE')}) > 0",
+            None, "critical",
+            f"{series.where()}{series.workload()} could not remap a failing memory row",
+            "The GPU ran out of spare memory rows to remap (DCGM_FI_DEV_ROW_REMAP_FAILURE): uncorrectable errors "
+            "will recur. Drain the node and replace the GPU "
+            "(https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/index.html).",
+        ),
+        rules.make(
+            "GPURowsRemappedUncorrectable",
+            f"({series.per_gpu(lambda s: f'increase({s}[1h])', 'DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS')}) > 0",
+            None, "warning",
+            f"{series.where()}{series.workload()} remapped a memory row after an uncorrectable error",
+            "A memory row was remapped after an uncorrectable error within the last hour: the remap takes effect "
+            "at the next GPU reset. Drain the node and reset the GPU "
+            "(https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/index.html).",
         ),
     ]
-    if rules.profiling:
+    if series.profiling:
         # GPU_UTIL and GR_ENGINE_ACTIVE are both time-based (one kernel on one SM reads 100 %);
         # how many SMs have work is SM_ACTIVE.
         result.append(
-            _alert(
-                rules, "GPUBusyButUnderfilled",
-                f"DCGM_FI_DEV_GPU_UTIL > {alerts.underfilledUtilPercent} "
-                f"and {rules.join} DCGM_FI_PROF_SM_ACTIVE < {alerts.underfilledSmActive}",
+            rules.make(
+                "GPUBusyButUnderfilled",
+                f"{series.utilisation()} > {alerts.underfilledUtilPercent} "
+                f"and {series.slice_join} DCGM_FI_PROF_SM_ACTIVE < {alerts.underfilledSmActive}",
                 alerts.underfilledFor, "info",
-                f"{rules.where()} is busy but most of its SMs are idle: larger batches would raise throughput",
+                f"{series.where()}{series.workload()} is busy but most of its SMs are idle: larger batches "
+                "would raise throughput",
                 f"A kernel ran more than {alerts.underfilledUtilPercent} % of the time while fewer than "
                 f"{alerts.underfilledSmActive:.0%} of the SM cycles had a warp resident, for {alerts.underfilledFor}. "
                 "The GPU is not full: raise the batch size or concurrency before adding GPUs. "
@@ -180,139 +167,168 @@ def health_rules(rules: AlertRules) -> list[dict[str, Any]]:
     return result
 
 
-def presence_rules(rules: AlertRules) -> list[dict[str, Any]]:
-    """A GPU gone from a node: fewer exporter series than the pool's GPUs, or fewer allocatable than capacity."""
+def hami_idle_rule(rules: AlertRules) -> dict[str, Any]:
+    """Idle but allocated from HAMi's vGPU monitor, which knows the container of each share."""
     alerts = rules.alerts
-    result = []
-    expr = missing_expr(rules.host, rules.pools)
-    if expr is not None:
-        expected = ", ".join(f"{pool.name}: {pool.gpu.count}" for pool in rules.pools)
+    servers = _servers(alerts)
+    return rules.make(
+        "GPUShareIdleButAllocated",
+        hami_monitoring.idle_expr(alerts, servers),
+        None, "warning",
+        f"HAMi share of {{{{ $labels.device_uuid }}}} held by {{{{ $labels.{WORKLOAD_NAMESPACE} }}}}/"
+        f"{{{{ $labels.{WORKLOAD_POD} }}}} ({{{{ $labels.{WORKLOAD_CONTAINER} }}}}) runs no kernel",
+        f"A container has launched no GPU kernel for {alerts.idleFor} while holding more than {alerts.idleMemoryMiB} "
+        "MiB of its HAMi share (hami_container_last_kernel_elapsed_seconds, hami_container_device_memory_bytes of "
+        "HAMi's vGPU monitor: DCGM Exporter cannot tell HAMi's pods apart). Scale it down or give the share back. "
+        f"{_servers_note(servers, idle=True)}",
+    )
+
+
+def presence_rules(rules: AlertRules) -> list[dict[str, Any]]:
+    """A GPU gone from a node, an exporter down or never scraped, GPUs the kubelet cannot allocate."""
+    alerts, series = rules.alerts, rules.series
+    up = f'up{{job="{rules.job}"}}'
+    lost = series.per_gpu(
+        lambda s: f"(last_over_time({s}[{LOST_LOOKBACK}]) unless {series.gpu_join} {PRESENCE_METRIC}) "
+        f"and on(instance) {up} == 1",
+        PRESENCE_METRIC,
+    )
+    result = [
+        rules.make(
+            "GPULost", lost,
+            alerts.gpuGoneFor, "critical",
+            f"{series.where()}{series.workload()} stopped reporting while its exporter still runs",
+            f"The exporter on the node still answers but has not reported this GPU for {alerts.gpuGoneFor}: a GPU "
+            "fell off the bus or the driver lost it. Check `nvidia-smi` and the kernel log (dmesg: Xid 79), then "
+            f"drain and restart the node. Seen for {LOST_LOOKBACK} after the GPU last reported, and only while "
+            "the same exporter pod runs (GPUExporterDown covers a dead one).",
+        ),
+        rules.make(
+            "GPUExporterDown", f"{up} == 0",
+            alerts.gpuGoneFor, "critical",
+            "DCGM Exporter {{ $labels.instance }} (pod {{ $labels.namespace }}/{{ $labels.pod }}) cannot be scraped",
+            f"Prometheus has failed to scrape DCGM Exporter for {alerts.gpuGoneFor}: no GPU alert can fire for its "
+            "node. Check the exporter pod's log and events (NVML or DCGM failing to start).",
+        ),
+        rules.make(
+            "GPUExporterAbsent", f"absent({up})",
+            alerts.gpuGoneFor, "critical",
+            f"Prometheus scrapes no DCGM Exporter (job {rules.job})",
+            f"No target of job {rules.job} has been scraped for {alerts.gpuGoneFor}: the exporter is not deployed, "
+            "schedules on no node, or Prometheus does not select its ServiceMonitor (release label).",
+        ),
+    ]
+    if not rules.dra:
+        # Under DRA no extended resource is advertised: kube-state-metrics has no series to compare.
         result.append(
-            _alert(
-                rules, "GPUMissing", expr,
+            rules.make(
+                "GPUUnallocatable",
+                f"kube_node_status_allocatable{{{NVIDIA_RESOURCES}}} "
+                f"< on(node, resource) kube_node_status_capacity{{{NVIDIA_RESOURCES}}}",
                 alerts.gpuGoneFor, "critical",
-                f"{{{{ $labels.{rules.host} }}}} reports {{{{ $value }}}} GPUs, fewer than its pool's nodes have",
-                f"DCGM Exporter sees fewer GPUs on the node than its pool declares ({expected}) for "
-                f"{alerts.gpuGoneFor}: a GPU fell off the bus or the driver lost it. Check `nvidia-smi` and the "
-                "kernel log (dmesg: Xid 79), then drain and restart the node.",
+                "{{ $labels.node }} can allocate only {{ $value }} {{ $labels.resource }}, less than its capacity",
+                "The device plugin marked GPUs of the node unhealthy (after a fatal XID, for example), so the "
+                f"kubelet allocates fewer than the node has, for {alerts.gpuGoneFor}. Check the device plugin's log "
+                "on the node and the XID alerts; drain the node and reset or replace the GPU.",
             )
         )
-    result.append(
-        _alert(
-            rules, "GPUUnallocatable",
-            f"kube_node_status_allocatable{{{NVIDIA_RESOURCES}}} "
-            f"< on(node, resource) kube_node_status_capacity{{{NVIDIA_RESOURCES}}}",
-            alerts.gpuGoneFor, "critical",
-            "{{ $labels.node }} can allocate only {{ $value }} {{ $labels.resource }}, less than its capacity",
-            "The device plugin marked GPUs of the node unhealthy (after a fatal XID, for example), so the kubelet "
-            f"allocates fewer than the node has, for {alerts.gpuGoneFor}. Check the device plugin's log on the node "
-            "and the XID alerts; drain the node and reset or replace the GPU.",
-        )
-    )
     return result
 
 
-def missing_expr(host: str, pools: Iterable[NodePool]) -> str | None:
-    """Nodes whose distinct GPUs (by index) are fewer than their pool's ``gpu.count``.
-
-    Pools are told apart by the exporter's ``modelName`` (NVML's name, which GFD's product label
-    spells with dashes for spaces); pools of one model with different counts use the smallest.
-    A node of one GPU that loses it has no series left to count: such pools get no term (their
-    loss shows in GPUUnallocatable and the XID alerts). None when no pool has a term.
-    """
-    counts: dict[str, int] = {}
-    for pool in pools:
-        product = gpu_model(pool).product
-        counts[product] = min(counts.get(product, pool.gpu.count), pool.gpu.count)
-    terms = [
-        f'count by ({host}) (count by ({host}, gpu) ({PRESENCE_METRIC}{{modelName=~"{_model_regex(product)}"}})) '
-        f"< {count}"
-        for product, count in sorted(counts.items())
-        if count > 1
-    ]
-    if not terms:
-        return None
-    return terms[0] if len(terms) == 1 else " or ".join(f"({term})" for term in terms)
-
-
-def xid_rules(rules: AlertRules) -> list[dict[str, Any]]:
-    """One alert per XID bucket; IGNORE codes and unknown codes only where the spec lists them."""
-    listed = set(rules.alerts.criticalXids)
-    known = {code for bucket in XID_BUCKETS for code in bucket.codes}
-    buckets = [*XID_BUCKETS, replace(_UNLISTED, codes=tuple(sorted(listed - known)))]
-    result = []
-    for bucket in buckets:
-        codes = tuple(c for c in bucket.codes if bucket.action not in ("IGNORE", "UNKNOWN") or c in listed)
-        if codes:
-            result.append(_xid_alert(rules, bucket, codes))
-    return result
-
-
-def xid_expr(codes: tuple[int, ...]) -> str:
-    """An XID of one of ``codes`` within the exporter's count window."""
-    return f'{XID_COUNT_METRIC}{{xid=~"{"|".join(str(code) for code in codes)}"}} > 0'
-
-
-def _xid_alert(rules: AlertRules, bucket: XidBucket, codes: tuple[int, ...]) -> dict[str, Any]:
-    keep = rules.alerts.xidKeepFiringFor if bucket.fatal else None
-    lasting = f" The alert keeps firing {keep} after the last occurrence." if keep else ""
-    rule = _alert(
-        rules, bucket.alert,
-        xid_expr(codes),
-        None, "critical" if bucket.fatal else "warning",
-        f"XID {{{{ $labels.xid }}}} on {rules.where()} ({{{{ $value }}}} in {XID_WINDOW}): {bucket.summary}",
-        f"The driver reported XID {', '.join(map(str, codes))} (NVIDIA's XID catalogue: {bucket.action}) within "
-        f"the last {XID_WINDOW}: {bucket.summary}.{lasting}",
-        keep_firing_for=keep,
-    )
-    rule["labels"]["xid_action"] = bucket.action
-    return rule
-
-
-def runbook_section(rule: dict[str, Any]) -> list[str]:
-    """The README section the rules' runbook_url annotations point to: one heading per alert."""
+def runbook_section(rule: dict[str, Any], host: str) -> list[str]:
+    """The README section the rules' runbook_url annotations point to: a table, then one heading per alert."""
     lines = [
         f"## {README_SECTION}",
         "",
         f"PrometheusRule `{rule['metadata']['name']}` (namespace `{rule['metadata']['namespace']}`). Each alert's "
-        "`runbook_url` points to its heading here.",
+        "`runbook_url` points to its heading here. DCGM Exporter's series reach Prometheus through a "
+        "ServiceMonitor with `honorLabels: false`: the workload using a GPU is in `exported_namespace`, "
+        "`exported_pod`, `exported_container`; `namespace`, `pod`, `container` name the exporter's own pod.",
+        *_relative_warning(rule),
+        "",
+        "| Alert | Severity | Labels | Runbook |",
+        "|---|---|---|---|",
     ]
-    for group in rule["spec"]["groups"]:
-        for alert in group["rules"]:
-            timing = [f"for {alert['for']}"] if "for" in alert else []
-            if "keep_firing_for" in alert:
-                timing.append(f"keeps firing for {alert['keep_firing_for']}")
-            lines += [
-                "",
-                f"### {alert['alert']}",
-                "",
-                f"Severity {alert['labels']['severity']}{', ' if timing else ''}{', '.join(timing)}.",
-                "",
-                "```promql",
-                alert["expr"],
-                "```",
-                "",
-                alert["annotations"]["description"],
-            ]
+    every = [alert for group in rule["spec"]["groups"] for alert in group["rules"]]
+    for alert in every:
+        lines.append(
+            f"| {alert['alert']} | {alert['labels']['severity']} | {carried_labels(alert, host)} | "
+            f"[{alert['alert']}]({alert['annotations']['runbook_url']}) |"
+        )
+    for alert in every:
+        timing = [f"for {alert['for']}"] if "for" in alert else []
+        if "keep_firing_for" in alert:
+            timing.append(f"keeps firing for {alert['keep_firing_for']}")
+        lines += [
+            "",
+            f"### {alert['alert']}",
+            "",
+            f"Severity {alert['labels']['severity']}{', ' if timing else ''}{', '.join(timing)}. "
+            f"Labels: {carried_labels(alert, host)}.",
+            "",
+            "```promql",
+            alert["expr"],
+            "```",
+            "",
+            alert["annotations"]["description"],
+        ]
     return lines
 
 
-def _memory_expr(rules: AlertRules) -> str:
-    alerts = rules.alerts
-    expr = f"DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE) > {alerts.memoryUsedRatio}"
-    if alerts.memoryReservingContainers:
-        containers = "|".join(re.escape(name) for name in alerts.memoryReservingContainers)
-        expr += f' unless {rules.join} DCGM_FI_DEV_FB_USED{{container=~"{containers}"}}'
-    return expr
+def _relative_warning(rule: dict[str, Any]) -> list[str]:
+    first = rule["spec"]["groups"][0]["rules"][0]["annotations"]["runbook_url"]
+    if first.startswith(("http://", "https://")):
+        return []
+    return [
+        "",
+        "**The runbook links are relative** (`README.md#…`): Alertmanager, Slack and PagerDuty cannot open "
+        "them. Set `monitoring.alerts.runbookBaseUrl` to this README's URL (its page in your Git host).",
+    ]
 
 
-def _model_regex(product: str) -> str:
-    """GFD's product label as a regex on NVML's name: each dash may have been a space."""
-    return "[ -]".join(re.escape(part) for part in product.split("-"))
+def carried_labels(alert: dict[str, Any], host: str) -> str:
+    """The labels an alert carries besides ``alertname`` and ``severity``, in words."""
+    name = alert["alert"]
+    if name in TARGET_LABELS:
+        return TARGET_LABELS[name]
+    gpu = f"`{host}`, `gpu`, `UUID`, `modelName`"
+    if name in PER_SERIES:
+        return (
+            f"{gpu}, `GPU_I_ID`/`GPU_I_PROFILE` (MIG instance), `exported_namespace`/`exported_pod`/"
+            "`exported_container` (the workload), the exporter's `namespace`/`pod`/`instance`"
+        )
+    extra = ", `xid`, `xid_action`" if "xid_action" in alert["labels"] else ""
+    return f"{gpu}{extra}, `exported_namespace`/`exported_pod` when a pod uses the GPU (one alert per workload)"
+
+
+def _servers(alerts: Alerts) -> str:
+    return "|".join(re.escape(name) for name in alerts.memoryReservingContainers)
+
+
+def _not_servers(servers: str) -> str:
+    return f'{{{WORKLOAD_CONTAINER}!~"{servers}"}}' if servers else ""
+
+
+def _only_servers(servers: str) -> str:
+    return f'{{{WORKLOAD_CONTAINER}=~"{servers}"}}'
+
+
+def _servers_note(servers: str, *, idle: bool = False) -> str:
+    if not servers:
+        return "No inference-server containers are left out (monitoring.alerts.memoryReservingContainers is empty)."
+    why = (
+        "an inference server without traffic is idle by design"
+        if idle
+        else "they reserve most of the memory at start by design (vLLM: --gpu-memory-utilization)"
+    )
+    return (
+        f"Containers matching {servers} (monitoring.alerts.memoryReservingContainers) are left out: {why}. "
+        "They are matched on exported_container, the workload's container; container names the exporter's own."
+    )
 
 
 def _alert(
-    rules: AlertRules,
+    runbook_base: str,
     name: str,
     expr: str,
     for_: str | None,
@@ -331,6 +347,6 @@ def _alert(
     rule["annotations"] = {
         "summary": summary,
         "description": description,
-        "runbook_url": f"{rules.runbook_base}#{name.lower()}",
+        "runbook_url": f"{runbook_base}#{name.lower()}",
     }
     return rule

@@ -33,6 +33,11 @@ OPERATOR_IMAGE_TAGS = {
     "v26.7.0": "4.6.0-4.8.3-distroless",
 }
 IMAGE_REPOSITORY = "nvcr.io/nvidia/k8s/dcgm-exporter"
+# The exporter's Service: the GPU Operator names it; the chart's is its fullname, the release name
+# gpustack gives it. prometheus-operator sets a ServiceMonitor target's job label to the Service's
+# name (https://prometheus-operator.dev/docs/api-reference/api/#monitoring.coreos.com/v1.ServiceMonitorSpec, jobLabel).
+OPERATOR_SERVICE = "nvidia-dcgm-exporter"
+CHART_RELEASE = "dcgm-exporter"
 # The last exporter release that writes ``Hostname``.
 LAST_CAPITAL_HOSTNAME = (4, 8, 2)
 
@@ -58,6 +63,11 @@ def host_label(stack: GpuStack) -> str:
     """``Hostname`` up to exporter 4.8.2, ``hostname`` after (and for releases gpustack does not know)."""
     version = exporter_version(stack)
     return "Hostname" if version is not None and version <= LAST_CAPITAL_HOSTNAME else "hostname"
+
+
+def scrape_job(stack: GpuStack) -> str:
+    """The ``job`` label of the exporter's series as Prometheus scrapes them."""
+    return OPERATOR_SERVICE if stack.spec.gpuOperator.enabled else CHART_RELEASE
 
 
 def _numbers(version: str) -> tuple[int, ...] | None:

@@ -16,7 +16,15 @@ from functools import cache
 from typing import Any
 
 from gpustack.render.component import Contribution, HelmRelease, RenderContext, add_object, chart_release
-from gpustack.render.components import alerts, dcgm_exporter, gpu_operator, nfd, runtime
+from gpustack.render.components import (
+    alerts,
+    dcgm_exporter,
+    gpu_operator,
+    hami_monitoring,
+    monitoring_stack,
+    nfd,
+    runtime,
+)
 from gpustack.shipped import lint_data
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
@@ -120,7 +128,7 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         releases.append(
             chart_release(
                 "dcgm-exporter",
-                name="dcgm-exporter",
+                name=dcgm_exporter.CHART_RELEASE,
                 version=exporter.version,
                 namespace=monitoring.namespace,
                 values=dcgm_exporter_values(stack),
@@ -129,9 +137,14 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         )
     if monitoring.alerts.enabled:
         rule = alerts.prometheus_rule(
-            stack, host=dcgm_exporter.host_label(stack), profiling=bool(profiling_pools(stack))
+            stack,
+            host=dcgm_exporter.host_label(stack),
+            profiling=bool(profiling_pools(stack)),
+            job=dcgm_exporter.scrape_job(stack),
         )
         add_object(chart, rule)
+    if stack.spec.sharing.hami.enabled:
+        add_object(chart, hami_monitoring.service_monitor(stack))
     return Contribution(releases=releases, notes=_notes(stack))
 
 
@@ -182,6 +195,7 @@ def dcgm_exporter_values(stack: GpuStack) -> dict[str, Any]:
     tolerations = nfd.gpu_tolerations(stack, chart_defaults=EXPORTER_TOLERATIONS)
     if tolerations:
         values["tolerations"] = tolerations
+    values["resources"] = monitoring_stack.exporter_requests()
     values["serviceMonitor"] = _service_monitor(stack)
     attribution = stack.spec.monitoring.dcgmExporter.podAttribution
     values["kubernetes"] = {"enablePodLabels": attribution}
@@ -208,6 +222,7 @@ def operator_dcgm_values(stack: GpuStack) -> dict[str, Any]:
     if monitoring.dcgmExporter.podAttribution:
         values["podLabelAllowlistRegex"] = POD_LABEL_ALLOWLIST
     return values | {
+        "resources": monitoring_stack.exporter_requests(),
         "serviceMonitor": _service_monitor(stack),
         # The operator takes one CSV under the key dcgm-metrics.csv of this ConfigMap.
         "config": {"name": "gpustack-dcgm-metrics", "create": True, "data": collectors_csv(stack)},
@@ -215,7 +230,8 @@ def operator_dcgm_values(stack: GpuStack) -> dict[str, Any]:
 
 
 def kube_prometheus_stack_values(stack: GpuStack) -> dict[str, Any]:
-    """Values of kube-prometheus-stack: Grafana dashboards and, for labs only, anonymous Admin."""
+    """Values of kube-prometheus-stack: Grafana dashboards (for labs only, anonymous Admin), and
+    Alertmanager's receiver, Prometheus's storage and every pod's requests (monitoring_stack)."""
     grafana_spec = stack.spec.monitoring.grafana
     grafana: dict[str, Any] = {}
     if grafana_spec.dashboards:
@@ -249,7 +265,9 @@ def kube_prometheus_stack_values(stack: GpuStack) -> dict[str, Any]:
     if grafana_spec.anonymousAdmin:
         # A lab setting; off unless the spec asks (GS025 flags it).
         grafana["grafana.ini"] = {"auth.anonymous": {"enabled": True, "org_role": "Admin"}}
-    return {"grafana": grafana} if grafana else {}
+    values = monitoring_stack.stack_values(stack)
+    values["grafana"] |= grafana
+    return values
 
 
 def _service_monitor(stack: GpuStack) -> dict[str, Any]:
@@ -305,6 +323,7 @@ def _notes(stack: GpuStack) -> list[str]:
         f"`release: {monitoring.release}`, which kube-prometheus-stack's default selectors match; "
         "`ruleSelectorNilUsesHelmValues` stays at its default instead of being flipped."
     ]
+    notes += monitoring_stack.notes(stack)
     if monitoring.grafana.dashboards:
         ids = ", ".join(str(d.gnetId) for d in monitoring.grafana.dashboards)
         notes.append(f"Grafana provisions dashboards {ids} from grafana.com into the folder GPU.")

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from gpustack.charts import chart
+from gpustack.shipped import default_critical_xids
 from gpustack.spec.models.base import DNS_LABEL, DURATION, IMAGE_TAG, ChartVersioned, DnsSubdomain, Strict, version_string
 from gpustack.spec.models.cluster import NoSharing, Sharing
 
@@ -77,8 +78,9 @@ class Alerts(Strict):
     memoryFor: str = Field("5m", pattern=DURATION)
     memoryReservingContainers: list[str] = Field(
         default_factory=lambda: ["vllm"],
-        description="Containers that reserve most of the GPU memory at start by design (vLLM takes "
-        "--gpu-memory-utilization, 0.9 by default): GPUMemoryNearFull leaves their GPUs out.",
+        description="Inference-server containers: they reserve most of the GPU memory at start by design "
+        "(vLLM takes --gpu-memory-utilization, 0.9 by default) and sit idle without traffic, so "
+        "GPUMemoryNearFull and GPUIdleButAllocated leave them out (matched on exported_container).",
     )
     idleUtilPercent: int = Field(5, ge=0, le=100, description="GPUIdleButAllocated: utilisation below this...")
     idleMemoryMiB: int = Field(1024, ge=0, description="...while more than this much memory is held.")
@@ -95,7 +97,7 @@ class Alerts(Strict):
     )
     underfilledFor: str = Field("30m", pattern=DURATION)
     criticalXids: list[int] = Field(
-        default_factory=lambda: [31, 43, 79, 92],
+        default_factory=lambda: list(default_critical_xids()),
         description="XID codes that must always alert "
         "(https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html).",
     )
@@ -105,12 +107,46 @@ class Alerts(Strict):
         description="Critical XID alerts keep firing this long after the last occurrence: a GPU that "
         "fell off the bus stays broken after the exporter's XID window has passed.",
     )
-    gpuGoneFor: str = Field("5m", pattern=DURATION, description="GPUMissing/GPUUnallocatable: for how long.")
+    gpuGoneFor: str = Field("5m", pattern=DURATION, description="GPULost, GPUExporterDown/Absent, GPUUnallocatable: for how long.")
     runbookBaseUrl: str | None = Field(
         None,
-        description="Where the rendered stack README can be read (e.g. its URL in your Git host); "
-        "runbook_url annotations point to its alert section. Default: the relative path README.md.",
+        description="Absolute URL where the rendered stack README can be read (e.g. its page in your Git "
+        "host); runbook_url annotations point to its alert sections. Default: the README's page in "
+        "gitops.argocd.repoURL on GitHub or GitLab; otherwise the relative README.md, which Alertmanager, "
+        "Slack and PagerDuty cannot open (the rendered README says so).",
     )
+
+    @field_validator("runbookBaseUrl")
+    @classmethod
+    def _absolute(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("https://", "http://")):
+            raise ValueError(
+                "must be an absolute URL (https://…): Alertmanager, Slack and PagerDuty open only absolute links"
+            )
+        return value
+
+
+class AlertReceiver(Strict):
+    """Where Alertmanager sends alerts; the credential is read from a Secret, never written in the spec."""
+
+    type: Literal["webhook", "slack", "pagerduty", "email"]
+    secretName: str = Field(
+        pattern=DNS_LABEL,
+        description="Secret in monitoring.namespace holding the credential (mounted into Alertmanager): "
+        "webhook/slack: the URL, pagerduty: the routing key, email: the SMTP password.",
+    )
+    secretKey: str = Field("credential", pattern=r"^[-._a-zA-Z0-9]+$", description="Key of the Secret.")
+    channel: str | None = Field(None, description="slack: the channel (default: the webhook's own).")
+    to: str | None = Field(None, description="email: recipient address.")
+    sender: str | None = Field(None, description="email: From address.")
+    smarthost: str | None = Field(None, description="email: SMTP server host:port.")
+    username: str | None = Field(None, description="email: SMTP user (default: the sender).")
+
+    @model_validator(mode="after")
+    def _email_needs_addresses(self) -> AlertReceiver:
+        if self.type == "email" and not (self.to and self.sender and self.smarthost):
+            raise ValueError("an email receiver needs to, sender and smarthost")
+        return self
 
 
 class GrafanaDashboard(Strict):
@@ -146,6 +182,19 @@ class Monitoring(ChartVersioned):
     dcgmExporter: DcgmExporter = Field(default_factory=DcgmExporter)
     grafana: Grafana = Field(default_factory=Grafana)
     alerts: Alerts = Field(default_factory=Alerts)
+    receiver: AlertReceiver | None = Field(
+        None, description="Alertmanager's receiver for every alert; default none: the chart's `null` receiver."
+    )
+    retention: str = Field(
+        "15d", pattern=r"^[0-9]+(ms|s|m|h|d|w|y)$", description="How long Prometheus keeps samples."
+    )
+    storageClass: str | None = Field(
+        None,
+        description="StorageClass for Prometheus's and Alertmanager's PersistentVolumeClaims; default none: "
+        "their data lives in the pod and is lost with it.",
+    )
+    prometheusStorage: str = Field("50Gi", description="Size of Prometheus's volume (with storageClass).")
+    alertmanagerStorage: str = Field("2Gi", description="Size of Alertmanager's volume (with storageClass).")
 
 
 

@@ -1,0 +1,81 @@
+"""The labels DCGM series carry once Prometheus has scraped them: what the alerts are written against.
+
+The exporter labels each series with its node (``Hostname`` up to 4.8.2, ``hostname`` after:
+dcgm_exporter.host_label), ``gpu``, ``UUID``, ``modelName`` and, on a MIG-enabled GPU, once
+per MIG instance with ``GPU_I_PROFILE`` and ``GPU_I_ID``
+(https://github.com/NVIDIA/dcgm-exporter/blob/main/README.md). A pod using the GPU adds
+``namespace``, ``pod`` and ``container`` (read from the kubelet's pod-resources API).
+
+Both ServiceMonitors gpustack deploys (the dcgm-exporter chart's and the GPU Operator's) keep
+``honorLabels: false``; prometheus-operator then sets the target's own ``namespace``, ``pod``,
+``container``, ``service``, ``endpoint``, ``job`` and ``instance`` (the exporter pod's:
+https://prometheus-operator.dev/docs/api-reference/api/#monitoring.coreos.com/v1.Endpoint), and
+Prometheus renames the clashing labels of the scraped series to ``exported_<name>``
+(``honor_labels`` in https://prometheus.io/docs/prometheus/latest/configuration/configuration/#scrape_config).
+So the workload is ``exported_namespace``/``exported_pod``/``exported_container``; the plain
+names are the exporter's.
+
+``DCGM_FI_DEV_GPU_UTIL`` is not reported for MIG instances (NVIDIA/dcgm-exporter issues #50,
+#105, #216, #430): ``utilisation`` falls back to ``DCGM_FI_PROF_GR_ENGINE_ACTIVE`` there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+WORKLOAD_NAMESPACE = "exported_namespace"
+WORKLOAD_POD = "exported_pod"
+WORKLOAD_CONTAINER = "exported_container"
+# The MIG instance of a series; absent (empty) on whole GPUs, so joins on it hold for both.
+MIG_INSTANCE = "GPU_I_ID"
+GPU_LABELS = ("gpu", "UUID", "modelName")
+
+
+@dataclass(frozen=True)
+class SeriesModel:
+    """Label names of one stack's DCGM series, and the PromQL shapes built on them."""
+
+    host: str  # Hostname or hostname, as the pinned exporter writes it
+    profiling: bool  # some pool exports DCGM_FI_PROF_* (the MIG utilisation fallback needs it)
+
+    @property
+    def slice_join(self) -> str:
+        """Match one GPU, or one MIG instance of it: ``gpu="0"`` exists on every node, so the node too."""
+        return f"on({self.host}, gpu, {MIG_INSTANCE})"
+
+    @property
+    def gpu_join(self) -> str:
+        return f"on({self.host}, gpu)"
+
+    def where(self) -> str:
+        return f"GPU {{{{ $labels.gpu }}}} on {{{{ $labels.{self.host} }}}}"
+
+    def workload(self) -> str:
+        """The alert text naming the workload (labels absent when no pod holds the GPU)."""
+        return (
+            f"{{{{ with $labels.{WORKLOAD_POD} }}}} (pod {{{{ $labels.{WORKLOAD_NAMESPACE} }}}}/{{{{ . }}}})"
+            "{{ end }}"
+        )
+
+    def utilisation(self) -> str:
+        """GPU busy percent: GPU_UTIL, or GR_ENGINE_ACTIVE × 100 where the GPU (a MIG instance) has none."""
+        if not self.profiling:
+            return "DCGM_FI_DEV_GPU_UTIL"
+        return "(DCGM_FI_DEV_GPU_UTIL or 100 * DCGM_FI_PROF_GR_ENGINE_ACTIVE)"
+
+    def per_gpu(
+        self, inner: Callable[[str], str], metric: str, *, matcher: str = "", keep: tuple[str, ...] = ()
+    ) -> str:
+        """``inner`` of ``metric`` folded from MIG instances to the physical GPU, the workloads kept.
+
+        One series per (GPU, workload on it); a GPU that no pod uses gives one series without
+        workload labels. So a hot GPU split into seven MIG instances raises one alert, not seven.
+        """
+        gpu = ", ".join((self.host, *GPU_LABELS, *keep))
+        used = inner(f'{metric}{{{matcher + "," if matcher else ""}{WORKLOAD_POD}!=""}}')
+        every = inner(f"{metric}{{{matcher}}}" if matcher else metric)
+        return (
+            f"max by ({gpu}, {WORKLOAD_NAMESPACE}, {WORKLOAD_POD}) ({used}) "
+            f"or on({self.host}, gpu{''.join(', ' + k for k in keep)}) max by ({gpu}) ({every})"
+        )

@@ -1,0 +1,67 @@
+"""HAMi's own per-container GPU metrics: scraped, and alerted on where DCGM Exporter cannot attribute.
+
+dcgm-exporter maps GPUs to pods through the kubelet's pod-resources API and NVIDIA's device IDs;
+HAMi's device IDs are its own, so under HAMi the exporter's series carry no pod. HAMi's device
+plugin runs a vGPU monitor that reports each container's share (port 9394, Service
+``<release>-device-plugin-monitor``, port ``monitorport``:
+https://github.com/Project-HAMi/HAMi/blob/master/charts/hami/templates/device-plugin/monitorservice.yaml)
+with the 2.10 metric names
+(https://github.com/Project-HAMi/website/blob/master/docs/userguide/monitoring/real-time-device-usage.md).
+The chart's own ServiceMonitor needs ``prometheus.enabled`` and has no ``release`` label, so
+gpustack renders one. Its ``honorLabels`` stays false: HAMi's ``namespace``/``pod``/``container``
+arrive as ``exported_*``, like the DCGM series' workload labels.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from gpustack.render.components import hami
+from gpustack.render.components.alert_series import WORKLOAD_CONTAINER
+from gpustack.spec.models import GpuStack
+from gpustack.spec.models.components import Alerts
+
+COMPONENT = "hami-device-plugin"
+MONITOR_PORT = "monitorport"
+LAST_KERNEL = "hami_container_last_kernel_elapsed_seconds"
+CONTAINER_MEMORY = "hami_container_device_memory_bytes"
+MIB = 1024 * 1024
+
+
+def scrape_job() -> str:
+    """The job label of the vGPU monitor's series: the name of the Service it is scraped through."""
+    return f"{hami.RELEASE}-device-plugin-monitor"
+
+
+def service_monitor(stack: GpuStack) -> dict[str, Any]:
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": {
+            "name": f"{hami.RELEASE}-vgpu-monitor",
+            "namespace": hami.NAMESPACE,
+            "labels": {"release": stack.spec.monitoring.release},
+        },
+        "spec": {
+            "selector": {
+                "matchLabels": {"app.kubernetes.io/component": COMPONENT, "app.kubernetes.io/instance": hami.RELEASE}
+            },
+            "endpoints": [{"port": MONITOR_PORT, "path": "/metrics"}],
+        },
+    }
+
+
+def idle_expr(alerts: Alerts, servers: str) -> str:
+    """A container whose last kernel is older than ``idleFor`` while it holds memory on its share."""
+    keep_out = f'{{{WORKLOAD_CONTAINER}!~"{servers}"}}' if servers else ""
+    return (
+        f"{LAST_KERNEL}{keep_out} > {seconds(alerts.idleFor)} "
+        f"and {CONTAINER_MEMORY} > {alerts.idleMemoryMiB * MIB}"
+    )
+
+
+def seconds(duration: str) -> int:
+    """A spec duration (``1h30m``, ``15m``, ``500ms``) in whole seconds."""
+    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+    return int(sum(int(n) * units[unit] for n, unit in re.findall(r"([0-9]+)(ms|s|m|h)", duration)))

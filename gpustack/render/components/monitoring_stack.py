@@ -1,0 +1,141 @@
+"""kube-prometheus-stack's own pods: Alertmanager's receiver, Prometheus's retention and storage, requests.
+
+Keys are those of kube-prometheus-stack's values.yaml (and of its grafana, kube-state-metrics
+and prometheus-node-exporter subcharts):
+https://github.com/prometheus-community/helm-charts/blob/main/charts/kube-prometheus-stack/values.yaml
+
+The receiver's credential is a Secret the user names: ``alertmanagerSpec.secrets`` mounts it at
+``/etc/alertmanager/secrets/<name>/`` and the receiver reads it through a ``*_file`` setting
+(https://prometheus.io/docs/alerting/latest/configuration/#receiver-integration-settings), so the
+rendered values (committed to Git) never hold it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpustack.spec.models import GpuStack
+from gpustack.spec.models.components import AlertReceiver
+
+RECEIVER = "gpustack"
+# The chart's own receiver, which its default route sends Watchdog to: kept in the list.
+NULL_RECEIVER = "null"
+SECRETS_DIR = "/etc/alertmanager/secrets"
+# Requests gpustack sets on every monitoring pod, sized for a cluster of tens of GPU nodes
+# (Prometheus's memory grows with its series: about 8 KiB each, dcgm-exporter writes ~40 per GPU).
+# Requests only: a limit would OOM-kill Prometheus during WAL replay.
+REQUESTS = {
+    "prometheus": {"cpu": "500m", "memory": "2Gi"},
+    "alertmanager": {"cpu": "50m", "memory": "128Mi"},
+    "operator": {"cpu": "100m", "memory": "128Mi"},
+    "config-reloader": {"cpu": "10m", "memory": "32Mi"},
+    "grafana": {"cpu": "100m", "memory": "256Mi"},
+    "kube-state-metrics": {"cpu": "50m", "memory": "128Mi"},
+    "node-exporter": {"cpu": "50m", "memory": "64Mi"},
+    # The exporter embeds DCGM's host engine.
+    "dcgm-exporter": {"cpu": "100m", "memory": "512Mi"},
+}
+
+
+def stack_values(stack: GpuStack) -> dict[str, Any]:
+    """Values for Alertmanager, Prometheus, the operator and the subcharts' pods."""
+    monitoring = stack.spec.monitoring
+    prometheus: dict[str, Any] = {"retention": monitoring.retention, "resources": _requests("prometheus")}
+    alertmanager_spec: dict[str, Any] = {"resources": _requests("alertmanager")}
+    if monitoring.storageClass:
+        prometheus["storageSpec"] = _claim(monitoring.storageClass, monitoring.prometheusStorage)
+        alertmanager_spec["storage"] = _claim(monitoring.storageClass, monitoring.alertmanagerStorage)
+    alertmanager: dict[str, Any] = {"alertmanagerSpec": alertmanager_spec}
+    if monitoring.receiver is not None:
+        alertmanager_spec["secrets"] = [monitoring.receiver.secretName]
+        alertmanager["config"] = {
+            "route": {"receiver": RECEIVER},
+            "receivers": [{"name": NULL_RECEIVER}, receiver_config(monitoring.receiver)],
+        }
+    return {
+        "alertmanager": alertmanager,
+        "prometheus": {"prometheusSpec": prometheus},
+        "prometheusOperator": {
+            "resources": _requests("operator"),
+            "prometheusConfigReloader": {"resources": _requests("config-reloader")},
+        },
+        "grafana": {"resources": _requests("grafana")},
+        "kube-state-metrics": {"resources": _requests("kube-state-metrics")},
+        "prometheus-node-exporter": {"resources": _requests("node-exporter")},
+    }
+
+
+def receiver_config(receiver: AlertReceiver) -> dict[str, Any]:
+    """Alertmanager's receiver entry, its credential read from the mounted Secret."""
+    secret = f"{SECRETS_DIR}/{receiver.secretName}/{receiver.secretKey}"
+    if receiver.type == "webhook":
+        return {"name": RECEIVER, "webhook_configs": [{"url_file": secret, "send_resolved": True}]}
+    if receiver.type == "slack":
+        slack: dict[str, Any] = {"api_url_file": secret, "send_resolved": True}
+        if receiver.channel:
+            slack["channel"] = receiver.channel
+        return {"name": RECEIVER, "slack_configs": [slack]}
+    if receiver.type == "pagerduty":
+        return {"name": RECEIVER, "pagerduty_configs": [{"routing_key_file": secret, "send_resolved": True}]}
+    return {
+        "name": RECEIVER,
+        "email_configs": [
+            {
+                "to": receiver.to,
+                "from": receiver.sender,
+                "smarthost": receiver.smarthost,
+                "auth_username": receiver.username or receiver.sender,
+                "auth_password_file": secret,
+                "send_resolved": True,
+            }
+        ],
+    }
+
+
+def exporter_requests() -> dict[str, Any]:
+    return _requests("dcgm-exporter")
+
+
+def notes(stack: GpuStack) -> list[str]:
+    """What the README says about where alerts go and where the data lives."""
+    monitoring = stack.spec.monitoring
+    receiver = monitoring.receiver
+    if receiver is None:
+        sent = (
+            "**Alerts are not sent anywhere**: Alertmanager keeps kube-prometheus-stack's default receiver, "
+            "which drops every alert. Set "
+            "`monitoring.receiver` (webhook, slack, pagerduty or email, with the Secret holding its credential)."
+        )
+    else:
+        sent = (
+            f"Alertmanager sends every alert to the {receiver.type} receiver `{RECEIVER}`; its credential is key "
+            f"`{receiver.secretKey}` of Secret `{receiver.secretName}` in namespace `{monitoring.namespace}`, which "
+            "you create (it is not rendered)."
+        )
+    if monitoring.storageClass:
+        kept = (
+            f"Prometheus keeps {monitoring.retention} of samples on a {monitoring.prometheusStorage} volume of "
+            f"StorageClass `{monitoring.storageClass}` (Alertmanager: {monitoring.alertmanagerStorage})."
+        )
+    else:
+        kept = (
+            f"Prometheus keeps {monitoring.retention} of samples in the pod: **no storageClass is set**, so the "
+            "history is lost when the pod moves. Set `monitoring.storageClass` for PersistentVolumeClaims."
+        )
+    return [sent, kept]
+
+
+def _claim(storage_class: str, size: str) -> dict[str, Any]:
+    return {
+        "volumeClaimTemplate": {
+            "spec": {
+                "storageClassName": storage_class,
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": size}},
+            }
+        }
+    }
+
+
+def _requests(pod: str) -> dict[str, Any]:
+    return {"requests": dict(REQUESTS[pod])}

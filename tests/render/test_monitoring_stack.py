@@ -1,0 +1,91 @@
+"""kube-prometheus-stack's own pods: receiver from the spec (credential from a Secret), storage, requests."""
+
+from __future__ import annotations
+
+import pytest
+from render_helpers import release
+
+from gpustack.errors import SpecError
+from gpustack.render.components import monitoring_stack
+
+SECRET = {"secretName": "alerting", "secretKey": "key"}
+MOUNTED = "/etc/alertmanager/secrets/alerting/key"
+
+
+def stack_values(render_spec, **monitoring):
+    rendered, tree = render_spec(monitoring=monitoring)
+    return release(rendered, "kube-prometheus-stack"), tree["README.md"]
+
+
+def test_no_receiver_keeps_the_null_receiver_and_says_so(render_spec):
+    values, readme = stack_values(render_spec)
+    assert "config" not in values["alertmanager"]
+    assert "**Alerts are not sent anywhere**" in readme
+
+
+@pytest.mark.parametrize(
+    ("receiver", "entry"),
+    [
+        ({"type": "webhook"}, {"webhook_configs": [{"url_file": MOUNTED, "send_resolved": True}]}),
+        ({"type": "slack", "channel": "#gpu"},
+         {"slack_configs": [{"api_url_file": MOUNTED, "send_resolved": True, "channel": "#gpu"}]}),
+        ({"type": "pagerduty"}, {"pagerduty_configs": [{"routing_key_file": MOUNTED, "send_resolved": True}]}),
+        ({"type": "email", "to": "ops@example.org", "sender": "am@example.org", "smarthost": "smtp.example.org:587"},
+         {"email_configs": [{"to": "ops@example.org", "from": "am@example.org", "smarthost": "smtp.example.org:587",
+                             "auth_username": "am@example.org", "auth_password_file": MOUNTED,
+                             "send_resolved": True}]}),
+    ],
+)
+def test_a_receiver_reads_its_credential_from_the_named_secret(render_spec, receiver, entry):
+    values, readme = stack_values(render_spec, receiver=receiver | SECRET)
+    alertmanager = values["alertmanager"]
+    assert alertmanager["alertmanagerSpec"]["secrets"] == ["alerting"]
+    assert alertmanager["config"]["route"] == {"receiver": "gpustack"}
+    assert alertmanager["config"]["receivers"] == [{"name": "null"}, {"name": "gpustack", **entry}]
+    assert "Secret `alerting`" in readme
+
+
+def test_an_email_receiver_needs_its_addresses(render_spec):
+    with pytest.raises(SpecError, match="an email receiver needs to, sender and smarthost"):
+        render_spec(monitoring={"receiver": {"type": "email"} | SECRET})
+
+
+def test_a_storage_class_gives_prometheus_and_alertmanager_claims(render_spec):
+    values, readme = stack_values(render_spec, storageClass="ssd", retention="30d", prometheusStorage="100Gi")
+    prometheus = values["prometheus"]["prometheusSpec"]
+    assert prometheus["retention"] == "30d"
+    claim = prometheus["storageSpec"]["volumeClaimTemplate"]["spec"]
+    assert (claim["storageClassName"], claim["resources"]["requests"]["storage"]) == ("ssd", "100Gi")
+    alertmanager_claim = values["alertmanager"]["alertmanagerSpec"]["storage"]["volumeClaimTemplate"]["spec"]
+    assert alertmanager_claim["storageClassName"] == "ssd"
+    assert "100Gi volume of StorageClass `ssd`" in readme
+
+
+def test_without_a_storage_class_the_readme_says_history_is_lost(render_spec):
+    values, readme = stack_values(render_spec)
+    assert "storageSpec" not in values["prometheus"]["prometheusSpec"]
+    assert "**no storageClass is set**" in readme
+
+
+def test_every_monitoring_pod_has_requests(render_spec):
+    rendered, _ = render_spec()
+    values = release(rendered, "kube-prometheus-stack")
+    for path in (
+        ("prometheus", "prometheusSpec"), ("alertmanager", "alertmanagerSpec"), ("prometheusOperator",),
+        ("prometheusOperator", "prometheusConfigReloader"), ("grafana",), ("kube-state-metrics",),
+        ("prometheus-node-exporter",),
+    ):
+        node = values
+        for key in path:
+            node = node[key]
+        assert set(node["resources"]["requests"]) == {"cpu", "memory"}, path
+    assert release(rendered, "dcgm-exporter")["resources"] == {"requests": monitoring_stack.REQUESTS["dcgm-exporter"]}
+
+
+def test_the_operators_exporter_has_the_same_requests(render_spec):
+    rendered, _ = render_spec(
+        gpuOperator={"enabled": True},
+        nodePools=[{"name": "h", "gpu": {"model": "H100-80GB-SXM", "count": 8}, "driver": {"source": "operator"}}],
+    )
+    exporter = release(rendered, "gpu-operator")["dcgmExporter"]
+    assert exporter["resources"] == {"requests": monitoring_stack.REQUESTS["dcgm-exporter"]}
