@@ -1,0 +1,88 @@
+"""What the cluster tests look at: pods, their nodes and pools, and the scheduler's own words."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from tests.cluster.api import Api
+from tests.cluster.nodes import FakeNode
+
+T = TypeVar("T")
+WORKLOAD_KINDS = {"Deployment": "deployments", "StatefulSet": "statefulsets", "DaemonSet": "daemonsets",
+                  "Job": "jobs"}
+GROUPS = {"Job": "batch/v1"}
+
+
+@dataclass(frozen=True)
+class Cluster:
+    state: Path
+    kubeconfig: Path
+    api: Api
+    kubectl: str
+    nodes: list[FakeNode]
+
+    def pool_of(self, node_name: str) -> str:
+        return next(n.pool for n in self.nodes if n.name == node_name)
+
+
+def wait_for(probe: Callable[[], T | None], seconds: float, what: Callable[[], str]) -> T:
+    """``probe()``'s first truthy answer within ``seconds``; else fail with ``what()``."""
+    deadline = time.monotonic() + seconds
+    while True:
+        answer = probe()
+        if answer:
+            return answer
+        if time.monotonic() > deadline:
+            raise AssertionError(what())
+        time.sleep(0.25)
+
+
+def pods(api: Api, namespace: str | None = None, selector: str | None = None) -> list[dict[str, Any]]:
+    path = f"/api/v1/namespaces/{namespace}/pods" if namespace else "/api/v1/pods"
+    return api.items(path, **({"labelSelector": selector} if selector else {}))
+
+
+def scheduling_message(api: Api, pod: dict[str, Any]) -> str:
+    """Why the pod is not running: the scheduler's condition message and FailedScheduling events."""
+    meta = pod["metadata"]
+    conditions = [f"{c['type']}={c['status']} {c.get('reason', '')}: {c.get('message', '')}"
+                  for c in pod.get("status", {}).get("conditions", []) if c.get("status") != "True"]
+    events = api.items(f"/api/v1/namespaces/{meta['namespace']}/events",
+                       fieldSelector=f"involvedObject.name={meta['name']}")
+    return "; ".join(conditions + [f"{e['reason']}: {e['message']}" for e in events if e.get("type") == "Warning"])
+
+
+def describe(api: Api, pod_list: list[dict[str, Any]]) -> str:
+    return "\n".join(
+        f"{p['metadata']['namespace']}/{p['metadata']['name']} on {p['spec'].get('nodeName') or '-'}: "
+        f"{p.get('status', {}).get('phase')} {scheduling_message(api, p)}" for p in pod_list)
+
+
+def workload_path(obj: dict[str, Any]) -> str:
+    kind, meta = obj["kind"], obj["metadata"]
+    group = GROUPS.get(kind, "apps/v1")
+    return f"/apis/{group}/namespaces/{meta['namespace']}/{WORKLOAD_KINDS[kind]}/{meta['name']}"
+
+
+def owned_pods(api: Api, workload: dict[str, Any]) -> list[dict[str, Any]]:
+    """The pods the workload's selector picks in its namespace."""
+    live = api.get(workload_path(workload))
+    labels = live["spec"]["selector"].get("matchLabels", {})
+    selector = ",".join(f"{k}={v}" for k, v in labels.items())
+    return pods(api, workload["metadata"]["namespace"], selector)
+
+
+def gpu_requests(pod: dict[str, Any]) -> dict[str, str]:
+    """The pod's requests of GPU resources (nvidia.com/*, and DRA claims as ``resourceClaims``)."""
+    found = {}
+    for container in pod["spec"]["containers"] + pod["spec"].get("initContainers", []):
+        resources = container.get("resources", {})
+        for source in (resources.get("limits", {}), resources.get("requests", {})):
+            found |= {k: str(v) for k, v in source.items() if k.startswith("nvidia.com/")}
+    if pod["spec"].get("resourceClaims"):
+        found["resourceClaims"] = str(len(pod["spec"]["resourceClaims"]))
+    return found
