@@ -127,6 +127,7 @@ def up(spec_path: Path, state: Path) -> Path:
     try:
         api = _start_control_plane(launcher, bin_dir, stack.spec.cluster.featureGates)
         nodes.register(api, stack, build.RELEASES[minor])
+        _distribution_objects(api, stack.spec.cluster.distribution)
         _save(state, api, launcher.pids)  # the fake kubelet reads the server and token from it
         launcher.start("kubelet", [sys.executable, "-m", "tests.cluster.kubelet", str(state)], cwd=REPO)
         _save(state, api, launcher.pids)
@@ -136,6 +137,20 @@ def up(spec_path: Path, state: Path) -> Path:
         down(state, keep=True)
         raise
     return state / "kubeconfig"
+
+
+def _distribution_objects(api: Api, distribution: str) -> None:
+    """What the distribution itself puts in the cluster that the stack relies on.
+
+    K3s registers a RuntimeClass for each NVIDIA runtime its containerd finds, ``nvidia`` and
+    ``nvidia-experimental`` (https://docs.k3s.io/advanced#nvidia-container-runtime-support);
+    on kubeadm the stack brings its own (manifests/runtime.yaml) or the GPU Operator makes it.
+    """
+    if distribution != "k3s":
+        return
+    for name in ("nvidia", "nvidia-experimental"):
+        api.create("/apis/node.k8s.io/v1/runtimeclasses",
+                   {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": name}, "handler": name})
 
 
 def _start_control_plane(launcher: Launcher, bin_dir: Path, gates: Mapping[str, bool]) -> Api:
@@ -162,7 +177,8 @@ def _start_control_plane(launcher: Launcher, bin_dir: Path, gates: Mapping[str, 
         "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={api_port}",
         f"--tls-cert-file={pki / 'apiserver.crt'}", f"--tls-private-key-file={pki / 'apiserver.key'}",
         f"--client-ca-file={pki / 'ca.crt'}", f"--token-auth-file={state / 'tokens.csv'}",
-        "--authorization-mode=RBAC", f"--service-cluster-ip-range={SERVICE_CIDR}",
+        # As kubeadm and K3s run it: GPU node agents are privileged containers.
+        "--allow-privileged=true", "--authorization-mode=RBAC", f"--service-cluster-ip-range={SERVICE_CIDR}",
         "--service-account-issuer=https://kubernetes.default.svc",
         f"--service-account-key-file={pki / 'sa.pub'}", f"--service-account-signing-key-file={pki / 'sa.key'}",
         # The loopback address cannot be the `kubernetes` Service's endpoint.
@@ -230,17 +246,18 @@ def _save_pids(state: Path, pids: Mapping[str, int]) -> None:
 
 
 def down(state: Path, *, keep: bool = False) -> None:
-    """Stop every process group the cluster started (TERM, then KILL) and remove ``state``."""
+    """Kill every process group the cluster started and remove ``state``.
+
+    SIGKILL, not a graceful stop: the cluster is thrown away with its etcd data, and the API
+    server would otherwise wait out its open watches first.
+    """
     path = state / "cluster.json"
     pids = json.loads(path.read_text()).get("pids", {}) if path.exists() else {}
     for pid in reversed(list(pids.values())):
-        _signal_group(pid, signal.SIGTERM)
+        _signal_group(pid, signal.SIGKILL)
     deadline = time.monotonic() + 10
     while any(not _exited(pid) for pid in pids.values()) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    for pid in pids.values():
-        _signal_group(pid, signal.SIGKILL)
-        _exited(pid)
+        time.sleep(0.05)
     if not keep:
         shutil.rmtree(state, ignore_errors=True)
 

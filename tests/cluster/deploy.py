@@ -101,8 +101,15 @@ CLUSTER_SCOPED = frozenset({
 })
 
 
+class _Loader(yaml.CSafeLoader):  # type: ignore[misc]
+    """The safe loader plus YAML 1.1's ``=`` (value key) tag, which charts' CRD text contains."""
+
+
+_Loader.add_constructor("tag:yaml.org,2002:value", lambda loader, node: loader.construct_scalar(node))
+
+
 def documents(text: str) -> list[dict[str, Any]]:
-    return [doc for doc in yaml.safe_load_all(text) if doc]
+    return [doc for doc in yaml.load_all(text, Loader=_Loader) if doc]
 
 
 def kustomize(kubectl: str, folder: Path) -> list[dict[str, Any]]:
@@ -142,6 +149,8 @@ class Applier:
     def __init__(self, kubectl: str, kubeconfig: Path) -> None:
         self.kubectl = kubectl
         self.kubeconfig = kubeconfig
+        self.applied: list[str] = []  # kubectl's line per object the server accepted
+        self.sent = 0
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([self.kubectl, f"--kubeconfig={self.kubeconfig}", *args],
@@ -151,6 +160,7 @@ class Applier:
         objects = list(objects)
         if not objects:
             return
+        self.sent += len(objects)
         with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as out:
             yaml.safe_dump_all(objects, out, sort_keys=False)
         try:
@@ -160,6 +170,7 @@ class Applier:
             os.unlink(out.name)
         if done.returncode:
             pytest.fail(f"the API server refused objects of {what}:\n{done.stderr.strip()}", pytrace=False)
+        self.applied += done.stdout.splitlines()
 
     def wait_established(self) -> None:
         done = self.run("wait", "--for=condition=Established", "customresourcedefinitions", "--all", "--timeout=60s")

@@ -46,14 +46,19 @@ def pods(api: Api, namespace: str | None = None, selector: str | None = None) ->
     return api.items(path, **({"labelSelector": selector} if selector else {}))
 
 
-def scheduling_message(api: Api, pod: dict[str, Any]) -> str:
-    """Why the pod is not running: the scheduler's condition message and FailedScheduling events."""
-    meta = pod["metadata"]
-    conditions = [f"{c['type']}={c['status']} {c.get('reason', '')}: {c.get('message', '')}"
-                  for c in pod.get("status", {}).get("conditions", []) if c.get("status") != "True"]
+def warnings(api: Api, obj: dict[str, Any]) -> list[str]:
+    """The Warning events about an object (FailedScheduling, FailedCreate, ...), as the server has them."""
+    meta = obj["metadata"]
     events = api.items(f"/api/v1/namespaces/{meta['namespace']}/events",
                        fieldSelector=f"involvedObject.name={meta['name']}")
-    return "; ".join(conditions + [f"{e['reason']}: {e['message']}" for e in events if e.get("type") == "Warning"])
+    return [f"{e['reason']}: {e['message']}" for e in events if e.get("type") == "Warning"]
+
+
+def scheduling_message(api: Api, pod: dict[str, Any]) -> str:
+    """Why the pod is not running: the scheduler's condition message and FailedScheduling events."""
+    conditions = [f"{c['type']}={c['status']} {c.get('reason', '')}: {c.get('message', '')}"
+                  for c in pod.get("status", {}).get("conditions", []) if c.get("status") != "True"]
+    return "; ".join(conditions + warnings(api, pod))
 
 
 def describe(api: Api, pod_list: list[dict[str, Any]]) -> str:
@@ -69,11 +74,17 @@ def workload_path(obj: dict[str, Any]) -> str:
 
 
 def owned_pods(api: Api, workload: dict[str, Any]) -> list[dict[str, Any]]:
-    """The pods the workload's selector picks in its namespace."""
-    live = api.get(workload_path(workload))
-    labels = live["spec"]["selector"].get("matchLabels", {})
-    selector = ",".join(f"{k}={v}" for k, v in labels.items())
-    return pods(api, workload["metadata"]["namespace"], selector)
+    """The workload's pods, by owner reference (a Deployment's through its ReplicaSets)."""
+    namespace = workload["metadata"]["namespace"]
+    owners = {api.get(workload_path(workload))["metadata"]["uid"]}
+    if workload["kind"] == "Deployment":
+        owners = {rs["metadata"]["uid"] for rs in api.items(f"/apis/apps/v1/namespaces/{namespace}/replicasets")
+                  if _owner_uids(rs) & owners}
+    return [pod for pod in pods(api, namespace) if _owner_uids(pod) & owners]
+
+
+def _owner_uids(obj: dict[str, Any]) -> set[str]:
+    return {ref["uid"] for ref in obj["metadata"].get("ownerReferences", [])}
 
 
 def gpu_requests(pod: dict[str, Any]) -> dict[str, str]:

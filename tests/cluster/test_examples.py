@@ -7,15 +7,12 @@ all server-side applied (deploy.py); then every workload Running where it belong
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from gpustack.spec.models import GpuStack
 from tests.cluster import deploy
@@ -23,7 +20,7 @@ from tests.cluster.conftest import start, unavailable
 from tests.cluster.control_plane import REPO
 from tests.cluster.spec import load
 from tests.cluster.support import (
-    WORKLOAD_KINDS, Cluster, describe, gpu_requests, owned_pods, pods, wait_for, workload_path,
+    WORKLOAD_KINDS, Cluster, describe, gpu_requests, owned_pods, pods, wait_for, warnings, workload_path,
 )
 
 pytestmark = pytest.mark.cluster
@@ -41,6 +38,8 @@ class Deployed:
     cluster: Cluster
     stack: GpuStack
     objects: list[dict[str, Any]]
+    accepted: list[str]  # kubectl's "<kind>/<name> serverside-applied" lines
+    sent: int
 
     def workloads(self) -> list[dict[str, Any]]:
         return [o for o in self.objects if o["kind"] in WORKLOAD_KINDS]
@@ -55,15 +54,17 @@ def deployed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     cluster = next(generator)
     request.addfinalizer(generator.close)
     stack = load(spec)
-    return Deployed(cluster, stack, apply_stack(cluster, stack, REPO / "output" / spec.stem))
+    return apply_stack(cluster, stack, REPO / "output" / spec.stem)
 
 
-def apply_stack(cluster: Cluster, stack: GpuStack, folder: Path) -> list[dict[str, Any]]:
-    """Everything the stack's README applies, in its order (see deploy.py); the objects applied."""
+def apply_stack(cluster: Cluster, stack: GpuStack, folder: Path) -> Deployed:
+    """Everything the stack's README applies, in its order (see deploy.py)."""
     applier = deploy.Applier(cluster.kubectl, cluster.kubeconfig)
     releases = deploy.releases(folder)
     charts = {r.name: deploy.helm_template(r, stack.spec.cluster.kubernetesVersion) for r in releases}
-    manifests = deploy.kustomize(cluster.kubectl, folder / "manifests")
+    # README step 1: the namespaces (with their Pod Security labels) the charts install into.
+    manifests = deploy.documents((folder / "helm" / "namespaces.yaml").read_text())
+    manifests += deploy.kustomize(cluster.kubectl, folder / "manifests")
     delivery = deploy.delivery_objects(folder)
     everything = [o for objects in charts.values() for o in objects] + manifests + delivery
 
@@ -79,10 +80,9 @@ def apply_stack(cluster: Cluster, stack: GpuStack, folder: Path) -> list[dict[st
         applier.apply([o for o in charts[release.name] if o["kind"] not in late], f"Helm release {release.name}")
     applier.apply([o for o in manifests if o["kind"] not in late], "manifests/")
     applier.apply(delivery, "the delivery objects (k3s/, argocd/)")
-    applied = Deployed(cluster, stack, everything)
-    _wait_for_rollouts(applied, fail=False)
+    _wait_for_rollouts(Deployed(cluster, stack, everything, [], 0), fail=False)
     applier.apply([o for o in everything if o["kind"] in deploy.WEBHOOKS], "the admission webhooks")
-    return everything
+    return Deployed(cluster, stack, everything, applier.applied, applier.sent)
 
 
 def rolled_out(api: Any, workload: dict[str, Any]) -> bool:
@@ -93,7 +93,7 @@ def rolled_out(api: Any, workload: dict[str, Any]) -> bool:
     if kind == "StatefulSet":
         return status.get("readyReplicas", 0) == replicas
     if kind == "DaemonSet":
-        return status.get("desiredNumberScheduled", -1) == status.get("numberReady", 0) > 0
+        return status.get("desiredNumberScheduled", -1) == status.get("numberReady", 0)
     return status.get("active", 0) + status.get("succeeded", 0) > 0
 
 
@@ -108,6 +108,7 @@ def _wait_for_rollouts(deployed: Deployed, *, fail: bool) -> None:
         for workload in waiting():
             lines.append(f"{workload['kind']} {workload['metadata']['namespace']}/{workload['metadata']['name']} "
                          f"not rolled out: {api.get(workload_path(workload)).get('status')}")
+            lines += warnings(api, workload)
             lines.append(describe(api, [p for p in owned_pods(api, workload) if p["status"].get("phase") != "Running"]))
         return "\n".join(lines)
 
@@ -118,16 +119,10 @@ def _wait_for_rollouts(deployed: Deployed, *, fail: bool) -> None:
             raise
 
 
-def test_every_object_is_accepted_and_stored(deployed: Deployed) -> None:
-    applier = deploy.Applier(deployed.cluster.kubectl, deployed.cluster.kubeconfig)
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as out:
-        yaml.safe_dump_all(deployed.objects, out)
-    try:
-        done = applier.run("get", "-f", out.name, "-o", "name")
-    finally:
-        os.unlink(out.name)
-    assert done.returncode == 0, done.stderr
-    assert len(done.stdout.split()) == len(deployed.objects)
+def test_every_object_is_accepted(deployed: Deployed) -> None:
+    """kubectl stops the fixture at the first refusal with the server's message; here, the count."""
+    assert all(line.endswith("serverside-applied") for line in deployed.accepted), deployed.accepted
+    assert len(deployed.accepted) == deployed.sent
 
 
 def test_every_workload_runs(deployed: Deployed) -> None:
@@ -169,6 +164,8 @@ def expected_nodes(deployed: Deployed, name: str) -> set[str] | None:
     nodes = deployed.cluster.nodes
     gpu_pools = {p.name for p in deployed.stack.spec.nodePools}
     hami = deployed.stack.spec.sharing.hami
+    if "mps-control-daemon" in name:  # the device plugin's MPS daemon: nodes sharing GPUs through MPS
+        return {n.name for n in nodes if n.labels.get("nvidia.com/gpu.sharing-strategy") == "mps"}
     if GPU_AGENT.search(name):
         pools = set(hami.pools) if "hami" in name and hami.pools else gpu_pools
         return {n.name for n in nodes if n.pool in pools}
