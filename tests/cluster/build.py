@@ -17,6 +17,7 @@ binaries and shares the compile cache.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -79,16 +80,27 @@ def wrapper_go_mod(release: str, kubernetes_go_mod: str) -> str:
 
 
 def build(minor: str) -> Path:
-    """Build the binaries for `minor` (e.g. "1.36") unless they are already there."""
+    """Build the binaries for `minor` (e.g. "1.36") unless they are already there.
+
+    One build per version at a time (a file lock): a second caller waits, then reuses its result.
+    """
     if is_built(minor):
         return bin_dir(minor)
+    root = cache_root() / RELEASES[minor]
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return bin_dir(minor) if is_built(minor) else _build(minor)
+
+
+def _build(minor: str) -> Path:
     go = find_go()
     if go is None:
         raise SystemExit("go not found: the cluster tier builds its binaries with Go")
     release = RELEASES[minor]
     root = cache_root() / release
     src = root / "src"
-    src.mkdir(parents=True, exist_ok=True)
+    src.mkdir(exist_ok=True)
     env = {**os.environ, "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0"}
     info = json.loads(_go(go, ["mod", "download", "-json", f"k8s.io/kubernetes@{release}"], src, env))
     (src / "go.mod").write_text(wrapper_go_mod(release, Path(info["GoMod"]).read_text()))

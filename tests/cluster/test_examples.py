@@ -18,9 +18,10 @@ from gpustack.spec.models import GpuStack
 from tests.cluster import deploy
 from tests.cluster.conftest import start, unavailable
 from tests.cluster.control_plane import REPO
-from tests.cluster.spec import load
+from tests.cluster.spec import gpu_model, load
 from tests.cluster.support import (
-    WORKLOAD_KINDS, Cluster, describe, gpu_requests, owned_pods, pods, wait_for, warnings, workload_path,
+    WORKLOAD_KINDS, Cluster, describe, gpu_requests, owned_pods, pods, scheduling_message, wait_for, warnings,
+    workload_path,
 )
 
 pytestmark = pytest.mark.cluster
@@ -188,3 +189,92 @@ def test_daemonsets_land_on_exactly_the_nodes_they_serve(deployed: Deployed) -> 
             f"missing {sorted(expected - landed)}")
         checked += 1
     assert checked, "no DaemonSet of the stack was checked"
+
+
+def _claim_pod(template: Any, number: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": f"{template.name}-user-{number}", "namespace": template.namespace},
+        "spec": {
+            "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": template.name}],
+            "containers": [{"name": "cuda", "image": "nvcr.io/nvidia/cuda:13.0.1-base-ubuntu24.04",
+                            "resources": {"claims": [{"name": "gpu"}]}}],
+            "tolerations": [{"operator": "Exists"}],
+        },
+    }
+
+
+def _fits_per_gpu(template: Any, memory_mib: int) -> int:
+    """How many claims of the template one GPU holds: its consumable capacity, else exclusive use."""
+    if template.capacity is None:
+        return 1
+    fits = [100 // template.capacity.cores] if template.capacity.cores else []
+    if template.capacity.memory:
+        value = int(parse_quantity(template.capacity.memory) // (1024 * 1024))
+        fits.append(memory_mib // value)
+    return min(fits) if fits else 1
+
+
+def parse_quantity(text: str) -> int:
+    units = {"Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4}
+    for suffix, factor in units.items():
+        if text.endswith(suffix):
+            return int(text[: -len(suffix)]) * factor
+    return int(text)
+
+
+def _cel_device(device: dict[str, Any], driver: str) -> dict[str, Any]:
+    """A ResourceSlice device as DeviceClass CEL sees it (``device.attributes[<domain>].<name>``)."""
+    attributes = {name: next(iter(value.values())) for name, value in device.get("attributes", {}).items()}
+    capacity = {name: value["value"] for name, value in device.get("capacity", {}).items()}
+    return {"driver": driver, "attributes": {driver: attributes}, "capacity": {driver: capacity}}
+
+
+def test_dra_claims_are_allocated_to_devices_their_class_means(deployed: Deployed) -> None:
+    """Each claim template's pods fill the GPUs up to their capacity and are allocated devices the
+    DeviceClass selects (its CEL evaluated here on the allocated device); one more stays Pending."""
+    import cel
+
+    dra = deployed.stack.spec.dra
+    if not dra.enabled or not dra.claimTemplates:
+        pytest.skip("no DRA claim templates in this stack")
+    api, applier = deployed.cluster.api, deploy.Applier(deployed.cluster.kubectl, deployed.cluster.kubeconfig)
+    slices = {s["spec"]["pool"]["name"]: s for s in api.items("/apis/resource.k8s.io/v1/resourceslices")}
+    gpus = sum(p.count * p.gpu.count for p in deployed.stack.spec.nodePools)
+    for template in dra.claimTemplates:
+        live = api.get(f"/apis/resource.k8s.io/v1/namespaces/{template.namespace}/resourceclaimtemplates/{template.name}")
+        class_name = live["spec"]["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"]
+        device_class = api.get(f"/apis/resource.k8s.io/v1/deviceclasses/{class_name}")
+        memory = max(gpu_model_memory(p) for p in deployed.stack.spec.nodePools)
+        fits = gpus * _fits_per_gpu(template, memory) // template.count
+        users = [_claim_pod(template, n) for n in range(fits + 1)]
+        applier.apply(users, f"pods using claim template {template.name}")
+        names = [u["metadata"]["name"] for u in users]
+
+        def phases() -> dict[str, str]:
+            return {p["metadata"]["name"]: p["status"].get("phase") for p in pods(api, template.namespace)
+                    if p["metadata"]["name"] in names}
+
+        wait_for(lambda: list(phases().values()).count("Running") == fits, 60,
+                 lambda: describe(api, [p for p in pods(api, template.namespace) if p["metadata"]["name"] in names]))
+        pending = [p for p in pods(api, template.namespace) if p["metadata"]["name"] in names
+                   and p["status"].get("phase") == "Pending"]
+        assert len(pending) == 1, f"{fits} claims fill the GPUs; one more must wait: {phases()}"
+        wait_for(lambda: "cannot allocate all claims" in scheduling_message(api, pending[0]), 30,
+                 lambda: scheduling_message(api, pending[0]))
+        for pod in pods(api, template.namespace):
+            if pod["metadata"]["name"] not in names or pod["status"].get("phase") != "Running":
+                continue
+            claim_name = pod["status"]["resourceClaimStatuses"][0]["resourceClaimName"]
+            claim = api.get(f"/apis/resource.k8s.io/v1/namespaces/{template.namespace}/resourceclaims/{claim_name}")
+            for result in claim["status"]["allocation"]["devices"]["results"]:
+                device = next(d for d in slices[result["pool"]]["spec"]["devices"] if d["name"] == result["device"])
+                assert result["pool"] == pod["spec"]["nodeName"]
+                for selector in device_class["spec"].get("selectors", []):
+                    expression = selector["cel"]["expression"]
+                    assert cel.evaluate(expression, {"device": _cel_device(device, result["driver"])}), (
+                        f"{claim_name} got {result['device']}, which {class_name}'s {expression!r} does not select")
+
+
+def gpu_model_memory(pool: Any) -> int:
+    return gpu_model(pool).memoryMiB
