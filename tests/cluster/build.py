@@ -126,6 +126,9 @@ def _build(minor: str) -> Path:
 
 
 def main(argv: list[str]) -> None:
+    unknown = sorted(set(argv) - set(RELEASES))
+    if unknown:
+        raise SystemExit(f"no release pinned for Kubernetes {', '.join(unknown)}: add it to RELEASES in {__file__}")
     for minor in argv or [NEWEST]:
         started = time.monotonic()
         path = build(minor)

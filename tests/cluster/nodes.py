@@ -165,7 +165,6 @@ def gpu_resources(stack: GpuStack, pool: NodePool, model: GpuModel) -> dict[str,
 
 def _device(stack: GpuStack, pool: NodePool, model: GpuModel, node: str, index: int) -> dict[str, Any]:
     """One GPU as the stack's DRA driver lists it in its ResourceSlice."""
-    driver = DRA_DRIVERS[stack.spec.dra.driver]
     driver_version = ".".join(((pool.driver.version or DEFAULT_DRIVER).split(".") + ["0", "0"])[:3])
     attributes = {
         "uuid": {"string": f"GPU-{uuid.uuid5(uuid.NAMESPACE_DNS, f'{node}.{index}')}"},

@@ -1,15 +1,25 @@
-"""What the cluster tests look at: pods, their nodes and pools, and the scheduler's own words."""
+"""The cluster tests' helpers: a cluster per spec, and what the tests look at (pods, their
+nodes and pools, the scheduler's own words).
+
+The tier runs wherever Go is (the binaries are built on first use and cached); without Go it
+is skipped with the reason, except in CI (CI=true), where a skip is a failure.
+"""
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pytest
+
+from tests.cluster import build, control_plane, nodes
 from tests.cluster.api import Api
 from tests.cluster.nodes import FakeNode
+from tests.cluster.spec import load
 
 T = TypeVar("T")
 WORKLOAD_KINDS = {"Deployment": "deployments", "StatefulSet": "statefulsets", "DaemonSet": "daemonsets",
@@ -27,6 +37,36 @@ class Cluster:
 
     def pool_of(self, node_name: str) -> str:
         return next(n.pool for n in self.nodes if n.name == node_name)
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def unavailable(reason: str) -> None:
+    """Skip the tier for a developer; fail it in CI, where it must run."""
+    if in_ci():
+        pytest.fail(f"cluster tier cannot run in CI: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def require(minor: str) -> Path:
+    """The binaries for ``minor``, built now if Go is there."""
+    if not build.is_built(minor) and build.find_go() is None:
+        unavailable("Go is not installed: the cluster tier builds kube-apiserver, kube-scheduler, "
+                    "kube-controller-manager and etcd with it (python -m tests.cluster.build)")
+    return build.build(minor)
+
+
+def start(spec: Path, state: Path) -> Iterator[Cluster]:
+    """A cluster for ``spec`` while the generator is suspended; stopped and removed when it is closed."""
+    stack = load(spec)
+    bin_dir = require(stack.spec.cluster.kubernetesVersion)
+    try:
+        kubeconfig = control_plane.up(spec, state)
+        yield Cluster(state, kubeconfig, Api.from_state(state), str(bin_dir / "kubectl"), nodes.stack_nodes(stack))
+    finally:
+        control_plane.down(state)
 
 
 def wait_for(probe: Callable[[], T | None], seconds: float, what: Callable[[], str]) -> T:

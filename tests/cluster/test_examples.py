@@ -16,12 +16,11 @@ import pytest
 
 from gpustack.spec.models import GpuStack
 from tests.cluster import deploy
-from tests.cluster.conftest import start, unavailable
 from tests.cluster.control_plane import REPO
 from tests.cluster.spec import gpu_model, load
 from tests.cluster.support import (
-    WORKLOAD_KINDS, Cluster, describe, gpu_requests, owned_pods, pods, scheduling_message, wait_for, warnings,
-    workload_path,
+    WORKLOAD_KINDS, Cluster, describe, gpu_requests, owned_pods, pods, scheduling_message, start, unavailable,
+    wait_for, warnings, workload_path,
 )
 
 pytestmark = pytest.mark.cluster

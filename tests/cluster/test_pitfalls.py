@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 
 from tests.cluster import deploy
-from tests.cluster.conftest import start
-from tests.cluster.support import Cluster, describe, pods, scheduling_message, wait_for
+from tests.cluster.support import Cluster, describe, pods, scheduling_message, start, wait_for
 
 pytestmark = pytest.mark.cluster
 
