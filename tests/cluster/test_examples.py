@@ -26,6 +26,9 @@ from tests.cluster.support import (
 pytestmark = pytest.mark.cluster
 
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
+STACKS = {path: load(path) for path in EXAMPLES}
+VLLM_EXAMPLES = [p for p, stack in STACKS.items() if any(w.type == "vllm" for w in stack.spec.workloads)]
+DRA_EXAMPLES = [p for p, stack in STACKS.items() if stack.spec.dra.enabled and stack.spec.dra.claimTemplates]
 ROLLOUT_SECONDS = 90
 # DaemonSets of GPU node agents: on every GPU node of the pools they serve and nowhere else.
 GPU_AGENT = re.compile(r"device-plugin|gpu-feature-discovery|dcgm-exporter|hami|dra")
@@ -53,8 +56,7 @@ def deployed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     generator = start(spec, tmp_path_factory.mktemp(spec.stem) / "state")
     cluster = next(generator)
     request.addfinalizer(generator.close)
-    stack = load(spec)
-    return apply_stack(cluster, stack, REPO / "output" / spec.stem)
+    return apply_stack(cluster, STACKS[spec], REPO / "output" / spec.stem)
 
 
 def apply_stack(cluster: Cluster, stack: GpuStack, folder: Path) -> Deployed:
@@ -147,10 +149,9 @@ def test_gpu_pods_run_only_on_gpu_nodes_that_offer_what_they_ask(deployed: Deplo
         assert not missing, f"{pod['metadata']['name']} runs on {node.name}, which has no {missing}"
 
 
+@pytest.mark.parametrize("deployed", VLLM_EXAMPLES, ids=[p.stem for p in VLLM_EXAMPLES], indirect=True)
 def test_vllm_servers_run_on_their_pool(deployed: Deployed) -> None:
     servers = [w for w in deployed.stack.spec.workloads if w.type == "vllm"]
-    if not servers:
-        pytest.skip("no vLLM workload in this stack")
     _wait_for_rollouts(deployed, fail=True)
     for server in servers:
         pool = server.pool or deployed.stack.spec.nodePools[0].name
@@ -229,14 +230,13 @@ def _cel_device(device: dict[str, Any], driver: str) -> dict[str, Any]:
     return {"driver": driver, "attributes": {driver: attributes}, "capacity": {driver: capacity}}
 
 
+@pytest.mark.parametrize("deployed", DRA_EXAMPLES, ids=[p.stem for p in DRA_EXAMPLES], indirect=True)
 def test_dra_claims_are_allocated_to_devices_their_class_means(deployed: Deployed) -> None:
     """Each claim template's pods fill the GPUs up to their capacity and are allocated devices the
     DeviceClass selects (its CEL evaluated here on the allocated device); one more stays Pending."""
     import cel
 
     dra = deployed.stack.spec.dra
-    if not dra.enabled or not dra.claimTemplates:
-        pytest.skip("no DRA claim templates in this stack")
     api, applier = deployed.cluster.api, deploy.Applier(deployed.cluster.kubectl, deployed.cluster.kubeconfig)
     slices = {s["spec"]["pool"]["name"]: s for s in api.items("/apis/resource.k8s.io/v1/resourceslices")}
     gpus = sum(p.count * p.gpu.count for p in deployed.stack.spec.nodePools)
