@@ -28,6 +28,7 @@ from pathlib import Path
 
 from tests.cluster import build, nodes
 from tests.cluster.api import Api, ApiError
+from tests.cluster.spec import load
 
 REPO = Path(__file__).resolve().parents[2]
 SERVICE_CIDR = "10.96.0.0/16"
@@ -116,8 +117,6 @@ def _exited(pid: int) -> bool:
 
 def up(spec_path: Path, state: Path) -> Path:
     """Start a cluster for the spec under ``state`` (which must not exist); its kubeconfig."""
-    from tests.cluster.spec import load
-
     stack = load(spec_path)
     minor = stack.spec.cluster.kubernetesVersion
     bin_dir = build.build(minor)

@@ -15,7 +15,7 @@ import itertools
 import sys
 import threading
 import time
-from collections.abc import Iterator
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +47,8 @@ class Kubelet:
             elif pod.get("status", {}).get("phase", "Pending") == "Pending":
                 self.api.merge_patch(f"{path}/status", {"status": self.running(pod, node)})
         except ApiError as error:
-            if error.code not in (404, 409):
-                raise
+            if error.code not in (404, 409):  # gone already, or changed meanwhile: the watch brings it again
+                print(f"kubelet: {error}", file=sys.stderr, flush=True)
 
     def running(self, pod: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
         now, spec = _now(), pod["spec"]
@@ -60,7 +60,7 @@ class Kubelet:
                       for t in ("PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready", "PodScheduled")]
         return {
             "phase": "Running", "conditions": conditions, "hostIP": host_ip, "hostIPs": [{"ip": host_ip}],
-            "podIP": ip, "podIPs": [{"ip": ip}], "startTime": now, "qosClass": pod.get("status", {}).get("qosClass"),
+            "podIP": ip, "podIPs": [{"ip": ip}], "startTime": now,
             "containerStatuses": [_container(c, {"running": {"startedAt": now}}) for c in spec["containers"]],
             "initContainerStatuses": [
                 _container(c, {"running": {"startedAt": now}} if c.get("restartPolicy") == "Always" else
@@ -72,25 +72,31 @@ class Kubelet:
     def watch_pods(self) -> None:
         """List then watch every bound pod, handling each; list again whenever a watch ends."""
         while True:
-            listed = self.api.get("/api/v1/pods", fieldSelector="spec.nodeName!=")
-            for pod in listed["items"]:
-                self.handle(pod)
-            for event in self._watch("/api/v1/pods", listed["metadata"]["resourceVersion"]):
-                if event["type"] in ("ADDED", "MODIFIED"):
-                    self.handle(event["object"])
+            try:
+                self._list_and_watch()
+            except (ApiError, OSError) as error:
+                print(f"kubelet: {error}", file=sys.stderr, flush=True)
+                time.sleep(0.5)
 
-    def _watch(self, path: str, version: str) -> Iterator[dict[str, Any]]:
-        try:
-            yield from self.api.watch(path, WATCH_SECONDS, fieldSelector="spec.nodeName!=", resourceVersion=version)
-        except OSError:  # the connection dropped: list again
-            time.sleep(0.5)
+    def _list_and_watch(self) -> None:
+        listed = self.api.get("/api/v1/pods", fieldSelector="spec.nodeName!=")
+        for pod in listed["items"]:
+            self.handle(pod)
+        events = self.api.watch("/api/v1/pods", WATCH_SECONDS, fieldSelector="spec.nodeName!=",
+                                resourceVersion=listed["metadata"]["resourceVersion"])
+        for event in events:
+            if event["type"] in ("ADDED", "MODIFIED"):
+                self.handle(event["object"])
 
     def provision(self) -> None:
         """Bind a PersistentVolume to each pending claim, as a dynamic provisioner would."""
         while True:
-            for claim in self.api.items("/api/v1/persistentvolumeclaims"):
-                if claim.get("status", {}).get("phase") == "Pending" and not claim["spec"].get("volumeName"):
-                    self._volume_for(claim)
+            try:
+                for claim in self.api.items("/api/v1/persistentvolumeclaims"):
+                    if claim.get("status", {}).get("phase") == "Pending" and not claim["spec"].get("volumeName"):
+                        self._volume_for(claim)
+            except (ApiError, OSError) as error:
+                print(f"kubelet: {error}", file=sys.stderr, flush=True)
             time.sleep(1)
 
     def _volume_for(self, claim: dict[str, Any]) -> None:
@@ -115,7 +121,7 @@ class Kubelet:
 def _container(container: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
     running = "running" in state
     return {"name": container["name"], "image": container.get("image", ""), "imageID": "",
-            "containerID": f"containerd://{abs(hash((container['name'], time.time()))):x}",
+            "containerID": f"containerd://{uuid.uuid4().hex}",
             "ready": running, "started": running, "restartCount": 0, "state": state}
 
 
