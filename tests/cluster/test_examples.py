@@ -82,7 +82,7 @@ def apply_stack(cluster: Cluster, stack: GpuStack, folder: Path) -> Deployed:
         applier.apply([o for o in charts[release.name] if o["kind"] not in late], f"Helm release {release.name}")
     applier.apply([o for o in manifests if o["kind"] not in late], "manifests/")
     applier.apply(delivery, "the delivery objects (k3s/, argocd/)")
-    _wait_for_rollouts(Deployed(cluster, stack, everything, [], 0), fail=False)
+    _wait_for_rollouts(cluster.api, [o for o in everything if o["kind"] in WORKLOAD_KINDS], fail=False)
     applier.apply([o for o in everything if o["kind"] in deploy.WEBHOOKS], "the admission webhooks")
     return Deployed(cluster, stack, everything, applier.applied, applier.sent)
 
@@ -99,11 +99,11 @@ def rolled_out(api: Any, workload: dict[str, Any]) -> bool:
     return status.get("active", 0) + status.get("succeeded", 0) > 0
 
 
-def _wait_for_rollouts(deployed: Deployed, *, fail: bool) -> None:
-    api = deployed.cluster.api
+def _wait_for_rollouts(api: Any, workloads: list[dict[str, Any]], *, fail: bool) -> None:
+    """Until every workload is rolled out; then, or at the time limit, return or (``fail``) fail."""
 
     def waiting() -> list[dict[str, Any]]:
-        return [w for w in deployed.workloads() if not rolled_out(api, w)]
+        return [w for w in workloads if not rolled_out(api, w)]
 
     def report() -> str:
         lines = []
@@ -121,6 +121,10 @@ def _wait_for_rollouts(deployed: Deployed, *, fail: bool) -> None:
             raise
 
 
+def wait_for_rollouts(deployed: Deployed) -> None:
+    _wait_for_rollouts(deployed.cluster.api, deployed.workloads(), fail=True)
+
+
 def test_every_object_is_accepted(deployed: Deployed) -> None:
     """kubectl stops the fixture at the first refusal with the server's message; here, the count."""
     assert all(line.endswith("serverside-applied") for line in deployed.accepted), deployed.accepted
@@ -128,7 +132,7 @@ def test_every_object_is_accepted(deployed: Deployed) -> None:
 
 
 def test_every_workload_runs(deployed: Deployed) -> None:
-    _wait_for_rollouts(deployed, fail=True)
+    wait_for_rollouts(deployed)
     api = deployed.cluster.api
     for workload in deployed.workloads():
         not_running = [p for p in owned_pods(api, workload) if p["status"].get("phase") != "Running"]
@@ -136,7 +140,7 @@ def test_every_workload_runs(deployed: Deployed) -> None:
 
 
 def test_gpu_pods_run_only_on_gpu_nodes_that_offer_what_they_ask(deployed: Deployed) -> None:
-    _wait_for_rollouts(deployed, fail=True)
+    wait_for_rollouts(deployed)
     by_name = {n.name: n for n in deployed.cluster.nodes}
     gpu_pools = {p.name for p in deployed.stack.spec.nodePools}
     for pod in pods(deployed.cluster.api):
@@ -152,7 +156,7 @@ def test_gpu_pods_run_only_on_gpu_nodes_that_offer_what_they_ask(deployed: Deplo
 @pytest.mark.parametrize("deployed", VLLM_EXAMPLES, ids=[p.stem for p in VLLM_EXAMPLES], indirect=True)
 def test_vllm_servers_run_on_their_pool(deployed: Deployed) -> None:
     servers = [w for w in deployed.stack.spec.workloads if w.type == "vllm"]
-    _wait_for_rollouts(deployed, fail=True)
+    wait_for_rollouts(deployed)
     for server in servers:
         pool = server.pool or deployed.stack.spec.nodePools[0].name
         running = [p for p in pods(deployed.cluster.api, server.namespace) if p["metadata"]["name"].startswith(server.name)]
@@ -176,7 +180,7 @@ def expected_nodes(deployed: Deployed, name: str) -> set[str] | None:
 
 
 def test_daemonsets_land_on_exactly_the_nodes_they_serve(deployed: Deployed) -> None:
-    _wait_for_rollouts(deployed, fail=True)
+    wait_for_rollouts(deployed)
     api = deployed.cluster.api
     checked = 0
     for daemonset in (w for w in deployed.workloads() if w["kind"] == "DaemonSet"):
