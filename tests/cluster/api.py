@@ -45,7 +45,7 @@ class Api:
         return urllib.request.urlopen(req, context=ssl.create_default_context(cafile=self.ca_file), timeout=timeout)
 
     def request(self, method: str, path: str, body: Any = None, *, query: dict[str, Any] | None = None,
-                content_type: str = "application/json", timeout: float = 30) -> Any:
+                content_type: str = "application/json", timeout: float = 60) -> Any:
         url = self.server + path + (f"?{urllib.parse.urlencode(query)}" if query else "")
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(url, data=data, method=method,

@@ -32,7 +32,7 @@ from tests.cluster.spec import load
 
 REPO = Path(__file__).resolve().parents[2]
 SERVICE_CIDR = "10.96.0.0/16"
-READY_SECONDS = 90
+READY_SECONDS = 180  # generous: CI machines may be busy
 USERS = ("admin", "kube-scheduler", "kube-controller-manager")
 
 

@@ -173,7 +173,7 @@ class Applier:
         self.applied += done.stdout.splitlines()
 
     def wait_established(self) -> None:
-        done = self.run("wait", "--for=condition=Established", "customresourcedefinitions", "--all", "--timeout=60s")
+        done = self.run("wait", "--for=condition=Established", "customresourcedefinitions", "--all", "--timeout=120s")
         assert done.returncode == 0, done.stderr
 
 

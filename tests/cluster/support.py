@@ -22,6 +22,8 @@ from tests.cluster.nodes import FakeNode
 from tests.cluster.spec import load
 
 T = TypeVar("T")
+# How long a test waits for the scheduler and the controllers (seconds: a few, unless the machine is busy).
+WAIT_SECONDS = 60
 WORKLOAD_KINDS = {"Deployment": "deployments", "StatefulSet": "statefulsets", "DaemonSet": "daemonsets",
                   "Job": "jobs"}
 GROUPS = {"Job": "batch/v1"}

@@ -19,8 +19,8 @@ from tests.cluster import deploy
 from tests.cluster.control_plane import REPO
 from tests.cluster.spec import gpu_model, load
 from tests.cluster.support import (
-    WORKLOAD_KINDS, Cluster, describe, gpu_requests, owned_pods, pods, scheduling_message, start, unavailable,
-    wait_for, warnings, workload_path,
+    WAIT_SECONDS, WORKLOAD_KINDS, Cluster, describe, gpu_requests, owned_pods, pods, scheduling_message, start,
+    unavailable, wait_for, warnings, workload_path,
 )
 
 pytestmark = pytest.mark.cluster
@@ -29,7 +29,7 @@ EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
 STACKS = {path: load(path) for path in EXAMPLES}
 VLLM_EXAMPLES = [p for p, stack in STACKS.items() if any(w.type == "vllm" for w in stack.spec.workloads)]
 DRA_EXAMPLES = [p for p, stack in STACKS.items() if stack.spec.dra.enabled and stack.spec.dra.claimTemplates]
-ROLLOUT_SECONDS = 90
+ROLLOUT_SECONDS = 120
 # DaemonSets of GPU node agents: on every GPU node of the pools they serve and nowhere else.
 GPU_AGENT = re.compile(r"device-plugin|gpu-feature-discovery|dcgm-exporter|hami|dra")
 # DaemonSets that belong on every node (metrics and feature discovery of the whole fleet).
@@ -258,12 +258,12 @@ def test_dra_claims_are_allocated_to_devices_their_class_means(deployed: Deploye
             return {p["metadata"]["name"]: p["status"].get("phase") for p in pods(api, template.namespace)
                     if p["metadata"]["name"] in names}
 
-        wait_for(lambda: list(phases().values()).count("Running") == fits, 60,
+        wait_for(lambda: list(phases().values()).count("Running") == fits, WAIT_SECONDS,
                  lambda: describe(api, [p for p in pods(api, template.namespace) if p["metadata"]["name"] in names]))
         pending = [p for p in pods(api, template.namespace) if p["metadata"]["name"] in names
                    and p["status"].get("phase") == "Pending"]
         assert len(pending) == 1, f"{fits} claims fill the GPUs; one more must wait: {phases()}"
-        wait_for(lambda: "cannot allocate all claims" in scheduling_message(api, pending[0]), 30,
+        wait_for(lambda: "cannot allocate all claims" in scheduling_message(api, pending[0]), WAIT_SECONDS,
                  lambda: scheduling_message(api, pending[0]))
         for pod in pods(api, template.namespace):
             if pod["metadata"]["name"] not in names or pod["status"].get("phase") != "Running":

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.cluster.control_plane import REPO
-from tests.cluster.support import require, wait_for
+from tests.cluster.support import WAIT_SECONDS, require, wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -59,7 +59,7 @@ def test_up_then_down_from_the_command_line(tmp_path: Path) -> None:
 
         subprocess.run([kubectl, f"--kubeconfig={kubeconfig}", "apply", "-f", "-"], input=json.dumps(GPU_POD),
                        text=True, check=True, capture_output=True)
-        wait_for(lambda: kubectl_json("get", "pod", "cuda")["status"].get("phase") == "Running", 30,
+        wait_for(lambda: kubectl_json("get", "pod", "cuda")["status"].get("phase") == "Running", WAIT_SECONDS,
                  lambda: json.dumps(kubectl_json("get", "pod", "cuda")["status"]))
         pids = json.loads((state / "cluster.json").read_text())["pids"]
     finally:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.cluster import deploy
-from tests.cluster.support import Cluster, describe, pods, scheduling_message, start, wait_for
+from tests.cluster.support import WAIT_SECONDS, Cluster, describe, pods, scheduling_message, start, wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -37,11 +37,11 @@ def namespace(cluster: Cluster) -> Iterator[str]:
     """A namespace of the test's own; its workloads and pods are gone before the next test."""
     name = f"pitfall-{next(_numbers)}"
     cluster.api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    wait_for(lambda: _has_default_account(cluster, name), 30, lambda: f"no default ServiceAccount in {name}")
+    wait_for(lambda: _has_default_account(cluster, name), WAIT_SECONDS, lambda: f"no default ServiceAccount in {name}")
     yield name
     cluster.api.delete(f"/apis/apps/v1/namespaces/{name}/deployments")
     cluster.api.delete(f"/api/v1/namespaces/{name}/pods")
-    wait_for(lambda: not pods(cluster.api, name), 30, lambda: describe(cluster.api, pods(cluster.api, name)))
+    wait_for(lambda: not pods(cluster.api, name), WAIT_SECONDS, lambda: describe(cluster.api, pods(cluster.api, name)))
 
 
 def _has_default_account(cluster: Cluster, namespace: str) -> bool:
@@ -70,7 +70,7 @@ def pod(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
 
 def runs_on(cluster: Cluster, namespace: str, name: str) -> str:
     """The node the pod runs on, once Running (fails with the scheduler's words otherwise)."""
-    found = wait_for(lambda: (p := pod(cluster, namespace, name))["status"].get("phase") == "Running" and p, 30,
+    found = wait_for(lambda: (p := pod(cluster, namespace, name))["status"].get("phase") == "Running" and p, WAIT_SECONDS,
                      lambda: describe(cluster.api, [pod(cluster, namespace, name)]))
     return found["spec"]["nodeName"]
 
@@ -123,7 +123,7 @@ def roll(cluster: Cluster, namespace: str, name: str, strategy: str) -> None:
     applier = deploy.Applier(cluster.kubectl, cluster.kubeconfig)
     body = deployment(namespace, name, strategy)
     applier.apply([body], f"Deployment {name}")
-    wait_for(lambda: complete(cluster, namespace, name), 30, lambda: rollout_state(cluster, namespace, name))
+    wait_for(lambda: complete(cluster, namespace, name), WAIT_SECONDS, lambda: rollout_state(cluster, namespace, name))
     body["spec"]["template"]["metadata"]["annotations"] = {"gpustack.test/revision": "2"}
     applier.apply([body], f"Deployment {name}, revision 2")
 
@@ -144,14 +144,14 @@ def test_a_rolling_update_on_a_packed_gpu_pool_never_completes_while_recreate_do
         cluster: Cluster, namespace: str) -> None:
     roll(cluster, namespace, "rolling", "RollingUpdate")
     # The surge pod needs a second GPU the pool does not have; the old pod keeps the only one.
-    surge = wait_for(lambda: [p for p in pods(cluster.api, namespace) if p["status"].get("phase") == "Pending"], 30,
+    surge = wait_for(lambda: [p for p in pods(cluster.api, namespace) if p["status"].get("phase") == "Pending"], WAIT_SECONDS,
                      lambda: rollout_state(cluster, namespace, "rolling"))
     stays_pending(cluster, namespace, surge[0]["metadata"]["name"], "Insufficient nvidia.com/gpu")
     assert not complete(cluster, namespace, "rolling"), rollout_state(cluster, namespace, "rolling")
     cluster.api.delete(f"/apis/apps/v1/namespaces/{namespace}/deployments/rolling")
-    wait_for(lambda: not pods(cluster.api, namespace), 30, lambda: describe(cluster.api, pods(cluster.api, namespace)))
+    wait_for(lambda: not pods(cluster.api, namespace), WAIT_SECONDS, lambda: describe(cluster.api, pods(cluster.api, namespace)))
 
     roll(cluster, namespace, "recreate", "Recreate")
-    wait_for(lambda: complete(cluster, namespace, "recreate"), 30, lambda: rollout_state(cluster, namespace, "recreate"))
+    wait_for(lambda: complete(cluster, namespace, "recreate"), WAIT_SECONDS, lambda: rollout_state(cluster, namespace, "recreate"))
     running = [p for p in pods(cluster.api, namespace) if p["status"].get("phase") == "Running"]
     assert [p["metadata"]["annotations"].get("gpustack.test/revision") for p in running] == ["2"]
