@@ -70,8 +70,11 @@ def pod(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
 
 def runs_on(cluster: Cluster, namespace: str, name: str) -> str:
     """The node the pod runs on, once Running (fails with the scheduler's words otherwise)."""
-    found = wait_for(lambda: (p := pod(cluster, namespace, name))["status"].get("phase") == "Running" and p, WAIT_SECONDS,
-                     lambda: describe(cluster.api, [pod(cluster, namespace, name)]))
+    def running() -> dict[str, Any] | None:
+        current = pod(cluster, namespace, name)
+        return current if current["status"].get("phase") == "Running" else None
+
+    found = wait_for(running, WAIT_SECONDS, lambda: describe(cluster.api, [pod(cluster, namespace, name)]))
     return found["spec"]["nodeName"]
 
 
@@ -108,13 +111,18 @@ def test_a_mig_profile_no_node_offers_stays_pending(cluster: Cluster, namespace:
     assert runs_on(cluster, namespace, "mig-1g") == "h100-0"
 
 
+# The Deployment controller's own verdict on a rollout that makes no progress for this long.
+PROGRESS_DEADLINE = 10
+
+
 def deployment(namespace: str, name: str, strategy: str) -> dict[str, Any]:
     """One replica holding the L4 pool's only GPU."""
     labels = {"app": name}
+    template = {"metadata": {"labels": labels}, "spec": gpu_pod_spec(selector={"kubernetes.io/hostname": "l4-0"})}
     return {
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": namespace},
         "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "strategy": {"type": strategy},
-                 "template": {"metadata": {"labels": labels}, "spec": gpu_pod_spec(selector={"kubernetes.io/hostname": "l4-0"})}},
+                 "progressDeadlineSeconds": PROGRESS_DEADLINE, "template": template},
     }
 
 
@@ -135,6 +143,16 @@ def complete(cluster: Cluster, namespace: str, name: str) -> bool:
             and status.get("updatedReplicas") == status.get("availableReplicas") == status.get("replicas") == 1)
 
 
+def progress(cluster: Cluster, namespace: str, name: str) -> str:
+    """The reason of the Deployment's Progressing condition (ProgressDeadlineExceeded: given up)."""
+    status = cluster.api.get(f"/apis/apps/v1/namespaces/{namespace}/deployments/{name}").get("status", {})
+    return next((c.get("reason", "") for c in status.get("conditions", []) if c["type"] == "Progressing"), "")
+
+
+def pending_pods(cluster: Cluster, namespace: str) -> list[dict[str, Any]]:
+    return [p for p in pods(cluster.api, namespace) if p["status"].get("phase") == "Pending"]
+
+
 def rollout_state(cluster: Cluster, namespace: str, name: str) -> str:
     status = cluster.api.get(f"/apis/apps/v1/namespaces/{namespace}/deployments/{name}").get("status")
     return f"Deployment {name}: {status}\n" + describe(cluster.api, pods(cluster.api, namespace))
@@ -144,14 +162,18 @@ def test_a_rolling_update_on_a_packed_gpu_pool_never_completes_while_recreate_do
         cluster: Cluster, namespace: str) -> None:
     roll(cluster, namespace, "rolling", "RollingUpdate")
     # The surge pod needs a second GPU the pool does not have; the old pod keeps the only one.
-    surge = wait_for(lambda: [p for p in pods(cluster.api, namespace) if p["status"].get("phase") == "Pending"], WAIT_SECONDS,
+    surge = wait_for(lambda: pending_pods(cluster, namespace), WAIT_SECONDS,
                      lambda: rollout_state(cluster, namespace, "rolling"))
     stays_pending(cluster, namespace, surge[0]["metadata"]["name"], "Insufficient nvidia.com/gpu")
+    wait_for(lambda: progress(cluster, namespace, "rolling") == "ProgressDeadlineExceeded", WAIT_SECONDS,
+             lambda: rollout_state(cluster, namespace, "rolling"))
     assert not complete(cluster, namespace, "rolling"), rollout_state(cluster, namespace, "rolling")
     cluster.api.delete(f"/apis/apps/v1/namespaces/{namespace}/deployments/rolling")
-    wait_for(lambda: not pods(cluster.api, namespace), WAIT_SECONDS, lambda: describe(cluster.api, pods(cluster.api, namespace)))
+    wait_for(lambda: not pods(cluster.api, namespace), WAIT_SECONDS,
+             lambda: describe(cluster.api, pods(cluster.api, namespace)))
 
     roll(cluster, namespace, "recreate", "Recreate")
-    wait_for(lambda: complete(cluster, namespace, "recreate"), WAIT_SECONDS, lambda: rollout_state(cluster, namespace, "recreate"))
+    wait_for(lambda: complete(cluster, namespace, "recreate"), WAIT_SECONDS,
+             lambda: rollout_state(cluster, namespace, "recreate"))
     running = [p for p in pods(cluster.api, namespace) if p["status"].get("phase") == "Running"]
     assert [p["metadata"]["annotations"].get("gpustack.test/revision") for p in running] == ["2"]
