@@ -177,3 +177,13 @@ def test_a_rolling_update_on_a_packed_gpu_pool_never_completes_while_recreate_do
              lambda: rollout_state(cluster, namespace, "recreate"))
     running = [p for p in pods(cluster.api, namespace) if p["status"].get("phase") == "Running"]
     assert [p["metadata"]["annotations"].get("gpustack.test/revision") for p in running] == ["2"]
+
+
+def test_an_object_the_api_server_refuses_fails_with_its_message(cluster: Cluster, namespace: str) -> None:
+    """Extended resources cannot be overcommitted: a GPU request above the limit is invalid."""
+    spec = gpu_pod_spec()
+    spec["containers"][0]["resources"]["requests"] = {"nvidia.com/gpu": 2}
+    with pytest.raises(pytest.fail.Exception) as refused:
+        create_pod(cluster, namespace, "overcommitted", spec)
+    assert 'The Pod "overcommitted" is invalid' in str(refused.value)
+    assert "must be equal to nvidia.com/gpu limit of 1" in str(refused.value)
