@@ -95,7 +95,8 @@ def rolled_out(api: Any, workload: dict[str, Any]) -> bool:
     if kind == "StatefulSet":
         return status.get("readyReplicas", 0) == replicas
     if kind == "DaemonSet":
-        return status.get("desiredNumberScheduled", -1) == status.get("numberReady", 0)
+        desired = status.get("desiredNumberScheduled", -1)
+        return desired == status.get("updatedNumberScheduled", 0) == status.get("numberReady", 0)
     return status.get("active", 0) + status.get("succeeded", 0) > 0
 
 
@@ -187,10 +188,16 @@ def test_daemonsets_land_on_exactly_the_nodes_they_serve(deployed: Deployed) -> 
         expected = expected_nodes(deployed, daemonset["metadata"]["name"])
         if expected is None:
             continue
-        landed = {p["spec"]["nodeName"] for p in owned_pods(api, daemonset)}
-        assert landed == expected, (
-            f"DaemonSet {daemonset['metadata']['name']}: extra {sorted(landed - expected)}, "
-            f"missing {sorted(expected - landed)}")
+
+        def landed(daemonset: dict[str, Any] = daemonset) -> set[str]:
+            return {p["spec"]["nodeName"] for p in owned_pods(api, daemonset) if p["spec"].get("nodeName")}
+
+        def mismatch(daemonset: dict[str, Any] = daemonset, expected: set[str] = expected) -> str:
+            found = landed(daemonset)
+            return (f"DaemonSet {daemonset['metadata']['name']}: extra {sorted(found - expected)}, "
+                    f"missing {sorted(expected - found)}; status {api.get(workload_path(daemonset)).get('status')}")
+
+        wait_for(lambda: landed() == expected, WAIT_SECONDS, mismatch)
         checked += 1
     assert checked, "no DaemonSet of the stack was checked"
 
