@@ -136,8 +136,11 @@ def test_every_workload_runs(deployed: Deployed) -> None:
     wait_for_rollouts(deployed)
     api = deployed.cluster.api
     for workload in deployed.workloads():
-        not_running = [p for p in owned_pods(api, workload) if p["status"].get("phase") != "Running"]
-        assert not not_running, describe(api, not_running)
+
+        def not_running(workload: dict[str, Any] = workload) -> list[dict[str, Any]]:
+            return [p for p in owned_pods(api, workload) if p["status"].get("phase") != "Running"]
+
+        wait_for(lambda: not not_running(), WAIT_SECONDS, lambda: describe(api, not_running()))
 
 
 def test_gpu_pods_run_only_on_gpu_nodes_that_offer_what_they_ask(deployed: Deployed) -> None:
