@@ -1,0 +1,187 @@
+"""Apply a rendered stack (a committed ``output/<example>`` folder) to a harness cluster the way
+its README's apply order does, server-side: the charts' CRDs first, then namespaces, the
+Secrets the spec's workloads read, each Helm release's ``helm template`` output (the real
+upstream chart with the rendered values), the rendered manifests, the delivery objects (K3s
+HelmCharts, Argo CD Applications) and, last, the admission webhook configurations.
+
+The webhooks go last because nothing serves them here (the charts' pods are simulated): a pod
+created after a ``failurePolicy: Fail`` webhook is registered would be refused. They are still
+applied, so the API server checks them like every other object.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gpustack.spec.models import GpuStack
+from tests.cluster.control_plane import REPO
+
+SHARED = Path(os.environ.get("GPUSTACK_SHARED") or REPO.parent / "shared")
+CHARTS = SHARED / "reference" / "charts"
+UPSTREAM_CRDS = SHARED / "reference" / "crds"
+FIELD_MANAGER = "gpustack-cluster-test"
+WEBHOOKS = ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
+# The Prometheus Operator API, as a cluster with kube-prometheus-stack's CRDs reports it to helm.
+API_VERSIONS = ("monitoring.coreos.com/v1",)
+_RELEASE = re.compile(r"Helm release `(?P<name>[^`]+)`: `(?P<command>[^`]+)`")
+
+
+class Unavailable(Exception):
+    """Something the tier needs is missing (helm, the packaged charts)."""
+
+
+@dataclass(frozen=True)
+class Release:
+    name: str
+    chart: str
+    version: str
+    namespace: str
+    values: Path
+
+    def chart_file(self) -> Path:
+        path = CHARTS / f"{self.chart}-{self.version.removeprefix('v')}.tgz"
+        if not path.is_file():
+            path = CHARTS / f"{self.chart}-{self.version}.tgz"
+        if not path.is_file():
+            raise Unavailable(f"no packaged chart {path.name} in {CHARTS}")
+        return path
+
+
+def releases(folder: Path) -> list[Release]:
+    """The Helm releases of the README's apply order, in that order."""
+    found = []
+    for match in _RELEASE.finditer((folder / "README.md").read_text(encoding="utf-8")):
+        words = shlex.split(match["command"].replace("&&", ";"))
+        install = words.index("--install")
+        option = {words[i]: words[i + 1] for i in range(len(words) - 1) if words[i].startswith("-")}
+        version = option.get("--version") or option["--branch"]  # a chart from a Git tag
+        found.append(Release(match["name"], Path(words[install + 2]).name, version, option["-n"],
+                             folder / option["-f"]))
+    return found
+
+
+def find_helm() -> str:
+    helm = os.environ.get("HELM") or shutil.which("helm")
+    if not helm:
+        raise Unavailable("no helm binary (set $HELM or put helm on PATH; .ci/run installs one)")
+    return helm
+
+
+def helm_template(release: Release, minor: str) -> list[dict[str, Any]]:
+    done = subprocess.run([
+        find_helm(), "template", release.name, str(release.chart_file()), "-n", release.namespace,
+        "-f", str(release.values), "--kube-version", f"{minor}.0", "--include-crds", "--skip-tests",
+        *(f"--api-versions={api}" for api in API_VERSIONS),
+    ], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, f"helm template {release.name} failed: {done.stderr}"
+    return [{**doc, "metadata": {"namespace": release.namespace, **doc["metadata"]}}
+            if doc["kind"] not in CLUSTER_SCOPED and "namespace" not in doc["metadata"] else doc
+            for doc in documents(done.stdout)]
+
+
+# Kinds the charts and manifests create at cluster scope (a namespace is added to every other).
+CLUSTER_SCOPED = frozenset({
+    "Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "PriorityClass",
+    "StorageClass", "RuntimeClass", "DeviceClass", "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration", "APIService", "IngressClass", "NodeFeatureRule",
+    "ClusterPolicy", "NVIDIADriver", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+    "PersistentVolume", "CSIDriver",
+})
+
+
+class _Loader(yaml.CSafeLoader):  # type: ignore[misc]
+    """The safe loader plus YAML 1.1's ``=`` (value key) tag, which charts' CRD text contains."""
+
+
+_Loader.add_constructor("tag:yaml.org,2002:value", lambda loader, node: loader.construct_scalar(node))
+
+
+def documents(text: str) -> list[dict[str, Any]]:
+    return [doc for doc in yaml.load_all(text, Loader=_Loader) if doc]
+
+
+def kustomize(kubectl: str, folder: Path) -> list[dict[str, Any]]:
+    done = subprocess.run([kubectl, "kustomize", str(folder)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, f"kubectl kustomize {folder} failed: {done.stderr}"
+    return documents(done.stdout)
+
+
+def upstream_crds() -> list[dict[str, Any]]:
+    """Argo CD's Application and K3s' HelmChart CRDs, for the delivery objects."""
+    docs = [doc for path in sorted(UPSTREAM_CRDS.glob("*.yaml")) for doc in documents(path.read_text())]
+    return [doc for doc in docs if doc["kind"] == "CustomResourceDefinition"]
+
+
+def delivery_objects(folder: Path) -> list[dict[str, Any]]:
+    """K3s HelmCharts and Argo CD Applications (plugin.yaml configures Argo CD: not an API object)."""
+    paths = sorted((folder / "k3s").glob("*.yaml")) + [folder / "argocd" / "root.yaml"]
+    paths += sorted((folder / "argocd" / "apps").glob("*.yaml"))
+    return [doc for path in paths if path.is_file() for doc in documents(path.read_text())]
+
+
+def workload_secrets(stack: GpuStack) -> list[dict[str, Any]]:
+    """The Secrets the README says to create before applying: the workloads' credentials."""
+    wanted: set[tuple[str, str]] = set()
+    for workload in stack.spec.workloads:
+        for name in (getattr(workload, "credentialsSecret", None), getattr(workload, "huggingFaceTokenSecret", None)):
+            if name:
+                wanted.add((workload.namespace, name))
+    return [{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace},
+             "stringData": {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test-secret", "HF_TOKEN": "hf_test"}}
+            for namespace, name in sorted(wanted)]
+
+
+class Applier:
+    """Server-side apply with the built kubectl; a refusal fails the test with the server's words."""
+
+    def __init__(self, kubectl: str, kubeconfig: Path) -> None:
+        self.kubectl = kubectl
+        self.kubeconfig = kubeconfig
+        self.applied: list[str] = []  # kubectl's line per object the server accepted
+        self.sent = 0
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([self.kubectl, f"--kubeconfig={self.kubeconfig}", *args],
+                              capture_output=True, text=True, check=False)
+
+    def apply(self, objects: Iterable[dict[str, Any]], what: str) -> None:
+        objects = list(objects)
+        if not objects:
+            return
+        self.sent += len(objects)
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as out:
+            yaml.safe_dump_all(objects, out, sort_keys=False)
+        try:
+            done = self.run("apply", "--server-side", "--force-conflicts", f"--field-manager={FIELD_MANAGER}",
+                            "-f", out.name)
+        finally:
+            os.unlink(out.name)
+        if done.returncode:
+            pytest.fail(f"the API server refused objects of {what}:\n{done.stderr.strip()}", pytrace=False)
+        self.applied += done.stdout.splitlines()
+
+    def wait_established(self) -> None:
+        done = self.run("wait", "--for=condition=Established", "customresourcedefinitions", "--all", "--timeout=120s")
+        assert done.returncode == 0, done.stderr
+
+
+def namespaces(objects: Iterable[dict[str, Any]], extra: Iterable[str] = ()) -> list[dict[str, Any]]:
+    """Namespace objects for every namespace used (helm's --create-namespace), defined ones first."""
+    objects = list(objects)
+    defined = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Namespace"}
+    used = {o["metadata"].get("namespace") for o in objects} | set(extra)
+    made = {name: {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+            for name in sorted(n for n in used if n and n not in defined)}
+    return list(defined.values()) + list(made.values())

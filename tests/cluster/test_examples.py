@@ -1,0 +1,293 @@
+"""Every example's rendered stack applied to a real control plane and run on fake GPU nodes.
+
+Per example: one cluster from the spec's pools; the charts' CRDs, the real charts' ``helm
+template`` output with the rendered values, the rendered manifests and the delivery objects,
+all server-side applied (deploy.py); then every workload Running where it belongs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpustack.spec.models import GpuStack
+from tests.cluster import deploy
+from tests.cluster.control_plane import REPO
+from tests.cluster.spec import gpu_model, load
+from tests.cluster.support import (
+    WAIT_SECONDS, WORKLOAD_KINDS, Cluster, describe, gpu_requests, owned_pods, pods, scheduling_message, start,
+    unavailable, wait_for, warnings, workload_path,
+)
+
+pytestmark = pytest.mark.cluster
+
+EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
+STACKS = {path: load(path) for path in EXAMPLES}
+VLLM_EXAMPLES = [p for p, stack in STACKS.items() if any(w.type == "vllm" for w in stack.spec.workloads)]
+DRA_EXAMPLES = [p for p, stack in STACKS.items() if stack.spec.dra.enabled and stack.spec.dra.claimTemplates]
+ROLLOUT_SECONDS = 120
+# DaemonSets of GPU node agents: on every GPU node of the pools they serve and nowhere else.
+GPU_AGENT = re.compile(r"device-plugin|gpu-feature-discovery|dcgm-exporter|hami|dra")
+# DaemonSets that belong on every node (metrics and feature discovery of the whole fleet).
+NODE_AGENT = re.compile(r"node-exporter|nfd-worker|node-feature-discovery-worker")
+
+
+@dataclass(frozen=True)
+class Deployed:
+    cluster: Cluster
+    stack: GpuStack
+    objects: list[dict[str, Any]]
+    accepted: list[str]  # kubectl's "<kind>/<name> serverside-applied" lines
+    sent: int
+
+    def workloads(self) -> list[dict[str, Any]]:
+        return [o for o in self.objects if o["kind"] in WORKLOAD_KINDS]
+
+
+@pytest.fixture(scope="module", params=EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def deployed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, helm: str) -> Deployed:
+    spec: Path = request.param
+    if not deploy.CHARTS.is_dir():
+        unavailable(f"{deploy.CHARTS} not present (the packaged upstream charts)")
+    generator = start(spec, tmp_path_factory.mktemp(spec.stem) / "state")
+    cluster = next(generator)
+    request.addfinalizer(generator.close)
+    return apply_stack(cluster, STACKS[spec], REPO / "output" / spec.stem)
+
+
+def apply_stack(cluster: Cluster, stack: GpuStack, folder: Path) -> Deployed:
+    """Everything the stack's README applies, in its order (see deploy.py)."""
+    applier = deploy.Applier(cluster.kubectl, cluster.kubeconfig)
+    releases = deploy.releases(folder)
+    charts = {r.name: deploy.helm_template(r, stack.spec.cluster.kubernetesVersion) for r in releases}
+    # README step 1: the namespaces (with their Pod Security labels) the charts install into.
+    manifests = deploy.documents((folder / "helm" / "namespaces.yaml").read_text())
+    manifests += deploy.kustomize(cluster.kubectl, folder / "manifests")
+    delivery = deploy.delivery_objects(folder)
+    everything = [o for objects in charts.values() for o in objects] + manifests + delivery
+
+    crds = [o for o in everything if o["kind"] == "CustomResourceDefinition"]
+    have = {c["metadata"]["name"] for c in crds}
+    crds += [c for c in deploy.upstream_crds() if c["metadata"]["name"] not in have]
+    applier.apply(crds, "the CRDs")
+    applier.wait_established()
+    applier.apply(deploy.namespaces(everything, [r.namespace for r in releases]), "the namespaces")
+    applier.apply(deploy.workload_secrets(stack), "the workloads' Secrets")
+    late = ("CustomResourceDefinition", "Namespace", *deploy.WEBHOOKS)
+    for release in releases:
+        applier.apply([o for o in charts[release.name] if o["kind"] not in late], f"Helm release {release.name}")
+    applier.apply([o for o in manifests if o["kind"] not in late], "manifests/")
+    applier.apply(delivery, "the delivery objects (k3s/, argocd/)")
+    _wait_for_rollouts(cluster.api, [o for o in everything if o["kind"] in WORKLOAD_KINDS], fail=False)
+    applier.apply([o for o in everything if o["kind"] in deploy.WEBHOOKS], "the admission webhooks")
+    return Deployed(cluster, stack, everything, applier.applied, applier.sent)
+
+
+def rolled_out(api: Any, workload: dict[str, Any]) -> bool:
+    status = api.get(workload_path(workload)).get("status", {})
+    kind, replicas = workload["kind"], workload.get("spec", {}).get("replicas", 1)
+    if kind == "Deployment":
+        return status.get("availableReplicas", 0) == replicas == status.get("updatedReplicas", 0)
+    if kind == "StatefulSet":
+        return status.get("readyReplicas", 0) == replicas
+    if kind == "DaemonSet":
+        desired = status.get("desiredNumberScheduled", -1)
+        return desired == status.get("updatedNumberScheduled", 0) == status.get("numberReady", 0)
+    return status.get("active", 0) + status.get("succeeded", 0) > 0
+
+
+def _wait_for_rollouts(api: Any, workloads: list[dict[str, Any]], *, fail: bool) -> None:
+    """Until every workload is rolled out; then, or at the time limit, return or (``fail``) fail."""
+
+    def waiting() -> list[dict[str, Any]]:
+        return [w for w in workloads if not rolled_out(api, w)]
+
+    def report() -> str:
+        lines = []
+        for workload in waiting():
+            lines.append(f"{workload['kind']} {workload['metadata']['namespace']}/{workload['metadata']['name']} "
+                         f"not rolled out: {api.get(workload_path(workload)).get('status')}")
+            lines += warnings(api, workload)
+            lines.append(describe(api, [p for p in owned_pods(api, workload) if p["status"].get("phase") != "Running"]))
+        return "\n".join(lines)
+
+    try:
+        wait_for(lambda: not waiting(), ROLLOUT_SECONDS, report)
+    except AssertionError:
+        if fail:
+            raise
+
+
+def wait_for_rollouts(deployed: Deployed) -> None:
+    _wait_for_rollouts(deployed.cluster.api, deployed.workloads(), fail=True)
+
+
+def test_every_object_is_accepted(deployed: Deployed) -> None:
+    """kubectl stops the fixture at the first refusal with the server's message; here, the count."""
+    assert all(line.endswith("serverside-applied") for line in deployed.accepted), deployed.accepted
+    assert len(deployed.accepted) == deployed.sent
+
+
+def test_every_workload_runs(deployed: Deployed) -> None:
+    wait_for_rollouts(deployed)
+    api = deployed.cluster.api
+    for workload in deployed.workloads():
+
+        def not_running(workload: dict[str, Any] = workload) -> list[dict[str, Any]]:
+            return [p for p in owned_pods(api, workload) if p["status"].get("phase") != "Running"]
+
+        wait_for(lambda: not not_running(), WAIT_SECONDS, lambda: describe(api, not_running()))
+
+
+def test_gpu_pods_run_only_on_gpu_nodes_that_offer_what_they_ask(deployed: Deployed) -> None:
+    wait_for_rollouts(deployed)
+    by_name = {n.name: n for n in deployed.cluster.nodes}
+    gpu_pools = {p.name for p in deployed.stack.spec.nodePools}
+    for pod in pods(deployed.cluster.api):
+        wanted = gpu_requests(pod)
+        if not wanted:
+            continue
+        node = by_name[pod["spec"]["nodeName"]]
+        assert node.pool in gpu_pools, f"{pod['metadata']['name']} asks for {wanted} but runs on {node.name}"
+        missing = [r for r in wanted if r != "resourceClaims" and r not in node.allocatable]
+        assert not missing, f"{pod['metadata']['name']} runs on {node.name}, which has no {missing}"
+
+
+@pytest.mark.parametrize("deployed", VLLM_EXAMPLES, ids=[p.stem for p in VLLM_EXAMPLES], indirect=True)
+def test_vllm_servers_run_on_their_pool(deployed: Deployed) -> None:
+    servers = [w for w in deployed.stack.spec.workloads if w.type == "vllm"]
+    wait_for_rollouts(deployed)
+    for server in servers:
+        pool = server.pool or deployed.stack.spec.nodePools[0].name
+        running = [p for p in pods(deployed.cluster.api, server.namespace) if p["metadata"]["name"].startswith(server.name)]
+        assert running, f"no pod of vLLM {server.name}"
+        assert {deployed.cluster.pool_of(p["spec"]["nodeName"]) for p in running} == {pool}
+
+
+def expected_nodes(deployed: Deployed, name: str) -> set[str] | None:
+    """The nodes a DaemonSet of the stack belongs on; None when the test has no rule for it."""
+    nodes = deployed.cluster.nodes
+    gpu_pools = {p.name for p in deployed.stack.spec.nodePools}
+    hami = deployed.stack.spec.sharing.hami
+    if "mps-control-daemon" in name:  # the device plugin's MPS daemon: nodes sharing GPUs through MPS
+        return {n.name for n in nodes if n.labels.get("nvidia.com/gpu.sharing-strategy") == "mps"}
+    if GPU_AGENT.search(name):
+        pools = set(hami.pools) if "hami" in name and hami.pools else gpu_pools
+        return {n.name for n in nodes if n.pool in pools}
+    if NODE_AGENT.search(name):
+        return {n.name for n in nodes}
+    return None
+
+
+def test_daemonsets_land_on_exactly_the_nodes_they_serve(deployed: Deployed) -> None:
+    wait_for_rollouts(deployed)
+    api = deployed.cluster.api
+    checked = 0
+    for daemonset in (w for w in deployed.workloads() if w["kind"] == "DaemonSet"):
+        expected = expected_nodes(deployed, daemonset["metadata"]["name"])
+        if expected is None:
+            continue
+
+        def landed(daemonset: dict[str, Any] = daemonset) -> set[str]:
+            return {p["spec"]["nodeName"] for p in owned_pods(api, daemonset) if p["spec"].get("nodeName")}
+
+        def mismatch(daemonset: dict[str, Any] = daemonset, expected: set[str] = expected) -> str:
+            found = landed(daemonset)
+            return (f"DaemonSet {daemonset['metadata']['name']}: extra {sorted(found - expected)}, "
+                    f"missing {sorted(expected - found)}; status {api.get(workload_path(daemonset)).get('status')}")
+
+        wait_for(lambda: landed() == expected, WAIT_SECONDS, mismatch)
+        checked += 1
+    assert checked, "no DaemonSet of the stack was checked"
+
+
+def _claim_pod(template: Any, number: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": f"{template.name}-user-{number}", "namespace": template.namespace},
+        "spec": {
+            "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": template.name}],
+            "containers": [{"name": "cuda", "image": "nvcr.io/nvidia/cuda:13.0.1-base-ubuntu24.04",
+                            "resources": {"claims": [{"name": "gpu"}]}}],
+            "tolerations": [{"operator": "Exists"}],
+        },
+    }
+
+
+def _fits_per_gpu(template: Any, memory_mib: int) -> int:
+    """How many claims of the template one GPU holds: its consumable capacity, else exclusive use."""
+    if template.capacity is None:
+        return 1
+    fits = [100 // template.capacity.cores] if template.capacity.cores else []
+    if template.capacity.memory:
+        value = int(parse_quantity(template.capacity.memory) // (1024 * 1024))
+        fits.append(memory_mib // value)
+    return min(fits) if fits else 1
+
+
+def parse_quantity(text: str) -> int:
+    units = {"Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4}
+    for suffix, factor in units.items():
+        if text.endswith(suffix):
+            return int(text[: -len(suffix)]) * factor
+    return int(text)
+
+
+def _cel_device(device: dict[str, Any], driver: str) -> dict[str, Any]:
+    """A ResourceSlice device as DeviceClass CEL sees it (``device.attributes[<domain>].<name>``)."""
+    attributes = {name: next(iter(value.values())) for name, value in device.get("attributes", {}).items()}
+    capacity = {name: value["value"] for name, value in device.get("capacity", {}).items()}
+    return {"driver": driver, "attributes": {driver: attributes}, "capacity": {driver: capacity}}
+
+
+@pytest.mark.parametrize("deployed", DRA_EXAMPLES, ids=[p.stem for p in DRA_EXAMPLES], indirect=True)
+def test_dra_claims_are_allocated_to_devices_their_class_means(deployed: Deployed) -> None:
+    """Each claim template's pods fill the GPUs up to their capacity and are allocated devices the
+    DeviceClass selects (its CEL evaluated here on the allocated device); one more stays Pending."""
+    import cel
+
+    dra = deployed.stack.spec.dra
+    api, applier = deployed.cluster.api, deploy.Applier(deployed.cluster.kubectl, deployed.cluster.kubeconfig)
+    slices = {s["spec"]["pool"]["name"]: s for s in api.items("/apis/resource.k8s.io/v1/resourceslices")}
+    gpus = sum(p.count * p.gpu.count for p in deployed.stack.spec.nodePools)
+    for template in dra.claimTemplates:
+        live = api.get(f"/apis/resource.k8s.io/v1/namespaces/{template.namespace}/resourceclaimtemplates/{template.name}")
+        class_name = live["spec"]["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"]
+        device_class = api.get(f"/apis/resource.k8s.io/v1/deviceclasses/{class_name}")
+        memory = max(gpu_model_memory(p) for p in deployed.stack.spec.nodePools)
+        fits = gpus * _fits_per_gpu(template, memory) // template.count
+        users = [_claim_pod(template, n) for n in range(fits + 1)]
+        applier.apply(users, f"pods using claim template {template.name}")
+        names = [u["metadata"]["name"] for u in users]
+
+        def phases() -> dict[str, str]:
+            return {p["metadata"]["name"]: p["status"].get("phase") for p in pods(api, template.namespace)
+                    if p["metadata"]["name"] in names}
+
+        wait_for(lambda: list(phases().values()).count("Running") == fits, WAIT_SECONDS,
+                 lambda: describe(api, [p for p in pods(api, template.namespace) if p["metadata"]["name"] in names]))
+        pending = [p for p in pods(api, template.namespace) if p["metadata"]["name"] in names
+                   and p["status"].get("phase") == "Pending"]
+        assert len(pending) == 1, f"{fits} claims fill the GPUs; one more must wait: {phases()}"
+        wait_for(lambda: "cannot allocate all claims" in scheduling_message(api, pending[0]), WAIT_SECONDS,
+                 lambda: scheduling_message(api, pending[0]))
+        for pod in pods(api, template.namespace):
+            if pod["metadata"]["name"] not in names or pod["status"].get("phase") != "Running":
+                continue
+            claim_name = pod["status"]["resourceClaimStatuses"][0]["resourceClaimName"]
+            claim = api.get(f"/apis/resource.k8s.io/v1/namespaces/{template.namespace}/resourceclaims/{claim_name}")
+            for result in claim["status"]["allocation"]["devices"]["results"]:
+                device = next(d for d in slices[result["pool"]]["spec"]["devices"] if d["name"] == result["device"])
+                assert result["pool"] == pod["spec"]["nodeName"]
+                for selector in device_class["spec"].get("selectors", []):
+                    expression = selector["cel"]["expression"]
+                    assert cel.evaluate(expression, {"device": _cel_device(device, result["driver"])}), (
+                        f"{claim_name} got {result['device']}, which {class_name}'s {expression!r} does not select")
+
+
+def gpu_model_memory(pool: Any) -> int:
+    return gpu_model(pool).memoryMiB
