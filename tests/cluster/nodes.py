@@ -34,8 +34,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpustack.spec.catalogue import GpuModel
-from gpustack.spec.models import GpuStack, NodePool, SystemPool, TimeSlicing
+from gpustack.spec.gpu_catalogue import GpuModel
+from gpustack.spec.models import GpuStack
+from gpustack.spec.models.cluster import NodePool, SystemPool, TimeSlicing
 from gpustack.spec.partitioning import mig_slices, pool_mig_strategy, pool_sharing
 from tests.cluster.api import Api
 from tests.cluster.spec import gpu_model

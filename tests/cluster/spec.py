@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpustack.spec.catalogue import GpuModel, load_catalogue
+from gpustack.spec.gpu_catalogue import GpuModel, load_catalogue
 from gpustack.spec.load import load_spec
-from gpustack.spec.models import GpuStack, NodePool
+from gpustack.spec.models import GpuStack
+from gpustack.spec.models.cluster import NodePool
 
 
 def load(path: Path) -> GpuStack:
