@@ -1,7 +1,7 @@
 """The release gate: the linter's precision on real input, against verdicts judged by hand.
 
-Lints the same runs as ``same_findings.py`` (the vendor corpus ``../shared/corpus`` as one
-set, each repository of ``../shared/corpus-gitops`` with the distribution its ``SOURCES.tsv``
+Lints the same runs as ``same_findings.py`` (the vendor corpus ``../shared/corpus`` per source
+repository, each repository of ``../shared/corpus-gitops`` with the distribution its ``SOURCES.tsv``
 records) and looks every error and warning finding up in ``benchmarks/verdicts.tsv``:
 
     file     the finding's file, relative to the shared folder (corpus/…, corpus-gitops/…)

@@ -1,8 +1,8 @@
 """Prove that a change leaves the linter's findings on the real corpora unchanged.
 
-Lints the vendor corpus (``../shared/corpus``, one set) and every repository of the GitOps
-corpus (``../shared/corpus-gitops/corpus/OWNER+NAME``, each with the distribution its
-``SOURCES.tsv`` records) with the code of this checkout and with the code of an older
+Lints the vendor corpus (``../shared/corpus``, each source repository's files as one set) and
+every repository of the GitOps corpus (``../shared/corpus-gitops/corpus/OWNER+NAME``, each
+with the distribution its ``SOURCES.tsv`` records) with the code of this checkout and with the code of an older
 commit, and compares the JSON reports byte for byte (the ``root`` field aside, which names
 the folder the older code was linted from when it differs).
 
@@ -30,8 +30,12 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 
 
 def corpus_runs(shared: Path) -> list[tuple[str, list[str]]]:
-    """Each run as (name, lint arguments): the vendor corpus whole, then each GitOps repository."""
-    runs = [("corpus", [str(shared / "corpus")])]
+    """Each run as (name, lint arguments): the vendor corpus's files per source repository (its
+    ``SOURCES.tsv``; linted whole where there is none), then each GitOps repository. A
+    repository is what a user lints together: the vendor corpus is files of many repositories
+    flattened into one folder, and linted as one set it pairs one repository's device plugin
+    with another's."""
+    runs = vendor_runs(shared / "corpus")
     sources = shared / "corpus-gitops" / "SOURCES.tsv"
     distributions: dict[str, str] = {}
     with sources.open(encoding="utf-8") as table:
@@ -44,6 +48,19 @@ def corpus_runs(shared: Path) -> list[tuple[str, list[str]]]:
             arguments += ["--distribution", distribution]
         runs.append((f"corpus-gitops/{folder.name}", arguments))
     return runs
+
+
+def vendor_runs(corpus: Path) -> list[tuple[str, list[str]]]:
+    """The vendor corpus's files grouped by the repository ``SOURCES.tsv`` names for each."""
+    sources = corpus / "SOURCES.tsv"
+    if not sources.is_file():
+        return [("corpus", [str(corpus)])]
+    repositories: dict[str, list[str]] = {}
+    with sources.open(encoding="utf-8") as table:
+        for row in csv.DictReader(table, delimiter="\t"):
+            if (corpus / row["file"]).is_file():
+                repositories.setdefault(row["repo"], []).append(str(corpus / row["file"]))
+    return [(f"corpus/{repo}", sorted(files)) for repo, files in sorted(repositories.items())]
 
 
 def lint_json(code: Path | None, arguments: list[str]) -> dict:
