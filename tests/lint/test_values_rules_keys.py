@@ -8,9 +8,9 @@ import pytest
 
 from gpustack.lint.charts import chartkeys
 from gpustack.lint.facts.deviceplugins import HAMI_SELECTOR_KEYS
+from gpustack.lint.facts.operands import exporter_charts
 from gpustack.lint.rules import (
     gs004_missing_runtime_class,
-    gs014_prometheusrule_not_selected,
     gs021_label_churn,
     gs025_plaintext_credentials,
     gs032_nfd_label_mismatch,
@@ -23,7 +23,7 @@ def _read_keys() -> list[tuple[str, str, tuple[tuple[str, ...], ...]]]:
     keys: list[tuple[str, str, tuple[tuple[str, ...], ...]]] = []
     for chart, path in gs004_missing_runtime_class.chart_runtime_class().items():
         keys.append(("GS004", chart, (path,)))
-    for chart, (path, _) in gs014_prometheusrule_not_selected.exporter_charts().items():
+    for chart, (path, _) in exporter_charts().items():
         keys += [("GS014", chart, ((*path, "enabled"),)), ("GS014", chart, ((*path, "additionalLabels"),))]
     for suffix in ("ruleSelector", "serviceMonitorSelector", "podMonitorSelector", "ruleSelectorNilUsesHelmValues"):
         keys.append(("GS014", "kube-prometheus-stack", (("prometheus", "prometheusSpec", suffix),)))

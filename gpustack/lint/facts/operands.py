@@ -2,12 +2,14 @@
 
 The GPU Operator's chart bundles operands (DCGM exporter, NFD, …) that its values turn off
 with ``<operand>.enabled: false``; other charts deploy the component by being installed. The
-rules that look for a component's releases (GS014's exporter, GS032's NFD) read them here.
+rules that look for a component's releases (GS014's and GS043's exporter, GS032's NFD) read
+them here, and where the exporter's ServiceMonitor sits in each chart's values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from functools import cache
 from typing import TYPE_CHECKING, TypeVar
 
 from gpustack.lint.facts import registered
@@ -19,6 +21,21 @@ if TYPE_CHECKING:
     from gpustack.lint.context import LintContext
 
 T = TypeVar("T")
+
+# Where the DCGM exporter's ServiceMonitor sits in the values of a chart that deploys the
+# exporter (the charts' values.yaml), and the chart versions from which it is on by default
+# where it was off before: the GPU Operator's from 26.7.0, the exporter chart's always.
+SERVICE_MONITOR = ("serviceMonitor",)
+SERVICE_MONITOR_ON_SINCE = {"gpu-operator": "26.7.0"}
+
+
+@cache
+def exporter_charts() -> dict[str, tuple[tuple[str, ...], str]]:
+    """Chart → (where its exporter's ServiceMonitor values sit, the version it is on from)."""
+    return {
+        chart: ((*prefix, *SERVICE_MONITOR), SERVICE_MONITOR_ON_SINCE.get(chart, "0"))
+        for chart, prefix in registered.component_values("metrics-exporter", "dcgm-exporter").items()
+    }
 
 
 def component_releases(

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from gpustack.lint.charts.chartkeys import version_key
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import labelselectors, registered
-from gpustack.lint.facts.operands import component_releases
+from gpustack.lint.facts.operands import component_releases, exporter_charts
 from gpustack.lint.model import Hit, Path, Resource, Severity, get_value
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import dispatch
@@ -109,22 +108,6 @@ def _release_label(release: str | None) -> Selects:
         return value is not None and (release is None or str(value) == release)
 
     return selects
-
-
-# Where the DCGM exporter's ServiceMonitor sits in the values of a chart that deploys the
-# exporter (the charts' values.yaml), and the chart versions from which it is on by default
-# where it was off before: the GPU Operator's from 26.7.0, the exporter chart's always.
-SERVICE_MONITOR = ("serviceMonitor",)
-SERVICE_MONITOR_ON_SINCE = {"gpu-operator": "26.7.0"}
-
-
-@cache
-def exporter_charts() -> dict[str, tuple[tuple[str, ...], str]]:
-    """Chart → (where its exporter's ServiceMonitor values sit, the version it is on from)."""
-    return {
-        chart: ((*prefix, *SERVICE_MONITOR), SERVICE_MONITOR_ON_SINCE.get(chart, "0"))
-        for chart, prefix in registered.component_values("metrics-exporter", "dcgm-exporter").items()
-    }
 
 
 @dataclass(frozen=True)

@@ -20,18 +20,13 @@ from typing import Any
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import promql
-from gpustack.lint.facts.operands import component_releases
+from gpustack.lint.facts.operands import component_releases, exporter_charts
 from gpustack.lint.model import Hit, Resource, get_value
 from gpustack.lint.registry import Rule
 
 WORKLOAD_LABELS = ("namespace", "pod", "container")
 GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
 MIG_FALLBACK = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
-# Where each exporter chart keeps its ServiceMonitor's honorLabels (both default to false).
-EXPORTER_CHARTS = {
-    "dcgm-exporter": ("serviceMonitor", "honorLabels"),
-    "gpu-operator": ("dcgmExporter", "serviceMonitor", "honorLabels"),
-}
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
@@ -69,8 +64,9 @@ def _renamed_by(ctx: LintContext) -> str | None:
     for monitor in ctx.of_kind("ServiceMonitor"):
         if _scrapes_dcgm(monitor) and not _honours_labels(monitor):
             return f"ServiceMonitor {monitor.ref.name}"
-    for release, keys in component_releases(ctx, EXPORTER_CHARTS, "dcgmExporter"):
-        if get_value(release.values, *keys, default=False) is not True:
+    for release, (keys, _) in component_releases(ctx, exporter_charts(), "dcgmExporter"):
+        # honorLabels defaults to false in both charts' values.
+        if get_value(release.values, *keys, "honorLabels", default=False) is not True:
             return f"the ServiceMonitor of {release}"
     if ctx.cluster is not None:
         return "the ServiceMonitor gpustack renders for the spec's exporter"
