@@ -38,7 +38,3 @@ def repository_readme(stack: GpuStack) -> str | None:
     repository = parts.path.removesuffix("/").removesuffix(".git")
     folder = argocd.path or f"output/{stack.metadata.name}"
     return f"https://{host}{repository}/{blob}/{argocd.targetRevision}/{folder.strip('/')}/README.md"
-
-
-def is_relative(stack: GpuStack) -> bool:
-    return readme_url(stack) == RELATIVE

@@ -79,3 +79,9 @@ class SeriesModel:
             f"max by ({gpu}, {WORKLOAD_NAMESPACE}, {WORKLOAD_POD}) ({used}) "
             f"or on({self.host}, gpu{''.join(', ' + k for k in keep)}) max by ({gpu}) ({every})"
         )
+
+
+def not_servers(servers: str) -> str:
+    """A matcher that leaves out the inference-server containers ``servers`` (a regex
+    alternation), or nothing when there are none."""
+    return f'{{{WORKLOAD_CONTAINER}!~"{servers}"}}' if servers else ""

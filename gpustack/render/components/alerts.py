@@ -21,6 +21,7 @@ from gpustack.render.components.alert_series import (
     WORKLOAD_NAMESPACE,
     WORKLOAD_POD,
     SeriesModel,
+    not_servers,
 )
 from gpustack.spec import runbooks
 from gpustack.spec.models import GpuStack
@@ -108,7 +109,7 @@ def health_rules(rules: AlertRules) -> list[dict[str, Any]]:
         ),
         rules.make(
             "GPUMemoryNearFull",
-            f"DCGM_FI_DEV_FB_USED{_not_servers(servers)} / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE) "
+            f"DCGM_FI_DEV_FB_USED{not_servers(servers)} / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE) "
             f"> {alerts.memoryUsedRatio}",
             alerts.memoryFor, "warning",
             f"{series.where()}{series.workload()} has {{{{ $value | humanizePercentage }}}} of its memory in use",
@@ -303,10 +304,6 @@ def carried_labels(alert: dict[str, Any], host: str) -> str:
 
 def _servers(alerts: Alerts) -> str:
     return "|".join(re.escape(name) for name in alerts.memoryReservingContainers)
-
-
-def _not_servers(servers: str) -> str:
-    return f'{{{WORKLOAD_CONTAINER}!~"{servers}"}}' if servers else ""
 
 
 def _only_servers(servers: str) -> str:

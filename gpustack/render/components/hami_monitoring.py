@@ -14,11 +14,11 @@ arrive as ``exported_*``, like the DCGM series' workload labels.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from gpustack.render.components import hami
-from gpustack.render.components.alert_series import WORKLOAD_CONTAINER
+from gpustack.render.components.alert_series import not_servers
+from gpustack.spec.labelling import duration_seconds
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.components import Alerts
 
@@ -27,11 +27,6 @@ MONITOR_PORT = "monitorport"
 LAST_KERNEL = "hami_container_last_kernel_elapsed_seconds"
 CONTAINER_MEMORY = "hami_container_device_memory_bytes"
 MIB = 1024 * 1024
-
-
-def scrape_job() -> str:
-    """The job label of the vGPU monitor's series: the name of the Service it is scraped through."""
-    return f"{hami.RELEASE}-device-plugin-monitor"
 
 
 def service_monitor(stack: GpuStack) -> dict[str, Any]:
@@ -54,14 +49,8 @@ def service_monitor(stack: GpuStack) -> dict[str, Any]:
 
 def idle_expr(alerts: Alerts, servers: str) -> str:
     """A container whose last kernel is older than ``idleFor`` while it holds memory on its share."""
-    keep_out = f'{{{WORKLOAD_CONTAINER}!~"{servers}"}}' if servers else ""
     return (
-        f"{LAST_KERNEL}{keep_out} > {seconds(alerts.idleFor)} "
+        f"{LAST_KERNEL}{not_servers(servers)} > {int(duration_seconds(alerts.idleFor))} "
         f"and {CONTAINER_MEMORY} > {alerts.idleMemoryMiB * MIB}"
     )
 
-
-def seconds(duration: str) -> int:
-    """A spec duration (``1h30m``, ``15m``, ``500ms``) in whole seconds."""
-    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
-    return int(sum(int(n) * units[unit] for n, unit in re.findall(r"([0-9]+)(ms|s|m|h)", duration)))

@@ -9,7 +9,7 @@ An XID belongs to the GPU: the series of its MIG instances are folded into one a
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -63,7 +63,7 @@ def xid_rules(alerts: Alerts, series: SeriesModel, make: AlertMaker) -> list[dic
     """One alert per bucket; IGNORE and unknown codes only where the spec lists them."""
     listed = set(alerts.criticalXids)
     known = {code for bucket in catalogue() for code in bucket.codes}
-    unknown = XidBucket(**{**_UNLISTED.__dict__, "codes": tuple(sorted(listed - known))})
+    unknown = replace(_UNLISTED, codes=tuple(sorted(listed - known)))
     result = []
     for bucket in (*catalogue(), unknown):
         codes = tuple(c for c in bucket.codes if not bucket.listed_only or c in listed)
