@@ -56,6 +56,16 @@ def chart(name: str) -> Chart:
     return registry()[name]
 
 
+# The spec's ``dra.driver`` -> the chart that installs that DRA driver (its ``draDriver`` is the
+# driver's name). Render installs it; the spec's checks hold its version to the key data.
+DRA_DRIVER_CHARTS = {"hami": "hami-dra-driver", "nvidia": "nvidia-dra-driver-gpu"}
+
+
+def dra_driver_chart(driver: str) -> Chart:
+    """The chart of the spec's DRA driver ``driver`` (``hami`` or ``nvidia``)."""
+    return chart(DRA_DRIVER_CHARTS[driver])
+
+
 def _chart(name: str, entry: dict[str, Any]) -> Chart:
     return Chart(
         name=name,

@@ -12,7 +12,6 @@ import pytest
 from gpustack import charts
 from gpustack.lint.charts import chartkeys
 from gpustack.lint.facts import registered
-from gpustack.render.components import dra
 from gpustack.shipped import lint_data
 
 REPO = Path(__file__).resolve().parents[1]
@@ -72,7 +71,7 @@ def test_every_chart_has_a_known_role_and_an_installable_source():
 def test_dra_drivers_agree_with_the_linters_driver_table():
     drivers = {chart.dra_driver for chart in charts.registry().values() if chart.role == "dra-driver"}
     assert drivers == set(lint_data("dra-drivers.yaml"))
-    for name in dra.DRIVER_CHARTS.values():
+    for name in charts.DRA_DRIVER_CHARTS.values():
         chart = charts.chart(name)
         assert chart.role == "dra-driver" and chart.dra_driver in chart.device_classes
 

@@ -12,13 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack import charts
+from gpustack.charts import dra_driver_chart
 from gpustack.lint.charts import chartkeys
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.base import ChartVersioned
 from gpustack.spec.pool_checks import Finding
-
-# The DRA driver's chart per spec.dra.driver (the same mapping the renderer uses).
-DRA_CHARTS = {"hami": "hami-dra-driver", "nvidia": "nvidia-dra-driver-gpu"}
 
 
 def _releases(stack: GpuStack) -> Iterator[tuple[tuple[str, ...], ChartVersioned, str]]:
@@ -29,7 +27,7 @@ def _releases(stack: GpuStack) -> Iterator[tuple[tuple[str, ...], ChartVersioned
     yield ("spec", "monitoring"), spec.monitoring, "kube-prometheus-stack"
     yield ("spec", "monitoring", "dcgmExporter"), spec.monitoring.dcgmExporter, "dcgm-exporter"
     yield ("spec", "sharing", "hami"), spec.sharing.hami, "hami"
-    yield ("spec", "dra"), spec.dra, DRA_CHARTS[spec.dra.driver]
+    yield ("spec", "dra"), spec.dra, dra_driver_chart(spec.dra.driver).name
 
 
 def check_chart_versions(stack: GpuStack) -> Iterator[Finding]:

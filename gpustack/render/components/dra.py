@@ -24,15 +24,10 @@ WAVE = 1  # with the device plugins, after NFD
 OPERATOR_DRIVER_ROOT = "/run/nvidia/driver"
 
 
-# spec.dra.driver → the chart of the registry (specs/charts.yaml) that installs it; the
-# registry names the driver. Each release and its namespace take the chart's name (HAMi's
-# chart refuses the default namespace).
-DRIVER_CHARTS = {"hami": "hami-dra-driver", "nvidia": "nvidia-dra-driver-gpu"}
-
-
 def driver(stack: GpuStack) -> Chart:
-    """The chart of the spec's DRA driver (its ``dra_driver`` is the driver name)."""
-    return charts.chart(DRIVER_CHARTS[stack.spec.dra.driver])
+    """The chart of the spec's DRA driver (its ``dra_driver`` is the driver name). Each release
+    and its namespace take the chart's name (HAMi's chart refuses the default namespace)."""
+    return charts.dra_driver_chart(stack.spec.dra.driver)
 
 
 def driver_root(stack: GpuStack) -> str:
