@@ -7,7 +7,7 @@ file:line:col, fix hint).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from enum import IntEnum
 from operator import attrgetter
@@ -373,3 +373,11 @@ class Note:
     message: str
     file: str | None = None
     line: int | None = None
+
+
+def resources_by_file(resources: Iterable[Resource]) -> dict[str, list[Resource]]:
+    """The resources of each file, in input order."""
+    files: dict[str, list[Resource]] = {}
+    for resource in resources:
+        files.setdefault(resource.file, []).append(resource)
+    return files

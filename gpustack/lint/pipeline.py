@@ -98,8 +98,9 @@ def run(options: Options) -> int:
 
     catalogue = load_catalogue()
     paths = options.paths or ["."]
-    config = _config(options, paths, catalogue)
-    folder = None if options.no_cache else cache_folder(options.cache_dir, config.cache_dir, search_start(paths))
+    start = search_start(paths)  # where the config is searched for and the default cache is keyed
+    config = _config(options, start, catalogue)
+    folder = None if options.no_cache else cache_folder(options.cache_dir, config.cache_dir, start)
     cache = None if folder is None else Cache(folder)
     inputs = read_inputs(paths, excluded=config.excluded)
     # Without --fix or --diff the report goes to standard output; a run that printed it the
@@ -126,14 +127,14 @@ def run(options: Options) -> int:
     return _reported(options, config, report, output, shown, cache, keys)
 
 
-def _config(options: Options, paths: list[str], catalogue: Mapping[str, RuleInfo]) -> Config:
-    """The config file (``--config``, else the one found above the paths) with the command
-    line over it."""
+def _config(options: Options, start: Path, catalogue: Mapping[str, RuleInfo]) -> Config:
+    """The config file (``--config``, else the one found above ``start``, where the search for
+    it starts) with the command line over it."""
     from gpustack.lint.model import Severity
-    from gpustack.lint.policy.config import find_config, load_config, search_start
+    from gpustack.lint.policy.config import find_config, load_config
     from gpustack.lint.policy.selection import Choice, rule_ids, severities
 
-    config = load_config(options.config_file or find_config(search_start(paths)), known_rules=catalogue)
+    config = load_config(options.config_file or find_config(start), known_rules=catalogue)
     return replace(
         config,
         distribution=options.distribution or config.distribution,

@@ -10,13 +10,23 @@ engine asks it for a root's files and runs the rest of the rules itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.input.roots import Root
-from gpustack.lint.model import Finding, Hit, InputError, PodSpec, Resource, copied, finding_of, plain_finding
+from gpustack.lint.model import (
+    Finding,
+    Hit,
+    InputError,
+    PodSpec,
+    Resource,
+    copied,
+    finding_of,
+    plain_finding,
+    resources_by_file,
+)
 from gpustack.lint.registry import Rule
 
 if TYPE_CHECKING:
@@ -91,7 +101,7 @@ class Files:
 
         claims = ClaimIndex.from_resources(root.resources)
         claims_key = repr(canonical(claims))
-        files = by_file(root.resources)
+        files = resources_by_file(root.resources)
         found = {name: file for name, resources in files.items() if (file := self._known(name, resources, claims, claims_key))}
         missing = [(name, resources) for name, resources in files.items() if name not in found]
 
@@ -260,13 +270,6 @@ def restored_results(resources: Sequence[Resource], stored: Any) -> Results:
 def _indexes(resources: Sequence[Resource]) -> dict[int, int]:
     """Each object's index in its file (how the cache refers to it), by ``id``."""
     return {id(resource): number for number, resource in enumerate(resources)}
-
-
-def by_file(resources: Iterable[Resource]) -> dict[str, list[Resource]]:
-    files: dict[str, list[Resource]] = {}
-    for resource in resources:
-        files.setdefault(resource.file, []).append(resource)
-    return files
 
 
 def pod_specs(resources: Sequence[Resource], claims: ClaimIndex | None, errors: list[InputError]) -> tuple[PodSpec, ...]:

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gpustack.lint.model import Path, Resource, nonempty_text
+from gpustack.lint.model import Path, Resource, nonempty_text, resources_by_file
 from gpustack.lint.releases.helmvalues import ValuesLayer, coalesce
 
 
@@ -96,5 +96,4 @@ class WholeSet:
     memo: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for resource in self.resources:
-            self.by_file.setdefault(resource.file, []).append(resource)
+        self.by_file.update(resources_by_file(self.resources))
