@@ -17,7 +17,7 @@ Each key path of a chart has, per version, one state:
 Subcharts sit under their alias, their templates read as their own. The shipped data,
 ``data/chart-keys/<chart>.json`` (one file per chart, every version in it: each key maps to one
 state letter per version), is made by ``python -m gpustack.lint.charts.generate_keys`` from the packaged
-charts; a test regenerates it when ../shared is present. ``--chart-values`` reads a chart
+charts; a test (tests/lint/test_chart_keys.py) regenerates it and compares. ``--chart-values`` reads a chart
 folder or ``.tgz`` the same way at run time. ``data/chart-keys/renames.yaml`` lists keys a
 chart renamed, with the version.
 """
