@@ -14,13 +14,25 @@ from typing import Any
 
 import pytest
 
+from gpustack.lint.facts.quantities import parse_quantity
 from gpustack.spec.models import GpuStack
 from tests.cluster import deploy
 from tests.cluster.control_plane import REPO
 from tests.cluster.spec import gpu_model, load
 from tests.cluster.support import (
-    WAIT_SECONDS, WORKLOAD_KINDS, Cluster, describe, gpu_requests, owned_pods, pods, scheduling_message, start,
-    unavailable, wait_for, warnings, workload_path,
+    WAIT_SECONDS,
+    WORKLOAD_KINDS,
+    Cluster,
+    describe,
+    gpu_requests,
+    owned_pods,
+    pods,
+    scheduling_message,
+    start,
+    unavailable,
+    wait_for,
+    warnings,
+    workload_path,
 )
 
 pytestmark = pytest.mark.cluster
@@ -227,14 +239,6 @@ def _fits_per_gpu(template: Any, memory_mib: int) -> int:
         value = int(parse_quantity(template.capacity.memory) // (1024 * 1024))
         fits.append(memory_mib // value)
     return min(fits) if fits else 1
-
-
-def parse_quantity(text: str) -> int:
-    units = {"Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4}
-    for suffix, factor in units.items():
-        if text.endswith(suffix):
-            return int(text[: -len(suffix)]) * factor
-    return int(text)
 
 
 def _cel_device(device: dict[str, Any], driver: str) -> dict[str, Any]:

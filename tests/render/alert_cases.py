@@ -14,6 +14,7 @@ from typing import Any
 from cluster_series import Scrape, Series, Slice, Workload, hami_series, labels_of
 
 from gpustack.render.components import xid
+from gpustack.spec.labelling import duration_seconds
 from gpustack.spec.models import GpuStack
 
 TRAINER = Workload("ml", "trainer-0", "trainer")
@@ -83,10 +84,7 @@ def modes(stack: GpuStack) -> list[Mode]:
 
 
 def minutes(duration: str | None) -> int:
-    if not duration:
-        return 0
-    units = {"s": 1 / 60, "m": 1, "h": 60}
-    return int(float(duration[:-1]) * units[duration[-1]])
+    return int(duration_seconds(duration) // 60) if duration else 0
 
 
 class Builder:

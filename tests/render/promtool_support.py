@@ -63,6 +63,7 @@ def run_promtool(promtool: str, folder: Path, result: Result, cases: list[Case])
             rules = [r | {"annotations": {"runbook_url": r["annotations"]["runbook_url"]}} for r in group["rules"]]
             groups.append(group | {"rules": rules})
     (folder / "rules.json").write_text(json.dumps({"groups": groups}), encoding="utf-8")
+    runbooks = {r["alert"]: r["annotations"]["runbook_url"] for group in groups for r in group["rules"] if "alert" in r}
     tests = [
         {
             "name": f"{case.alert} {case.kind}",
@@ -75,7 +76,7 @@ def run_promtool(promtool: str, folder: Path, result: Result, cases: list[Case])
                     "exp_alerts": [
                         {
                             "exp_labels": {k: v for k, v in labels.items() if k != "alertname"},
-                            "exp_annotations": {"runbook_url": result_alerts_runbook(result, case.alert)},
+                            "exp_annotations": {"runbook_url": runbooks[case.alert]},
                         }
                         for labels in check.alerts
                     ],
@@ -90,7 +91,3 @@ def run_promtool(promtool: str, folder: Path, result: Result, cases: list[Case])
     )
     run = subprocess.run([promtool, "test", "rules", "tests.json"], cwd=folder, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
-
-
-def result_alerts_runbook(result: Result, alert: str) -> str:
-    return alerts_of(result)[alert]["annotations"]["runbook_url"]
