@@ -8,8 +8,10 @@ Where each piece comes from on a real cluster:
   (label name from ``deviceLabelFields``: ``[class, vendor]`` by default, ``pci-0302_10de``;
   ``[vendor]`` as gpustack's NFD values and the GPU Operator set it, ``pci-10de``). Both are
   put on the nodes, so a selector written for either configuration can be checked.
-- ``nvidia.com/gpu.present``: the NodeFeatureRule the device plugin chart and the GPU Operator
-  ship, https://github.com/NVIDIA/k8s-device-plugin/blob/main/deployments/helm/nvidia-device-plugin/templates/nfd-rules.yml
+- ``nvidia.com/gpu.present``: set by the GPU Operator on every node it takes for a GPU node
+  (https://github.com/NVIDIA/gpu-operator, ``controllers/state_manager.go``), and the manual
+  override the device plugin chart's default node affinity accepts
+  (https://github.com/NVIDIA/k8s-device-plugin, the chart's ``values.yaml``).
 - ``nvidia.com/gpu.*``, ``nvidia.com/cuda.*``, ``nvidia.com/mig*``: GPU Feature Discovery,
   https://github.com/NVIDIA/k8s-device-plugin/blob/main/docs/gpu-feature-discovery/README.md
 - ``nvidia.com/gpu`` and ``nvidia.com/mig-<profile>`` (mixed strategy), time-slicing replicas:
