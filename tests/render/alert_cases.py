@@ -24,6 +24,9 @@ SERVER = Workload("serving", "vllm-0", "vllm")
 # ids as nvidia-smi mig -lgi numbers them for these profiles).
 MIG_LAYOUT = (("9", "1g.10gb"), ("10", "1g.10gb"), ("5", "2g.20gb"), ("2", "3g.40gb"))
 PER_GPU = ("gpu", "UUID", "modelName")
+# A HAMi share's memory (1 GiB), reported for longer than any case runs.
+SHARE_BYTES = 1024**3
+SHARE_MINUTES = 200
 
 
 @dataclass
@@ -51,6 +54,7 @@ class Mode:
     mig: bool = False
     shared: bool = False
     attributed: bool = True
+    hami_shares: bool = False  # HAMi's vGPU monitor names the pods on each GPU (joined on its UUID)
 
     def slices(self, pods: tuple[Workload, ...]) -> list[Slice]:
         """The GPU (or its MIG instances), ``pods`` on the first one (both pods when time-sliced)."""
@@ -72,7 +76,7 @@ def modes(stack: GpuStack) -> list[Mode]:
         if spec.dra.enabled:
             mode = Mode("dra", model, attributed=spec.dra.driver == "nvidia")
         elif spec.sharing.hami.enabled and (spec.sharing.hami.pools is None or pool.name in spec.sharing.hami.pools):
-            mode = Mode("hami", model, attributed=False)
+            mode = Mode("hami", model, attributed=False, hami_shares=True)
         elif pool.mig is not None:
             mode = Mode("mig", model, mig=True)
         elif sharing.strategy == "timeSlicing":
@@ -102,11 +106,22 @@ class Builder:
             result.add(self.scrape.series(metric, piece, **extra), samples)
         return result
 
+    def gpu_series(self, metric: str, slices: list[Slice], samples: str, **extra: str) -> Series:
+        """``series`` for a per-GPU alert; under HAMi also the monitor's share of each pod on the GPU."""
+        result = self.series(metric, slices, samples, **extra)
+        if self.mode.hami_shares:
+            for piece in slices:
+                shares = [hami_series("hami_container_device_memory_bytes", piece.node, pod) for pod in piece.pods]
+                result.add(shares, f"{SHARE_BYTES}x{SHARE_MINUTES}")
+        return result
+
     def expect_per_gpu(self, alert: str, slices: list[Slice], **extra: str) -> list[dict[str, str]]:
-        """One alert per workload on the GPU, or one without workload labels."""
+        """One alert per workload on the GPU, or one without workload labels (XIDs keep their
+        code: under HAMi they are not joined with the shares, alert_series.per_gpu)."""
         first = labels_of(self.scrape.series("X", slices[0])[0])
         base = {key: first[key] for key in (self.scrape.host, *PER_GPU)} | extra | self.rule_labels(alert)
-        pods = {pod for piece in slices for pod in piece.pods} if self.scrape.attributes else set()
+        seen = self.scrape.attributes or (self.mode.hami_shares and "xid" not in extra)
+        pods = {pod for piece in slices for pod in piece.pods} if seen else set()
         if not pods:
             return [base]
         return [base | {"exported_namespace": p.namespace, "exported_pod": p.pod} for p in sorted(pods, key=str)]
@@ -159,8 +174,8 @@ def xid_alerts() -> set[str]:
 def _temperature(b: Builder) -> list[Case]:
     name, wait = "GPUHighTemperature", minutes(b.rules["GPUHighTemperature"].get("for"))
     slices = b.mode.slices(b.pods(TRAINER))
-    hot = b.series("DCGM_FI_DEV_GPU_TEMP", slices, f"90x{wait + 5}")
-    cool = b.series("DCGM_FI_DEV_GPU_TEMP", slices, f"70x{wait + 5}")
+    hot = b.gpu_series("DCGM_FI_DEV_GPU_TEMP", slices, f"90x{wait + 5}")
+    cool = b.gpu_series("DCGM_FI_DEV_GPU_TEMP", slices, f"70x{wait + 5}")
     return [
         Case(name, "fires", hot, [Check(wait - 1, []), Check(wait, b.expect_per_gpu(name, slices))]),
         Case(name, "silent", cool, [Check(wait + 2, [])]),
@@ -229,9 +244,9 @@ def _remap_failure(b: Builder) -> list[Case]:
     name = "GPURowRemapFailure"
     slices = b.mode.slices(b.pods(TRAINER))
     return [
-        Case(name, "fires", b.series("DCGM_FI_DEV_ROW_REMAP_FAILURE", slices, "0 1x5"),
+        Case(name, "fires", b.gpu_series("DCGM_FI_DEV_ROW_REMAP_FAILURE", slices, "0 1x5"),
              [Check(0, []), Check(1, b.expect_per_gpu(name, slices))]),
-        Case(name, "silent", b.series("DCGM_FI_DEV_ROW_REMAP_FAILURE", slices, "0x5"), [Check(5, [])]),
+        Case(name, "silent", b.gpu_series("DCGM_FI_DEV_ROW_REMAP_FAILURE", slices, "0x5"), [Check(5, [])]),
     ]
 
 
@@ -241,9 +256,9 @@ def _remapped_rows(b: Builder) -> list[Case]:
     metric = "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"
     return [
         # Two rows remapped before the window (old news), one more at minute 3.
-        Case(name, "fires", b.series(metric, slices, "2x2 3x5"),
+        Case(name, "fires", b.gpu_series(metric, slices, "2x2 3x5"),
              [Check(2, []), Check(3, b.expect_per_gpu(name, slices))]),
-        Case(name, "silent", b.series(metric, slices, "2x70"), [Check(70, [])]),
+        Case(name, "silent", b.gpu_series(metric, slices, "2x70"), [Check(70, [])]),
     ]
 
 
@@ -255,10 +270,10 @@ def _lost(b: Builder) -> list[Case]:
     length = wait + 10
     # The GPU's series end (Prometheus writes staleness markers when a series leaves the scrape)
     # while the exporter is still scraped.
-    lost = b.series("DCGM_FI_DEV_GPU_TEMP", slices, "40x3 stale")
+    lost = b.gpu_series("DCGM_FI_DEV_GPU_TEMP", slices, "40x3 stale")
     lost.values[up_selector] = f"1x{length}"
     # A drained node: exporter and GPU series go together; GPUExporterDown/absence say why, not this.
-    drained = b.series("DCGM_FI_DEV_GPU_TEMP", slices, "40x3 stale")
+    drained = b.gpu_series("DCGM_FI_DEV_GPU_TEMP", slices, "40x3 stale")
     drained.values[up_selector] = "1x3 stale"
     return [
         Case(name, "fires", lost, [Check(4 + wait - 1, []), Check(4 + wait, b.expect_per_gpu(name, slices))]),
@@ -273,7 +288,7 @@ def _xid(b: Builder, name: str) -> list[Case]:
     slices = b.mode.slices(b.pods(TRAINER))
     metric = xid.XID_COUNT_METRIC
     # The exporter counts the XID in its 5-minute window, then the window empties.
-    seen = b.series(metric, slices, f"0 1x5 0x{keep + 10}", xid=str(code))
+    seen = b.gpu_series(metric, slices, f"0 1x5 0x{keep + 10}", xid=str(code))
     expected = b.expect_per_gpu(name, slices, xid=str(code))
     checks = [Check(0, []), Check(1, expected)]
     if keep:
@@ -283,7 +298,7 @@ def _xid(b: Builder, name: str) -> list[Case]:
     other = 999  # a code no bucket lists
     return [
         Case(name, "fires", seen, checks),
-        Case(name, "silent", b.series(metric, slices, "1x5", xid=str(other)), [Check(3, [])]),
+        Case(name, "silent", b.gpu_series(metric, slices, "1x5", xid=str(other)), [Check(3, [])]),
     ]
 
 

@@ -38,6 +38,9 @@ class SeriesModel:
 
     host: str  # Hostname or hostname, as the pinned exporter writes it
     profiling: bool  # some pool exports DCGM_FI_PROF_* (the MIG utilisation fallback needs it)
+    # PromQL naming the pods on each GPU where the exporter cannot (HAMi: hami_monitoring.shares_by_gpu):
+    # one series per (UUID, exported_namespace, exported_pod), value 0; empty when there is none.
+    shares: str = ""
 
     @property
     def slice_join(self) -> str:
@@ -71,14 +74,18 @@ class SeriesModel:
 
         One series per (GPU, workload on it); a GPU that no pod uses gives one series without
         workload labels. So a hot GPU split into seven MIG instances raises one alert, not seven.
+        With ``shares``, the pods the exporter cannot see are joined on the GPU's UUID (the
+        per-GPU value on the left, one per UUID; the pods on the right, ``group_right``). Not
+        with ``keep``: several XID codes of one GPU would make the left side many-to-many.
         """
         gpu = ", ".join((self.host, *GPU_LABELS, *keep))
         used = inner(f'{metric}{{{matcher + "," if matcher else ""}{WORKLOAD_POD}!=""}}')
         every = inner(f"{metric}{{{matcher}}}" if matcher else metric)
-        return (
-            f"max by ({gpu}, {WORKLOAD_NAMESPACE}, {WORKLOAD_POD}) ({used}) "
-            f"or on({self.host}, gpu{''.join(', ' + k for k in keep)}) max by ({gpu}) ({every})"
-        )
+        attributed = f"max by ({gpu}, {WORKLOAD_NAMESPACE}, {WORKLOAD_POD}) ({used})"
+        if self.shares and not keep:
+            copied = ", ".join((self.host, "gpu", "modelName"))
+            attributed += f" or max by ({gpu}) ({every}) + on(UUID) group_right({copied}) {self.shares}"
+        return f"{attributed} or on({self.host}, gpu{''.join(', ' + k for k in keep)}) max by ({gpu}) ({every})"
 
 
 def not_servers(servers: str) -> str:

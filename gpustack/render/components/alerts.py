@@ -68,7 +68,11 @@ def prometheus_rule(stack: GpuStack, *, host: str, profiling: bool, job: str) ->
     monitoring = stack.spec.monitoring
     rules = AlertRules(
         alerts=monitoring.alerts,
-        series=SeriesModel(host=host, profiling=profiling),
+        series=SeriesModel(
+            host=host,
+            profiling=profiling,
+            shares=hami_monitoring.shares_by_gpu() if stack.spec.sharing.hami.enabled else "",
+        ),
         job=job,
         runbook_base=runbooks.readme_url(stack),
         dra=stack.spec.dra.enabled,

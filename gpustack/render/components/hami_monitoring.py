@@ -6,7 +6,10 @@ plugin runs a vGPU monitor that reports each container's share (port 9394, Servi
 ``<release>-device-plugin-monitor``, port ``monitorport``:
 https://github.com/Project-HAMi/HAMi/blob/master/charts/hami/templates/device-plugin/monitorservice.yaml)
 with the 2.10 metric names
-(https://github.com/Project-HAMi/website/blob/master/docs/userguide/monitoring/real-time-device-usage.md).
+(https://github.com/Project-HAMi/website/blob/master/docs/userguide/monitoring/real-time-device-usage.md):
+each container's share carries ``namespace``, ``pod``, ``container``, ``vdevice_index`` and
+``device_uuid``, the physical GPU's NVML UUID, the exporter's ``UUID``
+(https://github.com/Project-HAMi/HAMi/blob/master/cmd/vGPUmonitor/metrics.go).
 The chart's own ServiceMonitor needs ``prometheus.enabled`` and has no ``release`` label, so
 gpustack renders one. Its ``honorLabels`` stays false: HAMi's ``namespace``/``pod``/``container``
 arrive as ``exported_*``, like the DCGM series' workload labels.
@@ -17,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpustack.render.components import hami
-from gpustack.render.components.alert_series import not_servers
+from gpustack.render.components.alert_series import WORKLOAD_NAMESPACE, WORKLOAD_POD, not_servers
 from gpustack.spec.labelling import duration_seconds
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.components import Alerts
@@ -54,3 +57,10 @@ def idle_expr(alerts: Alerts, servers: str) -> str:
         f"and {CONTAINER_MEMORY} > {alerts.idleMemoryMiB * MIB}"
     )
 
+
+
+def shares_by_gpu() -> str:
+    """The pods holding a HAMi share of each GPU: one series per (UUID, exported_namespace,
+    exported_pod), value 0, so that adding it to a per-GPU DCGM value names the pods on the GPU."""
+    uuid = f'label_replace({CONTAINER_MEMORY}, "UUID", "$1", "device_uuid", "(.+)")'
+    return f"(0 * max by (UUID, {WORKLOAD_NAMESPACE}, {WORKLOAD_POD}) ({uuid}))"
