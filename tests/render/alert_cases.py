@@ -14,6 +14,7 @@ from typing import Any
 from cluster_series import Scrape, Series, Slice, Workload, hami_series, labels_of
 
 from gpustack.render.components import xid
+from gpustack.render.components.alert_series import NODE
 from gpustack.spec.labelling import duration_seconds
 from gpustack.spec.models import GpuStack
 
@@ -119,7 +120,7 @@ class Builder:
         """One alert per workload on the GPU, or one without workload labels (XIDs keep their
         code: under HAMi they are not joined with the shares, alert_series.per_gpu)."""
         first = labels_of(self.scrape.series("X", slices[0])[0])
-        base = {key: first[key] for key in (self.scrape.host, *PER_GPU)} | extra | self.rule_labels(alert)
+        base = {key: first[key] for key in (NODE, *PER_GPU)} | extra | self.rule_labels(alert)
         seen = self.scrape.attributes or (self.mode.hami_shares and "xid" not in extra)
         pods = {pod for piece in slices for pod in piece.pods} if seen else set()
         if not pods:

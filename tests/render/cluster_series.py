@@ -34,6 +34,12 @@ EXPORTER_NAMESPACE = "monitoring"
 EXPORTER_CONTAINER = "exporter"
 
 
+def node_name(host: str) -> str:
+    """The Kubernetes node name of a host: its FQDN, as on AWS (``ip-…ec2.internal``), while the
+    exporter's Hostname is the short name the node's kernel reports."""
+    return f"{host}.ec2.internal"
+
+
 @dataclass(frozen=True)
 class Workload:
     """The pod and container using a GPU: what the exporter writes as namespace/pod/container."""
@@ -67,8 +73,11 @@ class Scrape:
         return f"10.0.{sum(map(ord, node)) % 250}.7:9400"
 
     def target(self, node: str) -> dict[str, str]:
-        """The labels prometheus-operator gives the exporter pod's target on ``node``."""
+        """The labels prometheus-operator gives the exporter pod's target on ``node``, with ``node``
+        from the rendered relabeling of the pod's spec.nodeName (the FQDN where the exporter's own
+        host label has the short name)."""
         return {
+            "node": node_name(node),
             "namespace": EXPORTER_NAMESPACE,
             "pod": f"{self.job}-{node}",
             "container": EXPORTER_CONTAINER,

@@ -15,7 +15,6 @@ from alert_cases import TRAINER, Builder, Case, gpu_cases, modes
 from promtool_support import alerts_of, run_promtool, scrape_of
 from render_helpers import Result
 
-from gpustack.render.components import dcgm_exporter
 from gpustack.render.components.alerts import carried_labels
 
 LOST, IDLE, HOT = "GPULost", "GPUIdleButAllocated", "GPUHighTemperature"
@@ -73,10 +72,9 @@ def test_hami_dra_gpu_alerts_fire_once_without_the_pod(promtool: str, examples, 
 def test_the_readme_lists_each_alert_its_labels_and_runbook(examples):
     for name, (rendered, tree) in examples.items():
         readme = tree["README.md"]
-        host = dcgm_exporter.host_label(rendered.ctx.stack)
         for alert in alerts_of((rendered, tree)).values():
             row = (
-                f"| {alert['alert']} | {alert['labels']['severity']} | {carried_labels(alert, host)} | "
+                f"| {alert['alert']} | {alert['labels']['severity']} | {carried_labels(alert)} | "
                 f"[{alert['alert']}]({alert['annotations']['runbook_url']}) |"
             )
             assert row in readme, (name, alert["alert"])

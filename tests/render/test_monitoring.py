@@ -59,7 +59,7 @@ def test_joins_match_node_gpu_and_mig_instance_never_gpu_alone(render_spec):
     rendered, _ = render_spec()
     _, rules = rules_of(rendered)
     for name in ("GPUIdleButAllocated", "GPUBusyButUnderfilled"):
-        assert ["Hostname", "gpu", "GPU_I_ID"] in joins(promql_parser.parse(rules[name]["expr"]))
+        assert ["node", "gpu", "GPU_I_ID"] in joins(promql_parser.parse(rules[name]["expr"]))
     for rule in rules.values():
         assert all(labels != ["gpu"] for labels in joins(promql_parser.parse(rule["expr"])))
 
@@ -93,18 +93,18 @@ def test_thresholds_come_from_the_spec(render_spec):
     assert rules["GPUHighTemperature"]["expr"].endswith(") > 80")
     assert "+ DCGM_FI_DEV_FB_FREE) > 0.8" in rules["GPUMemoryNearFull"]["expr"]
     assert rules["GPUIdleButAllocated"]["expr"].startswith(
-        "(DCGM_FI_DEV_GPU_UTIL or 100 * DCGM_FI_PROF_GR_ENGINE_ACTIVE) < 3 and on(Hostname, gpu, GPU_I_ID) "
+        "(DCGM_FI_DEV_GPU_UTIL or 100 * DCGM_FI_PROF_GR_ENGINE_ACTIVE) < 3 and on(node, gpu, GPU_I_ID) "
         'DCGM_FI_DEV_FB_USED{exported_pod!=""} > 2048'
     )
     assert rules["GPUIdleButAllocated"]["for"] == "30m"
     assert rules["GPUBusyButUnderfilled"]["expr"] == (
         "(DCGM_FI_DEV_GPU_UTIL or 100 * DCGM_FI_PROF_GR_ENGINE_ACTIVE) > 95 "
-        "and on(Hostname, gpu, GPU_I_ID) DCGM_FI_PROF_SM_ACTIVE < 0.3"
+        "and on(node, gpu, GPU_I_ID) DCGM_FI_PROF_SM_ACTIVE < 0.3"
     )
 
 
 def alert_rules(alert_settings: Alerts, *, profiling: bool, runbook_base: str = "README.md") -> AlertRules:
-    series = SeriesModel("Hostname", profiling)
+    series = SeriesModel(profiling)
     return AlertRules(alert_settings, series, "dcgm-exporter", runbook_base, dra=False, hami=False)
 
 
@@ -126,7 +126,7 @@ def xid_codes(expr: str) -> set[int]:
 
 
 def test_xid_alerts_cover_the_critical_list_tiered_by_the_catalogue():
-    rules = xid.xid_rules(Alerts(criticalXids=[31, 43, 79, 92, 13, 199]), SeriesModel("Hostname", False), _make)
+    rules = xid.xid_rules(Alerts(criticalXids=[31, 43, 79, 92, 13, 199]), SeriesModel(False), _make)
     severity = {code: rule["labels"]["severity"] for rule in rules for code in xid_codes(rule["expr"])}
     assert {31, 43, 79, 92, 13, 199} <= set(severity)
     assert severity[79] == severity[48] == severity[74] == severity[119] == "critical"
@@ -138,17 +138,17 @@ def test_xid_alerts_cover_the_critical_list_tiered_by_the_catalogue():
 
 
 def test_informational_xids_only_when_the_spec_lists_them():
-    names = {r["alert"] for r in xid.xid_rules(Alerts(criticalXids=[]), SeriesModel("Hostname", False), _make)}
+    names = {r["alert"] for r in xid.xid_rules(Alerts(criticalXids=[]), SeriesModel(False), _make)}
     assert "GPUXidInformational" not in names and "GPUXidListed" not in names
     [informational] = [
-        r for r in xid.xid_rules(Alerts(criticalXids=[43]), SeriesModel("Hostname", False), _make)
+        r for r in xid.xid_rules(Alerts(criticalXids=[43]), SeriesModel(False), _make)
         if r["alert"] == "GPUXidInformational"
     ]
     assert xid_codes(informational["expr"]) == {43}
 
 
 def test_only_fatal_xid_alerts_keep_firing():
-    for rule in xid.xid_rules(Alerts(xidKeepFiringFor="2h"), SeriesModel("Hostname", False), _make):
+    for rule in xid.xid_rules(Alerts(xidKeepFiringFor="2h"), SeriesModel(False), _make):
         fatal = rule["labels"]["severity"] == "critical"
         assert rule.get("keep_firing_for") == ("2h" if fatal else None)
         assert "for" not in rule
@@ -233,6 +233,10 @@ def test_rule_is_selected_by_the_release_label_and_validates(render_spec):
     assert release(rendered, "dcgm-exporter")["serviceMonitor"] == {
         "enabled": True,
         "additionalLabels": {"release": "prom"},
+        # The node the alerts join on: the exporter pod's spec.nodeName, as kube-state-metrics names it.
+        "relabelings": [
+            {"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node", "action": "replace"}
+        ],
     }
 
 

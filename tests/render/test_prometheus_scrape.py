@@ -22,8 +22,10 @@ from pathlib import Path
 
 import pytest
 from alert_cases import TRAINER
-from cluster_series import Scrape, Slice, labels_of
+from cluster_series import Scrape, Slice, labels_of, node_name
 from promtool_support import require
+
+from gpustack.render.components.alert_series import NODE, NODE_RELABELING
 
 SCRAPE = Scrape("dcgm-exporter", "Hostname")
 PIECE = Slice("n1", 0, "NVIDIA L4", pods=(TRAINER,))
@@ -67,17 +69,29 @@ def exporter() -> Iterator[str]:
 def _config(target: str) -> dict:
     """One scrape job as prometheus-operator writes a ServiceMonitor endpoint's: honor_labels false, the
     target labels namespace/pod/container/service/endpoint/job set on the target
-    (https://prometheus-operator.dev/docs/api-reference/api/#monitoring.coreos.com/v1.Endpoint)."""
-    target_labels = {k: v for k, v in SCRAPE.target("n1").items() if k not in ("job", "instance")}
+    (https://prometheus-operator.dev/docs/api-reference/api/#monitoring.coreos.com/v1.Endpoint), and the
+    rendered relabeling of the pod's node name, which the operator's endpoints discovery supplies as
+    __meta_kubernetes_pod_node_name (here a static label of the target)."""
+    target_labels = {k: v for k, v in SCRAPE.target("n1").items() if k not in ("job", "instance", NODE)}
+    relabel = {
+        "source_labels": NODE_RELABELING["sourceLabels"],
+        "target_label": NODE_RELABELING["targetLabel"],
+        "action": NODE_RELABELING["action"],
+    }
     return {
         "global": {"scrape_interval": "1s"},
         "scrape_configs": [
             {
                 "job_name": SCRAPE.job,
                 "honor_labels": False,
-                "static_configs": [{"targets": [target], "labels": target_labels}],
+                "static_configs": [
+                    {
+                        "targets": [target],
+                        "labels": target_labels | {"__meta_kubernetes_pod_node_name": node_name("n1")},
+                    }
+                ],
                 # instance as the pod's address, the way the operator's endpoints discovery names it.
-                "relabel_configs": [{"target_label": "instance", "replacement": SCRAPE.instance("n1")}],
+                "relabel_configs": [relabel, {"target_label": "instance", "replacement": SCRAPE.instance("n1")}],
             }
         ],
     }
@@ -100,6 +114,8 @@ def test_prometheus_renames_the_workload_labels_as_the_fixtures_say(exporter: st
     expected = labels_of(SCRAPE.series("DCGM_FI_DEV_GPU_TEMP", PIECE)[0])
     assert stored == {"__name__": "DCGM_FI_DEV_GPU_TEMP", **expected}
     assert (stored["exported_pod"], stored["pod"]) == (TRAINER.pod, "dcgm-exporter-n1")
+    # The node the alerts join on is Kubernetes' name (FQDN), not the exporter's short host name.
+    assert (stored[NODE], stored["Hostname"]) == (node_name("n1"), "n1")
 
 
 def _first_series(port: int, metric: str) -> dict[str, str]:

@@ -1,9 +1,10 @@
 """gpustack's GPU alert rules: one PrometheusRule for kube-prometheus-stack.
 
 Thresholds come from ``monitoring.alerts``; the label names are those the scraped DCGM series
-really carry (alert_series: the workload in ``exported_*``, one series per MIG instance). Per
-GPU, alerts carry the node label, ``gpu``, ``UUID``, ``modelName`` and, when a pod uses the
-GPU, ``exported_namespace``/``exported_pod``; per MIG instance also ``GPU_I_ID``.
+really carry (alert_series: the workload in ``exported_*``, one series per MIG instance, the
+node relabelled from the exporter pod's ``spec.nodeName``). Per GPU, alerts carry ``node``,
+``gpu``, ``UUID``, ``modelName`` and, when a pod uses the GPU, ``exported_namespace``/``exported_pod``;
+per MIG instance also ``GPU_I_ID``.
 
 Every alert has a ``description`` and a ``runbook_url`` into the "Alerts" section that
 ``runbook_section`` writes into the stack README.
@@ -17,6 +18,7 @@ from typing import Any
 
 from gpustack.render.components import hami_monitoring, xid
 from gpustack.render.components.alert_series import (
+    NODE,
     WORKLOAD_CONTAINER,
     WORKLOAD_NAMESPACE,
     WORKLOAD_POD,
@@ -62,14 +64,12 @@ class AlertRules:
         return _alert(self.runbook_base, *args, **kwargs)
 
 
-def prometheus_rule(stack: GpuStack, *, host: str, profiling: bool, job: str) -> dict[str, Any]:
-    """The rule object; ``host``: the exporter's node label; ``profiling``: some pool exports
-    DCGM_FI_PROF_*; ``job``: the exporter's scrape job."""
+def prometheus_rule(stack: GpuStack, *, profiling: bool, job: str) -> dict[str, Any]:
+    """The rule object; ``profiling``: some pool exports DCGM_FI_PROF_*; ``job``: the exporter's scrape job."""
     monitoring = stack.spec.monitoring
     rules = AlertRules(
         alerts=monitoring.alerts,
         series=SeriesModel(
-            host=host,
             profiling=profiling,
             shares=hami_monitoring.shares_by_gpu() if stack.spec.sharing.hami.enabled else "",
         ),
@@ -240,7 +240,7 @@ def presence_rules(rules: AlertRules) -> list[dict[str, Any]]:
     return result
 
 
-def runbook_section(rule: dict[str, Any], host: str) -> list[str]:
+def runbook_section(rule: dict[str, Any], stack: GpuStack) -> list[str]:
     """The README section the rules' runbook_url annotations point to: a table, then one heading per alert."""
     lines = [
         f"## {README_SECTION}",
@@ -248,7 +248,12 @@ def runbook_section(rule: dict[str, Any], host: str) -> list[str]:
         f"PrometheusRule `{rule['metadata']['name']}` (namespace `{rule['metadata']['namespace']}`). Each alert's "
         "`runbook_url` points to its heading here. DCGM Exporter's series reach Prometheus through a "
         "ServiceMonitor with `honorLabels: false`: the workload using a GPU is in `exported_namespace`, "
-        "`exported_pod`, `exported_container`; `namespace`, `pod`, `container` name the exporter's own pod.",
+        "`exported_pod`, `exported_container`; `namespace`, `pod`, `container` name the exporter's own pod. "
+        f"`{NODE}` is the node the exporter pod runs on (its `spec.nodeName`, relabelled by the ServiceMonitor), "
+        "the name kube-state-metrics uses; the exporter's own `Hostname`/`hostname` (often the short host name) "
+        "is neither grouped nor joined on.",
+        "",
+        *_attribution(stack),
         *_relative_warning(rule),
         "",
         "| Alert | Severity | Labels | Runbook |",
@@ -257,7 +262,7 @@ def runbook_section(rule: dict[str, Any], host: str) -> list[str]:
     every = [alert for group in rule["spec"]["groups"] for alert in group["rules"]]
     for alert in every:
         lines.append(
-            f"| {alert['alert']} | {alert['labels']['severity']} | {carried_labels(alert, host)} | "
+            f"| {alert['alert']} | {alert['labels']['severity']} | {carried_labels(alert)} | "
             f"[{alert['alert']}]({alert['annotations']['runbook_url']}) |"
         )
     for alert in every:
@@ -269,7 +274,7 @@ def runbook_section(rule: dict[str, Any], host: str) -> list[str]:
             f"### {alert['alert']}",
             "",
             f"Severity {alert['labels']['severity']}{', ' if timing else ''}{', '.join(timing)}. "
-            f"Labels: {carried_labels(alert, host)}.",
+            f"Labels: {carried_labels(alert)}.",
             "",
             "```promql",
             alert["expr"],
@@ -278,6 +283,35 @@ def runbook_section(rule: dict[str, Any], host: str) -> list[str]:
             alert["annotations"]["description"],
         ]
     return lines
+
+
+def _attribution(stack: GpuStack) -> list[str]:
+    """Where the workload labels come from in this stack's sharing modes, and one alert per what."""
+    lines = [
+        "Per-GPU alerts fire once per (GPU, pod using it), or once without workload labels when no pod "
+        "uses it: a GPU two pods share (time-slicing, HAMi) raises one alert per pod; MIG instances are "
+        "folded into their GPU."
+    ]
+    if stack.spec.sharing.hami.enabled:
+        lines.append(
+            "Under HAMi the exporter cannot name the pods (HAMi's device IDs are its own): per-GPU alerts take "
+            "them from HAMi's vGPU monitor, joined on the GPU's UUID (`hami_container_device_memory_bytes`, "
+            "label `device_uuid`); XID alerts carry none. The idle alert is HAMi's own, "
+            "GPUShareIdleButAllocated, per container."
+        )
+    if stack.spec.dra.enabled and stack.spec.dra.driver == "nvidia":
+        lines.append(
+            "DRA claims of NVIDIA's driver are mapped to pods by the exporter (`kubernetesDRA`), so every "
+            "alert, GPUIdleButAllocated included, names the pod."
+        )
+    elif stack.spec.dra.enabled:
+        lines.append(
+            "**Limit:** the exporter maps only the claims of NVIDIA's DRA driver (gpu.nvidia.com) and HAMi's "
+            f"DRA driver runs no per-container monitor, so under `dra.driver: {stack.spec.dra.driver}` no alert "
+            "names the pod, and GPUIdleButAllocated, which needs the pod, cannot fire: find the claim with "
+            "`kubectl get resourceclaims -A -o wide` on the node in the alert."
+        )
+    return [line for text in lines for line in (text, "")]
 
 
 def _relative_warning(rule: dict[str, Any]) -> list[str]:
@@ -291,12 +325,12 @@ def _relative_warning(rule: dict[str, Any]) -> list[str]:
     ]
 
 
-def carried_labels(alert: dict[str, Any], host: str) -> str:
+def carried_labels(alert: dict[str, Any]) -> str:
     """The labels an alert carries besides ``alertname`` and ``severity``, in words."""
     name = alert["alert"]
     if name in TARGET_LABELS:
         return TARGET_LABELS[name]
-    gpu = f"`{host}`, `gpu`, `UUID`, `modelName`"
+    gpu = f"`{NODE}`, `gpu`, `UUID`, `modelName`"
     if name in PER_SERIES:
         return (
             f"{gpu}, `GPU_I_ID`/`GPU_I_PROFILE` (MIG instance), `exported_namespace`/`exported_pod`/"

@@ -25,6 +25,7 @@ from gpustack.render.components import (
     nfd,
     runtime,
 )
+from gpustack.render.components.alert_series import NODE_RELABELING
 from gpustack.shipped import lint_data
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
@@ -138,7 +139,6 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
     if monitoring.alerts.enabled:
         rule = alerts.prometheus_rule(
             stack,
-            host=dcgm_exporter.host_label(stack),
             profiling=bool(profiling_pools(stack)),
             job=dcgm_exporter.scrape_job(stack),
         )
@@ -272,8 +272,13 @@ def kube_prometheus_stack_values(stack: GpuStack) -> dict[str, Any]:
 
 def _service_monitor(stack: GpuStack) -> dict[str, Any]:
     # The exporter charts' ServiceMonitor has no release label: without it kube-prometheus-stack
-    # never scrapes it (GS014).
-    return {"enabled": True, "additionalLabels": {"release": stack.spec.monitoring.release}}
+    # never scrapes it (GS014). The node label the alerts join on comes from the exporter pod's
+    # spec.nodeName, not the exporter's host name (alert_series.NODE).
+    return {
+        "enabled": True,
+        "additionalLabels": {"release": stack.spec.monitoring.release},
+        "relabelings": [NODE_RELABELING],
+    }
 
 
 def _csv_row(field: tuple[str, str]) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from gpustack.charts import registry
-from gpustack.render.components import alerts, dcgm_exporter, runtime
+from gpustack.render.components import alerts, runtime
 from gpustack.render.rendered import RELEASE_NAMESPACES, Rendered
 from gpustack.render.stackfiles import host_steps, lint_config
 
@@ -51,7 +51,7 @@ def render(rendered: Rendered, paths: Iterable[str]) -> str:
             lines += ["", f"### {component}", ""] + [f"- {note}" for note in notes]
     rule = _alert_rule(rendered)
     if rule is not None:
-        lines += ["", *alerts.runbook_section(rule, dcgm_exporter.host_label(rendered.ctx.stack))]
+        lines += ["", *alerts.runbook_section(rule, rendered.ctx.stack)]
     lines += ["", "## Layers", "", "What delivers each layer of the GPU stack, from the node up.", ""]
     lines += _diagram(rendered)
     return "\n".join(lines) + "\n"
