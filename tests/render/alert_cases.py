@@ -13,7 +13,7 @@ from typing import Any
 
 from cluster_series import Scrape, Series, Slice, Workload, hami_series, labels_of
 
-from gpustack.render.components import xid
+from gpustack.render.components import dcgm_exporter, xid
 from gpustack.render.components.alert_series import NODE
 from gpustack.spec.labelling import duration_seconds
 from gpustack.spec.models import GpuStack
@@ -75,7 +75,7 @@ def modes(stack: GpuStack) -> list[Mode]:
         model = f"NVIDIA {pool.gpu.model}"
         sharing = pool.sharing or spec.devicePlugin.sharing
         if spec.dra.enabled:
-            mode = Mode("dra", model, attributed=spec.dra.driver == "nvidia")
+            mode = Mode("dra", model, attributed=dcgm_exporter.attributes_dra(stack))
         elif spec.sharing.hami.enabled and (spec.sharing.hami.pools is None or pool.name in spec.sharing.hami.pools):
             mode = Mode("hami", model, attributed=False, hami_shares=True)
         elif pool.mig is not None:

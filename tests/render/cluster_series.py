@@ -21,7 +21,7 @@ Where each label comes from:
   (``honor_labels``, https://prometheus.io/docs/prometheus/latest/configuration/configuration/#scrape_config).
 - With HAMi's device plugin or a DRA driver other than NVIDIA's the exporter cannot map the
   GPU to a pod (its pod mapper knows NVIDIA's device IDs and DRA driver gpu.nvidia.com only:
-  gpustack/render/components/monitoring.py), so those series carry no workload labels.
+  gpustack/render/components/dcgm_exporter.py), so those series carry no workload labels.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from gpustack.render.components import hami_monitoring, xid
+from gpustack.render.components import dcgm_exporter, hami_monitoring, xid
 from gpustack.render.components.alert_series import (
     NODE,
     WORKLOAD_CONTAINER,
@@ -299,17 +299,17 @@ def _attribution(stack: GpuStack) -> list[str]:
             "label `device_uuid`); XID alerts carry none. The idle alert is HAMi's own, "
             "GPUShareIdleButAllocated, per container."
         )
-    if stack.spec.dra.enabled and stack.spec.dra.driver == "nvidia":
+    if dcgm_exporter.attributes_dra(stack):
         lines.append(
             "DRA claims of NVIDIA's driver are mapped to pods by the exporter (`kubernetesDRA`), so every "
             "alert, GPUIdleButAllocated included, names the pod."
         )
     elif stack.spec.dra.enabled:
         lines.append(
-            "**Limit:** the exporter maps only the claims of NVIDIA's DRA driver (gpu.nvidia.com) and HAMi's "
-            f"DRA driver runs no per-container monitor, so under `dra.driver: {stack.spec.dra.driver}` no alert "
-            "names the pod, and GPUIdleButAllocated, which needs the pod, cannot fire: find the claim with "
-            "`kubectl get resourceclaims -A -o wide` on the node in the alert."
+            "**Limit:** the exporter maps only the claims of NVIDIA's DRA driver (gpu.nvidia.com), through the "
+            "dcgm-exporter chart's `kubernetesDRA` (not set on the GPU Operator's exporter), and HAMi's DRA driver "
+            "runs no per-container monitor: here no alert names the pod, and GPUIdleButAllocated, which needs "
+            "the pod, cannot fire. Find the claim with `kubectl get resourceclaims -A -o wide` on the alert's node."
         )
     return [line for text in lines for line in (text, "")]
 

@@ -40,6 +40,9 @@ OPERATOR_SERVICE = "nvidia-dcgm-exporter"
 CHART_RELEASE = "dcgm-exporter"
 # The last exporter release that writes ``Hostname``.
 LAST_CAPITAL_HOSTNAME = (4, 8, 2)
+# The exporter maps DRA claims of NVIDIA's driver only (its kubernetesDRA code reads driver
+# gpu.nvidia.com); HAMi's claims stay unattributed.
+DRA_ATTRIBUTED_DRIVER = "nvidia"
 
 
 def image_tag(stack: GpuStack) -> str | None:
@@ -63,6 +66,15 @@ def host_label(stack: GpuStack) -> str:
     """``Hostname`` up to exporter 4.8.2, ``hostname`` after (and for releases gpustack does not know)."""
     version = exporter_version(stack)
     return "Hostname" if version is not None and version <= LAST_CAPITAL_HOSTNAME else "hostname"
+
+
+def attributes_dra(stack: GpuStack) -> bool:
+    """Whether the exporter names the pods of DRA-allocated GPUs: with NVIDIA's DRA driver and the
+    dcgm-exporter chart (kubernetesDRA). The exporter reads the claims from the kubelet's
+    pod-resources API, which lists them from Kubernetes 1.34 (KubeletPodResourcesDynamicResources,
+    beta and on), the least DRA needs. The GPU Operator's exporter gets no such setting from gpustack."""
+    dra = stack.spec.dra
+    return dra.enabled and dra.driver == DRA_ATTRIBUTED_DRIVER and not stack.spec.gpuOperator.enabled
 
 
 def scrape_job(stack: GpuStack) -> str:

@@ -42,9 +42,6 @@ DASHBOARD_INPUT = "DS_PROMETHEUS"
 # Pod labels copied onto GPU metrics: enough to attribute usage, bounded cardinality. One list
 # for both paths (the dcgm-exporter chart and the GPU Operator's dcgmExporter).
 POD_LABEL_ALLOWLIST = [r"^app$", r"^app\.kubernetes\.io/(name|instance)$"]
-# dcgm-exporter maps DRA claims of NVIDIA's driver only (its kubernetesDRA code reads driver
-# gpu.nvidia.com); HAMi's claims stay unattributed.
-DRA_ATTRIBUTED_DRIVER = "nvidia"
 # The dcgm-exporter chart's own tolerations (values.yaml); pool taints are added to these.
 EXPORTER_TOLERATIONS = ({"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"},)
 # Delivery order: the chart that brings the monitoring CRDs before the exporter's ServiceMonitor.
@@ -201,8 +198,11 @@ def dcgm_exporter_values(stack: GpuStack) -> dict[str, Any]:
     values["kubernetes"] = {"enablePodLabels": attribution}
     if attribution:
         values["kubernetes"]["podLabelAllowlistRegex"] = POD_LABEL_ALLOWLIST
-    if stack.spec.dra.enabled and stack.spec.dra.driver == DRA_ATTRIBUTED_DRIVER:
-        # Attribute GPUs that NVIDIA's DRA driver allocated, not only device-plugin ones.
+    if dcgm_exporter.attributes_dra(stack):
+        # Attribute GPUs that NVIDIA's DRA driver allocated, not only device-plugin ones: the chart
+        # then sets KUBERNETES_ENABLE_DRA and lets the exporter read ResourceSlices (values.yaml
+        # kubernetesDRA, templates/daemonset.yaml and clusterrole.yaml of
+        # https://github.com/NVIDIA/dcgm-exporter/tree/main/deployment).
         values["kubernetesDRA"] = {"enabled": True}
     # customMetrics replaces the chart's CSV in full.
     values["customMetrics"] = collectors_csv(stack)
