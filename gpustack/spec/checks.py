@@ -36,6 +36,7 @@ RENDER_CHECKS: tuple[Callable[[GpuStack], Iterator[Finding]], ...] = (
     pool_checks.check_system_pool,
     chart_checks.check_chart_versions,
     dra_checks.check_dra_selectors,
+    component_checks.check_runbook_base,
 )
 
 

@@ -1,4 +1,4 @@
-"""Cross-field checks of the deployed components: DCGM profiling, HAMi, DRA, feature gates, workloads.
+"""Cross-field checks of the deployed components: DCGM profiling, HAMi, DRA, feature gates, workloads, runbooks.
 
 Each check yields a ``Finding`` like the pool checks; the constants here bound what render
 writes (vLLM's memory share, the DeviceClass names the DRA charts own).
@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack import charts
+from gpustack.spec import runbooks
 from gpustack.spec.featuregates import gate_problems
 from gpustack.spec.models import GpuStack
 from gpustack.spec.pool_checks import Finding
@@ -152,3 +153,19 @@ def check_workloads(stack: GpuStack) -> Iterator[Finding]:
                 f"{workload.modelMemoryMiB} MiB does not fit in {MAX_GPU_MEMORY_UTILIZATION:.0%} of the "
                 f"{visible} MiB the container sees: raise share.memoryMiB or pick a larger GPU"
             )
+
+
+def check_runbook_base(stack: GpuStack) -> Iterator[Finding]:
+    """Alerts delivered from a Git repository whose README page gpustack cannot form need runbookBaseUrl."""
+    monitoring = stack.spec.monitoring
+    argocd = stack.spec.gitops.argocd
+    if not (monitoring.enabled and monitoring.alerts.enabled) or monitoring.alerts.runbookBaseUrl:
+        return
+    if argocd.enabled and argocd.repoURL and runbooks.repository_readme(stack) is None:
+        folder = (argocd.path or f"output/{stack.metadata.name}").strip("/")
+        # Located at repoURL, the line that makes it necessary (runbookBaseUrl is not in the file).
+        yield ("spec", "gitops", "argocd", "repoURL"), (
+            f"the alerts' runbook links point into the rendered README, and gpustack can form its page only on "
+            f"GitHub or GitLab, not in {argocd.repoURL}: set monitoring.alerts.runbookBaseUrl to the https URL "
+            f"of {folder}/README.md at revision {argocd.targetRevision} in that repository's web view"
+        )

@@ -3,8 +3,15 @@
 Alertmanager, Slack and PagerDuty show ``runbook_url`` as a link; only an absolute URL is
 clickable there. ``monitoring.alerts.runbookBaseUrl`` says it; without it, a stack delivered by
 Argo CD from a GitHub or GitLab repository gets the README's page in that repository (the two
-hosts' file-view paths: ``/blob/<revision>/<path>`` and ``/-/blob/<revision>/<path>``). Other
-stacks keep the relative ``README.md`` and the rendered README says how to make it absolute.
+hosts' file-view paths: ``/blob/<revision>/<path>`` and ``/-/blob/<revision>/<path>``).
+
+A stack delivered from another Git host is refused without ``runbookBaseUrl``
+(component_checks.check_runbook_base): the README does have a page there, but file-view paths differ per host
+(Gitea ``/src/branch/…``, Bitbucket ``/src/<revision>/…``), and guessing would render links that
+404, which is worse than asking. A stack with no Git repository at all keeps the relative
+``README.md`` (the README ships only in the rendered folder, so no absolute URL exists to derive):
+each alert's description carries the runbook text itself, and the rendered README says how to
+make the links absolute.
 """
 
 from __future__ import annotations
@@ -38,3 +45,4 @@ def repository_readme(stack: GpuStack) -> str | None:
     repository = parts.path.removesuffix("/").removesuffix(".git")
     folder = argocd.path or f"output/{stack.metadata.name}"
     return f"https://{host}{repository}/{blob}/{argocd.targetRevision}/{folder.strip('/')}/README.md"
+

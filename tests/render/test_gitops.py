@@ -12,6 +12,8 @@ from gpustack.render.components import gitops
 
 ARGOCD = {"argocd": {"enabled": True, "repoURL": "https://git.example.com/stacks.git", "targetRevision": "main",
                      "project": "gpu"}}
+# A Git host other than GitHub or GitLab needs the README's page for the alerts' runbook links.
+RUNBOOKS = {"alerts": {"runbookBaseUrl": "https://git.example.com/stacks/src/branch/main/output/test/README.md"}}
 
 
 def delivery(rendered, prefix):
@@ -19,7 +21,7 @@ def delivery(rendered, prefix):
 
 
 def test_every_custom_resource_validates(examples, render_spec):
-    results = [*examples.values(), render_spec(gitops=ARGOCD)]
+    results = [*examples.values(), render_spec(monitoring=RUNBOOKS, gitops=ARGOCD)]
     kinds = set()
     for rendered, _ in results:
         for _, obj in custom_resources(rendered.objects()):
@@ -63,7 +65,7 @@ def test_charts_kept_in_git_are_left_out_of_k3s(render_spec):
 
 
 def test_argocd_app_of_apps(render_spec):
-    rendered, tree = render_spec(gitops=ARGOCD)
+    rendered, tree = render_spec(monitoring=RUNBOOKS, gitops=ARGOCD)
     apps = delivery(rendered, "argocd/")
     [root] = apps.pop("argocd/root.yaml")
     assert root["spec"]["source"] == {"repoURL": "https://git.example.com/stacks.git", "targetRevision": "main",
@@ -135,7 +137,8 @@ def children(rendered):
 
 def argocd_results(examples, render_spec):
     return [result for result in examples.values() if result[0].ctx.stack.spec.gitops.argocd.enabled] + [
-        render_spec(gitops=ARGOCD, sharing={"hami": {"enabled": True}}, devicePlugin={"enabled": False},
+        render_spec(monitoring=RUNBOOKS, gitops=ARGOCD, sharing={"hami": {"enabled": True}},
+                    devicePlugin={"enabled": False},
                     workloads=[{"type": "smokeTest", "namespace": "smoke"}])
     ]
 
@@ -223,7 +226,7 @@ def test_the_plugin_command_quotes_the_spec_file_name(tmp_path):
 
     name = "it's a \"spec\" $(touch pwned) `id`.yaml"
     spec = tmp_path / name
-    spec.write_text(dump(spec_document(gitops=ARGOCD)), encoding="utf-8")
+    spec.write_text(dump(spec_document(monitoring=RUNBOOKS, gitops=ARGOCD)), encoding="utf-8")
     _, tree = render_file(spec)
     plugin = YAML(typ="safe").load(tree[gitops.PLUGIN_PATH])
     assert plugin["spec"]["discover"]["fileName"] == name

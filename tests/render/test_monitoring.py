@@ -188,13 +188,26 @@ ARGOCD = {"enabled": True, "repoURL": "https://github.com/acme/gpu-stacks.git", 
         (ARGOCD, "https://github.com/acme/gpu-stacks/blob/HEAD/stacks/lab/README.md#gpuhightemperature"),
         (ARGOCD | {"repoURL": "https://gitlab.example.org/ops/gpu", "targetRevision": "main"},
          "https://gitlab.example.org/ops/gpu/-/blob/main/stacks/lab/README.md#gpuhightemperature"),
-        (ARGOCD | {"repoURL": "https://git.example.com/ops/gpu.git"}, "README.md#gpuhightemperature"),
+        ({"enabled": False}, "README.md#gpuhightemperature"),
     ],
 )
 def test_runbook_links_default_to_the_readme_in_the_argocd_repository(render_spec, argocd, expected):
     rendered, tree = render_spec(gitops={"argocd": argocd})
     assert rules_of(rendered)[1]["GPUHighTemperature"]["annotations"]["runbook_url"] == expected
     assert ("**The runbook links are relative**" in tree["README.md"]) == expected.startswith("README.md")
+
+
+def test_another_git_host_needs_the_runbook_base_url(render_spec):
+    """gpustack cannot tell another host's file-view path: it asks rather than render links that 404."""
+    other = ARGOCD | {"repoURL": "https://git.example.com/ops/gpu.git"}
+    where = r"spec.yaml:\d+:\d+: spec.gitops.argocd.repoURL"
+    with pytest.raises(SpecError, match=where + r": .*not in https://git.example.com/ops/gpu.git: set monitoring"):
+        render_spec(gitops={"argocd": other})
+    explicit = {"alerts": {"runbookBaseUrl": "https://git.example.com/ops/gpu/src/branch/main/stacks/lab/README.md"}}
+    rendered, _ = render_spec(gitops={"argocd": other}, monitoring=explicit)
+    assert rules_of(rendered)[1]["GPULost"]["annotations"]["runbook_url"].startswith("https://git.example.com/")
+    # Alerts off: no links to refuse.
+    render_spec(gitops={"argocd": other}, monitoring={"alerts": {"enabled": False}})
 
 
 def test_an_explicit_runbook_base_url_wins_and_must_be_absolute(render_spec):

@@ -26,6 +26,7 @@ VARIANTS = {
         "devicePlugin": {"enabled": False},
         "dra": {"enabled": True, "driver": "nvidia", "claimTemplates": [{"name": "one-gpu"}]},
         "gitops": {"argocd": {"enabled": True, "repoURL": "https://git.example.com/stacks.git"}},
+        "monitoring": {"alerts": {"runbookBaseUrl": "https://git.example.com/stacks/src/branch/HEAD/README.md"}},
     },
 }
 

@@ -112,8 +112,8 @@ class Alerts(Strict):
         None,
         description="Absolute URL where the rendered stack README can be read (e.g. its page in your Git "
         "host); runbook_url annotations point to its alert sections. Default: the README's page in "
-        "gitops.argocd.repoURL on GitHub or GitLab; otherwise the relative README.md, which Alertmanager, "
-        "Slack and PagerDuty cannot open (the rendered README says so).",
+        "gitops.argocd.repoURL on GitHub or GitLab; required with another Git host; without Argo CD the "
+        "relative README.md, which Alertmanager, Slack and PagerDuty cannot open (the rendered README says so).",
     )
 
     @field_validator("runbookBaseUrl")
