@@ -126,14 +126,17 @@ def xid_codes(expr: str) -> set[int]:
 
 
 def test_xid_alerts_cover_the_critical_list_tiered_by_the_catalogue():
-    rules = xid.xid_rules(Alerts(criticalXids=[31, 43, 79, 92, 13, 199]), SeriesModel(False), _make)
+    rules = xid.xid_rules(Alerts(criticalXids=[31, 43, 79, 92, 13, 199, 44]), SeriesModel(False), _make)
     severity = {code: rule["labels"]["severity"] for rule in rules for code in xid_codes(rule["expr"])}
     assert {31, 43, 79, 92, 13, 199} <= set(severity)
     assert severity[79] == severity[48] == severity[74] == severity[119] == "critical"
     assert severity[13] == severity[31] == severity[43] == severity[92] == severity[94] == "warning"
     assert 63 not in severity  # IGNORE bucket, not listed
+    assert severity[44] == "warning"  # IGNORE in the catalogue, listed: GPUXidInformational, not "unknown"
     by_alert = {r["alert"]: xid_codes(r["expr"]) for r in rules}
-    assert by_alert["GPUXidApplicationFault"] == {13, 31, 94}  # the catalogue's RESTART_APP
+    # The catalogue's RESTART_APP bucket, copy-engine and decoder errors included.
+    assert {8, 13, 31, 39, 94, 139} <= by_alert["GPUXidApplicationFault"]
+    assert {160} <= by_alert["GPUXidRestartNode"] and {110, 162} <= by_alert["GPUXidResetGpu"]
     assert by_alert["GPUXidListed"] == {199}
 
 
