@@ -85,7 +85,8 @@ class SeriesModel:
         workload labels. So a hot GPU split into seven MIG instances raises one alert, not seven.
         With ``shares``, the pods the exporter cannot see are joined on the GPU's UUID (the
         per-GPU value on the left, one per UUID; the pods on the right, ``group_right``). Not
-        with ``keep``: several XID codes of one GPU would make the left side many-to-many.
+        with ``keep``: several XID codes of one GPU would give the left side several series per
+        UUID, which ``group_right`` refuses.
         """
         gpu = ", ".join((NODE, *GPU_LABELS, *keep))
         used = inner(f'{metric}{{{matcher + "," if matcher else ""}{WORKLOAD_POD}!=""}}')

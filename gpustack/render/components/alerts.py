@@ -250,8 +250,8 @@ def runbook_section(rule: dict[str, Any], stack: GpuStack) -> list[str]:
         "ServiceMonitor with `honorLabels: false`: the workload using a GPU is in `exported_namespace`, "
         "`exported_pod`, `exported_container`; `namespace`, `pod`, `container` name the exporter's own pod. "
         f"`{NODE}` is the node the exporter pod runs on (its `spec.nodeName`, relabelled by the ServiceMonitor), "
-        "the name kube-state-metrics uses; the exporter's own `Hostname`/`hostname` (often the short host name) "
-        "is neither grouped nor joined on.",
+        f"the name kube-state-metrics uses; the exporter's own `{dcgm_exporter.host_label(stack)}` (often the "
+        "short host name) is neither grouped nor joined on.",
         "",
         *_attribution(stack),
         *_relative_warning(rule),
