@@ -147,7 +147,8 @@ def hami_series(metric: str, node: str, pod: Workload, **extra: str) -> str:
     Labels as HAMi 2.10 writes them
     (https://github.com/Project-HAMi/website/blob/master/docs/userguide/monitoring/real-time-device-usage.md);
     scraped with honorLabels false, its namespace/pod/container become exported_* and the target's
-    own (the device plugin pod in kube-system, Service hami-device-plugin-monitor) take their place.
+    own (the device plugin pod in kube-system, Service hami-device-plugin-monitor) take their place;
+    ``node`` is the rendered relabeling of the pod's node name.
     """
     labels = {
         "device_uuid": f"GPU-{node}-0",
@@ -156,6 +157,7 @@ def hami_series(metric: str, node: str, pod: Workload, **extra: str) -> str:
         "exported_namespace": pod.namespace,
         "exported_pod": pod.pod,
         "exported_container": pod.container,
+        "node": node_name(node),
         "namespace": "kube-system",
         "pod": f"hami-device-plugin-{node}",
         "container": "vgpu-monitor",

@@ -77,25 +77,23 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def scrape_job(address: str, stored: dict[str, str], *, relabel_node: bool) -> dict:
+def scrape_job(address: str, stored: dict[str, str]) -> dict:
     """One scrape job as prometheus-operator writes a ServiceMonitor endpoint's: honor_labels false, the
-    target labels of ``stored`` set on the target, instance as the pod's address, and with
-    ``relabel_node`` the rendered relabeling of the pod's node name, which the operator's endpoints
-    discovery supplies as __meta_kubernetes_pod_node_name (here a static label of the target)."""
+    target labels of ``stored`` set on the target, instance as the pod's address, and the rendered
+    relabeling of the pod's node name, which the operator's endpoints discovery supplies as
+    __meta_kubernetes_pod_node_name (here a static label of the target)."""
     labels = {k: v for k, v in stored.items() if k in TARGET_LABELS and k not in ("job", "instance")}
-    relabel = [{"target_label": "instance", "replacement": stored["instance"]}]
-    if relabel_node:
-        labels["__meta_kubernetes_pod_node_name"] = stored[NODE]
-        relabel.insert(0, {
-            "source_labels": NODE_RELABELING["sourceLabels"],
-            "target_label": NODE_RELABELING["targetLabel"],
-            "action": NODE_RELABELING["action"],
-        })
+    labels["__meta_kubernetes_pod_node_name"] = stored[NODE]
+    node = {
+        "source_labels": NODE_RELABELING["sourceLabels"],
+        "target_label": NODE_RELABELING["targetLabel"],
+        "action": NODE_RELABELING["action"],
+    }
     return {
         "job_name": stored["job"],
         "honor_labels": False,
         "static_configs": [{"targets": [address], "labels": labels}],
-        "relabel_configs": relabel,
+        "relabel_configs": [node, {"target_label": "instance", "replacement": stored["instance"]}],
     }
 
 
@@ -120,7 +118,7 @@ def prometheus(jobs: list[dict], folder: Path) -> Iterator[int]:
 
 def test_prometheus_renames_the_workload_labels_as_the_fixtures_say(tmp_path: Path):
     expected = labels_of(SCRAPE.series("DCGM_FI_DEV_GPU_TEMP", PIECE)[0])
-    with serving(exporter_text()) as address, prometheus([scrape_job(address, expected, relabel_node=True)],
+    with serving(exporter_text()) as address, prometheus([scrape_job(address, expected)],
                                                          tmp_path) as port:
         [stored] = _query(port, "DCGM_FI_DEV_GPU_TEMP")
     assert stored == {"__name__": "DCGM_FI_DEV_GPU_TEMP", **expected}
@@ -138,7 +136,7 @@ def test_a_real_prometheus_names_the_hami_pod_on_a_hot_gpu(examples, tmp_path: P
     with (
         serving(exposition("DCGM_FI_DEV_GPU_TEMP", gpu, 95)) as dcgm,
         serving(exposition(hami_monitoring.CONTAINER_MEMORY, share, 2**30)) as hami,
-        prometheus([scrape_job(dcgm, gpu, relabel_node=True), scrape_job(hami, share, relabel_node=False)],
+        prometheus([scrape_job(dcgm, gpu), scrape_job(hami, share)],
                    tmp_path) as port,
     ):
         [alert] = _query(port, rule["expr"])

@@ -45,7 +45,7 @@ TARGET_LABELS = {
     "GPUExporterAbsent": "`job`",
     "GPUUnallocatable": "`node`, `resource` (kube-state-metrics)",
     "GPUShareIdleButAllocated": "`exported_namespace`/`exported_pod`/`exported_container` (the workload), "
-    "`device_uuid`, `vdevice_index` (its HAMi share), the HAMi monitor's `namespace`/`pod`/`instance`",
+    "`device_uuid`, `vdevice_index` (its HAMi share), `node`, the HAMi monitor's `namespace`/`pod`/`instance`",
 }
 
 

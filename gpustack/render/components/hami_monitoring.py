@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpustack.render.components import hami
-from gpustack.render.components.alert_series import WORKLOAD_NAMESPACE, WORKLOAD_POD, not_servers
+from gpustack.render.components.alert_series import NODE_RELABELING, WORKLOAD_NAMESPACE, WORKLOAD_POD, not_servers
 from gpustack.spec.labelling import duration_seconds
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.components import Alerts
@@ -45,7 +45,8 @@ def service_monitor(stack: GpuStack) -> dict[str, Any]:
             "selector": {
                 "matchLabels": {"app.kubernetes.io/component": COMPONENT, "app.kubernetes.io/instance": hami.RELEASE}
             },
-            "endpoints": [{"port": MONITOR_PORT, "path": "/metrics"}],
+            # The node, as on the exporter's series (alert_series.NODE): HAMi's container series carry none.
+            "endpoints": [{"port": MONITOR_PORT, "path": "/metrics", "relabelings": [NODE_RELABELING]}],
         },
     }
 
