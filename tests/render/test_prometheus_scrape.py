@@ -139,6 +139,7 @@ def test_a_real_prometheus_names_the_hami_pod_on_a_hot_gpu(examples, tmp_path: P
         prometheus([scrape_job(dcgm, gpu), scrape_job(hami, share)],
                    tmp_path) as port,
     ):
+        _query(port, "count(up == 1) == 2")  # both targets scraped: the join has both sides
         [alert] = _query(port, rule["expr"])
     assert (alert["exported_namespace"], alert["exported_pod"]) == (TRAINER.namespace, TRAINER.pod)
     assert (alert[NODE], alert["UUID"]) == (node_name("n1"), gpu["UUID"])
