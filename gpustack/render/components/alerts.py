@@ -41,7 +41,7 @@ README_SECTION = "Alerts"
 # here carry the labels named; every other alert is folded per GPU (alert_series.per_gpu).
 PER_SERIES = frozenset({"GPUMemoryNearFull", "GPUIdleButAllocated", "GPUBusyButUnderfilled"})
 TARGET_LABELS = {
-    "GPUExporterDown": "`job`, `instance`, `namespace`/`pod` (the exporter's pod)",
+    "GPUExporterDown": "`job`, `instance`, `node`, `namespace`/`pod` (the exporter's pod)",
     "GPUExporterAbsent": "`job`",
     "GPUUnallocatable": "`node`, `resource` (kube-state-metrics)",
     "GPUShareIdleButAllocated": "`exported_namespace`/`exported_pod`/`exported_container` (the workload), "
@@ -311,7 +311,7 @@ def _attribution(stack: GpuStack) -> list[str]:
             "runs no per-container monitor: here no alert names the pod, and GPUIdleButAllocated, which needs "
             "the pod, cannot fire. Find the claim with `kubectl get resourceclaims -A -o wide` on the alert's node."
         )
-    return [line for text in lines for line in (text, "")]
+    return [line for text in lines for line in ("", text)][1:]
 
 
 def _relative_warning(rule: dict[str, Any]) -> list[str]:
