@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from gpustack.errors import GpustackError
 from gpustack.lint.live.reads import CONTEXT, VERSION_PATH, WORKLOADS, Read
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ TIMEOUT_SECONDS = 10.0
 METADATA_ONLY = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json"
 
 
-class ClusterError(Exception):
+class ClusterError(GpustackError):
     """The cluster could not be read: unreachable, slow, unauthorised, forbidden, cut short."""
 
 
