@@ -1,5 +1,6 @@
-"""``gpustack lint --cluster``: the running workloads as the linter's input, one object a
-unit named ``Kind/namespace/name`` (where a finding points instead of file:line).
+"""``gpustack lint --cluster``: the running workloads as the linter's input, one stream named
+``<cluster>`` (as standard input is ``<stdin>``); a finding points at its object's
+``Kind/namespace/name`` instead of file:line (``ReportOptions.live``).
 
 What the server adds is stripped, so that a finding is about what was applied: status,
 ``managedFields`` and the other bookkeeping fields of metadata, kubectl's last applied
@@ -21,24 +22,20 @@ SERVER_METADATA = ("managedFields", "resourceVersion", "uid", "generation", "cre
 SERVER_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision")
 
 
-def workload_inputs(snapshot: Snapshot) -> list[tuple[str, bytes]]:
-    """Each running workload's name and its stripped object as JSON (YAML reads it), in the
-    order the table lists kinds, by namespace and name within a kind."""
-    found = []
-    for read, items in snapshot.objects.items():
-        if read.purpose != "workloads":
-            continue
-        for item in items:
-            if not _controlled(item):
-                found.append((location(item), json.dumps(stripped(item), indent=1).encode()))
-    return found
+LIVE_INPUT = "<cluster>"
 
 
-def location(item: Mapping[str, Any]) -> str:
-    """``Kind/namespace/name`` (``Kind/name`` for a cluster-scoped object)."""
-    metadata = item.get("metadata") or {}
-    parts = (item.get("kind"), metadata.get("namespace"), metadata.get("name"))
-    return "/".join(str(part) for part in parts if part)
+def workload_input(snapshot: Snapshot) -> tuple[str, bytes]:
+    """The running workloads, stripped, as one stream of JSON documents (YAML reads them), in
+    the order the table lists kinds, and as the server lists them within a kind."""
+    documents = [
+        json.dumps(stripped(item), indent=1)
+        for read, items in snapshot.objects.items()
+        if read.purpose == "workloads"
+        for item in items
+        if not _controlled(item)
+    ]
+    return LIVE_INPUT, "".join(f"---\n{document}\n" for document in documents).encode()
 
 
 def _controlled(item: Mapping[str, Any]) -> bool:

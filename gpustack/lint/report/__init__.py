@@ -28,6 +28,13 @@ class ReportOptions:
     show_suppressed: bool = False  # list suppressed findings too
     docs_url: str | None = None  # SARIF: base URL of the rule docs (None: GPUSTACK_DOCS_URL, else no helpUri)
     show_info: bool = False  # text and GitHub: list info findings too (JSON and SARIF always do)
+    live: bool = False  # --cluster: findings are at Kind/namespace/name of a live cluster, in no file
+
+    def where(self, finding: Finding) -> str | None:
+        """``Kind/namespace/name`` of a live cluster's finding; None for a file's."""
+        if not self.live:
+            return None
+        return finding.object.slashed() if finding.object else finding.file
 
 
 class Reporter(Protocol):
