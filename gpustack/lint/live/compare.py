@@ -23,21 +23,27 @@ def combined(spec: ClusterFacts | None, live: ClusterFacts) -> tuple[ClusterFact
     matched: dict[str, list[Pool]] = {pool.name: [] for pool in spec.pools}
     extra: list[Pool] = []
     for pool in live.pools:
-        planned = next((p for p in spec.pools if describes(p, pool)), None)
+        planned = next((p for p in spec.pools if describes(p, pool, spec.label_keys)), None)
         (matched[planned.name] if planned else extra).append(pool)
     for planned in spec.pools:
-        notes += _pool_notes(planned, matched[planned.name], live)
+        notes += _pool_notes(planned, matched[planned.name], live, spec.label_keys)
     notes += [f"{live.spec_file} has {pool} on {pool.nodes} node(s) that no pool of {spec.spec_file} describes"
               for pool in extra]
     facts = replace(spec, pools=spec.pools + tuple(extra), label_keys=spec.label_keys | live.label_keys)
     return facts, notes
 
 
-def describes(planned: Pool, present: Pool) -> bool:
-    """Whether nodes of ``present`` are nodes of the ``planned`` pool: every label the spec
-    knows the value of is theirs, and they carry the same taints."""
-    labels = all(present.labels.get(key) == value for key, value in planned.labels.items() if value is not None)
-    return labels and set(planned.taints) == set(present.taints)
+def describes(planned: Pool, present: Pool, own_labels: frozenset[str]) -> bool:
+    """Whether nodes of ``present`` are nodes of the ``planned`` pool: the same GPU product and
+    taints, and no label of the pool's own (``own_labels``: the spec's ``labels``) with
+    another value. The labels the discovery agents add are compared by ``_pool_notes``: a
+    cluster without them is the planned cluster, not yet converged."""
+    own = all(
+        present.labels.get(key, value) == value
+        for key, value in planned.labels.items()
+        if key in own_labels and value is not None
+    )
+    return own and planned.gpu.product == present.gpu.product and set(planned.taints) == set(present.taints)
 
 
 def _version_notes(spec: ClusterFacts, live: ClusterFacts) -> Iterator[str]:
@@ -48,7 +54,7 @@ def _version_notes(spec: ClusterFacts, live: ClusterFacts) -> Iterator[str]:
         yield f"{spec.spec_file} plans {spec.distribution}; {live.spec_file} runs {live.distribution}"
 
 
-def _pool_notes(planned: Pool, present: list[Pool], live: ClusterFacts) -> Iterator[str]:
+def _pool_notes(planned: Pool, present: list[Pool], live: ClusterFacts, own_labels: frozenset[str]) -> Iterator[str]:
     where = f"{live.spec_file}"
     if not present:
         yield f"pool {planned.name} of the spec has no nodes in {where} yet"
@@ -62,6 +68,9 @@ def _pool_notes(planned: Pool, present: list[Pool], live: ClusterFacts) -> Itera
         if pool.resources != planned.resources:
             yield (f"pool {planned.name}: the spec's nodes advertise {', '.join(sorted(planned.resources)) or 'no GPU'}, "
                    f"{pool.name} {', '.join(sorted(pool.resources)) or 'no GPU resource'}")
+        absent = sorted(key for key in planned.labels if key in own_labels and key not in pool.labels)
+        if absent:
+            yield f"pool {planned.name}: {pool.name} lacks the spec's labels {', '.join(absent)}"
         if pool.sharing.strategy != planned.sharing.strategy:
             yield (f"pool {planned.name}: the spec shares its GPUs by {planned.sharing.strategy}, "
                    f"{pool.name} by {pool.sharing.strategy}")
@@ -89,6 +98,6 @@ def inventory(snapshot: Snapshot, facts: ClusterFacts) -> list[str]:
         if "nvidia" not in handlers:
             notes.append(f"{snapshot.where} has no RuntimeClass with handler nvidia, which GPU pods on "
                          f"{facts.distribution} name (GS004)")
-    if facts.gate("DynamicResourceAllocation") and facts.pools and not snapshot.of("DeviceClass"):
-        notes.append(f"{snapshot.where} serves DRA but has no DeviceClass: no DRA claim can be allocated")
+    if snapshot.of("ResourceSlice") and not snapshot.of("DeviceClass"):
+        notes.append(f"{snapshot.where} publishes DRA devices but has no DeviceClass: no claim can be allocated")
     return notes
