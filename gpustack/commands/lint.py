@@ -145,6 +145,9 @@ def lint(
         "spec for what is planned, the cluster for what is there, differences as notes. Needs the cluster extra.",
     ) = None,
     context: _optional(str, "--context", "NAME", "The kubeconfig context to read (default: its current one).") = None,
+    request_timeout: _optional(
+        float, "--request-timeout", "SECONDS", "How long each request to the cluster may wait for its answer (default 10)."
+    ) = None,
     cluster: Annotated[
         bool,
         typer.Option(
@@ -185,7 +188,7 @@ def lint(
         chart_values=chart_values, select=select, ignore=ignore, severity=severity, baseline=baseline,
         write_baseline=write_baseline, docs_url=docs_url, fix=fix, diff=diff, set_roots=set_roots,
         no_cache=no_cache, cache_dir=cache_dir, color=color, kubeconfig=kubeconfig, context=context,
-        cluster=cluster, print_rbac=print_rbac,
+        cluster=cluster, print_rbac=print_rbac, request_timeout=request_timeout,
     )
     try:
         code = run(options)

@@ -66,6 +66,7 @@ class Options:
     color: bool | None = None
     kubeconfig: Path | None = None
     context: str | None = None
+    request_timeout: float | None = None
     cluster: bool = False
     print_rbac: bool = False
 
@@ -187,7 +188,11 @@ def _live(options: Options, config: Config) -> Live | None:
     from gpustack.lint.live.session import read_live
 
     kubeconfig = str(options.kubeconfig) if options.kubeconfig else None
-    return read_live(kubeconfig, options.context, config.cluster(), workloads=options.cluster)
+    if options.request_timeout is not None and options.request_timeout <= 0:
+        raise UsageError("--request-timeout must be a number of seconds above 0")
+    return read_live(
+        kubeconfig, options.context, config.cluster(), workloads=options.cluster, timeout=options.request_timeout
+    )
 
 
 def _folders(paths: Iterable[Path], option: str) -> list[Path]:

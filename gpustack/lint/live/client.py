@@ -151,7 +151,7 @@ def _get(
     except httpx2.TimeoutException:
         raise ClusterError(
             f"{where}: {what} got no answer in {http.timeout.read or TIMEOUT_SECONDS:g} s; is the server up "
-            "and reachable from here?"
+            "and reachable from here? (--request-timeout waits longer)"
         ) from None
     except (httpx2.HTTPError, OSError) as exc:
         raise ClusterError(f"{where}: cannot reach the server ({_reason(exc)}); check the kubeconfig's "

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpustack.lint.live.client import read_cluster
+from gpustack.lint.live.client import TIMEOUT_SECONDS, read_cluster
 from gpustack.lint.live.compare import combined, inventory
 from gpustack.lint.live.pools import live_facts
 from gpustack.lint.live.workloads import workload_input
@@ -24,10 +24,17 @@ class Live:
     workloads: tuple[str, bytes] | None  # with --cluster: the input
 
 
-def read_live(kubeconfig: str | None, context: str | None, spec: ClusterFacts | None, *, workloads: bool) -> Live:
+def read_live(
+    kubeconfig: str | None,
+    context: str | None,
+    spec: ClusterFacts | None,
+    *,
+    workloads: bool,
+    timeout: float | None = None,
+) -> Live:
     """Read the cluster (a ``ClusterError`` says why it could not be) and combine it with the
-    ``spec``'s facts, if any."""
-    snapshot = read_cluster(kubeconfig, context, workloads=workloads)
+    ``spec``'s facts, if any; ``timeout``: seconds a request may wait (None: the default)."""
+    snapshot = read_cluster(kubeconfig, context, workloads=workloads, timeout=timeout or TIMEOUT_SECONDS)
     present = live_facts(snapshot)
     facts, differences = combined(spec, present)
     notes = [*inventory(snapshot, present), *differences]
