@@ -119,8 +119,8 @@ def _list(http: httpx2.Client, read: Read, where: str) -> Iterator[dict[str, Any
     pages = 0
     while True:
         page = _get(http, path, where, query=query, headers=headers, read=read, paged=pages > 0)
-        items = page.get("items", [])
-        items = [] if items is None else items  # an empty PartialObjectMetadataList has items: null
+        # An empty list may come with items null or none at all (a PartialObjectMetadataList's)
+        items = page.get("items") or ([] if str(page.get("kind", "")).endswith("List") else None)
         if not isinstance(items, list):
             raise ClusterError(f"{where}: list {read} answered without items; is this a Kubernetes API server?")
         for item in items:

@@ -1,0 +1,257 @@
+"""``gpustack lint --kubeconfig``, ``--cluster`` and ``--print-rbac`` without a real cluster: a
+loopback server speaking the Kubernetes list protocol (``limit`` and ``continue``, ``Status``
+errors) stands in where a test needs an answer the real control plane will not give on
+demand (a list cut short, a server that never answers). tests/cluster/test_live.py runs the
+same options against the real control plane.
+
+The Node below has the shape the API server returns (https://kubernetes.io/docs/reference/
+kubernetes-api/cluster-resources/node-v1/), with GPU Feature Discovery's labels
+(https://github.com/NVIDIA/k8s-device-plugin/blob/main/docs/gpu-feature-discovery/README.md).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import jsonschema
+import pytest
+import yaml
+
+from gpustack.lint.live.client import ClusterError, read_cluster
+from gpustack.lint.live.pools import live_facts
+from gpustack.lint.live.rbac import role_rules
+from gpustack.lint.live.reads import READS
+from gpustack.lint.live.workloads import workload_input
+
+from lint_support import gpustack
+
+REPO = Path(__file__).resolve().parents[2]
+L4_NODE = {
+    "metadata": {
+        "name": "gpu-0",
+        "labels": {
+            "kubernetes.io/hostname": "gpu-0",
+            "nvidia.com/gpu.product": "NVIDIA-L4",
+            "nvidia.com/gpu.count": "2",
+            "feature.node.kubernetes.io/pci-10de.present": "true",
+        },
+    },
+    "spec": {"taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]},
+    "status": {"allocatable": {"cpu": "16", "nvidia.com/gpu": "2"}},
+}
+VERSION = {"major": "1", "minor": "34", "gitVersion": "v1.34.2+k3s1"}
+OWNED_POD = {
+    "metadata": {"name": "web-abc", "namespace": "ml", "ownerReferences": [{"kind": "ReplicaSet", "controller": True}]},
+    "spec": {"containers": [{"name": "c", "image": "x"}]},
+}
+WRONG_PRODUCT = {
+    "metadata": {"name": "train", "namespace": "ml", "uid": "1", "resourceVersion": "7", "managedFields": [{}]},
+    "spec": {
+        "nodeName": "gpu-0",
+        "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"},
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+        "runtimeClassName": "nvidia",
+        "containers": [{"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 1}}}],
+    },
+    "status": {"phase": "Pending"},
+}
+
+Answer = tuple[int, dict[str, Any]]
+
+
+def lists(**items: list[dict[str, Any]]) -> Callable[[str, dict[str, list[str]]], Answer]:
+    """A server's answers: ``/version``, the named resources' items, every other list empty."""
+
+    def answer(path: str, query: dict[str, list[str]]) -> Answer:
+        if path == "/version":
+            return 200, VERSION
+        return 200, {"kind": "List", "metadata": {}, "items": items.get(path.rsplit("/", 1)[-1], [])}
+
+    return answer
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Callable[[Callable[[str, dict[str, list[str]]], Answer]], Path]]:
+    """Start a loopback server answering with the given function; its kubeconfig's path."""
+    started: list[ThreadingHTTPServer] = []
+
+    def start(answer: Callable[[str, dict[str, list[str]]], Answer]) -> Path:
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                url = urlparse(self.path)
+                code, body = answer(url.path, parse_qs(url.query))
+                data = json.dumps(body).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        started.append(httpd)
+        return kubeconfig(tmp_path, f"http://127.0.0.1:{httpd.server_address[1]}")
+
+    yield start
+    for httpd in started:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def kubeconfig(folder: Path, server: str) -> Path:
+    path = folder / "kubeconfig"
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "test",
+        "clusters": [{"name": "test", "cluster": {"server": server}}],
+        "users": [{"name": "test", "user": {"token": "secret"}}],
+        "contexts": [{"name": "test", "context": {"cluster": "test", "user": "test"}}],
+    }))
+    return path
+
+
+def status(code: int, message: str) -> Answer:
+    return code, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": message, "code": code}
+
+
+def test_print_rbac_grants_exactly_the_reads() -> None:
+    granted = {(group, resource) for rule in role_rules() for group in rule.get("apiGroups", ()) for resource in rule["resources"]}
+    assert granted == {(read.group, read.resource) for read in READS}
+    assert {verb for rule in role_rules() for verb in rule["verbs"]} == {"list", "get"}
+    assert role_rules()[-1] == {"nonResourceURLs": ["/version"], "verbs": ["get"]}
+
+
+def test_print_rbac_prints_a_role_and_its_binding(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = gpustack(capsys, "lint", "--print-rbac")
+    role, binding = yaml.safe_load_all(out)
+    assert code == 0 and role["kind"] == "ClusterRole" and role["rules"] == role_rules()
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+
+
+def test_the_context_is_the_nodes_pools(server: Any) -> None:
+    snapshot = read_cluster(str(server(lists(nodes=[L4_NODE]))), None)
+    facts = live_facts(snapshot)
+    (pool,) = facts.pools
+    assert (pool.name, pool.nodes, pool.gpus, pool.gpu.product, pool.gpu.memory_mib) == ("gpu-0", 1, 2, "NVIDIA-L4", 23034)
+    assert [str(t) for t in pool.taints] == ["nvidia.com/gpu:NoSchedule"] and pool.resources == {"nvidia.com/gpu"}
+    assert (facts.minor, facts.distribution, facts.gfd, facts.nfd) == (34, "k3s", True, True)
+
+
+def test_cluster_lint_points_at_kind_namespace_name(server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    config = server(lists(nodes=[L4_NODE], pods=[WRONG_PRODUCT, OWNED_POD]))
+    code, out, _ = gpustack(capsys, "lint", "--cluster", "--kubeconfig", str(config))
+    assert code == 1
+    assert "Pod/ml/train: error GS026 unschedulable-gpu-selector" in out and "web-abc" not in out
+    code, out, _ = gpustack(capsys, "lint", "--cluster", "--kubeconfig", str(config), "-f", "sarif")
+    sarif = json.loads(out)
+    schema = json.loads((REPO.parent / "shared" / "reference" / "schemas" / "sarif-schema-2.1.0.json").read_text())
+    jsonschema.validate(sarif, schema)
+    (result,) = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "GS026"]
+    (location,) = result["locations"]
+    assert "physicalLocation" not in location
+    assert location["logicalLocations"][0]["fullyQualifiedName"] == "Pod/ml/train"
+    _, out, _ = gpustack(capsys, "lint", "--cluster", "--kubeconfig", str(config), "-f", "json")
+    (finding,) = [f for f in json.loads(out)["findings"] if f["rule"] == "GS026"]
+    assert (finding["file"], finding["line"]) == ("Pod/ml/train", None)
+    _, out, _ = gpustack(capsys, "lint", "--cluster", "--kubeconfig", str(config), "-f", "github")
+    assert any(line.startswith("::error title=GS026 unschedulable-gpu-selector (Pod/ml/train)::") for line in out.splitlines())
+
+
+def test_server_fields_are_stripped(server: Any) -> None:
+    snapshot = read_cluster(str(server(lists(pods=[WRONG_PRODUCT, OWNED_POD]))), None, workloads=True)
+    name, data = workload_input(snapshot)
+    (pod,) = [json.loads(document) for document in data.decode().split("---\n") if document]
+    assert name == "<cluster>" and pod["metadata"] == {"name": "train", "namespace": "ml"}
+    assert "status" not in pod and "nodeName" not in pod["spec"] and pod["kind"] == "Pod"
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        (lambda path, query: status(401, "Unauthorized"), "unauthorised (Unauthorized)"),
+        (lambda path, query: status(403, 'nodes is forbidden: User "x" cannot list resource "nodes"')
+         if path == "/api/v1/nodes" else lists()(path, query), "forbidden to list nodes"),
+        # A list cut short: the first page and its continue token, then 410 Gone (the token expired).
+        (lambda path, query: status(410, "The provided continue parameter is too old")
+         if "continue" in query else (200, {"metadata": {"continue": "next"}, "items": [L4_NODE]})
+         if path == "/api/v1/nodes" else lists()(path, query), "cut short after its first page (410"),
+        (lambda path, query: (200, {"kind": "Node"}) if path == "/api/v1/nodes" else lists()(path, query),
+         "answered without items"),
+    ],
+    ids=["unauthorised", "forbidden", "partial-list", "not-a-list"],
+)
+def test_a_refusing_server_exits_2_with_a_message(server: Any, capsys: pytest.CaptureFixture[str], answer: Any, said: str) -> None:
+    config = server(answer)
+    code, out, err = gpustack(capsys, "lint", "--kubeconfig", str(config), str(REPO / "examples" / "manifests"))
+    assert (code, out) == (2, "") and said in err and "Traceback" not in err
+
+
+def test_an_optional_read_refused_is_a_note(server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    def answer(path: str, query: dict[str, list[str]]) -> Answer:
+        if path == "/api/v1/secrets":
+            return status(403, "secrets is forbidden")
+        if path.startswith("/apis/resource.k8s.io/"):
+            return status(404, "the server could not find the requested resource")
+        return lists(nodes=[L4_NODE])(path, query)
+
+    code, out, _ = gpustack(capsys, "lint", "--kubeconfig", str(server(answer)), str(REPO / "examples" / "manifests"))
+    assert code in (0, 1)
+    assert "note: not read: " in out and "forbidden to list secrets" in out
+    assert "does not serve resource.k8s.io/v1 deviceclasses" in out
+
+
+def test_an_unreachable_cluster_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as probe:  # a port nothing listens on once the probe closes
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = kubeconfig(tmp_path, f"https://127.0.0.1:{port}")
+    code, out, err = gpustack(capsys, "lint", "--kubeconfig", str(config), "--cluster")
+    assert (code, out) == (2, "") and "cannot reach the server" in err
+
+
+def test_a_silent_cluster_times_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as silent:  # accepts connections, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        config = kubeconfig(tmp_path, f"https://127.0.0.1:{silent.getsockname()[1]}")
+        code, out, err = gpustack(capsys, "lint", "--kubeconfig", str(config), "--cluster", "--request-timeout", "0.5")
+    assert (code, out) == (2, "") and "got no answer in 0.5 s" in err
+
+
+def test_a_missing_context_and_a_missing_file_exit_2(tmp_path: Path, server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = gpustack(capsys, "lint", "--kubeconfig", str(server(lists())), "--context", "nope", "--cluster")
+    assert code == 2 and "nope" in err and "--context" in err
+    code, _, err = gpustack(capsys, "lint", "--kubeconfig", str(tmp_path / "absent"), "--cluster")
+    assert code == 2 and "absent" in err
+
+
+def test_cluster_takes_no_paths(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = gpustack(capsys, "lint", "--cluster", "some.yaml")
+    assert code == 2 and "give it no PATH" in err
+
+
+def test_without_the_extra_the_message_names_it(tmp_path: Path) -> None:
+    config = kubeconfig(tmp_path, "https://127.0.0.1:1")
+    code = ("import sys; sys.modules['lightkube'] = None; from gpustack.cli import main; "
+            f"main(['lint', '--kubeconfig', {str(config)!r}, '--cluster'])")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "pip install 'kube-gpustack[cluster]'" in result.stderr
+
+
+def test_file_lint_never_imports_the_client(tmp_path: Path) -> None:
+    probe = ("import sys; from gpustack.cli import main\ntry:\n    main(['lint', 'examples/manifests'])\n"
+             "except SystemExit:\n    pass\nprint([m for m in sys.modules if m.split('.')[0] in ('lightkube', 'httpx2')])")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=False)
+    assert result.stdout.splitlines()[-1] == "[]"
