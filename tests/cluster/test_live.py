@@ -1,0 +1,104 @@
+"""``gpustack lint --kubeconfig`` and ``--cluster`` against the real control plane: the context
+read from it is the spec it was started from, a pitfall applied to it is found where it runs,
+and a user the printed RBAC does not cover gets a clear refusal (exit 2), where one bound to it
+reads the cluster. The refusals a real server does not give on demand (a list cut short, a
+server that never answers) are tests/lint/test_live_cluster.py's, against a loopback server.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gpustack.lint.facts.from_spec import load_cluster
+from gpustack.lint.live.client import read_cluster
+from gpustack.lint.live.compare import combined, describes
+from gpustack.lint.live.pools import live_facts
+from gpustack.lint.live.rbac import manifests
+from tests.cluster.control_plane import LIMITED_USER
+from tests.cluster.support import Cluster, start
+
+pytestmark = pytest.mark.cluster
+
+REPO = Path(__file__).resolve().parents[2]
+SPEC = REPO / "examples" / "k3s-l4.yaml"
+IMAGE = "nvcr.io/nvidia/cuda:13.0.1-base-ubuntu24.04"
+RBAC = "/apis/rbac.authorization.k8s.io/v1"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    generator = start(SPEC, tmp_path_factory.mktemp("live") / "state")
+    yield next(generator)
+    generator.close()
+
+
+def lint(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "gpustack", "lint", *args], cwd=REPO, capture_output=True,
+                          text=True, check=False, timeout=120)
+
+
+def test_the_context_read_is_the_spec(cluster: Cluster) -> None:
+    snapshot = read_cluster(str(cluster.kubeconfig), None)
+    spec, live = load_cluster(str(SPEC)), live_facts(snapshot)
+    assert live.minor == spec.minor
+    for planned in spec.pools:
+        (present,) = [pool for pool in live.pools if describes(planned, pool, spec.label_keys)]
+        assert (present.nodes, present.gpus, present.gpu.product) == (planned.nodes, planned.gpus, planned.gpu.product)
+        assert set(present.taints) == set(planned.taints)
+        assert present.resources == planned.resources
+        known = {key: value for key, value in planned.labels.items() if value is not None and key in present.labels}
+        assert {key: present.labels[key] for key in known} == known
+    assert len(live.pools) == len(spec.pools)
+    # K3s registers these RuntimeClasses (tests/cluster/control_plane.py, _distribution_objects)
+    assert sorted(item["metadata"]["name"] for item in snapshot.of("RuntimeClass")) == ["nvidia", "nvidia-experimental"]
+    assert combined(spec, live)[1] == []  # nothing differs
+
+
+def test_cluster_lint_finds_a_planted_pitfall(cluster: Cluster) -> None:
+    namespace = "planted"
+    cluster.api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    pod_spec: dict[str, Any] = {
+        "runtimeClassName": "nvidia",
+        "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"},  # the cluster has L4s only
+        "containers": [{"name": "cuda", "image": IMAGE, "resources": {"limits": {"nvidia.com/gpu": 1}}}],
+    }
+    cluster.api.create(f"/apis/apps/v1/namespaces/{namespace}/deployments", {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "wrong-gpu"},
+        "spec": {"selector": {"matchLabels": {"app": "wrong-gpu"}},
+                 "template": {"metadata": {"labels": {"app": "wrong-gpu"}}, "spec": pod_spec}},
+    })
+    result = lint("--cluster", "--kubeconfig", str(cluster.kubeconfig), "--format", "json")
+    assert result.returncode == 1, result.stderr
+    findings = json.loads(result.stdout)["findings"]
+    assert {(f["rule"], f["file"]) for f in findings if f["rule"] == "GS026"} == {("GS026", f"Deployment/{namespace}/wrong-gpu")}
+    assert all(f["line"] is None for f in findings)
+
+
+def test_a_user_without_list_on_nodes_is_refused_and_the_printed_role_suffices(cluster: Cluster) -> None:
+    kubeconfig = cluster.state / f"{LIMITED_USER}.kubeconfig"
+    role, binding = yaml.safe_load_all(manifests())
+    binding["subjects"] = [{"kind": "User", "name": LIMITED_USER, "apiGroup": "rbac.authorization.k8s.io"}]
+    without_nodes = {**role, "metadata": {"name": "no-nodes"}, "rules": [
+        {**rule, "resources": [r for r in rule["resources"] if r != "nodes"]} if "resources" in rule else rule
+        for rule in role["rules"]]}
+    cluster.api.create(f"{RBAC}/clusterroles", without_nodes)
+    cluster.api.create(f"{RBAC}/clusterrolebindings",
+                       {**binding, "metadata": {"name": "no-nodes"}, "roleRef": {**binding["roleRef"], "name": "no-nodes"}})
+    refused = lint("--kubeconfig", str(kubeconfig), "examples/manifests")
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert "forbidden to list nodes" in refused.stderr and "--print-rbac" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    cluster.api.create(f"{RBAC}/clusterroles", role)
+    cluster.api.create(f"{RBAC}/clusterrolebindings", binding)
+    allowed = lint("--kubeconfig", str(kubeconfig), "--cluster", "--format", "json")
+    assert allowed.returncode in (0, 1), allowed.stderr
+    notes = [note["message"] for note in json.loads(allowed.stdout)["notes"]]
+    assert not any(note.startswith("not read") for note in notes), notes
