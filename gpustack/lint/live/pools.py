@@ -15,19 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gpustack.lint.facts.pools import (
-    GPU,
-    HAMI_MEMORY_MIB,
-    MIG_PREFIX,
-    NFD_GPU_LABEL,
-    PCI_LABEL_PREFIX,
-    SHARED_GPU,
-    ClusterFacts,
-    GpuFacts,
-    Pool,
-    Sharing,
-    Taint,
-)
+from gpustack.lint.facts.pools import GPU, HAMI_MEMORY_MIB, MIG_PREFIX, NFD_GPU_LABEL, PCI_LABEL_PREFIX, SHARED_GPU
+from gpustack.lint.facts.pools import ClusterFacts, GpuFacts, Pool, Sharing, Taint
 from gpustack.lint.facts.quantities import parse_quantity
 from gpustack.lint.live.client import Snapshot
 
@@ -148,15 +137,13 @@ def _pool(members: list[dict[str, Any]], slices: Mapping[str, int]) -> Pool:
 
 def gpu_facts(labels: Mapping[str, str], resources: Mapping[str, int]) -> GpuFacts:
     """The catalogue's facts for the node's GPU product, else what its labels say."""
+    from gpustack.lint.facts.from_spec import catalogue_facts
     from gpustack.spec.gpu_catalogue import load_catalogue
 
     product = labels.get(PRODUCT_LABEL, "").removesuffix("-SHARED").split("-MIG-")[0]
-    model = next((m for m in load_catalogue().entries.values() if product and m.product == product), None)
-    if model is not None:
-        return GpuFacts(
-            model.product, model.product, model.architecture, model.memoryMiB, tuple(model.migProfiles),
-            model.dcgmProfiling, model.pciClass, model.computeCapability, model.segment == "datacenter",
-        )
+    known = next((item for item in load_catalogue().entries.items() if product and item[1].product == product), None)
+    if known is not None:
+        return catalogue_facts(*known)
     compute = f"{labels.get('nvidia.com/gpu.compute.major', '0')}.{labels.get('nvidia.com/gpu.compute.minor', '0')}"
     pci = "0300" if any(k.startswith(f"{PCI_LABEL_PREFIX}0300") for k in labels) else "0302"
     memory = labels.get("nvidia.com/gpu.memory", "0")
