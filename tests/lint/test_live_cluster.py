@@ -255,3 +255,33 @@ def test_file_lint_never_imports_the_client(tmp_path: Path) -> None:
              "except SystemExit:\n    pass\nprint([m for m in sys.modules if m.split('.')[0] in ('lightkube', 'httpx2')])")
     result = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=False)
     assert result.stdout.splitlines()[-1] == "[]"
+
+
+H100_NODE = {
+    "metadata": {"name": "h100-0", "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.count": "8"}},
+    "status": {"allocatable": {"nvidia.com/gpu": "8"}},
+}
+H100_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: big}
+spec:
+  runtimeClassName: nvidia
+  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+  containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]
+"""
+
+
+def test_spec_and_cluster_together(server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The spec's pools (planned: its L4 pool has no node yet) and the cluster's nodes no pool
+    describes (an H100 node) both count; notes say how they differ."""
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(H100_POD)
+    spec = str(REPO / "examples" / "k3s-l4.yaml")
+    code, out, _ = gpustack(capsys, "lint", str(pod), "--spec", spec)
+    assert "GS026" in out  # the spec alone has no H100
+    config = server(lists(nodes=[H100_NODE]))
+    code, out, _ = gpustack(capsys, "lint", str(pod), "--spec", spec, "--kubeconfig", str(config), "--no-cache")
+    assert "GS026" not in out, out
+    assert "note: pool g6 of the spec has no nodes in the cluster at " in out
+    assert "has h100-0 (8 × NVIDIA-H100-80GB-HBM3 per node) on 1 node(s) that no pool of " in out
