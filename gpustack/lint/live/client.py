@@ -11,7 +11,7 @@ server then refuses, 410 Gone) is an error too, never a silently partial context
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gpustack.errors import GpustackError
@@ -23,6 +23,12 @@ if TYPE_CHECKING:
 EXTRA = "kube-gpustack[cluster]"
 PAGE = 500  # objects a list request returns at most; the rest comes with its continue token
 TIMEOUT_SECONDS = 10.0
+# lightkube runs exec credential plugins of client.authentication.k8s.io/v1alpha1 and v1beta1
+# (the version the cloud providers' kubeconfigs name: aws eks, gke-gcloud-auth-plugin, kubelogin).
+EXEC_V1_HINT = (
+    "lightkube runs exec credential plugins of apiVersion client.authentication.k8s.io/v1beta1: "
+    "name that version in the kubeconfig user's exec section if the plugin supports it"
+)
 METADATA_ONLY = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json"
 
 
@@ -55,15 +61,24 @@ def read_cluster(
         for read in CONTEXT:
             _read_into(snapshot, http, read)
         if workloads:
-            installed = {crd_name(item) for item in snapshot.of("CustomResourceDefinition")}
+            versions = {_crd_name(item): _stored_version(item) for item in snapshot.of("CustomResourceDefinition")}
             for read in WORKLOADS:
-                if not read.crd or f"{read.resource}.{read.group}" in installed:
+                if not read.crd:
                     _read_into(snapshot, http, read)
+                elif versions.get(str(read)):  # installed: read at the version it stores
+                    _read_into(snapshot, http, replace(read, version=versions[str(read)]))
     return snapshot
 
 
-def crd_name(crd: dict[str, Any]) -> str:
-    return str(crd.get("metadata", {}).get("name", ""))
+def _crd_name(crd: dict[str, Any]) -> str:
+    return str((crd.get("metadata") or {}).get("name", ""))
+
+
+def _stored_version(crd: dict[str, Any]) -> str | None:
+    """The version a CRD stores its objects at (served, so it can be listed), else one served."""
+    served = [v for v in (crd.get("spec") or {}).get("versions") or () if isinstance(v, dict) and v.get("served")]
+    stored = [v for v in served if v.get("storage")] or served
+    return str(stored[0]["name"]) if stored and stored[0].get("name") else None
 
 
 def _connect(kubeconfig: str | None, context: str | None, timeout: float) -> tuple[httpx2.Client, str]:
@@ -157,7 +172,8 @@ def _get(
         raise ClusterError(f"{where}: cannot reach the server ({_reason(exc)}); check the kubeconfig's "
                            "server address and that the cluster is up") from None
     except Exception as exc:  # an exec credential plugin that fails raises lightkube's own errors
-        raise ClusterError(f"{where}: cannot sign in ({_reason(exc)}); check the kubeconfig's user") from None
+        hint = EXEC_V1_HINT if "exec api version" in str(exc) else "check the kubeconfig's user"
+        raise ClusterError(f"{where}: cannot sign in ({_reason(exc)}); {hint}") from None
     if response.status_code == 200:
         try:
             body = response.json()

@@ -26,13 +26,14 @@ class Read:
     # Secrets) gives a note, not an error.
     optional: bool = False
     labels: str | None = None  # a label selector the list is limited to
-    crd: bool = False  # a custom resource: listed only where its CRD is installed
+    crd: bool = False  # a custom resource: listed only where its CRD is installed, at its stored version
 
     @property
     def api_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
 
     def __str__(self) -> str:
+        """``plural.group``, as RBAC and a CRD's name spell it (``nodes`` for the core group)."""
         return f"{self.resource}.{self.group}" if self.group else self.resource
 
 
@@ -52,7 +53,8 @@ CONTEXT = (
 )
 
 # The running workloads (``--cluster``): the built-in controllers, bare Pods, and the custom
-# resources with pod templates that the loader finds pod specs in (gpustack/lint/facts/podspec.py).
+# resources with pod templates that the loader finds pod specs in (gpustack/lint/facts/podspec.py);
+# a custom resource's version here is a default: the client lists the version its CRD stores.
 WORKLOADS = (
     Read("apps", "v1", "deployments", "Deployment", "workloads"),
     Read("apps", "v1", "statefulsets", "StatefulSet", "workloads"),
