@@ -238,11 +238,18 @@ def test_a_silent_cluster_times_out(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert (code, out) == (2, "") and "got no answer in 0.5 s" in err
 
 
-def test_a_missing_context_and_a_missing_file_exit_2(tmp_path: Path, server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_missing_context_a_missing_file_and_a_broken_one_exit_2(
+    tmp_path: Path, server: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, _, err = gpustack(capsys, "lint", "--kubeconfig", str(server(lists())), "--context", "nope", "--cluster")
     assert code == 2 and "nope" in err and "--context" in err
     code, _, err = gpustack(capsys, "lint", "--kubeconfig", str(tmp_path / "absent"), "--cluster")
     assert code == 2 and "absent" in err
+    broken = tmp_path / "broken"
+    for text in ("apiVersion: v1\nclusters: [\n", "- a list\n"):
+        broken.write_text(text)
+        code, _, err = gpustack(capsys, "lint", "--kubeconfig", str(broken), "--cluster")
+        assert code == 2 and "not a usable kubeconfig" in err and "internal error" not in err
 
 
 def test_cluster_takes_no_paths(capsys: pytest.CaptureFixture[str]) -> None:

@@ -96,17 +96,21 @@ def _connect(kubeconfig: str | None, context: str | None, timeout: float) -> tup
         single = config.get(context_name=context) if context else config.get()
         if single is None:
             raise ConfigError("no current-context: name one with --context")
-        params = client_adapter.ConnectionParams(timeout=httpx2.Timeout(timeout), trust_env=False)
+        # trust_env: HTTPS_PROXY and NO_PROXY apply, as they do to kubectl
+        params = client_adapter.ConnectionParams(timeout=httpx2.Timeout(timeout), trust_env=True)
         http = client_adapter.Client(single, params)
-    except (ConfigError, OSError, ValueError, KeyError, TypeError) as exc:
+    except KeyError as exc:  # lightkube's lookup of a context, cluster or user by name
+        raise ClusterError(f"{kubeconfig or 'the default kubeconfig'}: no {exc} in it; check --context") from None
+    except Exception as exc:  # a file that is no kubeconfig fails in lightkube's reading in many ways
         where = kubeconfig or "the default kubeconfig"
-        raise ClusterError(f"{where}: {_reason(exc)}; check the file and --context") from None
+        mark = getattr(exc, "problem_mark", None)  # a YAML syntax error says where
+        where += f":{mark.line + 1}" if mark is not None else ""
+        raise ClusterError(f"{where}: not a usable kubeconfig ({_reason(exc)}); check the file and --context") from None
     return http, f"{single.cluster.server} (context {single.context_name})"
 
 
 def _reason(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return f"context {text} not found" if isinstance(exc, KeyError) else text
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _read_into(snapshot: Snapshot, http: httpx2.Client, read: Read) -> None:
