@@ -62,6 +62,27 @@ def test_the_context_read_is_the_spec(cluster: Cluster) -> None:
     assert combined(spec, live)[1] == []  # nothing differs
 
 
+def test_classes_and_releases_are_read_and_release_payloads_are_not(cluster: Cluster) -> None:
+    # A DeviceClass as NVIDIA's DRA driver chart installs it
+    # (https://github.com/NVIDIA/k8s-dra-driver-gpu, deployments/helm/nvidia-dra-driver-gpu/templates/deviceclass-gpu.yaml)
+    cluster.api.create("/apis/resource.k8s.io/v1/deviceclasses", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.nvidia.com"},
+        "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com' && "
+                                                      "device.attributes['gpu.nvidia.com'].type == 'gpu'"}}]}})
+    # A release Secret as Helm 3 stores it (https://helm.sh/docs/topics/advanced/#storage-backends)
+    labels = {"owner": "helm", "name": "gpu-operator", "status": "deployed", "version": "1"}
+    cluster.api.create("/api/v1/namespaces/default/secrets", {
+        "apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1", "data": {"release": "c2VjcmV0"},
+        "metadata": {"name": "sh.helm.release.v1.gpu-operator.v1", "labels": labels}})
+    snapshot = read_cluster(str(cluster.kubeconfig), None)
+    assert [item["metadata"]["name"] for item in snapshot.of("DeviceClass")] == ["gpu.nvidia.com"]
+    (release,) = snapshot.of("Secret")
+    assert release["metadata"]["labels"] == labels and "data" not in release  # metadata only
+    result = lint("--kubeconfig", str(cluster.kubeconfig), "examples/manifests", "--format", "json")
+    (read,) = [note["message"] for note in json.loads(result.stdout)["notes"] if note["message"].startswith("read ")]
+    assert "DeviceClasses: gpu.nvidia.com;" in read and "Helm releases: gpu-operator" in read
+
+
 def test_cluster_lint_finds_a_planted_pitfall(cluster: Cluster) -> None:
     namespace = "planted"
     cluster.api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})

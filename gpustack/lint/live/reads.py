@@ -39,8 +39,9 @@ class Read:
 
 VERSION_PATH = "/version"  # the server's version: a non-resource URL, read with get
 # Helm 3 keeps each release revision in a Secret labelled owner=helm, name=<release>,
-# status, version=<revision> (https://helm.sh/docs/topics/advanced/#storage-backends).
-HELM_RELEASES = "owner=helm"
+# status, version=<revision> (https://helm.sh/docs/topics/advanced/#storage-backends): the
+# deployed revision of each release is the release as it runs.
+HELM_RELEASES = "owner=helm,status=deployed"
 
 CONTEXT = (
     Read("", "v1", "nodes", "Node", "context", namespaced=False),
