@@ -18,7 +18,7 @@ from typing import Any
 from gpustack.lint.facts.pools import GPU, HAMI_MEMORY_MIB, MIG_PREFIX, NFD_GPU_LABEL, PCI_LABEL_PREFIX, SHARED_GPU
 from gpustack.lint.facts.pools import ClusterFacts, GpuFacts, Pool, Sharing, Taint
 from gpustack.lint.facts.quantities import parse_quantity
-from gpustack.lint.live.client import Snapshot
+from gpustack.lint.live.client import ClusterError, Snapshot
 
 PER_NODE_LABELS = frozenset({"kubernetes.io/hostname"})  # differ on every node: not a pool's
 OPERATOR_LABEL_PREFIX = "nvidia.com/gpu.deploy."
@@ -64,8 +64,6 @@ def server_minor(version: Mapping[str, Any]) -> int:
     """The minor of ``/version`` (``"33"``, ``"33+"`` on some managed clusters)."""
     digits = "".join(ch for ch in str(version.get("minor", "")) if ch.isdigit())
     if not digits:
-        from gpustack.lint.live.client import ClusterError
-
         raise ClusterError(f"the server's /version has no minor version: {dict(version)}")
     return int(digits)
 
