@@ -123,3 +123,23 @@ def test_a_user_without_list_on_nodes_is_refused_and_the_printed_role_suffices(c
     assert allowed.returncode in (0, 1), allowed.stderr
     notes = [note["message"] for note in json.loads(allowed.stdout)["notes"]]
     assert not any(note.startswith("not read") for note in notes), notes
+
+
+def test_a_running_object_lints_as_its_manifest_does(cluster: Cluster, tmp_path: Path) -> None:
+    """What the server adds to an object (defaults, the service account volume, admission's
+    tolerations, a scheduled Pod's nodeName, status) draws no finding of its own."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "as-applied", "namespace": "default"},
+           "spec": {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                    "containers": [{"name": "cuda", "image": IMAGE, "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
+    cluster.api.create("/api/v1/namespaces/default/pods", pod)
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(yaml.safe_dump(pod))
+
+    def found(*args: str) -> set[tuple[str, str]]:
+        result = lint(*args, "--kubeconfig", str(cluster.kubeconfig), "--format", "json")
+        assert result.returncode in (0, 1), result.stderr
+        return {(f["rule"], f["message"]) for f in json.loads(result.stdout)["findings"]
+                if f["object"].get("name") == "as-applied"}
+
+    from_file = found(str(manifest))
+    assert from_file and found("--cluster") == from_file
