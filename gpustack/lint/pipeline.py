@@ -138,7 +138,8 @@ def run(options: Options) -> int:
     from gpustack.lint.engine import Run, lint
     from gpustack.lint.input.load import load_inputs
 
-    engine_run = Run(config, partial=options.partial, catalogue=catalogue, cache=cache, cluster=live.facts if live else None)
+    facts = live.facts if live else None  # else the config's spec's, if any (Run reads it)
+    engine_run = Run(config, partial=options.partial, catalogue=catalogue, cache=cache, cluster=facts)
     loaded = load_inputs(inputs, cache=cache, work=engine_run)
     units = cache.units(keys.settings, inputs) if cache is not None and keys.settings is not None else None
     report = lint(loaded, units=units, run=engine_run)
@@ -185,11 +186,11 @@ def _live(options: Options, config: Config) -> Live | None:
                          "alone lints files with the cluster as context)")
     if options.cluster and (options.fix or options.diff):
         raise UsageError("--fix and --diff edit files; the cluster's workloads are no files")
+    if options.request_timeout is not None and options.request_timeout <= 0:
+        raise UsageError("--request-timeout must be a number of seconds above 0")
     from gpustack.lint.live.session import read_live
 
     kubeconfig = str(options.kubeconfig) if options.kubeconfig else None
-    if options.request_timeout is not None and options.request_timeout <= 0:
-        raise UsageError("--request-timeout must be a number of seconds above 0")
     return read_live(
         kubeconfig, options.context, config.cluster(), workloads=options.cluster, timeout=options.request_timeout
     )
