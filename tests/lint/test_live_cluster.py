@@ -191,7 +191,8 @@ def test_server_fields_are_stripped(server: Any) -> None:
         (lambda path, query: status(401, "Unauthorized"), "unauthorised (Unauthorized)"),
         (lambda path, query: status(403, 'nodes is forbidden: User "x" cannot list resource "nodes"')
          if path == "/api/v1/nodes" else lists()(path, query), "forbidden to list nodes"),
-        # A list cut short: the first page and its continue token, then 410 Gone (the token expired).
+        # A list cut short: the first page and its continue token, then 410 Gone (the token expired), as
+        # https://kubernetes.io/docs/reference/using-api/api-concepts/#retrieving-large-results-sets-in-chunks says.
         (lambda path, query: status(410, "The provided continue parameter is too old")
          if "continue" in query else (200, {"metadata": {"continue": "next"}, "items": [L4_NODE]})
          if path == "/api/v1/nodes" else lists()(path, query), "cut short after its first page (410"),
