@@ -304,6 +304,22 @@ def test_spec_and_cluster_together(server: Any, tmp_path: Path, capsys: pytest.C
     assert "has h100-0 (8 × NVIDIA-H100-80GB-HBM3 per node) on 1 node(s) that no pool of " in out
 
 
+def test_a_planned_pool_takes_the_labels_its_nodes_carry(server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The spec's g6 pool (one L4, untainted) is in the cluster with a label of the team's: a
+    pod selecting it lands there, so no finding says no pool carries it."""
+    node = {"metadata": {"name": "g6-0", "labels": {"nvidia.com/gpu.product": "NVIDIA-L4", "team": "ml"}},
+            "status": {"allocatable": {"nvidia.com/gpu": "1"}}}
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(H100_POD.replace("nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3", "team: ml"))
+    spec = str(REPO / "examples" / "k3s-l4.yaml")
+    config = server(lists(nodes=[node]))
+    code, out, _ = gpustack(capsys, "lint", str(pod), "--spec", spec, "--kubeconfig", str(config))
+    assert "GS026" not in out and "no pool of" not in out and "has no nodes" not in out, out
+    node["metadata"]["labels"]["team"] = "vision"
+    code, out, _ = gpustack(capsys, "lint", str(pod), "--spec", spec, "--kubeconfig", str(config))
+    assert "GS026" in out and "team=ml" in out
+
+
 # A LeaderWorkerSet as https://lws.sigs.k8s.io/docs/reference/leaderworkerset.v1/ defines it, and
 # its CRD as the API server lists it (spec.versions with served and storage).
 LWS_CRD = {

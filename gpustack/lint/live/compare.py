@@ -1,7 +1,7 @@
 """The spec and the live cluster together: the spec for what is planned, the cluster for what
-is there. The rules see the spec's pools and, beside them, the cluster's GPU nodes that no
-spec pool describes; everything else the spec decides (it knows flags the API does not show:
-feature gates, containerd's default runtime). Where the two differ, a note says how: they are
+is there. The rules see the spec's pools (with the labels their nodes carry beyond the spec's)
+and, beside them, the cluster's GPU nodes that no spec pool describes; everything else the spec
+decides (it knows flags the API does not show: feature gates, containerd's default runtime). Where the two differ, a note says how: they are
 facts about the cluster, not findings about a workload.
 """
 
@@ -29,8 +29,18 @@ def combined(spec: ClusterFacts | None, live: ClusterFacts) -> tuple[ClusterFact
         notes += _pool_notes(planned, matched[planned.name], live, spec.label_keys)
     notes += [f"{live.spec_file} has {pool} on {pool.nodes} node(s) that no pool of {spec.spec_file} describes"
               for pool in extra]
-    facts = replace(spec, pools=spec.pools + tuple(extra), label_keys=spec.label_keys | live.label_keys)
-    return facts, notes
+    pools = tuple(_with_labels_found(planned, matched[planned.name]) for planned in spec.pools) + tuple(extra)
+    return replace(spec, pools=pools, label_keys=spec.label_keys | live.label_keys), notes
+
+
+def _with_labels_found(planned: Pool, present: list[Pool]) -> Pool:
+    """The planned pool with the labels every one of its nodes carries beyond the spec's (a
+    team's label, a zone): a selector for them finds the pool, as the scheduler would."""
+    if not present:
+        return planned
+    found = {k: v for k, v in present[0].labels.items() if k not in planned.labels}
+    common = {k: v for k, v in found.items() if all(pool.labels.get(k) == v for pool in present)}
+    return replace(planned, labels={**planned.labels, **common}) if common else planned
 
 
 def describes(planned: Pool, present: Pool, own_labels: frozenset[str]) -> bool:
