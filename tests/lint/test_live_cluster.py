@@ -157,6 +157,7 @@ def test_cluster_lint_points_at_kind_namespace_name(server: Any, capsys: pytest.
     code, out, _ = gpustack(capsys, "lint", "--cluster", "--kubeconfig", str(config))
     assert code == 1
     assert "Pod/ml/train: error GS026 unschedulable-gpu-selector" in out and "web-abc" not in out
+    assert out.splitlines()[-1].startswith("1 running workload in the cluster: ")
     code, out, _ = gpustack(capsys, "lint", "--cluster", "--kubeconfig", str(config), "-f", "sarif")
     sarif = json.loads(out)
     (result,) = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "GS026"]

@@ -24,7 +24,7 @@ def render(report: Report, options: ReportOptions) -> str:
             for item in report.suppressed
         ]
     lines += [_command("notice", {"file": n.file, "line": n.line}, n.message) for n in report.notes]
-    lines.append(summary(report, shown))
+    lines.append(summary(report, shown, live=options.live))
     return "".join(line + "\n" for line in lines)
 
 

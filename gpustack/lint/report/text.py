@@ -29,7 +29,7 @@ def render(report: Report, options: ReportOptions) -> str:
             + "".join(_suppressed(item, paint, options.where(item.finding)) for item in report.suppressed)
         )
     tail = [f"{paint('1', 'note:')} {_where(note.file, note.line)}{note.message}\n" for note in report.notes]
-    tail.append(summary(report, shown) + "\n")
+    tail.append(summary(report, shown, live=options.live) + "\n")
     return "\n".join(blocks + ["".join(tail)])
 
 
