@@ -139,6 +139,27 @@ def lint(
         "Where the cache of earlier runs goes (GPUSTACK_CACHE_DIR, else the config's cacheDir; default: "
         "gpustack/lint/<project digest> in $XDG_CACHE_HOME or ~/.cache, outside the linted tree).",
     ) = None,
+    kubeconfig: _optional(
+        Path, "--kubeconfig", "FILE",
+        "Read a live cluster (list-only) as context for the cluster-aware rules, with --spec if given: the "
+        "spec for what is planned, the cluster for what is there, differences as notes. Needs the cluster extra.",
+    ) = None,
+    context: _optional(str, "--context", "NAME", "The kubeconfig context to read (default: its current one).") = None,
+    request_timeout: _optional(
+        float, "--request-timeout", "SECONDS", "How long each request to the cluster may wait for its answer (default 10)."
+    ) = None,
+    cluster: Annotated[
+        bool,
+        typer.Option(
+            "--cluster",
+            help="Lint the workloads running in the cluster (--kubeconfig, else $KUBECONFIG or ~/.kube/config): "
+            "findings at Kind/namespace/name.",
+        ),
+    ] = False,
+    print_rbac: Annotated[
+        bool,
+        typer.Option("--print-rbac", help="Print the ClusterRole and binding that --kubeconfig and --cluster need, and exit."),
+    ] = False,
     color: ColorOption = None,
 ) -> None:
     # The help keeps the docstring's line breaks: one line per paragraph.
@@ -166,7 +187,8 @@ def lint(
         fail_if_no_objects=fail_if_no_objects, partial=partial, kubernetes_version=kubernetes_version,
         chart_values=chart_values, select=select, ignore=ignore, severity=severity, baseline=baseline,
         write_baseline=write_baseline, docs_url=docs_url, fix=fix, diff=diff, set_roots=set_roots,
-        no_cache=no_cache, cache_dir=cache_dir, color=color,
+        no_cache=no_cache, cache_dir=cache_dir, color=color, kubeconfig=kubeconfig, context=context,
+        cluster=cluster, print_rbac=print_rbac, request_timeout=request_timeout,
     )
     try:
         code = run(options)

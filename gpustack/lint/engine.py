@@ -52,6 +52,7 @@ from gpustack.lint.report.model import Report
 
 if TYPE_CHECKING:
     from gpustack.lint.facts.claims import ClaimIndex
+    from gpustack.lint.facts.pools import ClusterFacts
     from gpustack.lint.input.cache import Cache
 
 
@@ -193,7 +194,10 @@ class Run:
         rules: Mapping[str, Rule] | None = None,
         catalogue: Mapping[str, RuleInfo] | None = None,
         cache: Cache | None = None,
+        cluster: ClusterFacts | None = None,
     ) -> None:
+        """``cluster``: the facts to judge by (a live cluster's, with the spec's: ``live``);
+        without it, the config's spec's."""
         if rules is None:
             from gpustack.lint.rules import RULES as rules
         if catalogue is None:
@@ -205,11 +209,11 @@ class Run:
             raise GpustackError(f"rules without a policy in the catalogue: {', '.join(missing)}")
         self.config, self.partial, self.catalogue = config, partial, catalogue
         self.enabled = [rules[rule_id] for rule_id in sorted(rules) if config.selection.enabled(rule_id)]
-        cluster = config.cluster(cache)
+        cluster = cluster or config.cluster(cache)
         self.each = LintContext(
             resources=(),
             pod_specs=(),
-            distribution=config.distribution or (cluster.distribution if cluster else None),
+            distribution=config.distribution or (cluster.distribution or None if cluster else None),
             options=config.options,
             cluster=cluster,
             partial=partial,

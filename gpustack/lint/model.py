@@ -65,6 +65,10 @@ class ObjectRef:
         name = f"{self.namespace}/{name}" if self.namespace else name
         return f"{self.kind or 'object'} {name}"
 
+    def slashed(self) -> str:
+        """``Kind/namespace/name``: where a live cluster's object is (``--cluster``)."""
+        return "/".join(part for part in (self.kind or "object", self.namespace, self.name or "<unnamed>") if part)
+
     def as_json(self) -> dict[str, str]:
         pairs = (
             ("apiVersion", self.api_version),

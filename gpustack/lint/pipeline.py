@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from gpustack.lint.input.cache import Cache
     from gpustack.lint.input.discover import Inputs
     from gpustack.lint.input.load import LoadResult
+    from gpustack.lint.live.session import Live
     from gpustack.lint.policy.config import Config
     from gpustack.lint.report import ReportOptions
     from gpustack.lint.report.model import Report
@@ -63,6 +64,16 @@ class Options:
     no_cache: bool = False
     cache_dir: Path | None = None
     color: bool | None = None
+    kubeconfig: Path | None = None
+    context: str | None = None
+    request_timeout: float | None = None
+    cluster: bool = False
+    print_rbac: bool = False
+
+    @property
+    def live(self) -> bool:
+        """Whether the run reads a live cluster (gpustack.lint.live)."""
+        return bool(self.kubeconfig or self.context or self.cluster)
 
 
 class UsageError(Exception):
@@ -79,6 +90,11 @@ class Keys(NamedTuple):
 
 def run(options: Options) -> int:
     """Lint what ``options`` name, print the report, and give the exit status."""
+    if options.print_rbac:
+        from gpustack.lint.live.rbac import manifests
+
+        sys.stdout.write(manifests())
+        return 0
     import gc
 
     # A run builds millions of objects that live until exit and holds no cycles: the cyclic
@@ -100,9 +116,11 @@ def run(options: Options) -> int:
     paths = options.paths or ["."]
     start = search_start(paths)  # where the config is searched for and the default cache is keyed
     config = _config(options, start, catalogue)
-    folder = None if options.no_cache else cache_folder(options.cache_dir, config.cache_dir, start)
+    live = _live(options, config)
+    # A live cluster changes under the same settings: nothing of such a run is cached.
+    folder = None if options.no_cache or live else cache_folder(options.cache_dir, config.cache_dir, start)
     cache = None if folder is None else Cache(folder)
-    inputs = read_inputs(paths, excluded=config.excluded)
+    inputs = [live.workloads] if live and live.workloads else read_inputs(paths, excluded=config.excluded)
     # Without --fix or --diff the report goes to standard output; a run that printed it the
     # same way before (same report key, format and options) prints what it printed.
     shown = ReportOptions(
@@ -110,6 +128,7 @@ def run(options: Options) -> int:
         show_suppressed=options.show_suppressed,
         docs_url=options.docs_url,
         show_info=options.show_info or config.show_info or config.fail_on == Severity.INFO,
+        live=options.cluster,
     )
     keys = _keys(options, config, cache, inputs, shown)
     printed = cache.get_output(keys.output) if cache is not None and keys.output is not None else None
@@ -119,10 +138,13 @@ def run(options: Options) -> int:
     from gpustack.lint.engine import Run, lint
     from gpustack.lint.input.load import load_inputs
 
-    engine_run = Run(config, partial=options.partial, catalogue=catalogue, cache=cache)
+    facts = live.facts if live else None  # else the config's spec's, if any (Run reads it)
+    engine_run = Run(config, partial=options.partial, catalogue=catalogue, cache=cache, cluster=facts)
     loaded = load_inputs(inputs, cache=cache, work=engine_run)
     units = cache.units(keys.settings, inputs) if cache is not None and keys.settings is not None else None
     report = lint(loaded, units=units, run=engine_run)
+    if live:
+        report = replace(report, notes=report.notes + live.notes)
     report, output = _fixed(options, loaded, report, engine_run)
     return _reported(options, config, report, output, shown, cache, keys)
 
@@ -152,6 +174,25 @@ def _config(options: Options, start: Path, catalogue: Mapping[str, RuleInfo]) ->
         severities={**config.severities, **severities(options.severity or (), catalogue)},
         baseline=None if options.write_baseline else options.baseline or config.baseline,
         roots=(*config.roots, *_folders(options.set_roots or (), "--set-root")),
+    )
+
+
+def _live(options: Options, config: Config) -> Live | None:
+    """The live cluster the options name, combined with the config's spec; None without one."""
+    if not options.live:
+        return None
+    if options.cluster and options.paths:
+        raise UsageError("--cluster lints the cluster's running workloads: give it no PATH (--kubeconfig "
+                         "alone lints files with the cluster as context)")
+    if options.cluster and (options.fix or options.diff):
+        raise UsageError("--fix and --diff edit files; the cluster's workloads are no files")
+    if options.request_timeout is not None and options.request_timeout <= 0:
+        raise UsageError("--request-timeout must be a number of seconds above 0")
+    from gpustack.lint.live.session import read_live
+
+    kubeconfig = str(options.kubeconfig) if options.kubeconfig else None
+    return read_live(
+        kubeconfig, options.context, config.cluster(), workloads=options.cluster, timeout=options.request_timeout
     )
 
 

@@ -34,6 +34,8 @@ REPO = Path(__file__).resolve().parents[2]
 SERVICE_CIDR = "10.96.0.0/16"
 READY_SECONDS = 180  # generous: CI machines may be busy
 USERS = ("admin", "kube-scheduler", "kube-controller-manager")
+# A user in no group, so only what RBAC grants it by name: `limited.kubeconfig` (tests/cluster/test_live.py).
+LIMITED_USER = "limited"
 
 
 def free_port() -> int:
@@ -156,13 +158,14 @@ def _start_control_plane(launcher: Launcher, bin_dir: Path, gates: Mapping[str, 
     state = launcher.state
     pki = state / "pki"
     make_pki(pki)
-    tokens = {user: secrets.token_hex(16) for user in USERS}
+    tokens = {user: secrets.token_hex(16) for user in (*USERS, LIMITED_USER)}
     # Every component is in system:masters: the harness tests the stack, not RBAC of the control plane.
-    (state / "tokens.csv").write_text("".join(f"{t},{u},{u},system:masters\n" for u, t in tokens.items()))
+    (state / "tokens.csv").write_text("".join(
+        f"{t},{u},{u}{',system:masters' if u != LIMITED_USER else ''}\n" for u, t in tokens.items()))
     etcd_port, peer_port, api_port = free_port(), free_port(), free_port()
     server = f"https://127.0.0.1:{api_port}"
     for user, token in tokens.items():
-        name = "kubeconfig" if user == "admin" else f"{user}.kubeconfig"
+        name = "kubeconfig" if user == "admin" else f"{user}.kubeconfig"  # limited.kubeconfig: LIMITED_USER
         (state / name).write_text(kubeconfig(server, pki / "ca.crt", user, token))
     launcher.start("etcd", [
         str(bin_dir / "etcd"), "--name=gpustack", f"--data-dir={state / 'etcd'}",

@@ -27,6 +27,7 @@ from gpustack.lint.facts.pools import (
 if TYPE_CHECKING:
     from gpustack.lint.input.cache import Cache
     from gpustack.spec.featuregates import Feature
+    from gpustack.spec.gpu_catalogue import GpuModel
     from gpustack.spec.models import GpuStack
     from gpustack.spec.models.cluster import NodePool
 
@@ -103,9 +104,18 @@ def effective_gates(stack: GpuStack) -> dict[str, bool]:
 def _pool(stack: GpuStack, pool: NodePool, gates: Mapping[str, bool], *, hami: bool, gfd: bool) -> Pool:
     from gpustack.spec.pools import gpu_model
 
-    model = gpu_model(pool)
-    gpu = GpuFacts(
-        model=pool.gpu.model,
+    gpu = catalogue_facts(pool.gpu.model, gpu_model(pool))
+    sharing = _sharing(stack, pool, hami=hami)
+    resources = _resources(stack, pool, gpu, sharing, gates)
+    labels = {**_discovered_labels(stack, pool, gpu, sharing, gfd=gfd), **pool.labels}
+    taints = tuple(Taint(t.key, t.value, t.effect) for t in pool.taints)
+    return Pool(pool.name, pool.count, pool.gpu.count, gpu, labels, taints, sharing, pool.driver.source, resources)
+
+
+def catalogue_facts(name: str, model: GpuModel) -> GpuFacts:
+    """The rules' facts of a catalogue entry (``specs/gpus.yaml``), under the name ``name``."""
+    return GpuFacts(
+        model=name,
         product=model.product,
         family=model.architecture,
         memory_mib=model.memoryMiB,
@@ -115,11 +125,6 @@ def _pool(stack: GpuStack, pool: NodePool, gates: Mapping[str, bool], *, hami: b
         compute_capability=model.computeCapability,
         datacenter=model.segment == "datacenter",
     )
-    sharing = _sharing(stack, pool, hami=hami)
-    resources = _resources(stack, pool, gpu, sharing, gates)
-    labels = {**_discovered_labels(stack, pool, gpu, sharing, gfd=gfd), **pool.labels}
-    taints = tuple(Taint(t.key, t.value, t.effect) for t in pool.taints)
-    return Pool(pool.name, pool.count, pool.gpu.count, gpu, labels, taints, sharing, pool.driver.source, resources)
 
 
 def _sharing(stack: GpuStack, pool: NodePool, *, hami: bool) -> Sharing:

@@ -28,6 +28,13 @@ class ReportOptions:
     show_suppressed: bool = False  # list suppressed findings too
     docs_url: str | None = None  # SARIF: base URL of the rule docs (None: GPUSTACK_DOCS_URL, else no helpUri)
     show_info: bool = False  # text and GitHub: list info findings too (JSON and SARIF always do)
+    live: bool = False  # --cluster: findings are at Kind/namespace/name of a live cluster, in no file
+
+    def where(self, finding: Finding) -> str | None:
+        """``Kind/namespace/name`` of a live cluster's finding; None for a file's."""
+        if not self.live:
+            return None
+        return finding.object.slashed() if finding.object else finding.file
 
 
 class Reporter(Protocol):
@@ -51,9 +58,10 @@ def shown_findings(report: Report, options: ReportOptions) -> tuple[Finding, ...
     return tuple(finding for finding in report.findings if finding.severity > Severity.INFO)
 
 
-def summary(report: Report, shown: tuple[Finding, ...] | None = None) -> str:
+def summary(report: Report, shown: tuple[Finding, ...] | None = None, *, live: bool = False) -> str:
     """One line: what was read, what was found, what was hidden, what could not be read.
-    ``shown``: the findings listed (``shown_findings``), when not all of them."""
+    ``shown``: the findings listed (``shown_findings``), when not all of them; ``live``: the
+    objects are a cluster's running workloads, in no file."""
     shown = report.findings if shown is None else shown
     counts = {str(severity): 0 for severity in sorted({f.severity for f in shown}, reverse=True)}
     for finding in shown:
@@ -73,7 +81,12 @@ def summary(report: Report, shown: tuple[Finding, ...] | None = None) -> str:
         parts.append(f"{baselined} in the baseline")
     if report.errors:
         parts.append(f"{plural(len(report.errors), 'input error')}")
-    return f"{plural(report.files, 'file')}, {plural(report.objects, 'object')}: {', '.join(parts)}"
+    read = (
+        f"{plural(report.objects, 'running workload')} in the cluster"
+        if live
+        else f"{plural(report.files, 'file')}, {plural(report.objects, 'object')}"
+    )
+    return f"{read}: {', '.join(parts)}"
 
 
 def baseline_count(report: Report) -> int:

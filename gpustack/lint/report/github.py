@@ -13,25 +13,32 @@ _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: 
 
 def render(report: Report, options: ReportOptions) -> str:
     shown = shown_findings(report, options)
-    lines = [_finding(finding) for finding in shown]
+    lines = [_finding(finding, options.where(finding)) for finding in shown]
     lines += [
         _command("error", {"file": e.file, "line": e.line, "col": e.column, "title": "unreadable input"}, e.message)
         for e in report.errors
     ]
     if options.show_suppressed:
-        lines += [_finding(item.finding, suppressed_by=item.suppression.source) for item in report.suppressed]
+        lines += [
+            _finding(item.finding, options.where(item.finding), suppressed_by=item.suppression.source)
+            for item in report.suppressed
+        ]
     lines += [_command("notice", {"file": n.file, "line": n.line}, n.message) for n in report.notes]
-    lines.append(summary(report, shown))
+    lines.append(summary(report, shown, live=options.live))
     return "".join(line + "\n" for line in lines)
 
 
-def _finding(finding: Finding, *, suppressed_by: str | None = None) -> str:
-    title = f"{finding.rule} {finding.name}"
+def _finding(finding: Finding, where: str | None, *, suppressed_by: str | None = None) -> str:
+    """An annotation on the finding's file and line; one on a live cluster's object
+    (``where``) has no file and names the object in its title."""
+    title = f"{finding.rule} {finding.name}" + (f" ({where})" if where else "")
     message = finding.message + (f"\nFix: {finding.fix}" if finding.fix else "")
     level = _LEVELS[finding.severity]
     if suppressed_by:
         level, title = "notice", f"{title} (suppressed by {suppressed_by})"
-    properties = {"file": finding.file, "line": finding.line, "col": finding.column, "title": title}
+    properties: dict[str, object] = {"title": title}
+    if not where:
+        properties = {"file": finding.file, "line": finding.line, "col": finding.column, **properties}
     return _command(level, properties, message)
 
 

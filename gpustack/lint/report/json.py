@@ -23,7 +23,7 @@ from gpustack.lint.report.model import Report
 
 def render(report: Report, options: ReportOptions) -> str:
     document: dict[str, Any] = {
-        "findings": [finding_json(finding) for finding in report.findings],
+        "findings": [finding_json(finding, options.where(finding)) for finding in report.findings],
         "errors": [{"file": e.file, "line": e.line, "message": e.message} for e in report.errors],
         "notes": [{"file": n.file, "line": n.line, "message": n.message} for n in report.notes],
         "summary": {
@@ -45,18 +45,20 @@ def render(report: Report, options: ReportOptions) -> str:
             "stale": report.baseline.stale,
         }
     if options.show_suppressed:
-        document["suppressed"] = [_suppressed_json(item) for item in report.suppressed]
+        document["suppressed"] = [_suppressed_json(item, options.where(item.finding)) for item in report.suppressed]
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
-def finding_json(finding: Finding) -> dict[str, Any]:
+def finding_json(finding: Finding, where: str | None = None) -> dict[str, Any]:
+    """The finding; at ``where`` (a live cluster's ``Kind/namespace/name``, in ``file``) it
+    has no line or column."""
     return {
         "rule": finding.rule,
         "name": finding.name,
         "severity": str(finding.severity),
-        "file": finding.file,
-        "line": finding.line,
-        "column": finding.column,
+        "file": where or finding.file,
+        "line": None if where else finding.line,
+        "column": None if where else finding.column,
         "object": finding.object.as_json() if finding.object else {},
         "message": finding.message,
         "fix": finding.fix,
@@ -65,10 +67,10 @@ def finding_json(finding: Finding) -> dict[str, Any]:
     }
 
 
-def _suppressed_json(item: Suppressed) -> dict[str, Any]:
+def _suppressed_json(item: Suppressed, where: str | None) -> dict[str, Any]:
     suppression = item.suppression
     return {
-        **finding_json(item.finding),
+        **finding_json(item.finding, where),
         "suppression": {
             "source": suppression.source,
             "reason": suppression.reason,

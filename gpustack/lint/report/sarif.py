@@ -38,13 +38,13 @@ def render(report: Report, options: ReportOptions) -> str:
     rule_ids = list(report.catalogue)
     base = options.docs_url or os.environ.get(DOCS_URL_VARIABLE)
     docs = urljoin(_folder(base), DOCS_PATH) if base else None
-    results = [_result(finding, rule_ids) for finding in report.findings]
+    results = [_result(finding, rule_ids, options.where(finding)) for finding in report.findings]
     if options.show_suppressed:
         for item in report.suppressed:
             suppression = {"kind": _SUPPRESSION_KINDS.get(item.suppression.source, "external"), "status": "accepted"}
             if item.suppression.reason:
                 suppression["justification"] = item.suppression.reason
-            results.append({**_result(item.finding, rule_ids), "suppressions": [suppression]})
+            results.append({**_result(item.finding, rule_ids, options.where(item.finding)), "suppressions": [suppression]})
     notifications = [_error(error) for error in report.errors] + [_note(note) for note in report.notes]
     run = {
         "tool": {
@@ -84,16 +84,18 @@ def _rule(info: RuleInfo, docs: str | None) -> dict[str, Any]:
     return rule
 
 
-def _result(finding: Finding, rule_ids: list[str]) -> dict[str, Any]:
-    location: dict[str, Any] = {
-        "physicalLocation": {
+def _result(finding: Finding, rule_ids: list[str], where: str | None) -> dict[str, Any]:
+    """The result at its file's region, with the object as a logical location; a live
+    cluster's (``where``: ``Kind/namespace/name``) at the logical location only."""
+    location: dict[str, Any] = {}
+    if not where:
+        location["physicalLocation"] = {
             "artifactLocation": {"uri": _uri(finding.file)},
             "region": {"startLine": finding.line, "startColumn": finding.column},
         }
-    }
     if finding.object and finding.object.kind:
         location["logicalLocations"] = [
-            {"name": finding.object.name or "", "fullyQualifiedName": str(finding.object), "kind": "resource"}
+            {"name": finding.object.name or "", "fullyQualifiedName": where or str(finding.object), "kind": "resource"}
         ]
     result: dict[str, Any] = {
         "ruleId": finding.rule,
