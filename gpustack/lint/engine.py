@@ -43,9 +43,11 @@ from gpustack.lint.model import (
     PodSpec,
     Resource,
     copied,
+    resources_by_file,
 )
 from gpustack.lint.policy import suppress
 from gpustack.lint.policy.config import FILENAME, Config
+from gpustack.lint import unread
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import dispatch, kustomize
 from gpustack.lint.report.model import Report
@@ -79,9 +81,12 @@ def lint(
     if run.partial and any(rule.scope == "set" for rule in enabled):
         skipped = ", ".join(rule.id for rule in enabled if rule.scope == "set")
         notes.append(Note(f"{skipped} skipped: --partial input is not the whole set these rules need"))
+    by_file = resources_by_file(loaded.resources)
     each = replace(
         run.each,
-        values_files={file: chart for file in loaded.texts if (chart := config.values_chart(file))},
+        values_files={
+            file: chart for file, resources in by_file.items() if (chart := unread.chart_of_values(config, file, resources))
+        },
         texts=loaded.texts,
     )
     pod_specs: list[PodSpec] = []
@@ -99,6 +104,7 @@ def lint(
         ctx = dispatch.same_releases(ctx, replace(ctx, set_facts=facts))
         pod_specs += ctx.pod_specs
         notes += _release_notes(ctx)
+        notes += unread.notes(resources_by_file(root.resources), dispatch.releases(ctx))
         label, before = root.label, len(results)
         for file, with_facts in zip(found, files.with_facts(found, local, facts, facts_key, errors), strict=True):
             results += [(hit, _in_root(finding, label)) for hit, finding in (*file.results, *with_facts)]
@@ -271,7 +277,7 @@ class Run:
     ) -> Results:
         """What ``rules`` find in one file's objects and pod specs, root not yet set: the
         context holds that file alone (its text, its chart values setting)."""
-        chart = self.config.values_chart(name)
+        chart = unread.chart_of_values(self.config, name, resources)
         ctx = replace(
             self.each,
             resources=tuple(resources),
