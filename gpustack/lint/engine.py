@@ -49,7 +49,7 @@ from gpustack.lint.policy import suppress
 from gpustack.lint.policy.config import FILENAME, Config
 from gpustack.lint import unread
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import dispatch, kustomize
+from gpustack.lint.releases import deployed, dispatch
 from gpustack.lint.report.model import Report
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ def lint(
             results += [(hit, _in_root(finding, label)) for hit, finding in (*file.results, *with_facts)]
         shared = [rule for rule in enabled if rule not in local]
         results += _root_results(ctx, root, shared, local, config, catalogue, errors, ctx.pod_specs[from_files:])
-        results[before:], skipped = kustomize.deployed_only(ctx, results[before:])
+        results[before:], skipped = deployed.deployed_only(ctx, results[before:])
         notes += skipped
     if len(roots) > 1:  # a file two clusters deploy is linted with each: report it once
         results = _first_of_each(results)

@@ -154,7 +154,7 @@ def clusters(root: Root) -> list[Root]:
     pointers = [
         (home, target)
         for resource in root.resources
-        if (paths := _gitops_paths(resource))
+        if (paths := gitops_paths(resource))
         for home in (os.path.dirname(os.path.abspath(resource.file)),)
         for path in paths
         if not _within(target := os.path.normpath(os.path.join(base, path.lstrip("/"))), {home})
@@ -177,7 +177,7 @@ def clusters(root: Root) -> list[Root]:
     return [Root(entry, tuple(members[entry]), entry) for entry in entries]
 
 
-def _gitops_paths(resource: Resource) -> list[str]:
+def gitops_paths(resource: Resource) -> list[str]:
     """The repository paths a Flux Kustomization or an Argo CD Application deploys."""
     if resource.kind not in ("Kustomization", "Application"):  # before ``ref``: most objects are neither
         return []
