@@ -95,6 +95,11 @@ def lint(
         list[Path], "--chart-values", "DIR",
         "A chart folder or packaged .tgz whose values keys GS031 checks releases of that chart against (repeatable).",
     ) = None,
+    values_of: _optional(
+        str, "--chart", "NAME[@VERSION]",
+        "The chart whose values the input's plain values files are (as with helm -f), e.g."
+        " nvidia-device-plugin@0.17.1: files that hold no Kubernetes objects are checked as its values.",
+    ) = None,
     select: _optional(
         list[str], "--select", "IDS", "Run only these rules, e.g. GS001,GS004 (repeatable; config select)."
     ) = None,
@@ -185,7 +190,7 @@ def lint(
         paths=paths, output_format=output_format, fail_on=fail_on, distribution=distribution, spec=spec,
         config_file=config_file, no_suppressions=no_suppressions, show_suppressed=show_suppressed, show_info=show_info,
         fail_if_no_objects=fail_if_no_objects, partial=partial, kubernetes_version=kubernetes_version,
-        chart_values=chart_values, select=select, ignore=ignore, severity=severity, baseline=baseline,
+        chart_values=chart_values, values_of=values_of, select=select, ignore=ignore, severity=severity, baseline=baseline,
         write_baseline=write_baseline, docs_url=docs_url, fix=fix, diff=diff, set_roots=set_roots,
         no_cache=no_cache, cache_dir=cache_dir, color=color, kubeconfig=kubeconfig, context=context,
         cluster=cluster, print_rbac=print_rbac, request_timeout=request_timeout,

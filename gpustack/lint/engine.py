@@ -43,11 +43,13 @@ from gpustack.lint.model import (
     PodSpec,
     Resource,
     copied,
+    resources_by_file,
 )
 from gpustack.lint.policy import suppress
 from gpustack.lint.policy.config import FILENAME, Config
+from gpustack.lint import unread
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import dispatch, kustomize
+from gpustack.lint.releases import deployed, dispatch
 from gpustack.lint.report.model import Report
 
 if TYPE_CHECKING:
@@ -80,9 +82,12 @@ def lint(
     if run.partial and any(rule.scope == "set" for rule in enabled):
         skipped = ", ".join(rule.id for rule in enabled if rule.scope == "set")
         notes.append(Note(f"{skipped} skipped: --partial input is not the whole set these rules need"))
+    by_file = resources_by_file(loaded.resources)
     each = replace(
         run.each,
-        values_files={file: chart for file in loaded.texts if (chart := config.values_chart(file))},
+        values_files={
+            file: chart for file, resources in by_file.items() if (chart := unread.chart_of_values(config, file, resources))
+        },
         texts=loaded.texts,
     )
     pod_specs: list[PodSpec] = []
@@ -100,12 +105,13 @@ def lint(
         ctx = dispatch.same_releases(ctx, replace(ctx, set_facts=facts))
         pod_specs += ctx.pod_specs
         notes += _release_notes(ctx)
+        notes += unread.notes(resources_by_file(root.resources), dispatch.releases(ctx))
         label, before = root.label, len(results)
         for file, with_facts in zip(found, files.with_facts(found, local, facts, facts_key, errors), strict=True):
             results += [(hit, _in_root(finding, label)) for hit, finding in (*file.results, *with_facts)]
         shared = [rule for rule in enabled if rule not in local]
         results += _root_results(ctx, root, shared, local, config, catalogue, errors, ctx.pod_specs[from_files:])
-        results[before:], skipped = kustomize.deployed_only(ctx, results[before:])
+        results[before:], skipped = deployed.deployed_only(ctx, results[before:])
         notes += skipped
     if len(roots) > 1:  # a file two clusters deploy is linted with each: report it once
         results = _first_of_each(results)
@@ -275,7 +281,7 @@ class Run:
     ) -> Results:
         """What ``rules`` find in one file's objects and pod specs, root not yet set: the
         context holds that file alone (its text, its chart values setting)."""
-        chart = self.config.values_chart(name)
+        chart = unread.chart_of_values(self.config, name, resources)
         ctx = replace(
             self.each,
             resources=tuple(resources),

@@ -52,6 +52,7 @@ class Options:
     partial: bool = False
     kubernetes_version: str | None = None
     chart_values: list[Path] | None = None
+    values_of: str | None = None
     select: list[str] | None = None
     ignore: list[str] | None = None
     severity: list[str] | None = None
@@ -165,6 +166,7 @@ def _config(options: Options, start: Path, catalogue: Mapping[str, RuleInfo]) ->
         suppressions=config.suppressions and not options.no_suppressions,
         kubernetes_version=options.kubernetes_version,
         chart_values=tuple(options.chart_values or ()),
+        values_of=_chart_reference(options.values_of),
         selection=config.selection.before(
             Choice(
                 rule_ids(options.select, catalogue, "--select") if options.select else None,
@@ -194,6 +196,16 @@ def _live(options: Options, config: Config) -> Live | None:
     return read_live(
         kubeconfig, options.context, config.cluster(), workloads=options.cluster, timeout=options.request_timeout
     )
+
+
+def _chart_reference(text: str | None) -> str | None:
+    """``--chart NAME[@VERSION]`` as written, or a usage error."""
+    if text is None:
+        return None
+    name, _, version = text.partition("@")
+    if not name.strip() or (not version.strip() and "@" in text) or any(char.isspace() for char in text):
+        raise UsageError(f"--chart {text!r}: give a chart name, optionally with @VERSION (nvidia-device-plugin@0.17.1)")
+    return text
 
 
 def _folders(paths: Iterable[Path], option: str) -> list[Path]:

@@ -156,10 +156,11 @@ def test_a_cluster_gives_the_findings_of_its_paths_linted_alone(monorepo: Path) 
 
 def test_one_cluster_entry_splits_nothing(monorepo: Path) -> None:
     """Without staging, production's entry is the repository's only one: one set, whose
-    monitoring selects the staging folder's rule too (kept, deployed by nothing)."""
+    monitoring selects the staging folder's rule too (kept, deployed by nothing). The report
+    names the set by its GitOps entry, not by the folder that holds the repository."""
     shutil.rmtree(monorepo / "clusters" / "staging")
     report = linted(monorepo)
-    assert {finding.root for finding in report.findings} == {str(monorepo)}
+    assert {finding.root for finding in report.findings} == {str(monorepo / "clusters" / "production")}
     assert rules_in(report, monorepo / "apps" / "staging") == set()
 
 

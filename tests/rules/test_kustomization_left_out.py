@@ -63,7 +63,7 @@ def test_a_file_its_kustomization_leaves_out_gets_a_note_not_findings() -> None:
     report = lint(LoadResult.merge(load_text(name, text) for name, text in files), Config())
     assert {(f.file, f.rule) for f in report.findings if f.rule == "GS002"} == {("apps/comfyui/pod.yaml", "GS002")}
     [note] = [n for n in report.notes if n.file == "apps/comfyui/bak.pod.yaml"]
-    assert note.message.startswith("not linted as deployed: the kustomization.yaml beside it does not list it")
+    assert note.message.startswith("not linted as deployed: apps/comfyui/kustomization.yaml does not list it")
 
 
 def test_a_kustomization_under_another_file_name_governs_no_folder() -> None:
@@ -76,3 +76,59 @@ def test_a_kustomization_under_another_file_name_governs_no_folder() -> None:
     report = lint(LoadResult.merge(load_text(name, text) for name, text in files), Config())
     assert [f.file for f in report.findings if f.rule == "GS002"] == ["flat/pod.yaml"]
     assert not [n for n in report.notes if n.message.startswith("not linted as deployed")]
+
+
+FLUX_KS = """\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {{name: {name}, namespace: flux-system}}
+spec:
+  path: {path}
+  sourceRef: {{kind: GitRepository, name: flux-system}}
+"""
+
+
+def _flux_repo(parent: str, path: str = "./kubernetes/apps/kube-system/{app}/app") -> list[tuple[str, str]]:
+    """A Flux repository laid out as home-ops templates lay it out: the namespace folder's
+    kustomization lists each app's ks.yaml, whose Flux Kustomization deploys the app folder."""
+    files = [("kubernetes/apps/kube-system/kustomization.yaml", parent)]
+    for app in ("comfyui", "comfyui-old"):
+        files += [
+            (f"kubernetes/apps/kube-system/{app}/ks.yaml", FLUX_KS.format(name=app, path=path.format(app=app))),
+            (f"kubernetes/apps/kube-system/{app}/app/kustomization.yaml", "resources: [./pod.yaml]\n"),
+            (f"kubernetes/apps/kube-system/{app}/app/pod.yaml", PRIVILEGED_GPU_POD),
+        ]
+    return files
+
+
+def _linted_apps(files: list[tuple[str, str]]) -> tuple[set[str], set[str]]:
+    report = lint(LoadResult.merge(load_text(name, text) for name, text in files), Config())
+    found = {f.file.split("/")[3] for f in report.findings if f.rule == "GS002"}
+    noted = {n.file.split("/")[3] for n in report.notes if n.file and n.message.startswith("not linted as deployed")}
+    return found, noted
+
+
+def test_an_app_whose_ks_yaml_its_parent_leaves_out_is_not_deployed_nor_what_it_points_at() -> None:
+    """The parent lists one app's ks.yaml and has the other's commented out: the Flux
+    Kustomization in that ks.yaml is never applied, so its app folder is never deployed."""
+    found, noted = _linted_apps(_flux_repo("resources:\n  - ./comfyui/ks.yaml\n  # - ./comfyui-old/ks.yaml\n"))
+    assert (found, noted) == ({"comfyui"}, {"comfyui-old"})
+
+
+def test_apps_the_parent_lists_are_deployed_through_their_flux_kustomization() -> None:
+    found, noted = _linted_apps(_flux_repo("resources: [./comfyui/ks.yaml, ./comfyui-old/ks.yaml]\n"))
+    assert (found, noted) == ({"comfyui", "comfyui-old"}, set())
+
+
+def test_a_path_with_flux_variables_matches_any_folder_name_there() -> None:
+    """``${APP}`` is substituted by Flux (postBuild): the path may point at any app folder, so
+    a listed ks.yaml still deploys its app."""
+    files = _flux_repo("resources: [./comfyui/ks.yaml, ./comfyui-old/ks.yaml]\n", "./kubernetes/apps/kube-system/${{APP}}/app")
+    found, noted = _linted_apps(files)
+    assert (found, noted) == ({"comfyui", "comfyui-old"}, set())
+
+
+def test_without_any_kustomization_nothing_is_taken_as_undeployed() -> None:
+    files = [(name, text) for name, text in _flux_repo("") if not name.endswith("kustomization.yaml")]
+    found, noted = _linted_apps(files)
+    assert (found, noted) == ({"comfyui", "comfyui-old"}, set())

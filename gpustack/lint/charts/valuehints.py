@@ -1,5 +1,6 @@
-"""What GS031 and GS042 say about a values key: which keys a layer writes, which versions of the
-chart read a key, and the key the templates read that was most likely meant."""
+"""What GS031 and GS042 say about a values key: which keys a layer writes (and which it writes
+empty), which versions of the chart read a key, and the key the templates read that was most
+likely meant."""
 
 from __future__ import annotations
 
@@ -25,6 +26,18 @@ def written(layer: ValuesLayer) -> Iterator[KeyPath]:
                 yield from walk(value, (*prefix, key))
 
     yield from walk(layer.values, ())
+
+
+def asks_nothing(layer: ValuesLayer, path: KeyPath) -> bool:
+    """The layer writes ``path`` null or empty (``noTimestamp: null``, ``namespaceOverride: ""``,
+    a key left without a value by a stray line): what a block copied from the chart's
+    values.yaml writes, asking for nothing the chart would miss (Helm drops a null key)."""
+    node: Any = layer.values
+    for key in path:
+        if not isinstance(node, Mapping) or key not in node:
+            return False  # a `--set` list item's key: its value is not held
+        node = node[key]
+    return node is None or node in ("", {}, [])
 
 
 def other_versions(keys: ChartKeys, path: KeyPath) -> str | None:

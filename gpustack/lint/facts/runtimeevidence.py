@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpustack.lint.charts import chartkeys, chartversions
-from gpustack.lint.facts import clusterpolicy, deviceplugins
+from gpustack.lint.facts import clusterpolicy, deviceplugins, talos
 from gpustack.lint.model import Path, Resource, get_value
 from gpustack.lint.releases import dispatch, helmvalues
 
@@ -86,15 +86,10 @@ def _from_documents(resources: tuple[Resource, ...]) -> Iterator[Evidence]:
         if resource.kind is None and isinstance(resource.data.get("default-runtime"), str):
             runtime = resource.data["default-runtime"]
             yield Evidence(runtime == "nvidia", resource, ("default-runtime",), f"K3s/RKE2 config sets default-runtime: {runtime}")
-        elif _is_talconfig(resource):
+        elif talos.is_talconfig(resource):
             yield from _talconfig(resource)
         elif resource.kind is None:
             yield from _machine_files(resource, (), resource.data)
-
-
-def _is_talconfig(resource: Resource) -> bool:
-    """talhelper's ``talconfig.yaml``: a cluster name and its nodes."""
-    return resource.kind is None and "clusterName" in resource.data and isinstance(resource.data.get("nodes"), list)
 
 
 def _talconfig(resource: Resource) -> Iterator[Evidence]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpustack.lint.model import Note, Resource
 
@@ -34,18 +34,22 @@ GIT = ".git"
 @dataclass(frozen=True)
 class Root:
     """A part of the input linted as a whole set: the resources of ``folder`` (None: the
-    top root, the files in no root folder)."""
+    top root, the files in no root folder). ``entry``: the folder of the GitOps objects that
+    deploy the rest (``clusters``), when the root has one; the report names the root by it."""
 
     folder: str | None
     resources: tuple[Resource, ...]
+    entry: str | None = None
 
     @property
     def label(self) -> str | None:
-        """The folder as the report shows it: relative to the working folder when inside it."""
-        if self.folder is None:
+        """The entry (else the folder) as the report shows it: relative to the working folder
+        when inside it."""
+        shown = self.entry or self.folder
+        if shown is None:
             return None
-        relative = os.path.relpath(self.folder)
-        return self.folder if relative == ".." or relative.startswith(".." + os.sep) else relative
+        relative = os.path.relpath(shown)
+        return shown if relative == ".." or relative.startswith(".." + os.sep) else relative
 
 
 def repositories(files: Iterable[str]) -> tuple[str, ...]:
@@ -145,12 +149,12 @@ def clusters(root: Root) -> list[Root]:
     deploys) is linted with each of them; a file in none of them (``talos/``, a kustomize base
     the paths reach through ``resources``) with every one. A path inside its object's own
     folder (``apps/x/ks.yaml`` deploying ``apps/x/app``) deploys what sits beside it: it
-    splits nothing, so the usual one-cluster repository stays one set."""
+    splits nothing, so the usual one-cluster repository stays one set, named by its one entry."""
     base = root.folder or os.getcwd()
     pointers = [
         (home, target)
         for resource in root.resources
-        if (paths := _gitops_paths(resource))
+        if (paths := gitops_paths(resource))
         for home in (os.path.dirname(os.path.abspath(resource.file)),)
         for path in paths
         if not _within(target := os.path.normpath(os.path.join(base, path.lstrip("/"))), {home})
@@ -164,16 +168,16 @@ def clusters(root: Root) -> list[Root]:
     reach = {home: _closure(home, pointers) for home in homes}
     entries = [home for home in homes if not any(other != home and _within(home, reach[other]) for other in homes)]
     if len(entries) < 2:
-        return [root]
+        return [replace(root, entry=entries[0] if entries else None)]
     members: dict[str, list[Resource]] = {entry: [] for entry in entries}
     for resource in root.resources:
         path = files[resource.file]
         for entry in [entry for entry in entries if _within(path, reach[entry])] or entries:
             members[entry].append(resource)
-    return [Root(entry, tuple(members[entry])) for entry in entries]
+    return [Root(entry, tuple(members[entry]), entry) for entry in entries]
 
 
-def _gitops_paths(resource: Resource) -> list[str]:
+def gitops_paths(resource: Resource) -> list[str]:
     """The repository paths a Flux Kustomization or an Argo CD Application deploys."""
     if resource.kind not in ("Kustomization", "Application"):  # before ``ref``: most objects are neither
         return []

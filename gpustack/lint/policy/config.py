@@ -78,6 +78,7 @@ class Config:
     suppressions: bool = True
     spec: Path | None = None
     values: tuple[tuple[str, str], ...] = ()  # (path pattern, "chart[@version]")
+    values_of: str | None = None  # --chart: the chart of the input's plain values files
     kubernetes_version: str | None = None  # --kubernetes-version
     chart_values: tuple[Path, ...] = ()  # --chart-values: chart folders or .tgz files
     exemptions: tuple[Exemption, ...] = ()

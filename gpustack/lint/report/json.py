@@ -3,9 +3,10 @@
 ``findings``, ``errors`` and ``summary`` are exactly the contract's; ``notes`` and
 ``summary.suppressed`` are always present, ``summary.baseline`` (file, findings matched,
 recorded findings that no longer occur) with a baseline, ``suppressed`` (baseline matches
-included) only with ``--show-suppressed``. A finding's ``root`` is the folder of the root
-(``roots.py``: a git repository, a ``--set-root``) whose set it was judged in; null for the
-files in no root. ``summary.errors`` counts input errors (the ``errors`` list), not findings of severity error:
+included) only with ``--show-suppressed``. A finding's ``root`` names the root whose set it
+was judged in (``roots.py``): its GitOps entry (the folder of the Flux Kustomizations or Argo CD
+Applications that deploy the rest) where it has one, else its folder (a git repository, a
+``--set-root``); null for the files in no root. ``summary.errors`` counts input errors (the ``errors`` list), not findings of severity error:
 ``summary.error``, ``summary.warning`` and ``summary.info`` count findings by severity,
 ``summary.input_errors`` says the same as ``summary.errors`` under a name that cannot be misread.
 """

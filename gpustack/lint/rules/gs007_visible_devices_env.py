@@ -9,8 +9,10 @@ warning: the runtime honours it, and it is right only if those happen to be the 
 GPUs. ``void`` and ``none`` hide GPUs and are fine. With a spec, ``all`` (or more ids than the
 request) is not reported when every pool the pod can land on has no more GPUs per node than it
 requests, without MIG or HAMi: the node has nothing more to expose. Without a spec, how many
-GPUs the nodes have is unknown: ``all`` beside a GPU request is a warning (an error where the
-spec shows larger nodes, or where ids name more GPUs than requested).
+GPUs the nodes have is unknown: ``all`` beside a GPU request is info (on one-GPU nodes, which
+most such sets run on, it grants nothing: judged on public repositories, the warning was right
+once in ten); an error where the spec shows larger nodes, or where ids name more GPUs than
+requested.
 
 ``CUDA_VISIBLE_DEVICES`` is read by CUDA inside the container, over the GPUs the container
 was given, numbered from 0. Ordinals beyond the request do not exist (CUDA stops at the first
@@ -93,7 +95,7 @@ def _nvidia(
         if requested and _nothing_more_to_expose(pod, requested, cluster):
             return None
         if requested and cluster is None and len(ids) <= requested:  # "all", node size unknown
-            severity = Severity.WARNING
+            severity = Severity.INFO
             why = (f" but requests {_plural(requested)}: on a node with more GPUs, the nvidia runtime exposes"
                    " them all whatever the scheduler allocated")
         else:

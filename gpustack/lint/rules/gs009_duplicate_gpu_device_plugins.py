@@ -20,7 +20,7 @@ from gpustack.lint.facts import deviceplugins, placement
 from gpustack.lint.facts.pools import ClusterFacts
 from gpustack.lint.model import Hit, PodSpec, Resource
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import dispatch, kustomize
+from gpustack.lint.releases import deployed, dispatch
 
 OPERATOR_LABEL = placement.OPERATOR_DEVICE_PLUGIN_LABEL
 
@@ -33,7 +33,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
         plugin for resource in ctx.resources for plugin in deviceplugins.device_plugins(resource, pods.get(resource, ()))
     ]
     plugins += [plugin for release in dispatch.releases(ctx) if (plugin := deviceplugins.release_plugin(release))]
-    left_out = kustomize.left_out_by_kustomization(ctx)
+    left_out = deployed.left_out(ctx)
     plugins = [plugin for plugin in plugins if plugin.resource.file not in left_out]
     # Each pair once, on the plugin whose file sorts first (the message names both): the same
     # finding whichever order the paths were given in, so that baselines keep matching.

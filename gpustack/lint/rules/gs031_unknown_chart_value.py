@@ -9,7 +9,8 @@ from ``chartversions.resolve`` (ranges, patch releases, no pin: with a note). A 
 key data covers is a limit of gpustack's knowledge, not the user's problem: the engine reports
 it as a note, not a finding. Keys below a
 subtree the templates take whole (``toYaml``) are not judged; keys ``values.yaml`` declares
-but no template reads are GS042's.
+but no template reads are GS042's. A key written null or empty asks for nothing (Helm drops
+a null key) and is not reported.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ def check(ctx: LintContext) -> Iterator[Hit]:
         resolution = chartversions.resolve(release.chart, release.version, ctx.chart_values)
         for layer in release.layers:
             for path in valuehints.written(layer):
-                yield from _check_key(release, layer, path, resolution)
+                if not valuehints.asks_nothing(layer, path):
+                    yield from _check_key(release, layer, path, resolution)
 
 
 def _check_key(

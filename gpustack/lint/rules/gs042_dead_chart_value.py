@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from gpustack.lint.charts import chartversions, valuehints
 from gpustack.lint.charts.chartkeys import DECLARED
 from gpustack.lint.context import LintContext
-from gpustack.lint.model import Hit, Severity, get_value
+from gpustack.lint.model import Hit, Severity
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import dispatch
 
@@ -32,7 +32,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
                 # The topmost declared-only key once, not every key below it.
                 if keys.state(path)[0] != DECLARED or (len(path) > 1 and keys.state(path[:-1])[0] == DECLARED):
                     continue
-                if _asks_nothing(get_value(layer.values, *path, default=_UNSEEN)):
+                if valuehints.asks_nothing(layer, path):
                     continue
                 where = layer.where(path)
                 if where is None:
@@ -48,15 +48,6 @@ def check(ctx: LintContext) -> Iterator[Hit]:
                     severity=None if resolution.certain else Severity.INFO,
                     fix=_fix(valuehints.did_you_mean(keys, path)),
                 )
-
-
-_UNSEEN = object()  # a key whose value the layer does not hold (a `--set` list item's)
-
-
-def _asks_nothing(value: object) -> bool:
-    """A null or empty value (``noTimestamp: null``, ``namespaceOverride: ""``): what a values
-    block copied from the chart's values.yaml writes, asking for nothing the chart would miss."""
-    return value is not _UNSEEN and (value is None or value in ("", {}, []))
 
 
 def _fix(hint: str | None) -> str:

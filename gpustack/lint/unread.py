@@ -1,0 +1,69 @@
+"""Files of the input that hold no Kubernetes object and that no rule reads: a note each.
+
+The loader reads every YAML and JSON file, but documents without apiVersion and kind are
+judged only where gpustack knows their shape: kustomizations, Helm chart folders
+(``Chart.yaml`` and its ``values.yaml``), values files a release takes (kustomize
+``valuesFile``, ``values:`` in .gpustack.yaml, ``--chart``), K3s and RKE2 config files, Talos
+machine configs and talhelper configs. Any other such file was read and not checked, and the
+report says so (a note per file, with what to do) instead of passing it over: a ``helm -f``
+values file of the GPU Operator checked against nothing looks, without it, like a file that
+passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from gpustack.lint.facts import talos
+from gpustack.lint.facts.clusterconfig import is_k3s_config
+from gpustack.lint.model import Note, Resource
+from gpustack.lint.policy.config import Config
+from gpustack.lint.releases.helmchart import is_chart_metadata
+from gpustack.lint.releases.kustomize import is_kustomization
+from gpustack.lint.releases.release import HelmChartRelease
+
+NOT_CHECKED = (
+    "not checked: it holds no Kubernetes objects (apiVersion and kind) and no rule reads its shape; if it is a"
+    " chart's values file, name the chart (`values:` in .gpustack.yaml, or --chart NAME[@VERSION])"
+)
+SCHEMATIC = "not checked: a Talos Image Factory schematic (gpustack lint does not read system extensions)"
+
+
+def is_read(resource: Resource) -> bool:
+    """Whether a rule reads this document as what it is: an object, or a shape gpustack knows."""
+    return resource.kind is not None or any(
+        known(resource)
+        for known in (is_kustomization, is_chart_metadata, is_k3s_config, _sets_default_runtime, talos.is_talconfig,
+                      talos.is_machine_config)
+    )
+
+
+def objectless(resources: Sequence[Resource]) -> bool:
+    """A file's documents (at least one) are none of them read (``is_read``)."""
+    return bool(resources) and not any(is_read(resource) for resource in resources)
+
+
+def chart_of_values(config: Config, file: str, resources: Sequence[Resource]) -> str | None:
+    """The chart (``name[@version]``) whose values ``file`` holds: the config's ``values:``
+    mapping, else ``--chart`` for a file of documents nothing else reads."""
+    mapped = config.values_chart(file)
+    if mapped is not None or config.values_of is None:
+        return mapped
+    return config.values_of if objectless(resources) else None
+
+
+def notes(by_file: Mapping[str, Sequence[Resource]], releases: Iterable[HelmChartRelease]) -> list[Note]:
+    """A note for each file no rule reads: object-less, unknown shape, and values of no release."""
+    layered = {layer.resource.file for release in releases for layer in release.layers}
+    found = []
+    for file, resources in by_file.items():
+        if file in layered or not objectless(resources):
+            continue
+        schematic = all(isinstance(resource.data.get("customization"), Mapping) for resource in resources)
+        found.append(Note(SCHEMATIC if schematic else NOT_CHECKED, file))
+    return found
+
+
+def _sets_default_runtime(resource: Resource) -> bool:
+    """A K3s or RKE2 config that sets only containerd's default runtime (runtime evidence reads it)."""
+    return resource.kind is None and isinstance(resource.data.get("default-runtime"), str)
