@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from gpustack.render.components.gpu_operator import K3S_CONTAINERD_CONFIG
-from gpustack.render.stackfiles import kubernetes_steps
+from gpustack.render.stackfiles import fabric_manager, kubernetes_steps
 from gpustack.render.stackfiles.step import Step, pool_list, sentences
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
@@ -36,7 +36,7 @@ HOLD_NVIDIA = (
 
 def steps(stack: GpuStack) -> list[Step]:
     spec = stack.spec
-    result = _operator_driver_steps(stack) + _driver_steps(spec.nodePools)
+    result = _operator_driver_steps(stack) + _driver_steps(spec.nodePools) + fabric_manager.steps(stack)
     if not spec.gpuOperator.enabled:
         result += _toolkit_steps(spec.nodePools)
     if any(p.driver.source == "host" for p in spec.nodePools):
@@ -78,17 +78,20 @@ def _operator_driver_steps(stack: GpuStack) -> list[Step]:
             "Nodes for the GPU Operator's driver container",
             f"On each node of {pool_list(pools)}",
             ("mokutil --sb-state", 'apt-cache policy "linux-headers-$(uname -r)"'),
-            "Secure Boot must be off (`mokutil`, of the package of that name, prints `SecureBoot disabled` or finds "
-            "no EFI variables): the driver container "
-            "compiles the kernel module on the node when it starts and loads it unsigned, which a Secure Boot "
-            "kernel refuses. The container installs the kernel headers of the running kernel (`uname -r`) and a "
-            "compiler from the distribution's package mirrors, so the headers package must have a candidate "
-            "there: keep the nodes on a kernel the mirrors still carry. `helm/gpu-operator.values.yaml` leaves "
-            "`driver.usePrecompiled` at the chart's `false`; precompiled driver images skip the compilation but "
-            "exist only for "
-            f"some Ubuntu kernels ({OPERATOR_PRECOMPILED}). Every GPU node pulls the operator's images from "
-            "nvcr.io (driver, toolkit, device plugin, DCGM Exporter, validator): let it reach nvcr.io or a mirror "
-            "of it. Install no NVIDIA driver on these nodes yourself.",
+            sentences(
+                "Secure Boot must be off (`mokutil`, of the package of that name, prints `SecureBoot disabled` or finds "
+                "no EFI variables): the driver container "
+                "compiles the kernel module on the node when it starts and loads it unsigned, which a Secure Boot "
+                "kernel refuses. The container installs the kernel headers of the running kernel (`uname -r`) and a "
+                "compiler from the distribution's package mirrors, so the headers package must have a candidate "
+                "there: keep the nodes on a kernel the mirrors still carry. `helm/gpu-operator.values.yaml` leaves "
+                "`driver.usePrecompiled` at the chart's `false`; precompiled driver images skip the compilation but "
+                "exist only for "
+                f"some Ubuntu kernels ({OPERATOR_PRECOMPILED}). Every GPU node pulls the operator's images from "
+                "nvcr.io (driver, toolkit, device plugin, DCGM Exporter, validator): let it reach nvcr.io or a mirror "
+                "of it. Install no NVIDIA driver on these nodes yourself.",
+                fabric_manager.operator_note(pools),
+            ),
         )
     ]
 
@@ -218,12 +221,12 @@ def _k3s_containerd_step(stack: GpuStack) -> Step:
         "Nothing to run: K3s brings its own containerd",
         (),
         sentences(
-            "K3s finds `nvidia-container-runtime` when it starts and adds the `nvidia` runtime to "
-            f"{K3S_CONTAINERD_CONFIG} and RuntimeClass `nvidia` to the cluster ({K3S_DOCS}): apply no "
-            "RuntimeClass of your own.",
-            toolkit,
-            "config.toml is rewritten on every start: custom settings go into a template next to it, "
-            "`config-v3.toml.tmpl` with containerd 2 (K3s ≥ v1.31.6), `config.toml.tmpl` before.",
+                "K3s finds `nvidia-container-runtime` when it starts and adds the `nvidia` runtime to "
+                f"{K3S_CONTAINERD_CONFIG} and RuntimeClass `nvidia` to the cluster ({K3S_DOCS}): apply no "
+                "RuntimeClass of your own.",
+                toolkit,
+                "config.toml is rewritten on every start: custom settings go into a template next to it, "
+                "`config-v3.toml.tmpl` with containerd 2 (K3s ≥ v1.31.6), `config.toml.tmpl` before.",
         ),
     )
 
