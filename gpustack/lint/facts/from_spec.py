@@ -114,12 +114,24 @@ def _pool(stack: GpuStack, pool: NodePool, gates: Mapping[str, bool], *, hami: b
         pci_class=model.pciClass,
         compute_capability=model.computeCapability,
         datacenter=model.segment == "datacenter",
+        nvswitch_board_gpus=model.nvswitchBoardGpus,
     )
     sharing = _sharing(stack, pool, hami=hami)
     resources = _resources(stack, pool, gpu, sharing, gates)
     labels = {**_discovered_labels(stack, pool, gpu, sharing, gfd=gfd), **pool.labels}
     taints = tuple(Taint(t.key, t.value, t.effect) for t in pool.taints)
-    return Pool(pool.name, pool.count, pool.gpu.count, gpu, labels, taints, sharing, pool.driver.source, resources)
+    return Pool(
+        pool.name,
+        pool.count,
+        pool.gpu.count,
+        gpu,
+        labels,
+        taints,
+        sharing,
+        pool.driver.source,
+        resources,
+        pool.driver.fabricManager,
+    )
 
 
 def _sharing(stack: GpuStack, pool: NodePool, *, hami: bool) -> Sharing:
