@@ -112,6 +112,9 @@ CASES = [
     ("check_dra_selectors", K3S + L4_POOL + "devicePlugin:\n  enabled: false\ndra:\n  enabled: true\n  driver: nvidia\n"
      "  deviceClasses:\n    - name: l4.example.com\n      selectors:\n        - device.driver ==  # <-\n",
      "spec.dra.deviceClasses[0].selectors[0]", "the CEL selector does not compile"),
+    ("check_dra_selectors", K3S + L4_POOL + "devicePlugin:\n  enabled: false\ndra:\n  enabled: true\n"
+     "  deviceClasses:\n    - name: l4-1g.example.com\n      migProfile: 1g.10gb  # <-\n",
+     "spec.dra.deviceClasses[0].migProfile", "publishes no MIG devices"),
     ("check_chart_versions", K3S + L4_POOL + "nfd:\n  version: 0.99.1  # <-\n", "spec.nfd.version",
      "no key data for, so `gpustack lint` could not check its values: use one of 0.14.6"),
 ]
