@@ -61,19 +61,31 @@ def check(root: NodeRoot) -> LayerResult:
         return not_applicable(LAYER, "no NVSwitch board (8 × an HGX SXM part): Fabric Manager is not needed")
     loaded = driver.loaded_version(root)
     if driver.source(root) == "host":
-        version = installed_version(root)
-        if version is None:
-            return _problem(board, "no Fabric Manager package is installed",
-                            f"`apt-get install nvidia-fabricmanager-<branch>=<driver release>-*` "
-                            f"(driver {loaded or 'unknown'}), then `systemctl enable --now {SERVICE}`")
-        if loaded and version != loaded:
-            return _problem(board, f"Fabric Manager {version} next to driver {loaded}: the service refuses to start",
-                            f"install Fabric Manager {loaded} (or the driver {version}) so that both match, and hold both")
-        if not root.exists(ENABLED):
-            return _problem(board, f"{SERVICE} is not enabled: it will not start at boot", f"`systemctl enable --now {SERVICE}`")
+        found = _host_problem(root, loaded)
+        if found is not None:
+            return _problem(board, *found)
     if not running(root):
-        return _problem(board, f"{DAEMON} is not running", f"`systemctl start {SERVICE}` and read `journalctl -u {SERVICE}`")
+        return _problem(board, f"{DAEMON} is not running", f"`systemctl start {SERVICE}`; read `journalctl -u {SERVICE}`")
     return _fabric(root, board)
+
+
+def _host_problem(root: NodeRoot, loaded: str | None) -> tuple[str, str] | None:
+    """What is wrong with a host-installed Fabric Manager (detail, fix), or None."""
+    version = installed_version(root)
+    if version is None:
+        return (
+            "no Fabric Manager package is installed",
+            f"`apt-get install nvidia-fabricmanager-<branch>=<driver release>-*` (driver {loaded or 'unknown'}), "
+            f"then `systemctl enable --now {SERVICE}`",
+        )
+    if loaded and version != loaded:
+        return (
+            f"Fabric Manager {version} next to driver {loaded}: the service refuses to start",
+            f"install Fabric Manager {loaded} (or the driver {version}) so that both match, and hold both",
+        )
+    if not root.exists(ENABLED):
+        return f"{SERVICE} is not enabled: it will not start at boot", f"`systemctl enable --now {SERVICE}`"
+    return None
 
 
 def _fabric(root: NodeRoot, board: str) -> LayerResult:
@@ -86,9 +98,11 @@ def _fabric(root: NodeRoot, board: str) -> LayerResult:
         return ok(LAYER, f"{running_on}; fabric state not read ({exc})")
     pending = [f"GPU {i}: {state}" for i, state in enumerate(states) if state not in ("Completed", "Not Supported")]
     if pending:
-        return _problem(board, f"fabric state is not Completed ({'; '.join(pending)})",
-                        f"wait for Fabric Manager to finish, else read `journalctl -u {SERVICE}` and "
-                        "`nvidia-smi -q` (Fabric section)")
+        return _problem(
+            board,
+            f"fabric state is not Completed ({'; '.join(pending)})",
+            f"wait for Fabric Manager to finish, else read `journalctl -u {SERVICE}` and `nvidia-smi -q` (Fabric)",
+        )
     shown = "Completed" if "Completed" in states else "not reported (before Hopper)"
     return ok(LAYER, f"{running_on}; fabric state {shown} on {len(states)} GPUs")
 
