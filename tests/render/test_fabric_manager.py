@@ -29,7 +29,7 @@ def test_release_pins_the_package_of_its_branch_before_the_hold(render_spec):
     lines = commands(files["README.md"])
     assert_in_order(
         lines,
-        "nvidia-driver-595-open=595.84-*",
+        "sudo apt-get install -y 'nvidia-driver-595-server-open=595.84-*'",
         "sudo apt-get install -y 'nvidia-fabricmanager-595=595.84-*'",
         "sudo systemctl enable --now nvidia-fabricmanager",
         "systemctl is-active nvidia-fabricmanager",
@@ -39,9 +39,11 @@ def test_release_pins_the_package_of_its_branch_before_the_hold(render_spec):
 
 
 def test_a_branch_or_no_version_pins_the_release_the_node_runs(render_spec):
-    for driver in ({"version": "595"}, {}):
+    for driver, install in (({"version": "595"}, "sudo apt-get install -y nvidia-driver-595-server-open"),
+                            ({}, "sudo ubuntu-drivers install --gpgpu")):
         _, files = render_spec(nodePools=[hgx(**driver)])
         lines = commands(files["README.md"])
+        assert install in lines
         assert 'release="$(modinfo -F version nvidia)"' in lines
         assert 'sudo apt-get install -y "nvidia-fabricmanager-${release%%.*}=${release}-*"' in lines
 
@@ -65,6 +67,15 @@ def test_a100_boards_are_checked_by_the_service_not_a_fabric_state(render_spec):
 def test_no_fabric_manager_where_none_is_needed_or_wanted(render_spec, pool):
     _, files = render_spec(nodePools=[pool])
     assert "fabricmanager" not in host_section(files["README.md"])
+    assert "-server" not in host_section(files["README.md"])  # the desktop -open driver
+
+
+def test_a_fleet_with_both_gets_each_flavour_on_its_pools(render_spec):
+    _, files = render_spec(nodePools=[hgx(version="595.84"), {"name": "l4", "gpu": {"model": "L4"},
+                                                                "driver": {"version": "595.84"}}])
+    section = host_section(files["README.md"])
+    assert "### 1. NVIDIA driver 595.84\n\nOn each node of pool `l4`" in section
+    assert "### 2. NVIDIA driver 595.84 (server flavour)\n\nOn each node of pool `hgx`" in section
 
 
 def test_operator_pools_are_told_the_driver_container_runs_it(render_spec):

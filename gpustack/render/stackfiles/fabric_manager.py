@@ -6,7 +6,10 @@ a driver of another version (Fabric Manager user guide, "Getting Started with Fa
 https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/). Ubuntu packages it per
 driver branch, ``nvidia-fabricmanager-<branch>``, from source ``fabric-manager-<branch>``
 (https://launchpad.net/ubuntu/+source/fabric-manager-570), versioned like the driver
-(``<release>-0ubuntu…``), which is why the pin reads ``=<release>-*`` as the driver's does.
+(``<release>-0ubuntu…``), which is why the pin reads ``=<release>-*`` as the driver's does. It
+depends on the server flavour of the driver (``nvidia-kernel-common-<branch>-server``:
+https://bugs.launchpad.net/bugs/2129682), so ``host_steps`` installs
+``nvidia-driver-<branch>-server-open`` on these pools.
 """
 
 from __future__ import annotations

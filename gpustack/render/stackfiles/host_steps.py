@@ -20,12 +20,15 @@ from gpustack.render.stackfiles import fabric_manager, kubernetes_steps
 from gpustack.render.stackfiles.step import Step, pool_list, sentences
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
+from gpustack.spec.pools import fabric_manager_pools
 
 TOOLKIT_GUIDE = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html"
 TOOLKIT_KEYRING = "/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg"
 # The four packages NVIDIA's install guide pins to one version.
 TOOLKIT_PACKAGES = ("nvidia-container-toolkit", "nvidia-container-toolkit-base", "libnvidia-container-tools", "libnvidia-container1")
 K3S_DOCS = "https://docs.k3s.io/advanced#nvidia-container-runtime-support"
+# Ubuntu's nvidia-fabricmanager-<branch> depends on nvidia-kernel-common-<branch>-server.
+FABRIC_MANAGER_DEPENDS = "https://bugs.launchpad.net/bugs/2129682"
 OPERATOR_PRECOMPILED = "https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/precompiled-drivers.html"
 # Every installed package with nvidia in its name: the driver's (nvidia-*, libnvidia-*) and the toolkit's.
 HOLD_NVIDIA = (
@@ -36,7 +39,7 @@ HOLD_NVIDIA = (
 
 def steps(stack: GpuStack) -> list[Step]:
     spec = stack.spec
-    result = _operator_driver_steps(stack) + _driver_steps(spec.nodePools) + fabric_manager.steps(stack)
+    result = _operator_driver_steps(stack) + _driver_steps(stack) + fabric_manager.steps(stack)
     if not spec.gpuOperator.enabled:
         result += _toolkit_steps(spec.nodePools)
     if any(p.driver.source == "host" for p in spec.nodePools):
@@ -96,29 +99,38 @@ def _operator_driver_steps(stack: GpuStack) -> list[Step]:
     ]
 
 
-def _driver_steps(pools: Sequence[NodePool]) -> list[Step]:
-    by_version: dict[str | None, list[NodePool]] = defaultdict(list)
-    for pool in pools:
+def _driver_steps(stack: GpuStack) -> list[Step]:
+    """One step per driver version and flavour: Fabric Manager's pools take the server flavour."""
+    fabric = {p.name for p in fabric_manager_pools(stack)}
+    groups: dict[tuple[str | None, bool], list[NodePool]] = defaultdict(list)
+    for pool in stack.spec.nodePools:
         if pool.driver.source == "host":
-            by_version[pool.driver.version].append(pool)
-    return [_driver_step(version, group) for version, group in sorted(by_version.items(), key=lambda v: v[0] or "")]
+            groups[(pool.driver.version, pool.name in fabric)].append(pool)
+    ordered = sorted(groups.items(), key=lambda item: (item[0][0] or "", item[0][1]))
+    return [_driver_step(version, group, server=server) for (version, server), group in ordered]
 
 
-def _driver_step(version: str | None, pools: list[NodePool]) -> Step:
+def _driver_step(version: str | None, pools: list[NodePool], *, server: bool) -> Step:
+    flavour = "-server" if server else ""
     if version is None:
-        install = "sudo ubuntu-drivers install"
+        install = "sudo ubuntu-drivers install" + (" --gpgpu" if server else "")
         which = (
-            "the driver `ubuntu-drivers devices` recommends; set the pools' `driver.version` to pin a branch or "
-            "release"
+            f"the {'server ' if server else ''}driver `ubuntu-drivers devices` recommends; set the pools' "
+            "`driver.version` to pin a branch or release"
         )
     else:
         branch = version.split(".")[0]
-        package = f"nvidia-driver-{branch}-open"
+        package = f"nvidia-driver-{branch}{flavour}-open"
         # A release pins the package's upstream version (Ubuntu adds its own revision after the dash).
         install = f"sudo apt-get install -y {shlex.quote(f'{package}={version}-*') if '.' in version else package}"
         which = f"Ubuntu's `{package}`" + (f" at {version}" if "." in version else f", branch {branch}")
+    if server:
+        which += (
+            f", the server flavour that Ubuntu's Fabric Manager package depends on ({FABRIC_MANAGER_DEPENDS}; "
+            "a desktop `-open` driver next to it leaves apt with held broken packages)"
+        )
     return Step(
-        f"NVIDIA driver{f' {version}' if version else ''}",
+        f"NVIDIA driver{f' {version}' if version else ''}{' (server flavour)' if server else ''}",
         f"On each node of {pool_list(pools)}",
         ("sudo apt-get update", install, "sudo reboot"),
         f"This installs {which}, built by DKMS for the running kernel and again on each kernel update "

@@ -122,7 +122,7 @@ class Driver(Versioned):
     version: DriverVersion | None = Field(
         None,
         description='Driver branch or release, e.g. "595" or "595.84", of a branch in '
-        "specs/driver-branches.yaml (Ubuntu's nvidia-driver-<branch>-open).",
+        "specs/driver-branches.yaml (Ubuntu's nvidia-driver-<branch>-open; -server-open on NVSwitch boards).",
     )
     fabricManager: bool = Field(
         True,
