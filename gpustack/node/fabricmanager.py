@@ -75,8 +75,9 @@ def _host_problem(root: NodeRoot, loaded: str | None) -> tuple[str, str] | None:
     if version is None:
         return (
             "no Fabric Manager package is installed",
-            f"`apt-get install nvidia-fabricmanager-<branch>=<driver release>-*` (driver {loaded or 'unknown'}), "
-            f"then `systemctl enable --now {SERVICE}`",
+            f"`apt-get install nvidia-fabricmanager-<branch>=<driver release>-*` (driver {loaded or 'unknown'}; "
+            f"Ubuntu's package wants the server driver, nvidia-driver-<branch>-server-open), then "
+            f"`systemctl enable --now {SERVICE}`",
         )
     if loaded and version != loaded:
         return (
