@@ -59,6 +59,40 @@ def read() -> NvmlReport:
         pynvml.nvmlShutdown()
 
 
+def fabric_states() -> tuple[str, ...]:
+    """Each GPU's NVSwitch fabric state as `nvidia-smi -q` names it (Not Supported, Not Started,
+    In Progress, Completed): NVML's nvmlDeviceGetGpuFabricInfo, which nvidia-smi reads too.
+    ``NvmlUnavailable`` when NVML cannot be asked."""
+    try:
+        import pynvml
+    except ImportError:
+        raise NvmlUnavailable("nvidia-ml-py is not installed (pip install nvidia-ml-py)") from None
+    names = {
+        pynvml.NVML_GPU_FABRIC_STATE_NOT_SUPPORTED: "Not Supported",
+        pynvml.NVML_GPU_FABRIC_STATE_NOT_STARTED: "Not Started",
+        pynvml.NVML_GPU_FABRIC_STATE_IN_PROGRESS: "In Progress",
+        pynvml.NVML_GPU_FABRIC_STATE_COMPLETED: "Completed",
+    }
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError as exc:
+        raise _unavailable(pynvml, exc) from None
+    try:
+        states = []
+        for index in range(pynvml.nvmlDeviceGetCount()):
+            info = pynvml.c_nvmlGpuFabricInfo_t()
+            try:
+                pynvml.nvmlDeviceGetGpuFabricInfo(pynvml.nvmlDeviceGetHandleByIndex(index), info)
+            except pynvml.NVMLError_NotSupported:
+                info.state = pynvml.NVML_GPU_FABRIC_STATE_NOT_SUPPORTED  # before Hopper: no fabric state
+            states.append(names.get(info.state, f"state {info.state}"))
+        return tuple(states)
+    except pynvml.NVMLError as exc:
+        raise _unavailable(pynvml, exc) from None
+    finally:
+        pynvml.nvmlShutdown()
+
+
 def _gpu(pynvml: Any, handle: Any) -> NvmlGpu:
     major, minor = pynvml.nvmlDeviceGetCudaComputeCapability(handle)
     try:

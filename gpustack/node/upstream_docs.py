@@ -7,3 +7,4 @@ TOOLKIT = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/lat
 CDI = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/cdi-support.html"
 CONTAINERD = f"{TOOLKIT}#configuring-containerd-for-kubernetes"
 DEVICE_PLUGIN = "https://github.com/NVIDIA/k8s-device-plugin#readme"
+FABRIC_MANAGER = "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/"

@@ -17,6 +17,11 @@ def check_dra_selectors(stack: GpuStack) -> Iterator[Finding]:
     dra = stack.spec.dra
     if not dra.enabled:
         return
+    for i, device_class in enumerate(dra.deviceClasses):
+        if device_class.migProfile is not None and dra.driver != "nvidia":
+            yield ("spec", "dra", "deviceClasses", i, "migProfile"), (
+                f"the {dra.driver} DRA driver publishes no MIG devices: drop migProfile, or use driver: nvidia"
+            )
     places = [(("spec", "dra", "deviceClasses", i), c.selectors) for i, c in enumerate(dra.deviceClasses)]
     places += [(("spec", "dra", "claimTemplates", i), t.selectors) for i, t in enumerate(dra.claimTemplates)]
     for path, selectors in places:

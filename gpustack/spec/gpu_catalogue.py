@@ -53,10 +53,23 @@ class GpuModel(BaseModel):
         description="datacenter, workstation (professional cards with display outputs) or geforce."
     )
     aliases: tuple[str, ...] = Field((), description="Other names accepted for this SKU.")
+    nvswitchBoardGpus: int | None = Field(
+        None,
+        gt=0,
+        description="GPUs of the HGX/DGX baseboard that joins this SXM part through NVSwitch (8); a node "
+        "with that many needs NVIDIA Fabric Manager before CUDA starts. Null for parts on no NVSwitch board.",
+    )
 
     @property
     def mig_capable(self) -> bool:
         return bool(self.migProfiles)
+
+    def on_nvswitch(self, gpus_per_node: int) -> bool:
+        """Whether a node with ``gpus_per_node`` of this part is an NVSwitch board (Fabric Manager's job).
+
+        The 4-GPU HGX boards of the same parts link their GPUs directly, without NVSwitch.
+        """
+        return self.nvswitchBoardGpus is not None and gpus_per_node >= self.nvswitchBoardGpus
 
 
 def normalized(name: str) -> str:

@@ -26,6 +26,16 @@ def gpu_model(pool: NodePool) -> GpuModel:
     return resolved[1]
 
 
+def on_nvswitch(pool: NodePool) -> bool:
+    """Whether the pool's nodes are NVSwitch boards (8 × an HGX SXM part): NVIDIA Fabric Manager's job."""
+    return gpu_model(pool).on_nvswitch(pool.gpu.count)
+
+
+def fabric_manager_pools(stack: GpuStack) -> list[NodePool]:
+    """NVSwitch pools whose host steps install Fabric Manager: a host driver and ``driver.fabricManager``."""
+    return [p for p in stack.spec.nodePools if p.driver.source == "host" and p.driver.fabricManager and on_nvswitch(p)]
+
+
 def hami_pools(stack: GpuStack) -> list[NodePool]:
     """Pools served by HAMi (all pools unless ``sharing.hami.pools`` names some)."""
     hami = stack.spec.sharing.hami

@@ -22,16 +22,16 @@ def test_doctor_healthy_node_exits_0(geforce_pc: NodeTree, capsys: pytest.Captur
     code, out, _ = run(capsys, "doctor", "--root", str(geforce_pc.base))
     lines = out.splitlines()
     assert code == 0
-    assert len(lines) == 11  # one per layer, then the verdict
-    assert lines[0] == "ok       pci            1 NVIDIA GPU: 0000:01:00.0 [10de:2705] class 0300"
-    assert lines[5] == f"n/a      nvml           NVML asks the running driver: skipped with --root {geforce_pc.root.base}"
+    assert len(lines) == 12  # one per layer, then the verdict
+    assert lines[0] == "ok       pci             1 NVIDIA GPU: 0000:01:00.0 [10de:2705] class 0300"
+    assert lines[5] == f"n/a      nvml            NVML asks the running driver: skipped with --root {geforce_pc.root.base}"
     assert lines[-1] == "every applicable layer is ok"
 
 
 def test_doctor_problems_exit_1(nouveau_node: NodeTree, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "doctor", "--root", str(nouveau_node.base))
     assert code == 1
-    assert "problem  nouveau        the open-source nouveau driver is loaded and holds the GPU → install" in out
+    assert "problem  nouveau         the open-source nouveau driver is loaded and holds the GPU → install" in out
     assert out.splitlines()[-1] == "6 problem(s): nouveau, driver, device-nodes, toolkit, containerd, device-plugin"
 
 

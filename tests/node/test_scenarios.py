@@ -10,8 +10,8 @@ OK, PROBLEM, NA = "ok", "problem", "n/a"
 LAYER_NAMES = [layer.LAYER for layer in layers.LAYERS]
 
 EXPECTED = {
-    "geforce_pc": dict.fromkeys(LAYER_NAMES, OK) | {"nvml": NA, "cdi": NA},
-    "l4_vm": dict.fromkeys(LAYER_NAMES, OK) | {"nvml": NA},
+    "geforce_pc": dict.fromkeys(LAYER_NAMES, OK) | {"nvml": NA, "fabric-manager": NA, "cdi": NA},
+    "l4_vm": dict.fromkeys(LAYER_NAMES, OK) | {"nvml": NA, "fabric-manager": NA},
     "nouveau_node": {
         "pci": OK,
         "secure-boot": OK,
@@ -19,13 +19,14 @@ EXPECTED = {
         "driver": PROBLEM,
         "device-nodes": PROBLEM,
         "nvml": NA,
+        "fabric-manager": NA,
         "toolkit": PROBLEM,
         "cdi": NA,
         "containerd": PROBLEM,
         "device-plugin": PROBLEM,
     },
     "k3s_without_nvidia": dict.fromkeys(LAYER_NAMES, OK)
-    | {"secure-boot": NA, "nvml": NA, "toolkit": PROBLEM, "cdi": NA, "containerd": PROBLEM, "device-plugin": PROBLEM},
+    | {"secure-boot": NA, "nvml": NA, "fabric-manager": NA, "toolkit": PROBLEM, "cdi": NA, "containerd": PROBLEM, "device-plugin": PROBLEM},
 }
 
 
@@ -44,6 +45,7 @@ def test_layers_are_walked_in_the_order_a_gpu_comes_up() -> None:
         "driver",
         "device-nodes",
         "nvml",
+        "fabric-manager",
         "toolkit",
         "cdi",
         "containerd",

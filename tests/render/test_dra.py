@@ -45,13 +45,17 @@ def test_extra_device_classes_are_gpustacks_own_and_compile(render_spec):
     [device_class] = objects(rendered, "DeviceClass")
     assert device_class["metadata"]["name"] not in DRIVER_DEVICE_CLASSES
     expressions = [s["cel"]["expression"] for s in device_class["spec"]["selectors"]]
-    assert expressions == ["device.driver == 'hami-core-gpu.project-hami.io'", ADA]
+    assert expressions == [
+        "device.driver == 'hami-core-gpu.project-hami.io'",
+        "device.attributes['hami-core-gpu.project-hami.io'].type == 'hami-gpu'",
+        ADA,
+    ]
     [template] = objects(rendered, "ResourceClaimTemplate")
     exactly = template["spec"]["spec"]["devices"]["requests"][0]["exactly"]
     assert (exactly["deviceClassName"], exactly["count"]) == ("ada.gpustack.io", 2)
     expressions += [s["cel"]["expression"] for s in exactly["selectors"]]
     device = {"driver": "hami-core-gpu.project-hami.io",
-              "attributes": {"hami-core-gpu.project-hami.io": {"architecture": "Ada Lovelace"}}}
+              "attributes": {"hami-core-gpu.project-hami.io": {"architecture": "Ada Lovelace", "type": "hami-gpu"}}}
     for expression in expressions:
         assert cel.compile(expression).execute({"device": device}) is True
 

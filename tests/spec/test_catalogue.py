@@ -89,3 +89,21 @@ def test_aliases_are_unique():
 
 def test_pci_device_lookup():
     assert [key for key, _ in CATALOGUE.by_pci_device("27B8")] == ["L4"]
+
+
+def test_nvswitch_boards_are_the_hgx_8_gpu_sxm_parts():
+    """Fabric Manager's boards: HGX A100/H100/H200/B200 8-GPU; not their 4-GPU boards, not PCIe cards."""
+    catalogue = load_catalogue()
+    boards = {key for key, gpu in catalogue.entries.items() if gpu.nvswitchBoardGpus}
+    assert boards == {"A100-40GB-SXM", "A100-80GB-SXM", "H100-80GB-SXM", "H200-141GB-SXM", "B200"}
+    h100 = catalogue.entries["H100-80GB-SXM"]
+    assert h100.on_nvswitch(8) and not h100.on_nvswitch(4)
+    for pcie in ("H100-80GB-PCIE", "A100-80GB-PCIE", "L4", "L40S", "T4"):
+        assert not catalogue.entries[pcie].on_nvswitch(8), pcie
+
+
+def test_lint_reads_the_same_boards_without_the_model():
+    from gpustack.lint.facts import nvswitch
+
+    expected = {gpu.product: gpu.nvswitchBoardGpus for gpu in CATALOGUE.entries.values() if gpu.nvswitchBoardGpus}
+    assert nvswitch.board_gpus() == expected

@@ -115,6 +115,9 @@ CASES = [
     ("check_runbook_base", K3S + L4_POOL + "gitops:\n  argocd:\n    enabled: true\n"
      "    repoURL: https://gitea.example.com/ops/stacks.git  # <-\n", "spec.gitops.argocd.repoURL",
      "set monitoring.alerts.runbookBaseUrl"),
+    ("check_dra_selectors", K3S + L4_POOL + "devicePlugin:\n  enabled: false\ndra:\n  enabled: true\n"
+     "  deviceClasses:\n    - name: l4-1g.example.com\n      migProfile: 1g.10gb  # <-\n",
+     "spec.dra.deviceClasses[0].migProfile", "publishes no MIG devices"),
     ("check_chart_versions", K3S + L4_POOL + "nfd:\n  version: 0.99.1  # <-\n", "spec.nfd.version",
      "no key data for, so `gpustack lint` could not check its values: use one of 0.14.6"),
 ]

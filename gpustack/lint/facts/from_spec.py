@@ -109,7 +109,10 @@ def _pool(stack: GpuStack, pool: NodePool, gates: Mapping[str, bool], *, hami: b
     resources = _resources(stack, pool, gpu, sharing, gates)
     labels = {**_discovered_labels(stack, pool, gpu, sharing, gfd=gfd), **pool.labels}
     taints = tuple(Taint(t.key, t.value, t.effect) for t in pool.taints)
-    return Pool(pool.name, pool.count, pool.gpu.count, gpu, labels, taints, sharing, pool.driver.source, resources)
+    return Pool(
+        pool.name, pool.count, pool.gpu.count, gpu, labels, taints, sharing, pool.driver.source, resources,
+        pool.driver.fabricManager,
+    )
 
 
 def catalogue_facts(name: str, model: GpuModel) -> GpuFacts:
@@ -124,6 +127,7 @@ def catalogue_facts(name: str, model: GpuModel) -> GpuFacts:
         pci_class=model.pciClass,
         compute_capability=model.computeCapability,
         datacenter=model.segment == "datacenter",
+        nvswitch_board_gpus=model.nvswitchBoardGpus,
     )
 
 

@@ -69,10 +69,15 @@ class GpuFacts:
     pci_class: str  # 0300 (VGA, GeForce) or 0302 (3D controller)
     compute_capability: str
     datacenter: bool
+    nvswitch_board_gpus: int | None = None  # the catalogue's nvswitchBoardGpus
 
     @property
     def mig_capable(self) -> bool:
         return bool(self.mig_profiles)
+
+    def on_nvswitch(self, gpus_per_node: int) -> bool:
+        """As ``GpuModel.on_nvswitch``: a node with that many of this part is an NVSwitch board."""
+        return self.nvswitch_board_gpus is not None and gpus_per_node >= self.nvswitch_board_gpus
 
 
 TOLERATION_FIELDS = ("effect", "key", "operator", "value")  # what Taint.tolerated_by reads
@@ -136,6 +141,7 @@ class Pool:
     sharing: Sharing
     driver_source: DriverSource
     resources: frozenset[str]  # GPU extended resources the pool's nodes advertise
+    fabric_manager: bool = True  # the spec's driver.fabricManager: host steps install it on NVSwitch boards
 
     @computed_once
     def shortfalls(self) -> dict[str, Shortfall | None]:
@@ -238,10 +244,28 @@ class ClusterFacts:
 
 
 def _pool_from_plain(
-    name: str, nodes: int, gpus: int, gpu: Any, labels: Any, taints: Any, sharing: Any, source: Any, resources: Any
+    name: str,
+    nodes: int,
+    gpus: int,
+    gpu: Any,
+    labels: Any,
+    taints: Any,
+    sharing: Any,
+    source: Any,
+    resources: Any,
+    fabric_manager: bool,
 ) -> Pool:
     return Pool(
-        name, nodes, gpus, GpuFacts(*gpu), labels, tuple(Taint(*taint) for taint in taints), Sharing(*sharing), source, resources
+        name,
+        nodes,
+        gpus,
+        GpuFacts(*gpu),
+        labels,
+        tuple(Taint(*taint) for taint in taints),
+        Sharing(*sharing),
+        source,
+        resources,
+        fabric_manager,
     )
 
 

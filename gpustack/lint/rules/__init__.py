@@ -48,6 +48,8 @@ from gpustack.lint.rules import gs040_llm_server_without_readiness
 from gpustack.lint.rules import gs041_dcgm_gauge_rate
 from gpustack.lint.rules import gs042_dead_chart_value
 from gpustack.lint.rules import gs043_dcgm_scraped_labels
+from gpustack.lint.rules import gs044_nvswitch_without_fabric_manager
+from gpustack.lint.rules import gs045_whole_gpu_class_admits_mig
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -94,5 +96,7 @@ RULES: dict[str, Rule] = {
         gs041_dcgm_gauge_rate.RULE,
         gs042_dead_chart_value.RULE,
         gs043_dcgm_scraped_labels.RULE,
+        gs044_nvswitch_without_fabric_manager.RULE,
+        gs045_whole_gpu_class_admits_mig.RULE,
     )
 }

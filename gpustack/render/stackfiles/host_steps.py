@@ -16,16 +16,19 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from gpustack.render.components.gpu_operator import K3S_CONTAINERD_CONFIG
-from gpustack.render.stackfiles import kubernetes_steps
+from gpustack.render.stackfiles import fabric_manager, kubernetes_steps
 from gpustack.render.stackfiles.step import Step, pool_list, sentences
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
+from gpustack.spec.pools import fabric_manager_pools
 
 TOOLKIT_GUIDE = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html"
 TOOLKIT_KEYRING = "/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg"
 # The four packages NVIDIA's install guide pins to one version.
 TOOLKIT_PACKAGES = ("nvidia-container-toolkit", "nvidia-container-toolkit-base", "libnvidia-container-tools", "libnvidia-container1")
 K3S_DOCS = "https://docs.k3s.io/advanced#nvidia-container-runtime-support"
+# Ubuntu's nvidia-fabricmanager-<branch> depends on nvidia-kernel-common-<branch>-server.
+FABRIC_MANAGER_DEPENDS = "https://bugs.launchpad.net/bugs/2129682"
 OPERATOR_PRECOMPILED = "https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/precompiled-drivers.html"
 # Every installed package with nvidia in its name: the driver's (nvidia-*, libnvidia-*) and the toolkit's.
 HOLD_NVIDIA = (
@@ -36,7 +39,7 @@ HOLD_NVIDIA = (
 
 def steps(stack: GpuStack) -> list[Step]:
     spec = stack.spec
-    result = _operator_driver_steps(stack) + _driver_steps(spec.nodePools)
+    result = _operator_driver_steps(stack) + _driver_steps(stack) + fabric_manager.steps(stack)
     if not spec.gpuOperator.enabled:
         result += _toolkit_steps(spec.nodePools)
     if any(p.driver.source == "host" for p in spec.nodePools):
@@ -78,44 +81,56 @@ def _operator_driver_steps(stack: GpuStack) -> list[Step]:
             "Nodes for the GPU Operator's driver container",
             f"On each node of {pool_list(pools)}",
             ("mokutil --sb-state", 'apt-cache policy "linux-headers-$(uname -r)"'),
-            "Secure Boot must be off (`mokutil`, of the package of that name, prints `SecureBoot disabled` or finds "
-            "no EFI variables): the driver container "
-            "compiles the kernel module on the node when it starts and loads it unsigned, which a Secure Boot "
-            "kernel refuses. The container installs the kernel headers of the running kernel (`uname -r`) and a "
-            "compiler from the distribution's package mirrors, so the headers package must have a candidate "
-            "there: keep the nodes on a kernel the mirrors still carry. `helm/gpu-operator.values.yaml` leaves "
-            "`driver.usePrecompiled` at the chart's `false`; precompiled driver images skip the compilation but "
-            "exist only for "
-            f"some Ubuntu kernels ({OPERATOR_PRECOMPILED}). Every GPU node pulls the operator's images from "
-            "nvcr.io (driver, toolkit, device plugin, DCGM Exporter, validator): let it reach nvcr.io or a mirror "
-            "of it. Install no NVIDIA driver on these nodes yourself.",
+            sentences(
+                "Secure Boot must be off (`mokutil`, of the package of that name, prints `SecureBoot disabled` or finds "
+                "no EFI variables): the driver container "
+                "compiles the kernel module on the node when it starts and loads it unsigned, which a Secure Boot "
+                "kernel refuses. The container installs the kernel headers of the running kernel (`uname -r`) and a "
+                "compiler from the distribution's package mirrors, so the headers package must have a candidate "
+                "there: keep the nodes on a kernel the mirrors still carry. `helm/gpu-operator.values.yaml` leaves "
+                "`driver.usePrecompiled` at the chart's `false`; precompiled driver images skip the compilation but "
+                "exist only for "
+                f"some Ubuntu kernels ({OPERATOR_PRECOMPILED}). Every GPU node pulls the operator's images from "
+                "nvcr.io (driver, toolkit, device plugin, DCGM Exporter, validator): let it reach nvcr.io or a mirror "
+                "of it. Install no NVIDIA driver on these nodes yourself.",
+                fabric_manager.operator_note(pools),
+            ),
         )
     ]
 
 
-def _driver_steps(pools: Sequence[NodePool]) -> list[Step]:
-    by_version: dict[str | None, list[NodePool]] = defaultdict(list)
-    for pool in pools:
+def _driver_steps(stack: GpuStack) -> list[Step]:
+    """One step per driver version and flavour: Fabric Manager's pools take the server flavour."""
+    fabric = {p.name for p in fabric_manager_pools(stack)}
+    groups: dict[tuple[str | None, bool], list[NodePool]] = defaultdict(list)
+    for pool in stack.spec.nodePools:
         if pool.driver.source == "host":
-            by_version[pool.driver.version].append(pool)
-    return [_driver_step(version, group) for version, group in sorted(by_version.items(), key=lambda v: v[0] or "")]
+            groups[(pool.driver.version, pool.name in fabric)].append(pool)
+    ordered = sorted(groups.items(), key=lambda item: (item[0][0] or "", item[0][1]))
+    return [_driver_step(version, group, server=server) for (version, server), group in ordered]
 
 
-def _driver_step(version: str | None, pools: list[NodePool]) -> Step:
+def _driver_step(version: str | None, pools: list[NodePool], *, server: bool) -> Step:
+    flavour = "-server" if server else ""
     if version is None:
-        install = "sudo ubuntu-drivers install"
+        install = "sudo ubuntu-drivers install" + (" --gpgpu" if server else "")
         which = (
-            "the driver `ubuntu-drivers devices` recommends; set the pools' `driver.version` to pin a branch or "
-            "release"
+            f"the {'server ' if server else ''}driver `ubuntu-drivers devices` recommends; set the pools' "
+            "`driver.version` to pin a branch or release"
         )
     else:
         branch = version.split(".")[0]
-        package = f"nvidia-driver-{branch}-open"
+        package = f"nvidia-driver-{branch}{flavour}-open"
         # A release pins the package's upstream version (Ubuntu adds its own revision after the dash).
         install = f"sudo apt-get install -y {shlex.quote(f'{package}={version}-*') if '.' in version else package}"
         which = f"Ubuntu's `{package}`" + (f" at {version}" if "." in version else f", branch {branch}")
+    if server:
+        which += (
+            f", the server flavour that Ubuntu's Fabric Manager package depends on ({FABRIC_MANAGER_DEPENDS}; "
+            "a desktop `-open` driver next to it leaves apt with held broken packages)"
+        )
     return Step(
-        f"NVIDIA driver{f' {version}' if version else ''}",
+        f"NVIDIA driver{f' {version}' if version else ''}{' (server flavour)' if server else ''}",
         f"On each node of {pool_list(pools)}",
         ("sudo apt-get update", install, "sudo reboot"),
         f"This installs {which}, built by DKMS for the running kernel and again on each kernel update "
@@ -218,12 +233,12 @@ def _k3s_containerd_step(stack: GpuStack) -> Step:
         "Nothing to run: K3s brings its own containerd",
         (),
         sentences(
-            "K3s finds `nvidia-container-runtime` when it starts and adds the `nvidia` runtime to "
-            f"{K3S_CONTAINERD_CONFIG} and RuntimeClass `nvidia` to the cluster ({K3S_DOCS}): apply no "
-            "RuntimeClass of your own.",
-            toolkit,
-            "config.toml is rewritten on every start: custom settings go into a template next to it, "
-            "`config-v3.toml.tmpl` with containerd 2 (K3s ≥ v1.31.6), `config.toml.tmpl` before.",
+                "K3s finds `nvidia-container-runtime` when it starts and adds the `nvidia` runtime to "
+                f"{K3S_CONTAINERD_CONFIG} and RuntimeClass `nvidia` to the cluster ({K3S_DOCS}): apply no "
+                "RuntimeClass of your own.",
+                toolkit,
+                "config.toml is rewritten on every start: custom settings go into a template next to it, "
+                "`config-v3.toml.tmpl` with containerd 2 (K3s ≥ v1.31.6), `config.toml.tmpl` before.",
         ),
     )
 

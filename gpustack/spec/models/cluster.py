@@ -122,7 +122,13 @@ class Driver(Versioned):
     version: DriverVersion | None = Field(
         None,
         description='Driver branch or release, e.g. "595" or "595.84", of a branch in '
-        "specs/driver-branches.yaml (Ubuntu's nvidia-driver-<branch>-open).",
+        "specs/driver-branches.yaml (Ubuntu's nvidia-driver-<branch>-open; -server-open on NVSwitch boards).",
+    )
+    fabricManager: bool = Field(
+        True,
+        description="NVSwitch boards (8 × A100/H100/H200/B200 SXM) with a host driver: the host steps install "
+        "NVIDIA Fabric Manager at the driver's version. false: you run it another way (gpustack lint GS044 "
+        "then looks for it in the manifests). The GPU Operator's driver container starts its own.",
     )
 
 

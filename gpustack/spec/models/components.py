@@ -250,7 +250,13 @@ class DeviceClassSpec(Strict):
         description="DeviceClass name, not one the driver chart creates (e.g. l4.gpustack.io).",
     )
     selectors: list[str] = Field(
-        description="CEL expressions on the device, ANDed with `device.driver == <driver>`."
+        default_factory=list,
+        description="CEL expressions on the device, ANDed with `device.driver == <driver>` and the device type.",
+    )
+    migProfile: str | None = Field(
+        None,
+        description="NVIDIA driver: the class selects MIG devices of this profile (type mig), e.g. 1g.10gb; "
+        "default whole GPUs (type gpu). HAMi's driver publishes its shares only (type hami-gpu).",
     )
 
 

@@ -1,0 +1,100 @@
+"""The host step for NVSwitch boards: NVIDIA Fabric Manager at exactly the driver's version.
+
+On HGX/DGX 8-GPU boards the GPUs reach each other through NVSwitches that Fabric Manager
+configures; until it has, CUDA fails to initialise on every GPU, and it refuses to start next to
+a driver of another version (Fabric Manager user guide, "Getting Started with Fabric Manager":
+https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/). Ubuntu packages it per
+driver branch, ``nvidia-fabricmanager-<branch>``, from source ``fabric-manager-<branch>``
+(https://launchpad.net/ubuntu/+source/fabric-manager-570), versioned like the driver
+(``<release>-0ubuntu…``), which is why the pin reads ``=<release>-*`` as the driver's does. It
+depends on the server flavour of the driver (``nvidia-kernel-common-<branch>-server``:
+https://bugs.launchpad.net/bugs/2129682), so ``host_steps`` installs
+``nvidia-driver-<branch>-server-open`` on these pools.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections import defaultdict
+
+from gpustack.render.stackfiles.step import Step, pool_list, sentences
+from gpustack.spec.models import GpuStack
+from gpustack.spec.models.cluster import NodePool
+from gpustack.spec.pools import fabric_manager_pools, gpu_model, on_nvswitch
+
+GUIDE = "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/"
+SERVICE = "nvidia-fabricmanager"
+# The running driver's release, for a pool that names no release (the driver step rebooted into it).
+LOADED_RELEASE = "$(modinfo -F version nvidia)"
+# Every GPU's fabric state must read Completed: fails when one does not, or none is reported.
+FABRIC_CHECK = (
+    "nvidia-smi -q | awk '/^ *Fabric$/ {f = 1; next} f && /State/ {f = 0; seen++; if ($NF != \"Completed\") bad++} "
+    "END {exit (bad > 0 || seen == 0)}'"
+)
+OPERATOR_DOCS = "https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/1.8/release-notes.html"
+
+
+def steps(stack: GpuStack) -> list[Step]:
+    by_version: dict[str | None, list[NodePool]] = defaultdict(list)
+    for pool in fabric_manager_pools(stack):
+        by_version[pool.driver.version].append(pool)
+    return [_step(version, pools) for version, pools in sorted(by_version.items(), key=lambda v: v[0] or "")]
+
+
+def operator_note(pools: list[NodePool]) -> str:
+    """For the operator's driver step: its driver container runs Fabric Manager on NVSwitch boards."""
+    boards = [p for p in pools if on_nvswitch(p)]
+    if not boards:
+        return ""
+    return (
+        f"On the NVSwitch boards of {pool_list(boards)} the driver container finds the NVSwitches and starts "
+        f"NVIDIA Fabric Manager itself, at its own driver's version ({OPERATOR_DOCS}): install none on the host."
+    )
+
+
+def package(version: str | None) -> str:
+    """The apt argument: ``nvidia-fabricmanager-<branch>=<release>-*``, the release of the spec or,
+    when it names only a branch (or nothing), of the driver the node runs."""
+    if version is not None and "." in version:
+        return shlex.quote(f"{SERVICE}-{version.split('.')[0]}={version}-*")
+    return f'"{SERVICE}-${{release%%.*}}=${{release}}-*"'
+
+
+def _step(version: str | None, pools: list[NodePool]) -> Step:
+    exact = version is not None and "." in version
+    install = ([] if exact else [f'release="{LOADED_RELEASE}"']) + [f"sudo apt-get install -y {package(version)}"]
+    commands = [
+        "sudo apt-get update",
+        *install,
+        f"sudo systemctl enable --now {SERVICE}",
+        f"systemctl is-active {SERVICE}",
+    ]
+    families = {gpu_model(p).architecture for p in pools}
+    reports_state = families - {"ampere"}
+    if reports_state:
+        commands.append(FABRIC_CHECK)
+    return Step(
+        "NVIDIA Fabric Manager" + (f" {version}" if exact else ""),
+        f"On each node of {pool_list(pools)}",
+        tuple(commands),
+        sentences(
+            "These nodes are NVSwitch boards: the GPUs reach each other through NVSwitches that Fabric Manager "
+            "configures, and until it has, CUDA fails to start on every GPU. Its version must be the driver's "
+            "exactly (the service refuses another and exits), so the package is pinned to the driver's release "
+            + ("" if exact else "as the node runs it (`modinfo`) ")
+            + f"and held with it by the next step ({GUIDE}).",
+            "`nvidia-smi -q` then shows each GPU's `Fabric` section with `State : Completed` and `Status : "
+            "Success`; the last command fails while any GPU's state is otherwise."
+            if reports_state
+            else "",
+            "A100 boards report no fabric state (`N/A` in `nvidia-smi -q`): `journalctl -u nvidia-fabricmanager` "
+            "shows whether it configured the NVSwitches."
+            if "ampere" in families
+            else "",
+            "HGX B200 boards also need NVIDIA's NVLink Subnet Manager, which Fabric Manager starts (the guide's "
+            "\"What is NVLink Subnet Manager?\")."
+            if "blackwell" in families
+            else "",
+            "Upgrade the driver and Fabric Manager together, never one alone.",
+        ),
+    )
