@@ -22,11 +22,11 @@ spec:
       image: trainer:1.0
       resources: {limits: {nvidia.com/gpu: 1}}
 """
-HEADER = "file\trule\tobject\tverdict\treason\n"
+HEADER = "file\trule\tobject\tverdict\treason\tsecond\tsecond_reason\n"
 VENDOR_POD = "corpus/pod.yaml"
 GITOPS_POD = "corpus-gitops/corpus/alice+lab/apps/pod.yaml"
-GS004_TRUE = f"{GITOPS_POD}\tGS004\tPod/ml/train\ttrue\tno runtime class on K3s"
-GS001_TRUE = (f"{VENDOR_POD}\tGS001\tPod/ml/train\ttrue\ta datacenter card",)
+GS004_TRUE = f"{GITOPS_POD}\tGS004\tPod/ml/train\ttrue\tno runtime class on K3s\ttrue\tK3s wants the RuntimeClass"
+GS001_TRUE = (f"{VENDOR_POD}\tGS001\tPod/ml/train\ttrue\ta datacenter card\ttrue\tno VGA class",)
 
 
 @pytest.fixture
@@ -68,8 +68,8 @@ def test_findings_are_named_by_corpus_file_rule_and_object(shared: Path) -> None
 def test_precision_is_strict_and_the_gate_fails_below_the_bar(
     shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    unsure = f"{GITOPS_POD}\tGS001\tPod/ml/train\tunsure\tcannot tell the card"
-    gone = "corpus/gone.yaml\tGS002\tPod//old\tfalse\tthe file is no longer there"
+    unsure = f"{GITOPS_POD}\tGS001\tPod/ml/train\tunsure\tcannot tell the card\tfalse\ta consumer card"
+    gone = "corpus/gone.yaml\tGS002\tPod//old\tfalse\tthe file is no longer there\t\t"
     path = verdicts(tmp_path, GS004_TRUE, unsure, *GS001_TRUE, gone)
     code, out, err = judged(shared, path, capsys)
     assert code == 0
@@ -78,6 +78,7 @@ def test_precision_is_strict_and_the_gate_fails_below_the_bar(
     assert "| GS001 | 2 | 1 | 0 | 1 | 0 | 50.0% |" in out
     assert "Verdicts no finding matches any more (1):\ncorpus/gone.yaml\tGS002\tPod//old\tfalse" in out
     assert "without a verdict" not in out
+    assert "Second reader: 3 of 3 verdicts read twice, independently; they differed on 1 " in out
     assert err == "gate: warning: strict precision 50.0% is below 95%\n"
     assert judge.main(["--shared", str(shared), "--verdicts", str(path), "--gate"]) == 1
 
@@ -88,7 +89,10 @@ def test_findings_without_a_verdict_are_listed_and_fail_the_gate(
     both_gs001 = (*GS001_TRUE, GS001_TRUE[0].replace(VENDOR_POD, GITOPS_POD))
     code, out, err = judged(shared, verdicts(tmp_path, *both_gs001), capsys, "--gate")
     assert code == 1
-    assert f"Findings without a verdict (1; columns file rule object verdict reason):\n{GITOPS_POD}\tGS004\tPod/ml/train\t\t\n" in out
+    assert (
+        "Findings without a verdict (1; columns file rule object verdict reason second second_reason):\n"
+        f"{GITOPS_POD}\tGS004\tPod/ml/train\t\t\t\t\n"
+    ) in out
     assert err == "gate: error: 1 finding(s) without a verdict\n"
     assert judged(shared, verdicts(tmp_path, *both_gs001, GS004_TRUE), capsys, "--gate")[0] == 0
 
@@ -96,9 +100,11 @@ def test_findings_without_a_verdict_are_listed_and_fail_the_gate(
 @pytest.mark.parametrize(
     ("row", "message"),
     [
-        ("a.yaml\tGS001\tPod//p\tmaybe\twhy", "verdict 'maybe'; write one of true, false, unsure"),
-        ("a.yaml\tGS001\tPod//p\ttrue", "4 columns; a row has 5, tab-separated"),
-        ("a.yaml\tGS001\tPod//p\ttrue\t ", "give the reason for the verdict in one line"),
+        ("a.yaml\tGS001\tPod//p\tmaybe\twhy\t\t", "verdict 'maybe'; write one of true, false, unsure"),
+        ("a.yaml\tGS001\tPod//p\ttrue", "4 columns; a row has 7, tab-separated"),
+        ("a.yaml\tGS001\tPod//p\ttrue\t \t\t", "give the reason for the verdict in one line"),
+        ("a.yaml\tGS001\tPod//p\ttrue\twhy\tyes\tbecause", "verdict 'yes'; write one of true, false, unsure"),
+        ("a.yaml\tGS001\tPod//p\ttrue\twhy\tfalse\t", "give the reason for the verdict in one line"),
     ],
 )
 def test_a_malformed_verdict_is_reported_with_its_line(
@@ -107,3 +113,16 @@ def test_a_malformed_verdict_is_reported_with_its_line(
     path = verdicts(tmp_path, row)
     assert judge.main(["--shared", str(shared), "--verdicts", str(path), "--gate"]) == 2
     assert capsys.readouterr().err == f"judge: {path}:2: {message}\n"
+
+
+def test_a_verdict_without_a_second_readers_fails_the_gate(
+    shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every finding is read twice: a row whose second reader's columns are blank is counted
+    and fails the gate, whatever the precision."""
+    read_once = GS004_TRUE.rsplit("\t", 2)[0] + "\t\t"
+    both_gs001 = (*GS001_TRUE, GS001_TRUE[0].replace(VENDOR_POD, GITOPS_POD))
+    code, out, err = judged(shared, verdicts(tmp_path, *both_gs001, read_once), capsys, "--gate")
+    assert code == 1
+    assert "Second reader: 2 of 3 verdicts read twice" in out
+    assert err == "gate: 1 verdict(s) without a second reader's\n"
