@@ -86,6 +86,10 @@ def check_cluster(stack: GpuStack) -> Iterator[Finding]:
     path = ("spec", "cluster")
     if cluster.kubeadmVersion and cluster.distribution != "kubeadm":
         yield (*path, "kubeadmVersion"), "kubeadmVersion is for distribution kubeadm; K3s takes k3sVersion"
+    if cluster.controlPlaneEndpoint and cluster.distribution != "kubeadm":
+        yield (*path, "controlPlaneEndpoint"), (
+            "controlPlaneEndpoint is for distribution kubeadm; K3s agents join the server address of the README's step"
+        )
     if cluster.kubeadmVersion and cluster.kubeadmVersion.split(".")[1] != str(cluster.minor):
         yield (*path, "kubeadmVersion"), (
             f"kubeadmVersion {cluster.kubeadmVersion} is not of Kubernetes {cluster.kubernetesVersion}: "
@@ -115,6 +119,17 @@ def check_cluster(stack: GpuStack) -> Iterator[Finding]:
             ipaddress.ip_network(cluster.podSubnet)
         except ValueError:
             yield (*path, "podSubnet"), f"{cluster.podSubnet!r} is not a network in CIDR notation, e.g. 10.244.0.0/16"
+
+
+def check_pinned_release(stack: GpuStack) -> Iterator[Finding]:
+    """kubeadm installs what ClusterConfiguration names; ``stable-<minor>`` would be resolved when
+    ``kubeadm init`` runs, so two installs of one rendered stack could differ."""
+    cluster = stack.spec.cluster
+    if cluster.distribution == "kubeadm" and not cluster.kubeadmVersion:
+        yield ("spec", "cluster", "kubeadmVersion"), (
+            f"kubeadm needs an exact Kubernetes release to install: set kubeadmVersion, e.g. "
+            f"v{cluster.kubernetesVersion}.0 or a later patch (https://kubernetes.io/releases/)"
+        )
 
 
 def check_system_pool(stack: GpuStack) -> Iterator[Finding]:

@@ -89,13 +89,11 @@ def kubeadm_steps(stack: GpuStack) -> list[Step]:
     minor = spec.kubernetesVersion
     repo = f"https://pkgs.k8s.io/core:/stable:/v{minor}/deb/"
     tools = ("kubelet", "kubeadm", "kubectl")
-    if spec.kubeadmVersion:
-        patch = spec.kubeadmVersion.removeprefix("v")
-        install = "sudo apt-get install -y " + " ".join(shlex.quote(f"{tool}={patch}-*") for tool in tools)
-    else:
-        install = "sudo apt-get install -y " + " ".join(tools)
+    # kubeadmVersion is required for kubeadm (spec checks).
+    patch = str(spec.kubeadmVersion).removeprefix("v")
+    install = "sudo apt-get install -y " + " ".join(shlex.quote(f"{tool}={patch}-*") for tool in tools)
     packages = Step(
-        f"kubeadm, kubelet and kubectl {spec.kubeadmVersion or f'v{minor}'}",
+        f"kubeadm, kubelet and kubectl {spec.kubeadmVersion}",
         "On every node",
         (
             "sudo swapoff -a",
@@ -115,21 +113,21 @@ def kubeadm_steps(stack: GpuStack) -> list[Step]:
             f"The repository carries Kubernetes {minor} only, and the held packages stay at their release through "
             "`apt-get upgrade` and unattended-upgrades.",
             f"The kubelet does not start with swap on, and pods need IP forwarding ({KUBEADM_INSTALL}).",
-            "" if spec.kubeadmVersion else "Set `cluster.kubeadmVersion` to pin the patch release.",
         ),
     )
     init = Step(
         "Control plane",
         "On the first control-plane node",
         (
-            "sudo kubeadm init --config cluster/kubeadm-config.yaml",
+            *_init_commands(stack),
             'mkdir -p "$HOME/.kube"',
             'sudo cp /etc/kubernetes/admin.conf "$HOME/.kube/config"',
             'sudo chown "$(id -u):$(id -g)" "$HOME/.kube/config"',
         ),
+        _endpoint_sentence(stack) + " "
         f"Then install the pod network (CNI) for the pod subnet {spec.podSubnet or cluster_config.KUBEADM_POD_SUBNET} "
         "before the nodes join. On an existing cluster, carry the file's feature gates and metrics addresses "
-        "into /etc/kubernetes/manifests, the kube-proxy ConfigMap and every kubelet's configuration instead.",
+        "into /etc/kubernetes/manifests and every kubelet's configuration instead.",
     )
     pools = all_pools(stack)
     names = " ".join(p.name for p in pools)
@@ -150,6 +148,31 @@ def kubeadm_steps(stack: GpuStack) -> list[Step]:
         "registers with its pool's taints and labels.",
     )
     return [packages, init, join]
+
+
+def _init_commands(stack: GpuStack) -> tuple[str, ...]:
+    if stack.spec.cluster.controlPlaneEndpoint:
+        return ("sudo kubeadm init --config cluster/kubeadm-config.yaml",)
+    return (
+        "export CONTROL_PLANE_ENDPOINT='api.example.internal:6443'  # your DNS name or virtual IP, port",
+        "envsubst '$CONTROL_PLANE_ENDPOINT' < cluster/kubeadm-config.yaml > kubeadm-config.yaml",
+        "sudo kubeadm init --config kubeadm-config.yaml",
+    )
+
+
+def _endpoint_sentence(stack: GpuStack) -> str:
+    endpoint = stack.spec.cluster.controlPlaneEndpoint
+    if endpoint:
+        return (
+            f"Every node reaches the API server at `{endpoint}` (`cluster.controlPlaneEndpoint`), so more "
+            "control-plane nodes can join behind it later."
+        )
+    return (
+        "`CONTROL_PLANE_ENDPOINT` is the API server's stable address (a DNS name or virtual IP in front of the "
+        "control-plane nodes, with its port): kubeadm writes it into the API server's certificate and every "
+        "kubeconfig, so a control plane started on one node's own address can never grow to several. Set "
+        "`cluster.controlPlaneEndpoint` to render it in place."
+    )
 
 
 # --- labels and taints --------------------------------------------------------------------
