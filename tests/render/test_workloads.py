@@ -97,8 +97,12 @@ def test_every_container_is_hardened(render_spec):
     for obj in objects:
         spec = pod_spec(obj)
         assert spec["runtimeClassName"] == "nvidia"
-        assert spec["securityContext"] == {"seccompProfile": {"type": "RuntimeDefault"}}
+        assert spec["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+        # The CUDA images run as an unprivileged user on a read-only root; vLLM's needs root (its caches).
+        non_root = obj["metadata"]["labels"]["app.kubernetes.io/name"] != "vllm"
+        assert spec["securityContext"].get("runAsNonRoot", False) is non_root
         for container in spec["containers"]:
+            assert container["securityContext"].get("readOnlyRootFilesystem", False) is non_root
             context = container["securityContext"]
             assert context["allowPrivilegeEscalation"] is False
             assert context["capabilities"] == {"drop": ["ALL"]}

@@ -22,13 +22,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from gpustack.render.component import (
-    BUILTIN_NAMESPACES,
-    POD_SECURITY_PRIVILEGED,
-    Contribution,
-    HelmRelease,
-    RenderContext,
-)
+from gpustack.render import pod_security
+from gpustack.render.component import BUILTIN_NAMESPACES, Contribution, HelmRelease, RenderContext
 from gpustack.spec.models import GpuStack
 from gpustack.yamlio import dump
 
@@ -123,7 +118,7 @@ def release_application(stack: GpuStack, release: HelmRelease) -> dict[str, Any]
         # before the chart's privileged pods (managedNamespaceMetadata), and never pruned with it.
         # Built-in namespaces (kube-system) are left as the cluster has them.
         sync_options=["CreateNamespace=true", *CHILD_SYNC_OPTIONS] if own_namespace else list(CHILD_SYNC_OPTIONS),
-        namespace_labels=POD_SECURITY_PRIVILEGED if own_namespace else None,
+        namespace_labels=pod_security.privileged_labels() if own_namespace else None,
     )
 
 

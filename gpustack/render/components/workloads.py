@@ -27,6 +27,10 @@ VLLM_PORT = 8000
 # vLLM's own default; used when nothing says how much of the visible memory the model needs.
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
 MINIO_API_PORT, MINIO_CONSOLE_PORT = 9000, 9001
+APP_LABEL, INSTANCE_LABEL = "app.kubernetes.io/name", "app.kubernetes.io/instance"
+# Every pod the workloads render carries it: the NetworkPolicies select them by it.
+MANAGED_BY = {"app.kubernetes.io/managed-by": "gpustack"}
+VLLM_APP, MINIO_APP, LOADER_APP = "vllm", "minio", "model-loader"
 # MinIO and the loader run as this unprivileged user (the images default to root).
 UNPRIVILEGED_USER = 1000
 
@@ -58,6 +62,8 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         else:
             add_object(chart, vllm_deployment(stack, workload))
             add_object(chart, vllm_service(workload))
+            if workload.replicas > 1:
+                add_object(chart, vllm_disruption_budget(workload))
             for secret, keys in model_sources.secrets(workload):
                 secrets.setdefault((workload.namespace, secret, keys), []).append(f"vLLM `{workload.name}`")
             notes += model_sources.prerequisites(stack, workload)
@@ -74,7 +80,7 @@ def smoke_test(stack: GpuStack, spec: SmokeTest) -> dict[str, Any]:
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": spec.name, "namespace": spec.namespace, "labels": labels},
-        "spec": _pod_spec(stack, stack.spec.nodePools[0], [container], restart_policy="Never"),
+        "spec": _read_only_non_root(_pod_spec(stack, stack.spec.nodePools[0], [container], restart_policy="Never")),
     }
 
 
@@ -83,7 +89,7 @@ def nbody(stack: GpuStack, spec: Nbody) -> dict[str, Any]:
     container = _container("nbody", spec.image, limits={GPU: 1})
     container["args"] = ["nbody", "-gpu", "-benchmark", f"-numbodies={spec.bodies}"]
     labels = _labels(app="nbody", instance=spec.name, component="benchmark")
-    pod_spec = _pod_spec(stack, stack.spec.nodePools[0], [container], restart_policy="Never")
+    pod_spec = _read_only_non_root(_pod_spec(stack, stack.spec.nodePools[0], [container], restart_policy="Never"))
     # A benchmark that fails reports it; retrying only repeats the failure.
     return _job(spec.name, spec.namespace, labels, pod_spec, backoff_limit=0)
 
@@ -129,7 +135,7 @@ def vllm_deployment(stack: GpuStack, spec: Vllm) -> dict[str, Any]:
     # PyTorch's worker processes and tensor parallelism use /dev/shm; the runtime gives 64 MiB.
     model_volumes, model_mounts = model_sources.volumes(spec)
     container["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}, *model_mounts]
-    labels = _labels(app="vllm", instance=spec.name, component="inference")
+    labels = _labels(app=VLLM_APP, instance=spec.name, component="inference")
     pod_spec = _pod_spec(stack, pool, [container], restart_policy="Always")
     pod_spec["volumes"] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": spec.shmSize}}, *model_volumes]
     deployment_spec: dict[str, Any] = {
@@ -156,12 +162,22 @@ def vllm_service(spec: Vllm) -> dict[str, Any]:
         "metadata": {
             "name": spec.name,
             "namespace": spec.namespace,
-            "labels": _labels(app="vllm", instance=spec.name, component="inference"),
+            "labels": _labels(app=VLLM_APP, instance=spec.name, component="inference"),
         },
         "spec": {
             "selector": _selector(spec),
             "ports": [{"name": "http", "port": VLLM_PORT, "targetPort": "http"}],
         },
+    }
+
+
+def vllm_disruption_budget(spec: Vllm) -> dict[str, Any]:
+    """At most one server of several down at a time in a drain (each reloads its model for minutes)."""
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": spec.name, "namespace": spec.namespace, "labels": dict(MANAGED_BY)},
+        "spec": {"maxUnavailable": 1, "selector": {"matchLabels": _selector(spec)}},
     }
 
 
@@ -247,15 +263,20 @@ def _pod_spec(
 
 def _labels(*, app: str, instance: str, component: str) -> dict[str, str]:
     return {
-        "app.kubernetes.io/name": app,
-        "app.kubernetes.io/instance": instance,
+        APP_LABEL: app,
+        INSTANCE_LABEL: instance,
         "app.kubernetes.io/component": component,
-        "app.kubernetes.io/managed-by": "gpustack",
+        **MANAGED_BY,
     }
 
 
+def selector(app: str, instance: str) -> dict[str, str]:
+    """The labels that select the pods of one workload (also read by the NetworkPolicies)."""
+    return {APP_LABEL: app, INSTANCE_LABEL: instance}
+
+
 def _selector(spec: Vllm) -> dict[str, str]:
-    return {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": spec.name}
+    return selector(VLLM_APP, spec.name)
 
 
 def _secret_note(namespace: str, secret: str, keys: tuple[str, ...], users: list[str]) -> str:
@@ -268,8 +289,8 @@ def _secret_note(namespace: str, secret: str, keys: tuple[str, ...], users: list
 
 def minio_objects(spec: Minio) -> list[dict[str, Any]]:
     """MinIO on one PersistentVolumeClaim: PVC, Deployment (Recreate: the volume is ReadWriteOnce), Service."""
-    labels = _labels(app="minio", instance=spec.name, component="object-store")
-    selector = {"app.kubernetes.io/name": "minio", "app.kubernetes.io/instance": spec.name}
+    labels = _labels(app=MINIO_APP, instance=spec.name, component="object-store")
+    pods = selector(MINIO_APP, spec.name)
     metadata = {"name": spec.name, "namespace": spec.namespace, "labels": labels}
     claim: dict[str, Any] = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": spec.storage}}}
     if spec.storageClassName:
@@ -301,7 +322,7 @@ def minio_objects(spec: Minio) -> list[dict[str, Any]]:
             "spec": {
                 "replicas": 1,
                 "strategy": {"type": "Recreate"},
-                "selector": {"matchLabels": selector},
+                "selector": {"matchLabels": pods},
                 "template": {"metadata": {"labels": labels}, "spec": pod_spec},
             },
         },
@@ -310,7 +331,7 @@ def minio_objects(spec: Minio) -> list[dict[str, Any]]:
             "kind": "Service",
             "metadata": metadata,
             "spec": {
-                "selector": selector,
+                "selector": pods,
                 "ports": [
                     {"name": "api", "port": MINIO_API_PORT, "targetPort": "api"},
                     {"name": "console", "port": MINIO_CONSOLE_PORT, "targetPort": "console"},
@@ -357,7 +378,7 @@ def model_loader(spec: ModelLoader) -> dict[str, Any]:
             "limits": {"memory": "4Gi"},
         }
         container["volumeMounts"] = [{"name": "model", "mountPath": "/model"}]
-    labels = _labels(app="model-loader", instance=spec.name, component="model-upload")
+    labels = _labels(app=LOADER_APP, instance=spec.name, component="model-upload")
     pod_spec = {
         "restartPolicy": "Never",
         "securityContext": _unprivileged_pod(),
@@ -366,6 +387,23 @@ def model_loader(spec: ModelLoader) -> dict[str, Any]:
         "volumes": [{"name": "model", "emptyDir": {"sizeLimit": spec.scratch}}],
     }
     return _job(spec.name, spec.namespace, labels, pod_spec, backoff_limit=2)
+
+
+def _read_only_non_root(pod_spec: dict[str, Any]) -> dict[str, Any]:
+    """Pod Security "restricted" for the CUDA images (root by default): nvidia-smi and the nbody
+    sample only open the GPU's device nodes, which the driver creates readable and writable by
+    every user, and write nothing.
+
+    Not for vLLM's image: it runs as root and writes its caches under /root (Hugging Face, torch
+    compile, Triton) and /tmp, so it keeps a writable root and its user (namespace "baseline").
+    MinIO and the model loader run unprivileged (``_unprivileged_pod``) but write outside their
+    volumes (MinIO its certificate folder under $HOME, Python its caches), so their root stays
+    writable.
+    """
+    pod_spec["securityContext"] = _unprivileged_pod()
+    for container in pod_spec["containers"]:
+        container["securityContext"]["readOnlyRootFilesystem"] = True
+    return pod_spec
 
 
 def _unprivileged_pod() -> dict[str, Any]:
