@@ -33,7 +33,6 @@ CHECKS: tuple[Callable[[GpuStack], Iterator[Finding]], ...] = (
 # Checks of what the rendered stack needs, not of the cluster it describes: `gpustack lint
 # --spec` takes a spec of GPU pools alone as context.
 RENDER_CHECKS: tuple[Callable[[GpuStack], Iterator[Finding]], ...] = (
-    pool_checks.check_pinned_release,
     pool_checks.check_system_pool,
     chart_checks.check_chart_versions,
     dra_checks.check_dra_selectors,

@@ -121,17 +121,6 @@ def check_cluster(stack: GpuStack) -> Iterator[Finding]:
             yield (*path, "podSubnet"), f"{cluster.podSubnet!r} is not a network in CIDR notation, e.g. 10.244.0.0/16"
 
 
-def check_pinned_release(stack: GpuStack) -> Iterator[Finding]:
-    """kubeadm installs what ClusterConfiguration names; ``stable-<minor>`` would be resolved when
-    ``kubeadm init`` runs, so two installs of one rendered stack could differ."""
-    cluster = stack.spec.cluster
-    if cluster.distribution == "kubeadm" and not cluster.kubeadmVersion:
-        yield ("spec", "cluster", "kubeadmVersion"), (
-            f"kubeadm needs an exact Kubernetes release to install: set kubeadmVersion, e.g. "
-            f"v{cluster.kubernetesVersion}.0 or a later patch (https://kubernetes.io/releases/)"
-        )
-
-
 def check_system_pool(stack: GpuStack) -> Iterator[Finding]:
     """kubeadm taints its control plane: with every pool tainted, the monitoring stack and the
     NFD master (no GPU tolerations) would stay Pending."""

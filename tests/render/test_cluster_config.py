@@ -38,7 +38,7 @@ def test_k3s_without_gates_is_an_empty_mapping(render_spec):
 
 
 def test_kubeadm_v1beta4_extra_args_and_kubelet_gates(render_spec):
-    rendered, files = render_spec(cluster={"distribution": "kubeadm", "kubeadmVersion": "v1.35.0", "kubernetesVersion": "1.35", "featureGates": GATES},
+    rendered, files = render_spec(cluster={"distribution": "kubeadm", "kubernetesVersion": "1.35", "kubeadmVersion": "v1.35.0", "featureGates": GATES},
                                   monitoring={"enabled": False})
     assert "cluster/config.yaml" not in files
     cluster_config, kubelet = SAFE.load_all(files["cluster/kubeadm-config.yaml"])
@@ -49,6 +49,7 @@ def test_kubeadm_v1beta4_extra_args_and_kubelet_gates(render_spec):
     # No endpoint in the spec: the README's init step fills the variable the join files use too.
     assert cluster_config["controlPlaneEndpoint"] == "${CONTROL_PLANE_ENDPOINT}"
     assert "envsubst '$CONTROL_PLANE_ENDPOINT' < cluster/kubeadm-config.yaml" in files["README.md"]
+    assert "KUBERNETES_VERSION" not in files["README.md"]  # the spec's release is written in place
     assert cluster_config["networking"] == {"podSubnet": "10.244.0.0/16"}
     for section in ("apiServer", "controllerManager", "scheduler"):
         assert cluster_config[section] == {"extraArgs": [{"name": "feature-gates", "value": value}]}
@@ -85,15 +86,20 @@ def test_kubeadm_exposes_only_the_authenticated_metrics_ports(render_spec):
     assert "sudo kubeadm init --config cluster/kubeadm-config.yaml" in files["README.md"]
 
 
-def test_kubeadm_without_an_exact_release_is_refused(render_spec):
-    with pytest.raises(GpustackError, match="kubeadmVersion"):
-        render_spec(cluster={"distribution": "kubeadm", "kubernetesVersion": "1.35"})
+def test_kubeadm_without_a_release_runs_the_installed_kubeadms(render_spec):
+    _, files = render_spec(cluster={"distribution": "kubeadm", "kubernetesVersion": "1.35"})
+    cluster_config, _ = SAFE.load_all(files["cluster/kubeadm-config.yaml"])
+    # Never stable-<minor>: the exact release of the kubeadm the packages step installed and held.
+    assert cluster_config["kubernetesVersion"] == "${KUBERNETES_VERSION}"
+    readme = files["README.md"]
+    assert 'export KUBERNETES_VERSION="$(kubeadm version -o short)"' in readme
+    assert "envsubst '$KUBERNETES_VERSION $CONTROL_PLANE_ENDPOINT' < cluster/kubeadm-config.yaml" in readme
 
 
 def test_kubeadm_joins_each_pool_with_its_taints_and_labels(render_spec):
     taint = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
     rendered, files = render_spec(
-        cluster={"distribution": "kubeadm", "kubeadmVersion": "v1.36.0"},
+        cluster={"distribution": "kubeadm"},
         nodePools=[{"name": "gpu", "gpu": {"model": "L4"}, "labels": {"tier": "a", "zone": "b"}, "taints": [taint]}],
         systemPools=[{"name": "sys", "count": 2}],
     )
@@ -130,7 +136,7 @@ def test_k3s_binds_control_plane_metrics_only_where_they_are_scraped(render_spec
 
 
 def test_kubeadm_default_runtime_goes_to_nvidia_ctk(render_spec):
-    _, files = render_spec(cluster={"distribution": "kubeadm", "kubeadmVersion": "v1.36.0", "nvidiaDefaultRuntime": True})
+    _, files = render_spec(cluster={"distribution": "kubeadm", "nvidiaDefaultRuntime": True})
     assert "sudo nvidia-ctk runtime configure --runtime=containerd --set-as-default\n" in files["README.md"]
     # Without the GPU Operator nobody else creates the RuntimeClass: gpustack does.
     assert SAFE.load(files["manifests/runtime.yaml"]) == runtime.runtime_class()

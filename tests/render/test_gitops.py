@@ -50,8 +50,7 @@ def test_k3s_gets_one_helm_chart_per_release(render_spec):
     [("k3s", None, True), ("kubeadm", None, False), ("k3s", False, False), ("kubeadm", True, True)],
 )
 def test_k3s_helm_charts_default_to_the_distribution(render_spec, distribution, setting, expected):
-    cluster = {"distribution": distribution} | ({"kubeadmVersion": "v1.36.0"} if distribution == "kubeadm" else {})
-    rendered, _ = render_spec(cluster=cluster, gitops={"k3sHelmCharts": setting})
+    rendered, _ = render_spec(cluster={"distribution": distribution}, gitops={"k3sHelmCharts": setting})
     assert bool(delivery(rendered, "k3s/")) is expected
 
 

@@ -206,7 +206,7 @@ def test_steps_cover_every_layer_once():
             "kind": "GpuStack",
             "metadata": {"name": "t"},
             "spec": {
-                "cluster": {"distribution": "kubeadm", "kubeadmVersion": "v1.35.0", "kubernetesVersion": "1.35"},
+                "cluster": {"distribution": "kubeadm", "kubernetesVersion": "1.35"},
                 "nodePools": [{"name": "a", "gpu": {"model": "L4"}, "driver": {"version": "595"}}],
             },
         }
@@ -217,7 +217,7 @@ def test_steps_cover_every_layer_once():
         "NVIDIA Container Toolkit",
         "Hold the driver and toolkit packages",
         "containerd and its nvidia runtime",
-        "kubeadm, kubelet and kubectl v1.35.0",
+        "kubeadm, kubelet and kubectl v1.35",
         "Control plane",
         "Join the pools",
     ]

@@ -7,7 +7,7 @@ import kubernetes_validate
 from gpustack.render import k8s_validate
 
 VARIANTS = {
-    "kubeadm-host": {"cluster": {"distribution": "kubeadm", "kubeadmVersion": "v1.34.0", "kubernetesVersion": "1.34"}},
+    "kubeadm-host": {"cluster": {"distribution": "kubeadm", "kubernetesVersion": "1.34"}},
     "operator": {
         "gpuOperator": {"enabled": True},
         "nodePools": [{"name": "a", "gpu": {"model": "H100"}, "driver": {"source": "operator"}}],

@@ -22,7 +22,7 @@ VARIANTS = {
                        "share": {"memoryMiB": 6000, "cores": 30}, "modelMemoryMiB": 4000}],
     },
     "kubeadm-nvidia-dra-argocd": {
-        "cluster": {"distribution": "kubeadm", "kubeadmVersion": "v1.35.0", "kubernetesVersion": "1.35"},
+        "cluster": {"distribution": "kubeadm", "kubernetesVersion": "1.35"},
         "devicePlugin": {"enabled": False},
         "dra": {"enabled": True, "driver": "nvidia", "claimTemplates": [{"name": "one-gpu"}]},
         "gitops": {"argocd": {"enabled": True, "repoURL": "https://git.example.com/stacks.git"}},

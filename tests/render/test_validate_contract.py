@@ -42,7 +42,7 @@ LINT_WOULD_FLAG: dict[str, tuple[dict[str, Any], str, str | None]] = {
 MIG_POOL = {"name": "a100", "gpu": {"model": "A100-80GB-SXM"}, "mig": {"layout": {"3g.40gb": 2}}}
 LABELLED_BY_RENDER = {
     "kubeadm-operator-mig": {
-        "cluster": {"distribution": "kubeadm", "kubeadmVersion": "v1.36.0", "kubernetesVersion": "1.36"},
+        "cluster": {"distribution": "kubeadm", "kubernetesVersion": "1.36"},
         "gpuOperator": {"enabled": True},
         "nodePools": [MIG_POOL | {"driver": {"source": "operator"}}],
     },

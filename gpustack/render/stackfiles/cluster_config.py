@@ -82,21 +82,37 @@ def k3s_config(stack: GpuStack, gates: Gates) -> str:
     return header + (dump(config) if config else "{}\n")
 
 
-# Filled in with envsubst where the spec names no controlPlaneEndpoint (the README's init step).
-ENDPOINT_VARIABLE = "${CONTROL_PLANE_ENDPOINT}"
+# Filled in with envsubst by the README's init step where the spec leaves them out.
+ENDPOINT_VARIABLE = "CONTROL_PLANE_ENDPOINT"
+VERSION_VARIABLE = "KUBERNETES_VERSION"
 
 
 def control_plane_endpoint(stack: GpuStack) -> str:
     """The API server's stable host:port, in the ClusterConfiguration and every JoinConfiguration."""
-    return stack.spec.cluster.controlPlaneEndpoint or ENDPOINT_VARIABLE
+    return stack.spec.cluster.controlPlaneEndpoint or f"${{{ENDPOINT_VARIABLE}}}"
+
+
+def kubeadm_version(stack: GpuStack) -> str:
+    """ClusterConfiguration kubernetesVersion: an exact release, the spec's or the installed kubeadm's.
+
+    Never ``stable-<minor>``: kubeadm resolves that label over the network when ``init`` runs, so
+    two installs of one rendered stack could run different releases.
+    """
+    return stack.spec.cluster.kubeadmVersion or f"${{{VERSION_VARIABLE}}}"
+
+
+def init_variables(stack: GpuStack) -> list[str]:
+    """The variables of ``kubeadm-config.yaml`` that the README's init step fills in."""
+    cluster = stack.spec.cluster
+    return [name for name, given in ((VERSION_VARIABLE, cluster.kubeadmVersion),
+                                     (ENDPOINT_VARIABLE, cluster.controlPlaneEndpoint)) if not given]
 
 
 def kubeadm_config(stack: GpuStack, gates: Gates) -> str:
     cluster: dict[str, object] = {
         "apiVersion": KUBEADM_API,
         "kind": "ClusterConfiguration",
-        # Required for kubeadm by the spec checks: an exact release, never a stable-<minor> label.
-        "kubernetesVersion": stack.spec.cluster.kubeadmVersion,
+        "kubernetesVersion": kubeadm_version(stack),
         "controlPlaneEndpoint": control_plane_endpoint(stack),
         "networking": {"podSubnet": stack.spec.cluster.podSubnet or KUBEADM_POD_SUBNET},
     }

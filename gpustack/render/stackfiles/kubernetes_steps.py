@@ -89,11 +89,13 @@ def kubeadm_steps(stack: GpuStack) -> list[Step]:
     minor = spec.kubernetesVersion
     repo = f"https://pkgs.k8s.io/core:/stable:/v{minor}/deb/"
     tools = ("kubelet", "kubeadm", "kubectl")
-    # kubeadmVersion is required for kubeadm (spec checks).
-    patch = str(spec.kubeadmVersion).removeprefix("v")
-    install = "sudo apt-get install -y " + " ".join(shlex.quote(f"{tool}={patch}-*") for tool in tools)
+    if spec.kubeadmVersion:
+        patch = spec.kubeadmVersion.removeprefix("v")
+        install = "sudo apt-get install -y " + " ".join(shlex.quote(f"{tool}={patch}-*") for tool in tools)
+    else:
+        install = "sudo apt-get install -y " + " ".join(tools)
     packages = Step(
-        f"kubeadm, kubelet and kubectl {spec.kubeadmVersion}",
+        f"kubeadm, kubelet and kubectl {spec.kubeadmVersion or f'v{minor}'}",
         "On every node",
         (
             "sudo swapoff -a",
@@ -113,6 +115,7 @@ def kubeadm_steps(stack: GpuStack) -> list[Step]:
             f"The repository carries Kubernetes {minor} only, and the held packages stay at their release through "
             "`apt-get upgrade` and unattended-upgrades.",
             f"The kubelet does not start with swap on, and pods need IP forwarding ({KUBEADM_INSTALL}).",
+            "" if spec.kubeadmVersion else "Set `cluster.kubeadmVersion` to pin the patch release.",
         ),
     )
     init = Step(
@@ -124,7 +127,7 @@ def kubeadm_steps(stack: GpuStack) -> list[Step]:
             'sudo cp /etc/kubernetes/admin.conf "$HOME/.kube/config"',
             'sudo chown "$(id -u):$(id -g)" "$HOME/.kube/config"',
         ),
-        _endpoint_sentence(stack) + " "
+        _init_sentence(stack) + " "
         f"Then install the pod network (CNI) for the pod subnet {spec.podSubnet or cluster_config.KUBEADM_POD_SUBNET} "
         "before the nodes join. On an existing cluster, carry the file's feature gates and metrics addresses "
         "into /etc/kubernetes/manifests and every kubelet's configuration instead.",
@@ -151,28 +154,43 @@ def kubeadm_steps(stack: GpuStack) -> list[Step]:
 
 
 def _init_commands(stack: GpuStack) -> tuple[str, ...]:
-    if stack.spec.cluster.controlPlaneEndpoint:
+    variables = cluster_config.init_variables(stack)
+    if not variables:
         return ("sudo kubeadm init --config cluster/kubeadm-config.yaml",)
+    exports = {
+        cluster_config.VERSION_VARIABLE: '"$(kubeadm version -o short)"',
+        cluster_config.ENDPOINT_VARIABLE: "'api.example.internal:6443'  # your DNS name or virtual IP, and port",
+    }
+    listed = " ".join(f"${name}" for name in variables)
     return (
-        "export CONTROL_PLANE_ENDPOINT='api.example.internal:6443'  # your DNS name or virtual IP, port",
-        "envsubst '$CONTROL_PLANE_ENDPOINT' < cluster/kubeadm-config.yaml > kubeadm-config.yaml",
+        *(f"export {name}={exports[name]}" for name in variables),
+        f"envsubst '{listed}' < cluster/kubeadm-config.yaml > kubeadm-config.yaml",
         "sudo kubeadm init --config kubeadm-config.yaml",
     )
 
 
-def _endpoint_sentence(stack: GpuStack) -> str:
-    endpoint = stack.spec.cluster.controlPlaneEndpoint
-    if endpoint:
-        return (
-            f"Every node reaches the API server at `{endpoint}` (`cluster.controlPlaneEndpoint`), so more "
-            "control-plane nodes can join behind it later."
-        )
-    return (
-        "`CONTROL_PLANE_ENDPOINT` is the API server's stable address (a DNS name or virtual IP in front of the "
-        "control-plane nodes, with its port): kubeadm writes it into the API server's certificate and every "
-        "kubeconfig, so a control plane started on one node's own address can never grow to several. Set "
-        "`cluster.controlPlaneEndpoint` to render it in place."
+def _init_sentence(stack: GpuStack) -> str:
+    cluster = stack.spec.cluster
+    version = (
+        ""
+        if cluster.kubeadmVersion
+        else f"`{cluster_config.VERSION_VARIABLE}` is the release of the kubeadm just installed and held, so the "
+        "control plane runs exactly the kubelets' release (a `stable-<minor>` label would be resolved over the "
+        "network when `kubeadm init` runs)."
     )
+    if cluster.controlPlaneEndpoint:
+        endpoint = (
+            f"Every node reaches the API server at `{cluster.controlPlaneEndpoint}` (`cluster.controlPlaneEndpoint`), "
+            "so more control-plane nodes can join behind it later."
+        )
+    else:
+        endpoint = (
+            f"`{cluster_config.ENDPOINT_VARIABLE}` is the API server's stable address (a DNS name or virtual IP in "
+            "front of the control-plane nodes, with its port): kubeadm writes it into the API server's certificate "
+            "and every kubeconfig, so a control plane started on one node's own address can never grow to several. "
+            "Set `cluster.controlPlaneEndpoint` to render it in place."
+        )
+    return sentences(version, endpoint)
 
 
 # --- labels and taints --------------------------------------------------------------------

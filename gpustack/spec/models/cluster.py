@@ -62,9 +62,10 @@ class Cluster(Strict):
     kubeadmVersion: str | None = Field(
         None,
         pattern=r"^v1\.[0-9]{2}\.[0-9]+$",
-        description="Kubernetes release for kubeadm, e.g. v1.35.2; required for distribution kubeadm: "
-        "ClusterConfiguration kubernetesVersion and the pinned packages (a `stable-<minor>` label would be "
-        "resolved when `kubeadm init` runs, so two renders of one spec could install different releases).",
+        description="Kubernetes release for kubeadm, e.g. v1.35.2 (only for distribution kubeadm): "
+        "ClusterConfiguration kubernetesVersion and the pinned packages. Default: the newest patch of the "
+        "minor when the packages are installed; the README's init step then writes the installed kubeadm's "
+        "exact release into the configuration (never a `stable-<minor>` label resolved over the network).",
     )
     controlPlaneEndpoint: str | None = Field(
         None,
