@@ -46,6 +46,14 @@ def stack_values(stack: GpuStack) -> dict[str, Any]:
         prometheus["storageSpec"] = _claim(monitoring.storageClass, monitoring.prometheusStorage)
         alertmanager_spec["storage"] = _claim(monitoring.storageClass, monitoring.alertmanagerStorage)
     alertmanager: dict[str, Any] = {"alertmanagerSpec": alertmanager_spec}
+    prometheus_section: dict[str, Any] = {"prometheusSpec": prometheus}
+    if monitoring.replicas > 1:
+        for section, pod_spec in ((alertmanager, alertmanager_spec), (prometheus_section, prometheus)):
+            pod_spec["replicas"] = monitoring.replicas
+            pod_spec["podAntiAffinity"] = "soft"  # the chart's: prefer one replica per node
+            # The chart's budget keeps its minAvailable: 1 (setting maxUnavailable as well would
+            # render both, which the API refuses): a drain evicts one replica at a time.
+            section["podDisruptionBudget"] = {"enabled": True}
     if monitoring.receiver is not None:
         alertmanager_spec["secrets"] = [monitoring.receiver.secretName]
         alertmanager["config"] = {
@@ -54,7 +62,7 @@ def stack_values(stack: GpuStack) -> dict[str, Any]:
         }
     return {
         "alertmanager": alertmanager,
-        "prometheus": {"prometheusSpec": prometheus},
+        "prometheus": prometheus_section,
         "prometheusOperator": {
             "resources": _requests("operator"),
             "prometheusConfigReloader": {"resources": _requests("config-reloader")},

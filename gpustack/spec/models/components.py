@@ -195,6 +195,14 @@ class Monitoring(ChartVersioned):
     )
     prometheusStorage: str = Field("50Gi", description="Size of Prometheus's volume (with storageClass).")
     alertmanagerStorage: str = Field("2Gi", description="Size of Alertmanager's volume (with storageClass).")
+    replicas: int = Field(
+        1,
+        ge=1,
+        le=5,
+        description="Prometheus and Alertmanager replicas. From 2: spread over nodes, with a "
+        "PodDisruptionBudget so a drain takes one at a time (a budget for a single replica would block "
+        "every drain, so there is none).",
+    )
 
 
 
