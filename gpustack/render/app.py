@@ -34,6 +34,7 @@ from gpustack.render.components import (
     gitops,
     gpu_operator,
     hami,
+    minio_users,
     monitoring,
     network_policies,
     nfd,
@@ -47,7 +48,7 @@ from gpustack.yamlio import dump, dump_all
 
 COMPONENTS: tuple[ModuleType, ...] = (
     runtime, nfd, device_plugin, gpu_operator, partitioning, hami, dra, monitoring, control_plane, workloads,
-    network_policies, gitops,
+    minio_users, network_policies, gitops,
 )
 
 # (context, merged releases sorted by wave) → {path relative to the stack folder: objects}

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from gpustack.render import pod_security
+import json
+
+from gpustack.render import pod_security, secret_names
 
 MINIO = {"type": "minio", "name": "store", "namespace": "models", "credentialsSecret": "s3"}
 INTERNAL = {"uri": "s3://models/m", "endpoint": "http://store.models.svc.cluster.local:9000", "credentialsSecret": "s3"}
@@ -42,7 +44,10 @@ def test_stack_pods_are_denied_everything_but_what_they_need(render_spec):
     assert to_store["to"][0]["podSelector"]["matchLabels"]["app.kubernetes.io/instance"] == "store"
     assert to_store["ports"] == [{"protocol": "TCP", "port": 9000}]
     readers = policies[("models", "store-clients")]["spec"]["ingress"][0]["from"]
-    assert sorted(r["podSelector"]["matchLabels"]["app.kubernetes.io/instance"] for r in readers) == ["llm", "model-loader"]
+    assert sorted(r["podSelector"]["matchLabels"]["app.kubernetes.io/name"] for r in readers) == [
+        "minio-users", "model-loader", "vllm"
+    ]
+    assert policies[("models", "store-users-egress")]["spec"]["egress"] == [to_store]
     # An S3 endpoint outside the stack: its port, any destination.
     assert policies[("serve", "ext-s3")]["spec"]["egress"] == [{"ports": [{"protocol": "TCP", "port": 443}]}]
     # The loader: Hugging Face over HTTPS and the store.
@@ -102,3 +107,42 @@ def test_restricted_controls():
     assert not pod_security.meets_restricted({**pod, "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}}})
     added = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"], "add": ["SYS_ADMIN"]}}
     assert not pod_security.meets_restricted({**pod, "containers": [{"securityContext": added}]})
+
+
+def secret_of(container, variable):
+    return next(e["valueFrom"]["secretKeyRef"]["name"] for e in container["env"] if e["name"] == variable)
+
+
+def test_workloads_use_least_privileged_minio_users(render_spec):
+    rendered, files = render_spec(workloads=[
+        MINIO, LOADER, {"type": "vllm", "name": "llm", "namespace": "serve", "model": INTERNAL},
+        {"type": "vllm", "name": "ext", "namespace": "serve", "model": EXTERNAL},
+    ])
+    deployments, jobs = objects(rendered, "Deployment"), objects(rendered, "Job")
+    vllm = deployments[("serve", "llm")]["spec"]["template"]["spec"]["containers"][0]
+    assert secret_of(vllm, "AWS_ACCESS_KEY_ID") == secret_names.minio_reader("store") == "store-reader-s3"
+    # A store outside the stack: the Secret the spec names.
+    ext = deployments[("serve", "ext")]["spec"]["template"]["spec"]["containers"][0]
+    assert secret_of(ext, "AWS_ACCESS_KEY_ID") == "s3"
+    upload = jobs[("models", "model-loader")]["spec"]["template"]["spec"]["containers"][0]
+    assert secret_of(upload, "AWS_ACCESS_KEY_ID") == secret_names.minio_writer("store")
+    # The root user stays with MinIO and the Job that creates the users.
+    users = jobs[("models", "store-users")]["spec"]["template"]["spec"]["containers"][0]
+    assert secret_of(users, "MINIO_ROOT_USER") == "s3"
+    assert {secret_of(users, "READER_KEY"), secret_of(users, "WRITER_KEY")} == {"store-reader-s3", "store-writer-s3"}
+    script = users["command"][2]
+    assert "mc admin policy attach store gpustack-store-reader --user \"$READER_KEY\"" in script
+    policies = objects(rendered, "ConfigMap")[("models", "store-policies")]["data"]
+    reader, writer = json.loads(policies["reader.json"]), json.loads(policies["writer.json"])
+    assert reader["Statement"][1] == {"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": ["arn:aws:s3:::models/*"]}
+    assert "s3:PutObject" in writer["Statement"][1]["Action"]
+    assert not any("Delete" in action for statement in writer["Statement"] for action in statement["Action"])
+    assert "Secret `serve/store-reader-s3`" in files["README.md"]
+
+
+def test_minio_users_opt_out_keeps_the_specs_secret(render_spec):
+    rendered, _ = render_spec(workloads=[MINIO, LOADER], security={"minioWorkloadUsers": False})
+    jobs = objects(rendered, "Job")
+    assert ("models", "store-users") not in jobs and not objects(rendered, "ConfigMap")
+    upload = jobs[("models", "model-loader")]["spec"]["template"]["spec"]["containers"][0]
+    assert secret_of(upload, "AWS_ACCESS_KEY_ID") == "s3"

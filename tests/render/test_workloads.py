@@ -60,7 +60,8 @@ def test_the_example_runs_two_servers_on_one_shared_l4(examples):
         assert variables["RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING"] == "0"
         assert variables["RUNAI_STREAMER_S3_ENDPOINT"] == "http://minio.vllm.svc.cluster.local:9000"
         for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
-            assert variables[key] == {"secretKeyRef": {"name": "minio-credentials", "key": key}}
+            # The read-only MinIO user (security.minioWorkloadUsers), not the root credentials.
+            assert variables[key] == {"secretKeyRef": {"name": "minio-reader-s3", "key": key}}
 
 
 @pytest.mark.parametrize(
@@ -191,7 +192,8 @@ def test_minio_and_the_model_loader_when_the_spec_asks(examples):
     assert env(upload)["AWS_ENDPOINT_URL"] == "http://minio.vllm.svc.cluster.local:9000"
     assert spec["securityContext"]["runAsNonRoot"] is True
     assert "Prerequisite" not in tree["README.md"]
-    assert "read Secret `vllm/minio-credentials`" in tree["README.md"]
+    assert "MinIO `minio` reads Secret `vllm/minio-credentials`" in tree["README.md"]
+    assert "Job `model-loader` reads Secret `vllm/minio-writer-s3`" in tree["README.md"]
 
 
 def test_without_minio_and_loader_the_readme_lists_them_as_prerequisites(render_spec):

@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from gpustack.render.component import BUILTIN_NAMESPACES, Contribution, RenderContext, add_object
-from gpustack.render.components import workloads
+from gpustack.render.components import minio_users, workloads
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.workloads import HuggingFaceSource, Minio, ModelLoader, S3Source, Vllm
 
@@ -83,43 +83,37 @@ def _allows(stack: GpuStack, workload: Any) -> Iterator[dict[str, Any]]:
     elif isinstance(workload, Minio):
         pods = {"matchLabels": workloads.selector(workloads.MINIO_APP, workload.name)}
         clients = [_client(w) for w in stack.spec.workloads if _reads(w, workload)]
+        if minio_users.roles(stack, workload):
+            users = {"matchLabels": minio_users.job_selector(workload)}
+            clients.append({"podSelector": users})
+            yield _policy(workload.namespace, f"{workload.name}-users-egress", users, egress=[_to_store(workload)])
         if clients:
             port = [{"protocol": "TCP", "port": workloads.MINIO_API_PORT}]
             yield _policy(workload.namespace, f"{workload.name}-clients", pods, ingress=[{"from": clients, "ports": port}])
 
 
 def _s3_egress(stack: GpuStack, source: S3Source) -> dict[str, Any]:
-    store = _minio(stack, source)
-    if store is not None:
-        to = {
-            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": store.namespace}},
-            "podSelector": {"matchLabels": workloads.selector(workloads.MINIO_APP, store.name)},
-        }
-        return {"to": [to], "ports": [{"protocol": "TCP", "port": workloads.MINIO_API_PORT}]}
+    for store in stack.spec.workloads:
+        if isinstance(store, Minio) and store.serves(source.endpoint):
+            return _to_store(store)
     url = urlsplit(source.endpoint)
     port = url.port or S3_DEFAULT_PORTS.get(url.scheme, HTTPS)
     return {"ports": [{"protocol": "TCP", "port": port}]}
 
 
-def _minio(stack: GpuStack, source: S3Source) -> Minio | None:
-    """The MinIO of the spec an S3 endpoint names (by its Service's host name), if any."""
-    host = urlsplit(source.endpoint).hostname or ""
-    for store in stack.spec.workloads:
-        if isinstance(store, Minio) and host in _service_names(store):
-            return store
-    return None
-
-
-def _service_names(store: Minio) -> set[str]:
-    base = f"{store.name}.{store.namespace}"
-    return {base, f"{base}.svc", f"{base}.svc.cluster.local"}
+def _to_store(store: Minio) -> dict[str, Any]:
+    to = {
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": store.namespace}},
+        "podSelector": {"matchLabels": workloads.selector(workloads.MINIO_APP, store.name)},
+    }
+    return {"to": [to], "ports": [{"protocol": "TCP", "port": workloads.MINIO_API_PORT}]}
 
 
 def _reads(workload: Any, store: Minio) -> bool:
     if isinstance(workload, Vllm) and isinstance(workload.model, S3Source):
-        return _service_names(store) >= {urlsplit(workload.model.endpoint).hostname or ""}
+        return store.serves(workload.model.endpoint)
     if isinstance(workload, ModelLoader):
-        return _service_names(store) >= {urlsplit(workload.destination.endpoint).hostname or ""}
+        return store.serves(workload.destination.endpoint)
     return False
 
 
