@@ -7,6 +7,7 @@ from render_helpers import release
 
 from gpustack.errors import SpecError
 from gpustack.render.components import monitoring_stack
+from gpustack.render.requests import REQUESTS
 
 SECRET = {"secretName": "alerting", "secretKey": "key"}
 MOUNTED = "/etc/alertmanager/secrets/alerting/key"
@@ -79,7 +80,7 @@ def test_every_monitoring_pod_has_requests(render_spec):
         for key in path:
             node = node[key]
         assert set(node["resources"]["requests"]) == {"cpu", "memory"}, path
-    assert release(rendered, "dcgm-exporter")["resources"] == {"requests": monitoring_stack.REQUESTS["dcgm-exporter"]}
+    assert release(rendered, "dcgm-exporter")["resources"] == {"requests": REQUESTS["dcgm-exporter"]}
 
 
 def test_the_operators_exporter_has_the_same_requests(render_spec):
@@ -88,7 +89,7 @@ def test_the_operators_exporter_has_the_same_requests(render_spec):
         nodePools=[{"name": "h", "gpu": {"model": "H100-80GB-SXM", "count": 8}, "driver": {"source": "operator"}}],
     )
     exporter = release(rendered, "gpu-operator")["dcgmExporter"]
-    assert exporter["resources"] == {"requests": monitoring_stack.REQUESTS["dcgm-exporter"]}
+    assert exporter["resources"] == {"requests": REQUESTS["dcgm-exporter"]}
 
 
 def test_replicated_prometheus_and_alertmanager_get_disruption_budgets(render_spec):
