@@ -11,7 +11,8 @@ https://kubernetes.io/docs/concepts/security/pod-security-standards/
   default level is stricter would otherwise refuse them, so these labels stay whatever
   ``security.podSecurityLabels`` says.
 - The workloads' namespaces get the strictest level every pod of theirs meets (``level``):
-  ``restricted`` or ``baseline`` (gpustack's workloads never need host access or privilege), and
+  ``restricted`` or ``baseline`` (gpustack's workloads never need host access or privilege; a
+  namespace meant for users' pods, such as one of DRA claim templates, is ``baseline``), and
   ``warn``/``audit`` at ``restricted`` so that a pod that falls short of it is reported.
   ``security.podSecurityLabels: false`` leaves them unlabelled.
 """
@@ -39,9 +40,18 @@ def workload_labels(objects: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     return {ENFORCE: level(objects), WARN: RESTRICTED, AUDIT: RESTRICTED}
 
 
+# Objects that users' own pods come to a namespace for: its level must admit ordinary pods.
+FOR_USERS_PODS = frozenset({"ResourceClaimTemplate"})
+
+
 def level(objects: Iterable[Mapping[str, Any]]) -> str:
+    """``restricted`` where the stack's own pods are the namespace's tenants and all meet it;
+    ``baseline`` where one does not, or where users' pods come (a namespace of DRA claim
+    templates, or one with no pod of the stack's), which commonly run as root."""
+    objects = list(objects)
     pods = [pod for obj in objects if (pod := pod_spec(obj)) is not None]
-    return RESTRICTED if all(meets_restricted(pod) for pod in pods) else BASELINE
+    for_users = not pods or any(obj.get("kind") in FOR_USERS_PODS for obj in objects)
+    return RESTRICTED if not for_users and all(meets_restricted(pod) for pod in pods) else BASELINE
 
 
 def pod_spec(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:

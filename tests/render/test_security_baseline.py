@@ -91,6 +91,16 @@ def test_workload_namespaces_get_the_level_their_pods_meet(render_spec):
     assert "monitoring" in {namespace["metadata"]["name"] for namespace in rendered.namespaces}
 
 
+def test_namespaces_for_users_pods_admit_ordinary_pods():
+    restricted = {"kind": "Pod", "spec": {
+        "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+        "containers": [{"securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}}]}}
+    assert pod_security.level([restricted]) == "restricted"
+    # DRA claim templates are there for users' pods, which commonly run as root.
+    assert pod_security.level([restricted, {"kind": "ResourceClaimTemplate", "spec": {}}]) == "baseline"
+    assert pod_security.level([{"kind": "ResourceClaimTemplate", "spec": {}}]) == "baseline"
+
+
 def test_pod_security_labels_opt_out(render_spec):
     rendered, _ = render_spec(workloads=[{"type": "smokeTest", "namespace": "smoke"}],
                               security={"podSecurityLabels": False})
