@@ -237,7 +237,7 @@ def _deletion_note(stack: GpuStack) -> str:
         else "no Application has the resources finalizer, so deleting the root or any child Application leaves "
         "the GPU stack running (`gitops.argocd.cascadeDelete: true` makes deleting a child delete what it deployed)"
     )
-    return f"Argo CD deletion: {pruned}; they {healed}; {cascade}."
+    return f"What Argo CD deletes: {pruned}; they {healed}; {cascade}."
 
 
 def _rendered_source(stack: GpuStack, folder: str) -> dict[str, Any]:
