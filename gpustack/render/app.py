@@ -19,10 +19,9 @@ from types import ModuleType
 from typing import Any
 
 from gpustack.errors import GpustackError
-from gpustack.render import jsii_env, k8s_validate
+from gpustack.render import jsii_env, k8s_validate, pod_security
 from gpustack.render.component import (
     BUILTIN_NAMESPACES,
-    POD_SECURITY_PRIVILEGED,
     Contribution,
     HelmRelease,
     RenderContext,
@@ -35,7 +34,9 @@ from gpustack.render.components import (
     gitops,
     gpu_operator,
     hami,
+    minio_users,
     monitoring,
+    network_policies,
     nfd,
     partitioning,
     runtime,
@@ -46,7 +47,8 @@ from gpustack.render.stackfiles import cluster_config, lint_config, readme
 from gpustack.yamlio import dump, dump_all
 
 COMPONENTS: tuple[ModuleType, ...] = (
-    runtime, nfd, device_plugin, gpu_operator, partitioning, hami, dra, monitoring, control_plane, workloads, gitops
+    runtime, nfd, device_plugin, gpu_operator, partitioning, hami, dra, monitoring, control_plane, workloads,
+    minio_users, network_policies, gitops,
 )
 
 # (context, merged releases sorted by wave) → {path relative to the stack folder: objects}
@@ -141,29 +143,36 @@ def _merge_values(a: Mapping[str, Any], b: Mapping[str, Any], where: str) -> dic
 def release_namespaces(releases: Sequence[HelmRelease]) -> Objects:
     """``helm/namespaces.yaml``: the releases' namespaces, for the Helm commands and K3s HelmCharts.
 
-    They hold GPU node agents (NFD worker, device plugin, operator operands) that use host paths,
-    so Pod Security admission must allow them from the start (GPU Operator install guide). Argo CD
+    They hold GPU node agents (NFD worker, device plugin, operator operands, node-exporter) that use
+    host paths, so Pod Security admission must allow them from the start (``pod_security``). Argo CD
     creates them itself, labels included (``gitops.release_application``), so they are not in
     ``manifests/``: the manifests Application owning them would delete them, charts inside, when
     it is pruned or deleted.
     """
     names = sorted({r.namespace for r in releases} - BUILTIN_NAMESPACES)
     return [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": dict(POD_SECURITY_PRIVILEGED)}}
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": pod_security.privileged_labels()}}
         for name in names
     ]
 
 
 def namespace_objects(rendered: Rendered) -> Objects:
-    """Namespaces of ``manifests/`` objects that no release creates (the built-in ones exist)."""
-    used = {
-        obj["metadata"]["namespace"]
-        for objects in rendered.manifests.values()
-        for obj in objects
-        if obj["metadata"].get("namespace")
-    }
-    created = {r.namespace for r in rendered.releases}
-    return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}} for name in sorted(used - created - BUILTIN_NAMESPACES)]
+    """Namespaces of ``manifests/`` objects that no release creates (the built-in ones exist),
+    with the Pod Security labels their pods meet (``security.podSecurityLabels``)."""
+    by_namespace: dict[str, list[dict[str, Any]]] = {}
+    for objects in rendered.manifests.values():
+        for obj in objects:
+            if obj["metadata"].get("namespace"):
+                by_namespace.setdefault(obj["metadata"]["namespace"], []).append(obj)
+    created = {r.namespace for r in rendered.releases} | BUILTIN_NAMESPACES
+    labelled = rendered.ctx.stack.spec.security.podSecurityLabels
+    result = []
+    for name in sorted(set(by_namespace) - created):
+        metadata: dict[str, Any] = {"name": name}
+        if labelled:
+            metadata["labels"] = pod_security.workload_labels(by_namespace[name])
+        result.append({"apiVersion": "v1", "kind": "Namespace", "metadata": metadata})
+    return result
 
 
 def values_file(release: HelmRelease) -> str:

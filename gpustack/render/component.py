@@ -17,9 +17,6 @@ from typing import Any
 from gpustack import charts
 from gpustack.spec.models import GpuStack
 
-# Namespaces of GPU node agents (host paths, privileged containers): Pod Security admission must
-# allow them (GPU Operator install guide).
-POD_SECURITY_PRIVILEGED = {"pod-security.kubernetes.io/enforce": "privileged"}
 # Namespaces every cluster has: never created, labelled or owned by the stack.
 BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 

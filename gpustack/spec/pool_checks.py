@@ -86,6 +86,10 @@ def check_cluster(stack: GpuStack) -> Iterator[Finding]:
     path = ("spec", "cluster")
     if cluster.kubeadmVersion and cluster.distribution != "kubeadm":
         yield (*path, "kubeadmVersion"), "kubeadmVersion is for distribution kubeadm; K3s takes k3sVersion"
+    if cluster.controlPlaneEndpoint and cluster.distribution != "kubeadm":
+        yield (*path, "controlPlaneEndpoint"), (
+            "controlPlaneEndpoint is for distribution kubeadm; K3s agents join the server address of the README's step"
+        )
     if cluster.kubeadmVersion and cluster.kubeadmVersion.split(".")[1] != str(cluster.minor):
         yield (*path, "kubeadmVersion"), (
             f"kubeadmVersion {cluster.kubeadmVersion} is not of Kubernetes {cluster.kubernetesVersion}: "

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gpustack.spec.models import GpuStack
+from gpustack.render import pod_security
 from tests.cluster.control_plane import REPO
 
 SHARED = Path(os.environ.get("GPUSTACK_SHARED") or REPO.parent / "shared")
@@ -131,13 +131,17 @@ def delivery_objects(folder: Path) -> list[dict[str, Any]]:
     return [doc for path in paths if path.is_file() for doc in documents(path.read_text())]
 
 
-def workload_secrets(stack: GpuStack) -> list[dict[str, Any]]:
-    """The Secrets the README says to create before applying: the workloads' credentials."""
+def workload_secrets(manifests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The Secrets the README says to create before applying: every Secret the manifests' pods read
+    (the workloads' S3 and Hugging Face credentials, MinIO's root and its workload users')."""
     wanted: set[tuple[str, str]] = set()
-    for workload in stack.spec.workloads:
-        for name in (getattr(workload, "credentialsSecret", None), getattr(workload, "huggingFaceTokenSecret", None)):
-            if name:
-                wanted.add((workload.namespace, name))
+    for obj in manifests:
+        pod = pod_security.pod_spec(obj)
+        for container in [*(pod or {}).get("initContainers", []), *(pod or {}).get("containers", [])]:
+            for variable in container.get("env", []):
+                ref = variable.get("valueFrom", {}).get("secretKeyRef")
+                if ref:
+                    wanted.add((obj["metadata"]["namespace"], ref["name"]))
     return [{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace},
              "stringData": {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test-secret", "HF_TOKEN": "hf_test"}}
             for namespace, name in sorted(wanted)]

@@ -15,8 +15,10 @@ from typing import Any
 import pytest
 
 from gpustack.lint.facts.quantities import parse_quantity
+from gpustack.render import pod_security
 from gpustack.spec.models import GpuStack
 from tests.cluster import deploy
+from tests.cluster.api import ApiError
 from tests.cluster.control_plane import REPO
 from tests.cluster.spec import gpu_model, load
 from tests.cluster.support import (
@@ -88,7 +90,7 @@ def apply_stack(cluster: Cluster, stack: GpuStack, folder: Path) -> Deployed:
     applier.apply(crds, "the CRDs")
     applier.wait_established()
     applier.apply(deploy.namespaces(everything, [r.namespace for r in releases]), "the namespaces")
-    applier.apply(deploy.workload_secrets(stack), "the workloads' Secrets")
+    applier.apply(deploy.workload_secrets(manifests), "the workloads' Secrets")
     late = ("CustomResourceDefinition", "Namespace", *deploy.WEBHOOKS)
     for release in releases:
         applier.apply([o for o in charts[release.name] if o["kind"] not in late], f"Helm release {release.name}")
@@ -153,6 +155,32 @@ def test_every_workload_runs(deployed: Deployed) -> None:
             return [p for p in owned_pods(api, workload) if p["status"].get("phase") != "Running"]
 
         wait_for(lambda: not not_running(), WAIT_SECONDS, lambda: describe(api, not_running()))
+
+
+def test_pod_security_labels_are_enforced(deployed: Deployed) -> None:
+    """The API server's Pod Security admission holds each labelled namespace to its level: a
+    privileged pod is refused where the level is baseline or restricted, a pod that may run as root
+    where it is restricted (a server-side dry run: nothing is created). The stack's own pods there
+    run (test_every_workload_runs): each label admits what the stack puts there and no more than its level."""
+    api = deployed.cluster.api
+    container = {"name": "probe", "image": "registry.k8s.io/pause:3.10"}
+    probes = {
+        "privileged": {"containers": [{**container, "securityContext": {"privileged": True}}]},
+        "root": {"containers": [container]},
+    }
+    refused_by = {pod_security.BASELINE: {"privileged"}, pod_security.RESTRICTED: {"privileged", "root"}}
+    for namespace in (o for o in deployed.objects if o["kind"] == "Namespace"):
+        level = namespace["metadata"].get("labels", {}).get(pod_security.ENFORCE)
+        if level not in refused_by:
+            continue
+        for probe, spec in probes.items():
+            path = f"/api/v1/namespaces/{namespace['metadata']['name']}/pods"
+            pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"psa-{probe}"}, "spec": spec}
+            if probe in refused_by[level]:
+                with pytest.raises(ApiError, match="violates PodSecurity"):
+                    api.request("POST", path, pod, query={"dryRun": "All"})
+            else:
+                api.request("POST", path, pod, query={"dryRun": "All"})
 
 
 def test_gpu_pods_run_only_on_gpu_nodes_that_offer_what_they_ask(deployed: Deployed) -> None:

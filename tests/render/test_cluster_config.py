@@ -38,14 +38,18 @@ def test_k3s_without_gates_is_an_empty_mapping(render_spec):
 
 
 def test_kubeadm_v1beta4_extra_args_and_kubelet_gates(render_spec):
-    rendered, files = render_spec(cluster={"distribution": "kubeadm", "kubernetesVersion": "1.35", "featureGates": GATES},
+    rendered, files = render_spec(cluster={"distribution": "kubeadm", "kubernetesVersion": "1.35", "kubeadmVersion": "v1.35.0", "featureGates": GATES},
                                   monitoring={"enabled": False})
     assert "cluster/config.yaml" not in files
     cluster_config, kubelet = SAFE.load_all(files["cluster/kubeadm-config.yaml"])
     value = CONTROL_PLANE
     assert cluster_config["apiVersion"] == "kubeadm.k8s.io/v1beta4"
     assert cluster_config["kind"] == "ClusterConfiguration"
-    assert cluster_config["kubernetesVersion"] == "stable-1.35"
+    assert cluster_config["kubernetesVersion"] == "v1.35.0"
+    # No endpoint in the spec: the README's init step fills the variable the join files use too.
+    assert cluster_config["controlPlaneEndpoint"] == "${CONTROL_PLANE_ENDPOINT}"
+    assert "envsubst '$CONTROL_PLANE_ENDPOINT' < cluster/kubeadm-config.yaml" in files["README.md"]
+    assert "KUBERNETES_VERSION" not in files["README.md"]  # the spec's release is written in place
     assert cluster_config["networking"] == {"podSubnet": "10.244.0.0/16"}
     for section in ("apiServer", "controllerManager", "scheduler"):
         assert cluster_config[section] == {"extraArgs": [{"name": "feature-gates", "value": value}]}
@@ -57,24 +61,39 @@ def test_kubeadm_v1beta4_extra_args_and_kubelet_gates(render_spec):
     }
 
 
-def test_kubeadm_binds_control_plane_metrics_where_the_chart_scrapes_them(render_spec):
+def test_kubeadm_exposes_only_the_authenticated_metrics_ports(render_spec):
     rendered, files = render_spec(cluster={"distribution": "kubeadm", "kubernetesVersion": "1.35", "featureGates": GATES,
-                                           "kubeadmVersion": "v1.35.2", "podSubnet": "192.168.0.0/16"})
-    cluster_config, _, proxy = SAFE.load_all(files["cluster/kubeadm-config.yaml"])
+                                           "kubeadmVersion": "v1.35.2", "podSubnet": "192.168.0.0/16",
+                                           "controlPlaneEndpoint": "api.example.internal:6443"})
+    cluster_config, kubelet = SAFE.load_all(files["cluster/kubeadm-config.yaml"])
     assert cluster_config["kubernetesVersion"] == "v1.35.2"
+    assert cluster_config["controlPlaneEndpoint"] == "api.example.internal:6443"
     assert cluster_config["networking"] == {"podSubnet": "192.168.0.0/16"}
+    # 10257 and 10259 authenticate and authorize /metrics: bound to every interface.
     for section in ("controllerManager", "scheduler"):
         assert cluster_config[section]["extraArgs"] == [
             {"name": "feature-gates", "value": CONTROL_PLANE}, {"name": "bind-address", "value": "0.0.0.0"}
         ]
-    assert cluster_config["etcd"] == {"local": {"extraArgs": [{"name": "listen-metrics-urls",
-                                                               "value": "http://0.0.0.0:2381"}]}}
-    assert proxy == {"apiVersion": "kubeproxy.config.k8s.io/v1alpha1", "kind": "KubeProxyConfiguration",
-                     "metricsBindAddress": "0.0.0.0:10249"}
-    # kube-prometheus-stack's defaults select the static pods (component: ...) at these ports.
-    assert not {"kubeControllerManager", "kubeScheduler", "kubeProxy", "kubeEtcd"} & set(
-        release(rendered, "kube-prometheus-stack")
-    )
+    # etcd's 2381 and kube-proxy's 10249 are plain HTTP: left on kubeadm's 127.0.0.1, their jobs off.
+    assert "etcd" not in cluster_config and kubelet["kind"] == "KubeletConfiguration"
+    assert "KubeProxyConfiguration" not in files["cluster/kubeadm-config.yaml"]
+    values = release(rendered, "kube-prometheus-stack")
+    assert values["kubeEtcd"] == values["kubeProxy"] == {"enabled": False}
+    # kube-prometheus-stack's defaults select the static pods (component: ...) at the secure ports.
+    assert not {"kubeControllerManager", "kubeScheduler"} & set(values)
+    join = SAFE.load(files["cluster/join-gpu.yaml"])
+    assert join["discovery"]["bootstrapToken"]["apiServerEndpoint"] == "api.example.internal:6443"
+    assert "sudo kubeadm init --config cluster/kubeadm-config.yaml" in files["README.md"]
+
+
+def test_kubeadm_without_a_release_runs_the_installed_kubeadms(render_spec):
+    _, files = render_spec(cluster={"distribution": "kubeadm", "kubernetesVersion": "1.35"})
+    cluster_config, _ = SAFE.load_all(files["cluster/kubeadm-config.yaml"])
+    # Never stable-<minor>: the exact release of the kubeadm the packages step installed and held.
+    assert cluster_config["kubernetesVersion"] == "${KUBERNETES_VERSION}"
+    readme = files["README.md"]
+    assert 'export KUBERNETES_VERSION="$(kubeadm version -o short)"' in readme
+    assert "envsubst '$KUBERNETES_VERSION $CONTROL_PLANE_ENDPOINT' < cluster/kubeadm-config.yaml" in readme
 
 
 def test_kubeadm_joins_each_pool_with_its_taints_and_labels(render_spec):
@@ -98,16 +117,16 @@ def test_kubeadm_joins_each_pool_with_its_taints_and_labels(render_spec):
 def test_k3s_binds_control_plane_metrics_only_where_they_are_scraped(render_spec):
     rendered, files = render_spec(cluster={"serverAddresses": ["10.0.0.5"], "podSubnet": "10.42.0.0/16"})
     config = SAFE.load(files["cluster/config.yaml"])
+    # kube-proxy's metrics are plain HTTP: not exposed, its job off.
     assert config == {
         "kube-controller-manager-arg": ["bind-address=0.0.0.0"],
         "kube-scheduler-arg": ["bind-address=0.0.0.0"],
-        "kube-proxy-arg": ["metrics-bind-address=0.0.0.0"],
         "cluster-cidr": "10.42.0.0/16",
     }
     values = release(rendered, "kube-prometheus-stack")
-    for job in ("kubeControllerManager", "kubeScheduler", "kubeProxy"):
+    for job in ("kubeControllerManager", "kubeScheduler"):
         assert values[job] == {"endpoints": ["10.0.0.5"]}
-    assert values["kubeEtcd"] == {"enabled": False}
+    assert values["kubeEtcd"] == values["kubeProxy"] == {"enabled": False}
     # Without the servers' addresses nothing can be scraped: the jobs (and their Down alerts) are off.
     rendered, files = render_spec()
     assert SAFE.load(files["cluster/config.yaml"]) == {}

@@ -21,6 +21,8 @@ def test_defaults_follow_seed_001(render_spec):
     assert values["migStrategy"] == "none"
     assert "config" not in values
     assert "tolerations" not in values
+    # One resources value for the plugin, GFD and the MPS daemon: requests only.
+    assert set(values["resources"]) == {"requests"}
     by_name = {r.name: r for r in rendered.releases}
     assert (by_name["nvidia-device-plugin"].namespace, by_name["nvidia-device-plugin"].version) == ("kube-system", "0.20.0")
 

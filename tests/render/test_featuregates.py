@@ -77,7 +77,7 @@ def test_k3s_1_36_needs_no_gate_for_capacity(render_spec):
 
 def test_kubeadm_1_34_sets_apiserver_scheduler_and_kubelet(render_spec):
     _, tree = render_spec(cluster={"distribution": "kubeadm", "kubernetesVersion": "1.34"}, **CAPACITY_CLAIM)
-    cluster, kubelet, _ = YAML(typ="safe").load_all(tree["cluster/kubeadm-config.yaml"])
+    cluster, kubelet = YAML(typ="safe").load_all(tree["cluster/kubeadm-config.yaml"])
     gate = [{"name": "feature-gates", "value": "DRAConsumableCapacity=true"}]
     bind = [{"name": "bind-address", "value": "0.0.0.0"}]  # control-plane metrics (render/control_plane.py)
     assert cluster["apiServer"]["extraArgs"] == gate and cluster["scheduler"]["extraArgs"] == gate + bind

@@ -9,6 +9,8 @@ from ruamel.yaml import YAML
 from gpustack.cli import main
 from gpustack.errors import GpustackError, SpecError
 from gpustack.render import write
+from gpustack.render.components import gpu_operator
+from gpustack.render.requests import REQUESTS
 from gpustack.spec.pools import SKIP_DRIVER_LABEL as SKIP
 
 OPERATOR_POOL = {"name": "a100", "gpu": {"model": "A100-80GB"}, "driver": {"source": "operator"}}
@@ -22,8 +24,8 @@ def test_operator_replaces_the_standalone_device_plugin(examples):
     assert "nvidia-device-plugin" not in names
     values = release(rendered, "gpu-operator")
     assert values["nfd"] == {"enabled": False}  # gpustack's NFD release is the only one
-    assert values["driver"] == {"enabled": True}
-    assert values["devicePlugin"] == {"enabled": True}
+    assert values["driver"]["enabled"] is True
+    assert values["devicePlugin"]["enabled"] is True
     assert values["toolkit"]["enabled"] is True
     assert values["mig"] == {"strategy": "none"}
     assert "RuntimeClass" not in files["manifests/kustomization.yaml"] + "".join(
@@ -46,7 +48,7 @@ LABELLED_HOST_POOL = {**HOST_POOL, "labels": {"pool": "l4", SKIP: "false"}}
 
 def test_host_driver_pools_are_labelled_out(render_spec):
     rendered, _ = render_spec(gpuOperator={"enabled": True}, nodePools=[OPERATOR_POOL, LABELLED_HOST_POOL])
-    assert release(rendered, "gpu-operator")["driver"] == {"enabled": True}
+    assert release(rendered, "gpu-operator")["driver"]["enabled"] is True
     note = next(n for n in rendered.notes["gpu-operator"] if "gpu.deploy.driver=false" in n)
     assert f"`-l {SKIP}=false,pool=l4`" in note
 
@@ -91,3 +93,12 @@ def test_what_validate_accepts_lints_without_gs035(render_spec, tmp_path, capsys
         main(["lint", str(tmp_path / "out"), "--spec", rendered.ctx.spec_file, "--select", "GS035"])
     out = capsys.readouterr().out
     assert exit_info.value.code == 0 and "GS035" not in out, out
+
+
+def test_every_operand_the_chart_runs_has_requests(render_spec):
+    values = release(render_spec(gpuOperator={"enabled": True}, nodePools=[OPERATOR_POOL])[0], "gpu-operator")
+    for section, pod in gpu_operator.OPERAND_REQUESTS.items():
+        assert values[section]["resources"] == {"requests": REQUESTS[pod]}, section
+    # A driver container that does not run needs none.
+    values = release(render_spec(gpuOperator={"enabled": True}, nodePools=[HOST_POOL])[0], "gpu-operator")
+    assert values["driver"] == {"enabled": False}

@@ -34,10 +34,14 @@ def test_node_selector_uses_nfd_and_removes_the_charts_gpu_on(render_spec):
 
 
 def test_scheduler_tag_uses_the_2_7_key_only_when_set(render_spec):
-    assert "scheduler" not in release(render_spec(**HAMI)[0], "hami")
+    assert "image" not in release(render_spec(**HAMI)[0], "hami")["scheduler"]["kubeScheduler"]
     values = release(render_spec(devicePlugin={"enabled": False},
                                  sharing={"hami": {"enabled": True, "schedulerImageTag": "v1.36.4"}})[0], "hami")
-    assert values["scheduler"] == {"kubeScheduler": {"image": {"tag": "v1.36.4"}}}
+    assert values["scheduler"]["kubeScheduler"]["image"] == {"tag": "v1.36.4"}
+    # Every HAMi container has requests: scheduler, its extender, the device plugin and its monitor.
+    for resources in (values["scheduler"]["kubeScheduler"]["resources"], values["scheduler"]["extender"]["resources"],
+                      values["devicePlugin"]["resources"], values["devicePlugin"]["monitor"]["resources"]):
+        assert set(resources["requests"]) == {"cpu", "memory"}
     assert "imageTag" not in str(values)
 
 

@@ -99,7 +99,9 @@ def test_kubeadm_steps_in_order_and_pinned(examples):
         "https://pkgs.k8s.io/core:/stable:/v1.35/deb/Release.key",
         "sudo apt-get install -y 'kubelet=1.35.2-*' 'kubeadm=1.35.2-*' 'kubectl=1.35.2-*'",
         "sudo apt-mark hold kubelet kubeadm kubectl",
-        "sudo kubeadm init --config cluster/kubeadm-config.yaml",
+        # No cluster.controlPlaneEndpoint: the config's variable is filled in first.
+        "envsubst '$CONTROL_PLANE_ENDPOINT' < cluster/kubeadm-config.yaml > kubeadm-config.yaml",
+        "sudo kubeadm init --config kubeadm-config.yaml",
         "kubeadm token create --print-join-command",
         "sudo kubeadm join --config join-l40s.yaml",
         "sudo kubeadm join --config join-l4.yaml",
@@ -138,7 +140,7 @@ def test_gpu_operator_prerequisites_and_no_host_toolkit(examples):
     # The operator owns toolkit and runtime: nothing of theirs on the host, nothing to hold.
     assert not any("nvidia-container-toolkit" in line or "nvidia-ctk" in line for line in lines)
     assert not any("apt-mark hold $(" in line for line in lines)
-    assert "apt-get install -y kubelet kubeadm kubectl" in section  # unpinned patch, pinned minor repository
+    assert "apt-get install -y 'kubelet=1.35.4-*' 'kubeadm=1.35.4-*' 'kubectl=1.35.4-*'" in section
     assert "pkgs.k8s.io/core:/stable:/v1.35/deb/" in section
 
 

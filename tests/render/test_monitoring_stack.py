@@ -7,6 +7,7 @@ from render_helpers import release
 
 from gpustack.errors import SpecError
 from gpustack.render.components import monitoring_stack
+from gpustack.render.requests import REQUESTS
 
 SECRET = {"secretName": "alerting", "secretKey": "key"}
 MOUNTED = "/etc/alertmanager/secrets/alerting/key"
@@ -79,7 +80,7 @@ def test_every_monitoring_pod_has_requests(render_spec):
         for key in path:
             node = node[key]
         assert set(node["resources"]["requests"]) == {"cpu", "memory"}, path
-    assert release(rendered, "dcgm-exporter")["resources"] == {"requests": monitoring_stack.REQUESTS["dcgm-exporter"]}
+    assert release(rendered, "dcgm-exporter")["resources"] == {"requests": REQUESTS["dcgm-exporter"]}
 
 
 def test_the_operators_exporter_has_the_same_requests(render_spec):
@@ -88,4 +89,28 @@ def test_the_operators_exporter_has_the_same_requests(render_spec):
         nodePools=[{"name": "h", "gpu": {"model": "H100-80GB-SXM", "count": 8}, "driver": {"source": "operator"}}],
     )
     exporter = release(rendered, "gpu-operator")["dcgmExporter"]
-    assert exporter["resources"] == {"requests": monitoring_stack.REQUESTS["dcgm-exporter"]}
+    assert exporter["resources"] == {"requests": REQUESTS["dcgm-exporter"]}
+
+
+def test_replicated_prometheus_and_alertmanager_get_disruption_budgets(render_spec):
+    values, _ = stack_values(render_spec, replicas=2)
+    for section, pod_spec in (("prometheus", "prometheusSpec"), ("alertmanager", "alertmanagerSpec")):
+        assert values[section][pod_spec]["replicas"] == 2
+        assert values[section][pod_spec]["podAntiAffinity"] == "soft"
+        # The chart's minAvailable: 1 stays; a drain evicts one of the two at a time.
+        assert values[section]["podDisruptionBudget"] == {"enabled": True}
+    # One replica: a budget would block every drain, so there is none.
+    values, _ = stack_values(render_spec)
+    for section, pod_spec in (("prometheus", "prometheusSpec"), ("alertmanager", "alertmanagerSpec")):
+        assert "podDisruptionBudget" not in values[section] and "replicas" not in values[section][pod_spec]
+
+
+def test_dashboards_are_downloaded_with_certificate_checks(render_spec):
+    dashboards = {"grafana": {"dashboards": [{"gnetId": 12239, "revision": 2}]}}
+    values, readme = stack_values(render_spec, **dashboards)
+    assert values["grafana"]["defaultCurlOptions"] == "-sLf"
+    assert "curl -k" not in readme
+    # A chart that hard-codes curl -skf: said in the README, not silently ignored.
+    values, readme = stack_values(render_spec, version="65.8.1", **dashboards)
+    assert "defaultCurlOptions" not in values["grafana"]
+    assert "**Grafana downloads them with `curl -k`**" in readme

@@ -60,7 +60,8 @@ def test_the_example_runs_two_servers_on_one_shared_l4(examples):
         assert variables["RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING"] == "0"
         assert variables["RUNAI_STREAMER_S3_ENDPOINT"] == "http://minio.vllm.svc.cluster.local:9000"
         for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
-            assert variables[key] == {"secretKeyRef": {"name": "minio-credentials", "key": key}}
+            # The read-only MinIO user (security.minioWorkloadUsers), not the root credentials.
+            assert variables[key] == {"secretKeyRef": {"name": "minio-reader-s3", "key": key}}
 
 
 @pytest.mark.parametrize(
@@ -97,8 +98,12 @@ def test_every_container_is_hardened(render_spec):
     for obj in objects:
         spec = pod_spec(obj)
         assert spec["runtimeClassName"] == "nvidia"
-        assert spec["securityContext"] == {"seccompProfile": {"type": "RuntimeDefault"}}
+        assert spec["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+        # The CUDA images run as an unprivileged user on a read-only root; vLLM's needs root (its caches).
+        non_root = obj["metadata"]["labels"]["app.kubernetes.io/name"] != "vllm"
+        assert spec["securityContext"].get("runAsNonRoot", False) is non_root
         for container in spec["containers"]:
+            assert container["securityContext"].get("readOnlyRootFilesystem", False) is non_root
             context = container["securityContext"]
             assert context["allowPrivilegeEscalation"] is False
             assert context["capabilities"] == {"drop": ["ALL"]}
@@ -187,7 +192,8 @@ def test_minio_and_the_model_loader_when_the_spec_asks(examples):
     assert env(upload)["AWS_ENDPOINT_URL"] == "http://minio.vllm.svc.cluster.local:9000"
     assert spec["securityContext"]["runAsNonRoot"] is True
     assert "Prerequisite" not in tree["README.md"]
-    assert "read Secret `vllm/minio-credentials`" in tree["README.md"]
+    assert "MinIO `minio` reads Secret `vllm/minio-credentials`" in tree["README.md"]
+    assert "Job `model-loader` reads Secret `vllm/minio-writer-s3`" in tree["README.md"]
 
 
 def test_without_minio_and_loader_the_readme_lists_them_as_prerequisites(render_spec):

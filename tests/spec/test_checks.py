@@ -39,6 +39,8 @@ CASES = [
     ("check_cluster", K3S + "  serverAddresses:\n    - 10.0.0.1\n    - server-1  # <-\n" + L4_POOL,
      "spec.cluster.serverAddresses[1]", "not an IP address"),
     ("check_cluster", K3S + "  podSubnet: 10.0.0.300/16  # <-\n" + L4_POOL, "spec.cluster.podSubnet", "CIDR"),
+    ("check_cluster", K3S + "  controlPlaneEndpoint: api.example.internal:6443  # <-\n" + L4_POOL,
+     "spec.cluster.controlPlaneEndpoint", "for distribution kubeadm"),
     ("check_system_pool", "cluster:\n  distribution: kubeadm\n  kubernetesVersion: \"1.35\"\n"
      "nodePools:  # <-\n  - name: a\n    gpu:\n      model: L4\n    taints:\n      - key: nvidia.com/gpu\n"
      "        effect: NoSchedule\nsystemPools:\n  - name: sys\n    taints:\n      - key: x\n        effect: NoExecute\n",

@@ -3,16 +3,26 @@
 kube-prometheus-stack scrapes the controller manager, scheduler, kube-proxy and etcd through
 Services in kube-system; its alerts ``KubeControllerManagerDown``, ``KubeSchedulerDown``,
 ``KubeProxyDown`` and the etcd ones fire when those jobs find no target. Both distributions
-bind these metrics to 127.0.0.1 by default, so gpustack binds them to every interface
-(``cluster_args`` for K3s' config.yaml, ``kubeadm_*`` for kubeadm's configuration) and sets the
-chart's values to match (``values``):
+bind these metrics to 127.0.0.1 by default. What gpustack exposes depends on whether the port
+checks who asks:
 
-- kubeadm: the components are static pods labelled ``component: <name>``; the chart's default
-  selectors and ports (10257, 10259 over HTTPS; kube-proxy 10249, etcd 2381 over HTTP) find them.
-- K3s: they run inside the k3s process, not as pods, so the chart's selectors find nothing; it
-  scrapes ``cluster.serverAddresses`` instead (its ``endpoints`` values). Without addresses those
-  jobs are off. K3s keeps its datastore in SQLite unless started with embedded etcd, so its
-  etcd job is off.
+- The controller manager (10257) and scheduler (10259) serve HTTPS and authenticate and
+  authorize every request to ``/metrics`` (TokenReview and SubjectAccessReview; only
+  ``/healthz``, ``/readyz`` and ``/livez`` are open):
+  https://kubernetes.io/docs/reference/command-line-tools-reference/kube-controller-manager/
+  (``--authorization-always-allow-paths``). gpustack binds them to every interface
+  (``bind-address`` takes one address and kubeadm shares one ClusterConfiguration between
+  control-plane nodes, so a node's own address cannot be written there) and Prometheus scrapes
+  them with its service account's token.
+- kube-proxy (10249) and etcd (2381) serve plain HTTP to anyone who connects. They stay on
+  127.0.0.1, and kube-prometheus-stack's ``kubeProxy`` and ``kubeEtcd`` jobs are off (``values``)
+  so that their ``*Down`` alerts do not fire for targets it cannot reach; the README says how to
+  scrape etcd over its client port with a client certificate instead.
+
+kubeadm runs the controller manager and scheduler as static pods labelled ``component: <name>``,
+which the chart's default Services find. K3s runs them inside the k3s process, not as pods, so
+the chart scrapes ``cluster.serverAddresses`` instead (its ``endpoints`` values); without
+addresses those jobs are off.
 """
 
 from __future__ import annotations
@@ -24,17 +34,17 @@ from gpustack.render.component import Contribution, RenderContext
 from gpustack.spec.models import GpuStack
 
 ANY_ADDRESS = "0.0.0.0"
-KUBE_PROXY_PORT = 10249
-ETCD_METRICS_PORT = 2381
-ETCD_METRICS_URL = f"http://{ANY_ADDRESS}:{ETCD_METRICS_PORT}"
-# K3s config.yaml keys → the arguments that bind each component's metrics to every interface.
+# The secure ports' bind flag, the same on both components and both distributions.
+BIND_ARG = "bind-address"
+# K3s config.yaml keys → the arguments that bind the secure metrics ports to every interface.
 K3S_ARGS = {
-    "kube-controller-manager-arg": ["bind-address=0.0.0.0"],
-    "kube-scheduler-arg": ["bind-address=0.0.0.0"],
-    "kube-proxy-arg": [f"metrics-bind-address={ANY_ADDRESS}"],
+    "kube-controller-manager-arg": [f"{BIND_ARG}={ANY_ADDRESS}"],
+    "kube-scheduler-arg": [f"{BIND_ARG}={ANY_ADDRESS}"],
 }
 # kube-prometheus-stack's values section of each control-plane job.
-JOBS = ("kubeControllerManager", "kubeScheduler", "kubeProxy", "kubeEtcd")
+SECURE_JOBS = ("kubeControllerManager", "kubeScheduler")
+PLAIN_HTTP_JOBS = ("kubeProxy", "kubeEtcd")
+JOBS = (*SECURE_JOBS, *PLAIN_HTTP_JOBS)
 
 
 def k3s_args(stack: GpuStack) -> dict[str, list[str]]:
@@ -50,30 +60,20 @@ def kubeadm_bind_args(stack: GpuStack) -> dict[str, list[dict[str, str]]]:
     if not stack.spec.monitoring.enabled:
         return {}
     return {
-        "controllerManager": [{"name": "bind-address", "value": ANY_ADDRESS}],
-        "scheduler": [{"name": "bind-address", "value": ANY_ADDRESS}],
+        "controllerManager": [{"name": BIND_ARG, "value": ANY_ADDRESS}],
+        "scheduler": [{"name": BIND_ARG, "value": ANY_ADDRESS}],
     }
 
 
-def kubeadm_etcd_args(stack: GpuStack) -> list[dict[str, str]]:
-    """Local etcd's extraArgs: metrics on every interface (kubeadm's default is 127.0.0.1:2381)."""
-    return [{"name": "listen-metrics-urls", "value": ETCD_METRICS_URL}] if stack.spec.monitoring.enabled else []
-
-
-def kube_proxy_metrics_address(stack: GpuStack) -> str | None:
-    """KubeProxyConfiguration metricsBindAddress (kubeadm)."""
-    return f"{ANY_ADDRESS}:{KUBE_PROXY_PORT}" if stack.spec.monitoring.enabled else None
-
-
 def values(stack: GpuStack) -> dict[str, Any]:
-    """kube-prometheus-stack values for the control-plane jobs (nothing where the defaults match)."""
-    if stack.spec.cluster.distribution == "kubeadm":
-        return {}
-    addresses = list(stack.spec.cluster.serverAddresses)
-    result: dict[str, Any] = {"kubeEtcd": {"enabled": False}}
-    for job in ("kubeControllerManager", "kubeScheduler", "kubeProxy"):
-        result[job] = {"endpoints": addresses} if addresses else {"enabled": False}
-    return {job: result[job] for job in JOBS}
+    """kube-prometheus-stack values for the control-plane jobs: the plain-HTTP ones off; on K3s
+    the secure ones at the servers' addresses (off without them)."""
+    result: dict[str, Any] = {job: {"enabled": False} for job in PLAIN_HTTP_JOBS}
+    if stack.spec.cluster.distribution == "k3s":
+        addresses = list(stack.spec.cluster.serverAddresses)
+        for job in SECURE_JOBS:
+            result[job] = {"endpoints": addresses} if addresses else {"enabled": False}
+    return {job: result[job] for job in JOBS if job in result}
 
 
 def build(chart: Any, ctx: RenderContext) -> Contribution:
@@ -89,36 +89,40 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
 
 
 def _notes(stack: GpuStack) -> list[str]:
+    secure = (
+        "their secure ports (10257 and 10259: HTTPS, and every request to `/metrics` is authenticated and "
+        "authorized, so Prometheus scrapes them with its service account's token)"
+    )
+    plain = (
+        "kube-proxy (10249) and etcd (2381) serve their metrics over plain HTTP to whoever connects, so they "
+        "stay on 127.0.0.1 and kube-prometheus-stack's `kubeProxy` and `kubeEtcd` jobs are off. To watch etcd, "
+        "scrape its client port 2379 over HTTPS with a client certificate: a Secret in the monitoring namespace "
+        "holding /etc/kubernetes/pki/etcd/ca.crt, healthcheck-client.crt and healthcheck-client.key, listed in "
+        "`prometheus.prometheusSpec.secrets`, and `kubeEtcd.serviceMonitor` with `scheme: https` and the "
+        "mounted files as `caFile`, `certFile` and `keyFile`."
+    )
     if stack.spec.cluster.distribution == "kubeadm":
         return [
             "Control-plane metrics: `cluster/kubeadm-config.yaml` binds the controller manager and scheduler "
-            f"(`bind-address: {ANY_ADDRESS}`), etcd (`listen-metrics-urls: {ETCD_METRICS_URL}`) and kube-proxy "
-            f"(`metricsBindAddress: {ANY_ADDRESS}:{KUBE_PROXY_PORT}`) to every interface, where "
-            "kube-prometheus-stack's default Services find them (ports 10257 and 10259 over HTTPS with the "
-            "Prometheus service account's token, 10249 and 2381 over HTTP). Let only the cluster's nodes reach "
-            "these ports. On an existing cluster edit /etc/kubernetes/manifests/kube-controller-manager.yaml, "
-            "kube-scheduler.yaml, etcd.yaml and the kube-proxy ConfigMap the same way."
+            f"(`{BIND_ARG}: {ANY_ADDRESS}`) to every interface on {secure}. {plain[0].upper()}{plain[1:]}"
         ]
     addresses = stack.spec.cluster.serverAddresses
     flags = "; ".join(f"`{key}: [{args[0]}]`" for key, args in K3S_ARGS.items())
-    notes = []
     if addresses:
-        notes.append(
-            "Control-plane metrics: K3s runs the controller manager, scheduler and kube-proxy inside the k3s "
-            f"process, not as pods. `cluster/config.yaml` binds their metrics to every interface ({flags}) and "
-            f"kube-prometheus-stack scrapes them at the servers' addresses {', '.join(addresses)} "
-            "(`endpoints` of its kubeControllerManager, kubeScheduler and kubeProxy values; kube-proxy of agents "
-            "is not scraped). Let only the cluster's nodes reach ports 10257, 10259 and 10249."
+        scraped = (
+            "Control-plane metrics: K3s runs the controller manager and scheduler inside the k3s process, not as "
+            f"pods. `cluster/config.yaml` binds them to every interface ({flags}) on {secure}, and "
+            f"kube-prometheus-stack scrapes them at the servers' addresses {', '.join(addresses)} (`endpoints` of "
+            "its kubeControllerManager and kubeScheduler values)."
         )
     else:
-        notes.append(
-            "Control-plane metrics: K3s runs the controller manager, scheduler and kube-proxy inside the k3s "
-            "process, not as pods, so kube-prometheus-stack's Services find nothing to scrape and its `*Down` alerts would fire: gpustack "
-            "turns those jobs off. List the servers' IPs in `cluster.serverAddresses` to scrape them instead."
+        scraped = (
+            "Control-plane metrics: K3s runs the controller manager and scheduler inside the k3s process, not as "
+            "pods, so kube-prometheus-stack's Services find nothing to scrape and its `*Down` alerts would fire: "
+            "gpustack turns those jobs off. List the servers' IPs in `cluster.serverAddresses` to scrape them "
+            "instead."
         )
-    notes.append(
-        "etcd: a single K3s server keeps its data in SQLite, so kube-prometheus-stack's etcd job is off. With "
-        "embedded etcd (`cluster-init: true`) add `etcd-expose-metrics: true` to config.yaml and set "
-        "`kubeEtcd.enabled: true` with `kubeEtcd.endpoints` (the servers' IPs, port 2381)."
-    )
-    return notes
+    return [
+        scraped,
+        f"{plain[0].upper()}{plain[1:]} A single K3s server keeps its data in SQLite rather than etcd.",
+    ]

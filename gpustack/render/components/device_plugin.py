@@ -10,6 +10,7 @@ from typing import Any
 
 from gpustack.render.component import Contribution, RenderContext, chart_release
 from gpustack.render.components import nfd, partitioning
+from gpustack.render.requests import requests
 from gpustack.spec.labelling import sleep_interval
 from gpustack.spec.partitioning import DEFAULT_CONFIG, configured_pools
 from gpustack.spec.pools import hami_pool_labels, hami_pools
@@ -40,6 +41,8 @@ def values(ctx: RenderContext) -> dict[str, Any]:
         # gpustack deploys NFD as its own release (nfd.py): the chart's bundled one would be a second.
         "nfd": {"enabled": False},
         "gfd": {"enabled": gfd.enabled},
+        # The chart gives the same resources to the plugin, GFD and the MPS daemon.
+        "resources": requests("device-plugin"),
     }
     if gfd.enabled:
         # noTimestamp: no nvidia.com/gfd.timestamp label rewritten every interval, one etcd

@@ -22,13 +22,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from gpustack.render.component import (
-    BUILTIN_NAMESPACES,
-    POD_SECURITY_PRIVILEGED,
-    Contribution,
-    HelmRelease,
-    RenderContext,
-)
+from gpustack.render import pod_security
+from gpustack.render.component import BUILTIN_NAMESPACES, Contribution, HelmRelease, RenderContext
 from gpustack.spec.models import GpuStack
 from gpustack.yamlio import dump
 
@@ -36,7 +31,7 @@ K3S_NAMESPACE = "kube-system"  # where K3s' helm-controller expects HelmCharts
 K3S_MANIFESTS = "/var/lib/rancher/k3s/server/manifests"
 IN_CLUSTER = "https://kubernetes.default.svc"
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
-# Deleting an Application deletes what it deployed (the app-of-apps convention).
+# With it, deleting an Application deletes what it deployed: only with gitops.argocd.cascadeDelete.
 FINALIZER = "resources-finalizer.argocd.argoproj.io"
 PLUGIN_PATH = "argocd/plugin.yaml"
 ROOT_PATH = "argocd/root.yaml"
@@ -123,7 +118,7 @@ def release_application(stack: GpuStack, release: HelmRelease) -> dict[str, Any]
         # before the chart's privileged pods (managedNamespaceMetadata), and never pruned with it.
         # Built-in namespaces (kube-system) are left as the cluster has them.
         sync_options=["CreateNamespace=true", *CHILD_SYNC_OPTIONS] if own_namespace else list(CHILD_SYNC_OPTIONS),
-        namespace_labels=POD_SECURITY_PRIVILEGED if own_namespace else None,
+        namespace_labels=pod_security.privileged_labels() if own_namespace else None,
     )
 
 
@@ -204,6 +199,7 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
             "the Pod Security label `enforce: privileged` (managedNamespaceMetadata); deleting the manifests "
             "Application leaves them and the charts in place."
         )
+        notes.append(_deletion_note(stack))
         notes.append(
             "Sync waves order the first apply (NFD and kube-prometheus-stack with its CRDs first, the device "
             "plugins and exporter next, `manifests/` last), but Argo CD does not wait for a wave's Applications "
@@ -223,6 +219,25 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
             f"which sync the committed folder."
         )
     return Contribution(notes=notes, files=files)
+
+
+def _deletion_note(stack: GpuStack) -> str:
+    argocd = stack.spec.gitops.argocd
+    pruned = (
+        "automated syncs delete what is removed from Git (`gitops.argocd.prune`)"
+        if argocd.prune
+        else "automated syncs never delete: an object removed from Git stays and its Application shows OutOfSync "
+        "until you delete the object (`gitops.argocd.prune: true` changes this)"
+    )
+    healed = "revert changes made in the cluster" if argocd.selfHeal else "leave changes made in the cluster"
+    cascade = (
+        "deleting a child Application, or the root pruning one, deletes the charts and objects it deployed "
+        "(`gitops.argocd.cascadeDelete`)"
+        if argocd.cascadeDelete
+        else "no Application has the resources finalizer, so deleting the root or any child Application leaves "
+        "the GPU stack running (`gitops.argocd.cascadeDelete: true` makes deleting a child delete what it deployed)"
+    )
+    return f"What Argo CD deletes: {pruned}; they {healed}; {cascade}."
 
 
 def _rendered_source(stack: GpuStack, folder: str) -> dict[str, Any]:
@@ -246,9 +261,9 @@ def _application(
     metadata: dict[str, Any] = {"name": name, "namespace": argocd.namespace}
     if wave is not None:
         metadata["annotations"] = {SYNC_WAVE: str(wave)}
-    if cascade:
+    if cascade and argocd.cascadeDelete:
         metadata["finalizers"] = [FINALIZER]
-    sync_policy: dict[str, Any] = {"automated": {"prune": True, "selfHeal": True}}
+    sync_policy: dict[str, Any] = {"automated": {"prune": argocd.prune, "selfHeal": argocd.selfHeal}}
     if sync_options:
         sync_policy["syncOptions"] = sync_options
     if namespace_labels:

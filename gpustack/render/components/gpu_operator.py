@@ -11,6 +11,7 @@ from typing import Any
 
 from gpustack.errors import Problem, SpecError
 from gpustack.render.component import Contribution, RenderContext, chart_release
+from gpustack.render.requests import requests
 from gpustack.render.components import nfd, partitioning
 from gpustack.spec.labelling import sleep_interval
 from gpustack.spec.models import GpuStack
@@ -27,6 +28,16 @@ CONFIG_NAME = "gpustack-device-plugin-config"
 
 # The chart's daemonsets.tolerations; pool taints are added to these.
 CHART_TOLERATIONS = ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},)
+# Values section → row of render/requests.py, for the operands the chart runs by default and leaves
+# without requests (its operator has its own; dcgmExporter's come with the monitoring values).
+OPERAND_REQUESTS = {
+    "driver": "driver",
+    "toolkit": "toolkit",
+    "devicePlugin": "device-plugin",
+    "gfd": "feature-discovery",
+    "validator": "validator",
+    "migManager": "mig-manager",
+}
 
 # K3s runs its own containerd: NVIDIA's K3s test case (gpu-operator controllers/transforms_test.go).
 K3S_CONTAINERD_CONFIG = "/var/lib/rancher/k3s/agent/etc/containerd/config.toml"
@@ -99,6 +110,9 @@ def values(ctx: RenderContext) -> dict[str, Any]:
                 "data": {"config.yaml": mig_config},
             }
         }
+    for section, pod in OPERAND_REQUESTS.items():
+        if result.setdefault(section, {}).get("enabled", True):
+            result[section]["resources"] = requests(pod)
     tolerations = nfd.gpu_tolerations(stack, chart_defaults=CHART_TOLERATIONS)
     if tolerations:
         result["daemonsets"] = {"tolerations": tolerations}

@@ -10,6 +10,7 @@ from typing import Any
 
 from gpustack.render.component import Contribution, RenderContext, chart_release
 from gpustack.render.components import nfd, runtime
+from gpustack.render.requests import requests
 from gpustack.spec.models import GpuStack
 from gpustack.spec.pools import hami_pool_labels, hami_pools
 
@@ -33,12 +34,17 @@ def values(stack: GpuStack) -> dict[str, Any]:
     tolerations = nfd.gpu_tolerations(stack, chart_defaults=())
     if tolerations:
         device_plugin["tolerations"] = tolerations
-    result: dict[str, Any] = {"devicePlugin": device_plugin}
+    device_plugin["resources"] = requests("device-plugin")
+    device_plugin["monitor"] = {"resources": requests("hami-monitor")}
+    scheduler: dict[str, Any] = {
+        "kubeScheduler": {"resources": requests("hami-scheduler")},
+        "extender": {"resources": requests("hami-scheduler")},
+    }
     if hami.schedulerImageTag:
         # Chart >= 2.7 key; the pre-2.7 scheduler.kubeScheduler.imageTag is
         # ignored by 2.10. Unset, the chart derives the tag from the cluster version.
-        result["scheduler"] = {"kubeScheduler": {"image": {"tag": hami.schedulerImageTag}}}
-    return result
+        scheduler["kubeScheduler"]["image"] = {"tag": hami.schedulerImageTag}
+    return {"devicePlugin": device_plugin, "scheduler": scheduler}
 
 
 def node_selector(stack: GpuStack) -> dict[str, str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpustack.render import secret_names
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.workloads import HuggingFaceSource, Minio, ModelLoader, PvcSource, S3Source, Vllm
 
@@ -33,10 +34,10 @@ def model_args(spec: Vllm) -> list[str]:
     return [f"{PVC_MOUNT}/{source.path}".rstrip("/")]
 
 
-def env(spec: Vllm) -> list[dict[str, Any]]:
+def env(stack: GpuStack, spec: Vllm) -> list[dict[str, Any]]:
     source = spec.model
     if isinstance(source, S3Source):
-        return s3_env(source.endpoint, source.credentialsSecret)
+        return s3_env(source.endpoint, secret_names.s3_credentials(stack, source, writes=False))
     if isinstance(source, HuggingFaceSource):
         token = secret_env(source.tokenSecret, (HF_TOKEN_KEY,)) if source.tokenSecret else []
         return [{"name": "HF_HOME", "value": HF_CACHE}, *token]
@@ -56,11 +57,11 @@ def volumes(spec: Vllm) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return [], []
 
 
-def secrets(spec: Vllm) -> list[tuple[str, tuple[str, ...]]]:
+def secrets(stack: GpuStack, spec: Vllm) -> list[tuple[str, tuple[str, ...]]]:
     """The Secrets the model's source reads: (name, keys)."""
     source = spec.model
     if isinstance(source, S3Source):
-        return [(source.credentialsSecret, S3_KEYS)]
+        return [(secret_names.s3_credentials(stack, source, writes=False), S3_KEYS)]
     if isinstance(source, HuggingFaceSource) and source.tokenSecret:
         return [(source.tokenSecret, (HF_TOKEN_KEY,))]
     return []
@@ -106,7 +107,7 @@ def prerequisites(stack: GpuStack, spec: Vllm) -> list[str]:
         ]
     workloads = stack.spec.workloads
     notes = []
-    if not any(isinstance(w, Minio) and w.endpoint() == source.endpoint for w in workloads):
+    if not any(isinstance(w, Minio) and w.serves(source.endpoint) for w in workloads):
         notes.append(
             f"**Prerequisite** for {who}: an S3-compatible store at "
             f"{source.endpoint}, which this stack does not deploy (a `minio` workload in the spec would)."

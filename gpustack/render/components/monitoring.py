@@ -39,6 +39,10 @@ DASHBOARD_PROVIDER = "gpu"
 # current dashboards no longer have.
 PROMETHEUS_DATASOURCE_UID = "prometheus"
 DASHBOARD_INPUT = "DS_PROMETHEUS"
+# Dashboards are downloaded from grafana.com over verified TLS: silent, fail on HTTP errors, follow
+# redirects (the chart's own example), never -k.
+DASHBOARD_CURL_OPTIONS = "-sLf"
+FIRST_CURL_OPTIONS_MAJOR = 75
 # Pod labels copied onto GPU metrics: enough to attribute usage, bounded cardinality. One list
 # for both paths (the dcgm-exporter chart and the GPU Operator's dcgmExporter).
 POD_LABEL_ALLOWLIST = [r"^app$", r"^app\.kubernetes\.io/(name|instance)$"]
@@ -251,6 +255,9 @@ def kube_prometheus_stack_values(stack: GpuStack) -> dict[str, Any]:
                 ],
             }
         }
+        if _chart_sets_curl_options(stack.spec.monitoring.version):
+            # The chart's default is -skf: it would accept any certificate grafana.com's address answers with.
+            grafana["defaultCurlOptions"] = DASHBOARD_CURL_OPTIONS
         grafana["dashboards"] = {
             DASHBOARD_PROVIDER: {
                 f"gnet-{dashboard.gnetId}": {
@@ -268,6 +275,12 @@ def kube_prometheus_stack_values(stack: GpuStack) -> dict[str, Any]:
     values = monitoring_stack.stack_values(stack)
     values["grafana"] |= grafana
     return values
+
+
+def _chart_sets_curl_options(version: str) -> bool:
+    """Whether the chart's grafana subchart reads ``defaultCurlOptions`` (from kube-prometheus-stack 75;
+    earlier releases hard-code ``curl -skf`` in the dashboard download script)."""
+    return int(version.split(".")[0]) >= FIRST_CURL_OPTIONS_MAJOR
 
 
 def _service_monitor(stack: GpuStack) -> dict[str, Any]:
@@ -332,6 +345,12 @@ def _notes(stack: GpuStack) -> list[str]:
     if monitoring.grafana.dashboards:
         ids = ", ".join(str(d.gnetId) for d in monitoring.grafana.dashboards)
         notes.append(f"Grafana provisions dashboards {ids} from grafana.com into the folder GPU.")
+        if not _chart_sets_curl_options(monitoring.version):
+            notes.append(
+                f"**Grafana downloads them with `curl -k`** (no certificate check): kube-prometheus-stack "
+                f"{monitoring.version} hard-codes it; from version {FIRST_CURL_OPTIONS_MAJOR} gpustack sets "
+                f"`grafana.defaultCurlOptions: {DASHBOARD_CURL_OPTIONS}`."
+            )
     if monitoring.grafana.anonymousAdmin:
         notes.append("**Grafana grants anonymous Admin access** (`grafana.anonymousAdmin`): for labs only.")
     if stack.spec.gpuOperator.enabled:

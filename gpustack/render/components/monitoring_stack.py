@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpustack.render.requests import requests
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.components import AlertReceiver
 
@@ -21,31 +22,25 @@ RECEIVER = "gpustack"
 # The chart's own receiver, which its default route sends Watchdog to: kept in the list.
 NULL_RECEIVER = "null"
 SECRETS_DIR = "/etc/alertmanager/secrets"
-# Requests gpustack sets on every monitoring pod, sized for a cluster of tens of GPU nodes
-# (Prometheus's memory grows with its series: about 8 KiB each, dcgm-exporter writes ~40 per GPU).
-# Requests only: a limit would OOM-kill Prometheus during WAL replay.
-REQUESTS = {
-    "prometheus": {"cpu": "500m", "memory": "2Gi"},
-    "alertmanager": {"cpu": "50m", "memory": "128Mi"},
-    "operator": {"cpu": "100m", "memory": "128Mi"},
-    "config-reloader": {"cpu": "10m", "memory": "32Mi"},
-    "grafana": {"cpu": "100m", "memory": "256Mi"},
-    "kube-state-metrics": {"cpu": "50m", "memory": "128Mi"},
-    "node-exporter": {"cpu": "50m", "memory": "64Mi"},
-    # The exporter embeds DCGM's host engine.
-    "dcgm-exporter": {"cpu": "100m", "memory": "512Mi"},
-}
 
 
 def stack_values(stack: GpuStack) -> dict[str, Any]:
     """Values for Alertmanager, Prometheus, the operator and the subcharts' pods."""
     monitoring = stack.spec.monitoring
-    prometheus: dict[str, Any] = {"retention": monitoring.retention, "resources": _requests("prometheus")}
-    alertmanager_spec: dict[str, Any] = {"resources": _requests("alertmanager")}
+    prometheus: dict[str, Any] = {"retention": monitoring.retention, "resources": requests("prometheus")}
+    alertmanager_spec: dict[str, Any] = {"resources": requests("alertmanager")}
     if monitoring.storageClass:
         prometheus["storageSpec"] = _claim(monitoring.storageClass, monitoring.prometheusStorage)
         alertmanager_spec["storage"] = _claim(monitoring.storageClass, monitoring.alertmanagerStorage)
     alertmanager: dict[str, Any] = {"alertmanagerSpec": alertmanager_spec}
+    prometheus_section: dict[str, Any] = {"prometheusSpec": prometheus}
+    if monitoring.replicas > 1:
+        for section, pod_spec in ((alertmanager, alertmanager_spec), (prometheus_section, prometheus)):
+            pod_spec["replicas"] = monitoring.replicas
+            pod_spec["podAntiAffinity"] = "soft"  # the chart's: prefer one replica per node
+            # The chart's budget keeps its minAvailable: 1 (setting maxUnavailable as well would
+            # render both, which the API refuses): a drain evicts one replica at a time.
+            section["podDisruptionBudget"] = {"enabled": True}
     if monitoring.receiver is not None:
         alertmanager_spec["secrets"] = [monitoring.receiver.secretName]
         alertmanager["config"] = {
@@ -54,14 +49,14 @@ def stack_values(stack: GpuStack) -> dict[str, Any]:
         }
     return {
         "alertmanager": alertmanager,
-        "prometheus": {"prometheusSpec": prometheus},
+        "prometheus": prometheus_section,
         "prometheusOperator": {
-            "resources": _requests("operator"),
-            "prometheusConfigReloader": {"resources": _requests("config-reloader")},
+            "resources": requests("operator"),
+            "prometheusConfigReloader": {"resources": requests("config-reloader")},
         },
-        "grafana": {"resources": _requests("grafana")},
-        "kube-state-metrics": {"resources": _requests("kube-state-metrics")},
-        "prometheus-node-exporter": {"resources": _requests("node-exporter")},
+        "grafana": {"resources": requests("grafana")},
+        "kube-state-metrics": {"resources": requests("kube-state-metrics")},
+        "prometheus-node-exporter": {"resources": requests("node-exporter")},
     }
 
 
@@ -93,7 +88,7 @@ def receiver_config(receiver: AlertReceiver) -> dict[str, Any]:
 
 
 def exporter_requests() -> dict[str, Any]:
-    return _requests("dcgm-exporter")
+    return requests("dcgm-exporter")
 
 
 def notes(stack: GpuStack) -> list[str]:
@@ -135,7 +130,3 @@ def _claim(storage_class: str, size: str) -> dict[str, Any]:
             }
         }
     }
-
-
-def _requests(pod: str) -> dict[str, Any]:
-    return {"requests": dict(REQUESTS[pod])}

@@ -12,6 +12,7 @@ import math
 import shlex
 from typing import Any
 
+from gpustack.render import secret_names
 from gpustack.render.component import Contribution, RenderContext, add_object
 from gpustack.render.components import model_sources, runtime
 from gpustack.spec.component_checks import MAX_GPU_MEMORY_UTILIZATION
@@ -27,6 +28,10 @@ VLLM_PORT = 8000
 # vLLM's own default; used when nothing says how much of the visible memory the model needs.
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
 MINIO_API_PORT, MINIO_CONSOLE_PORT = 9000, 9001
+APP_LABEL, INSTANCE_LABEL = "app.kubernetes.io/name", "app.kubernetes.io/instance"
+# Every pod the workloads render carries it: the NetworkPolicies select them by it.
+MANAGED_BY = {"app.kubernetes.io/managed-by": "gpustack"}
+VLLM_APP, MINIO_APP, LOADER_APP = "vllm", "minio", "model-loader"
 # MinIO and the loader run as this unprivileged user (the images default to root).
 UNPRIVILEGED_USER = 1000
 
@@ -47,10 +52,11 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
                 f"MinIO `{workload.name}`"
             )
         elif isinstance(workload, ModelLoader):
-            add_object(chart, model_loader(workload))
-            secrets.setdefault(
-                (workload.namespace, workload.destination.credentialsSecret, model_sources.S3_KEYS), []
-            ).append(f"Job `{workload.name}`")
+            upload_secret = secret_names.s3_credentials(stack, workload.destination, writes=True)
+            add_object(chart, model_loader(workload, upload_secret))
+            secrets.setdefault((workload.namespace, upload_secret, model_sources.S3_KEYS), []).append(
+                f"Job `{workload.name}`"
+            )
             notes.append(
                 f"Job `{workload.namespace}/{workload.name}` downloads {workload.huggingFaceModel} from Hugging Face "
                 f"and mirrors it to {workload.destination.uri}; vLLM servers reading it restart until it is there."
@@ -58,7 +64,9 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         else:
             add_object(chart, vllm_deployment(stack, workload))
             add_object(chart, vllm_service(workload))
-            for secret, keys in model_sources.secrets(workload):
+            if workload.replicas > 1:
+                add_object(chart, vllm_disruption_budget(workload))
+            for secret, keys in model_sources.secrets(stack, workload):
                 secrets.setdefault((workload.namespace, secret, keys), []).append(f"vLLM `{workload.name}`")
             notes += model_sources.prerequisites(stack, workload)
     notes = [_secret_note(namespace, secret, keys, users) for (namespace, secret, keys), users in secrets.items()] + notes
@@ -67,28 +75,28 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
 
 def smoke_test(stack: GpuStack, spec: SmokeTest) -> dict[str, Any]:
     """A Pod that prints nvidia-smi's table and exits."""
-    container = _container("nvidia-smi", spec.image, limits={GPU: 1})
+    container = hardened_container("nvidia-smi", spec.image, limits={GPU: 1})
     container["command"] = ["nvidia-smi"]
     labels = _labels(app="gpu-smoke-test", instance=spec.name, component="smoke-test")
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": spec.name, "namespace": spec.namespace, "labels": labels},
-        "spec": _pod_spec(stack, stack.spec.nodePools[0], [container], restart_policy="Never"),
+        "spec": _read_only_non_root(_pod_spec(stack, stack.spec.nodePools[0], [container], restart_policy="Never")),
     }
 
 
 def nbody(stack: GpuStack, spec: Nbody) -> dict[str, Any]:
     """The CUDA nbody benchmark as a Job."""
-    container = _container("nbody", spec.image, limits={GPU: 1})
+    container = hardened_container("nbody", spec.image, limits={GPU: 1})
     container["args"] = ["nbody", "-gpu", "-benchmark", f"-numbodies={spec.bodies}"]
     labels = _labels(app="nbody", instance=spec.name, component="benchmark")
-    pod_spec = _pod_spec(stack, stack.spec.nodePools[0], [container], restart_policy="Never")
+    pod_spec = _read_only_non_root(_pod_spec(stack, stack.spec.nodePools[0], [container], restart_policy="Never"))
     # A benchmark that fails reports it; retrying only repeats the failure.
-    return _job(spec.name, spec.namespace, labels, pod_spec, backoff_limit=0)
+    return job(spec.name, spec.namespace, labels, pod_spec, backoff_limit=0)
 
 
-def _job(
+def job(
     name: str, namespace: str, labels: dict[str, str], pod_spec: dict[str, Any], *, backoff_limit: int
 ) -> dict[str, Any]:
     """A batch/v1 Job whose Pods carry the Job's labels."""
@@ -111,14 +119,14 @@ def vllm_deployment(stack: GpuStack, spec: Vllm) -> dict[str, Any]:
         limits[GPU_MEMORY] = spec.share.memoryMiB
         if spec.share.cores is not None:
             limits[GPU_CORES] = spec.share.cores
-    container = _container("vllm", spec.image, limits=limits)
+    container = hardened_container("vllm", spec.image, limits=limits)
     # Memory limit = request: the node does not overcommit what the streamer buffers.
     container["resources"] = {
         "requests": {"cpu": spec.cpu, "memory": spec.memory},
         "limits": {**limits, "memory": spec.memory},
     }
     container["args"] = vllm_args(stack, spec)
-    container["env"] = model_sources.env(spec)
+    container["env"] = model_sources.env(stack, spec)
     container["ports"] = [{"name": "http", "containerPort": VLLM_PORT}]
     probe = {"httpGet": {"path": "/health", "port": "http"}, "periodSeconds": 10}
     # Streaming the weights takes minutes (about 4 min for 13.5 GB); allow 10. Liveness
@@ -129,7 +137,7 @@ def vllm_deployment(stack: GpuStack, spec: Vllm) -> dict[str, Any]:
     # PyTorch's worker processes and tensor parallelism use /dev/shm; the runtime gives 64 MiB.
     model_volumes, model_mounts = model_sources.volumes(spec)
     container["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}, *model_mounts]
-    labels = _labels(app="vllm", instance=spec.name, component="inference")
+    labels = _labels(app=VLLM_APP, instance=spec.name, component="inference")
     pod_spec = _pod_spec(stack, pool, [container], restart_policy="Always")
     pod_spec["volumes"] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": spec.shmSize}}, *model_volumes]
     deployment_spec: dict[str, Any] = {
@@ -156,12 +164,22 @@ def vllm_service(spec: Vllm) -> dict[str, Any]:
         "metadata": {
             "name": spec.name,
             "namespace": spec.namespace,
-            "labels": _labels(app="vllm", instance=spec.name, component="inference"),
+            "labels": _labels(app=VLLM_APP, instance=spec.name, component="inference"),
         },
         "spec": {
             "selector": _selector(spec),
             "ports": [{"name": "http", "port": VLLM_PORT, "targetPort": "http"}],
         },
+    }
+
+
+def vllm_disruption_budget(spec: Vllm) -> dict[str, Any]:
+    """At most one server of several down at a time in a drain (each reloads its model for minutes)."""
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": spec.name, "namespace": spec.namespace, "labels": dict(MANAGED_BY)},
+        "spec": {"maxUnavailable": 1, "selector": {"matchLabels": _selector(spec)}},
     }
 
 
@@ -214,7 +232,7 @@ def _pool(stack: GpuStack, spec: Vllm) -> NodePool:
     return pools[spec.pool] if spec.pool else stack.spec.nodePools[0]
 
 
-def _container(name: str, image: str, *, limits: dict[str, int]) -> dict[str, Any]:
+def hardened_container(name: str, image: str, *, limits: dict[str, int]) -> dict[str, Any]:
     # Extended resources: limits alone imply equal requests.
     return {
         "name": name,
@@ -247,15 +265,20 @@ def _pod_spec(
 
 def _labels(*, app: str, instance: str, component: str) -> dict[str, str]:
     return {
-        "app.kubernetes.io/name": app,
-        "app.kubernetes.io/instance": instance,
+        APP_LABEL: app,
+        INSTANCE_LABEL: instance,
         "app.kubernetes.io/component": component,
-        "app.kubernetes.io/managed-by": "gpustack",
+        **MANAGED_BY,
     }
 
 
+def selector(app: str, instance: str) -> dict[str, str]:
+    """The labels that select the pods of one workload (also read by the NetworkPolicies)."""
+    return {APP_LABEL: app, INSTANCE_LABEL: instance}
+
+
 def _selector(spec: Vllm) -> dict[str, str]:
-    return {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": spec.name}
+    return selector(VLLM_APP, spec.name)
 
 
 def _secret_note(namespace: str, secret: str, keys: tuple[str, ...], users: list[str]) -> str:
@@ -268,13 +291,13 @@ def _secret_note(namespace: str, secret: str, keys: tuple[str, ...], users: list
 
 def minio_objects(spec: Minio) -> list[dict[str, Any]]:
     """MinIO on one PersistentVolumeClaim: PVC, Deployment (Recreate: the volume is ReadWriteOnce), Service."""
-    labels = _labels(app="minio", instance=spec.name, component="object-store")
-    selector = {"app.kubernetes.io/name": "minio", "app.kubernetes.io/instance": spec.name}
+    labels = _labels(app=MINIO_APP, instance=spec.name, component="object-store")
+    pods = selector(MINIO_APP, spec.name)
     metadata = {"name": spec.name, "namespace": spec.namespace, "labels": labels}
     claim: dict[str, Any] = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": spec.storage}}}
     if spec.storageClassName:
         claim["storageClassName"] = spec.storageClassName
-    container = _container("minio", spec.image, limits={})
+    container = hardened_container("minio", spec.image, limits={})
     container["args"] = ["server", "/data", f"--console-address=:{MINIO_CONSOLE_PORT}"]
     container["env"] = model_sources.secret_env(
         spec.credentialsSecret, model_sources.S3_KEYS, ("MINIO_ROOT_USER", "MINIO_ROOT_PASSWORD")
@@ -288,7 +311,7 @@ def minio_objects(spec: Minio) -> list[dict[str, Any]]:
     container["livenessProbe"] = {"httpGet": {"path": "/minio/health/live", "port": "api"}, "periodSeconds": 10}
     container["volumeMounts"] = [{"name": "data", "mountPath": "/data"}]
     pod_spec = {
-        "securityContext": _unprivileged_pod(),
+        "securityContext": unprivileged_pod(),
         "containers": [container],
         "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": spec.name}}],
     }
@@ -301,7 +324,7 @@ def minio_objects(spec: Minio) -> list[dict[str, Any]]:
             "spec": {
                 "replicas": 1,
                 "strategy": {"type": "Recreate"},
-                "selector": {"matchLabels": selector},
+                "selector": {"matchLabels": pods},
                 "template": {"metadata": {"labels": labels}, "spec": pod_spec},
             },
         },
@@ -310,7 +333,7 @@ def minio_objects(spec: Minio) -> list[dict[str, Any]]:
             "kind": "Service",
             "metadata": metadata,
             "spec": {
-                "selector": selector,
+                "selector": pods,
                 "ports": [
                     {"name": "api", "port": MINIO_API_PORT, "targetPort": "api"},
                     {"name": "console", "port": MINIO_CONSOLE_PORT, "targetPort": "console"},
@@ -320,15 +343,16 @@ def minio_objects(spec: Minio) -> list[dict[str, Any]]:
     ]
 
 
-def model_loader(spec: ModelLoader) -> dict[str, Any]:
+def model_loader(spec: ModelLoader, upload_secret: str) -> dict[str, Any]:
     """A Job that downloads a Hugging Face model and mirrors it into the S3 store.
 
     The download runs in an init container (huggingface_hub from the vLLM image), the upload
-    in MinIO's client; both share an emptyDir of ``scratch`` size.
+    in MinIO's client with the credentials of ``upload_secret``; both share an emptyDir of
+    ``scratch`` size.
     """
     bucket, _, prefix = spec.destination.uri.removeprefix("s3://").partition("/")
     revision = f", revision={spec.revision!r}" if spec.revision else ""
-    download = _container("download", spec.image, limits={})
+    download = hardened_container("download", spec.image, limits={})
     download["command"] = [
         "python3",
         "-c",
@@ -338,18 +362,19 @@ def model_loader(spec: ModelLoader) -> dict[str, Any]:
     download["env"] = [{"name": "HF_HOME", "value": "/model/.cache"}]
     if spec.huggingFaceTokenSecret:
         download["env"] += model_sources.secret_env(spec.huggingFaceTokenSecret, (model_sources.HF_TOKEN_KEY,))
-    upload = _container("upload", spec.mcImage, limits={})
+    upload = hardened_container("upload", spec.mcImage, limits={})
     upload["command"] = [
         "sh",
         "-c",
-        'mc alias set store "$AWS_ENDPOINT_URL" "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" '
+        # --api S3v4: no probing request, which a user without ListAllMyBuckets could not make.
+        'mc alias set store "$AWS_ENDPOINT_URL" "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" --api S3v4 '
         f"&& mc mb --ignore-existing {shlex.quote(f'store/{bucket}')} "
         f"&& mc mirror --overwrite --exclude '.cache/*' /model {shlex.quote(f'store/{bucket}/{prefix}')}",
     ]
     upload["env"] = [
         {"name": "AWS_ENDPOINT_URL", "value": spec.destination.endpoint},
         {"name": "MC_CONFIG_DIR", "value": "/tmp/mc"},
-        *model_sources.secret_env(spec.destination.credentialsSecret, model_sources.S3_KEYS),
+        *model_sources.secret_env(upload_secret, model_sources.S3_KEYS),
     ]
     for container in (download, upload):
         container["resources"] = {
@@ -357,18 +382,35 @@ def model_loader(spec: ModelLoader) -> dict[str, Any]:
             "limits": {"memory": "4Gi"},
         }
         container["volumeMounts"] = [{"name": "model", "mountPath": "/model"}]
-    labels = _labels(app="model-loader", instance=spec.name, component="model-upload")
+    labels = _labels(app=LOADER_APP, instance=spec.name, component="model-upload")
     pod_spec = {
         "restartPolicy": "Never",
-        "securityContext": _unprivileged_pod(),
+        "securityContext": unprivileged_pod(),
         "initContainers": [download],
         "containers": [upload],
         "volumes": [{"name": "model", "emptyDir": {"sizeLimit": spec.scratch}}],
     }
-    return _job(spec.name, spec.namespace, labels, pod_spec, backoff_limit=2)
+    return job(spec.name, spec.namespace, labels, pod_spec, backoff_limit=2)
 
 
-def _unprivileged_pod() -> dict[str, Any]:
+def _read_only_non_root(pod_spec: dict[str, Any]) -> dict[str, Any]:
+    """Pod Security "restricted" for the CUDA images (root by default): nvidia-smi and the nbody
+    sample only open the GPU's device nodes, which the driver creates readable and writable by
+    every user, and write nothing.
+
+    Not for vLLM's image: it runs as root and writes its caches under /root (Hugging Face, torch
+    compile, Triton) and /tmp, so it keeps a writable root and its user (namespace "baseline").
+    MinIO and the model loader run unprivileged (``unprivileged_pod``) but write outside their
+    volumes (MinIO its certificate folder under $HOME, Python its caches), so their root stays
+    writable.
+    """
+    pod_spec["securityContext"] = unprivileged_pod()
+    for container in pod_spec["containers"]:
+        container["securityContext"]["readOnlyRootFilesystem"] = True
+    return pod_spec
+
+
+def unprivileged_pod() -> dict[str, Any]:
     return {
         "runAsNonRoot": True,
         "runAsUser": UNPRIVILEGED_USER,

@@ -4,7 +4,7 @@ Written after every component has contributed, because the gates are the union o
 components need (``Contribution.feature_gates``) and the user's ``cluster.featureGates``.
 K3s: ``cluster/config.yaml`` for /etc/rancher/k3s. kubeadm: ``cluster/kubeadm-config.yaml``, a
 ClusterConfiguration (v1beta4, ``extraArgs`` as name/value lists: version, pod subnet, gates,
-control-plane metrics addresses), a KubeletConfiguration and a KubeProxyConfiguration, plus one
+control-plane metrics addresses, endpoint), a KubeletConfiguration, plus one
 ``cluster/join-<pool>.yaml`` JoinConfiguration per pool with its taints and labels.
 """
 
@@ -82,9 +82,30 @@ def k3s_config(stack: GpuStack, gates: Gates) -> str:
     return header + (dump(config) if config else "{}\n")
 
 
+# Filled in with envsubst by the README's init step where the spec leaves them out.
+ENDPOINT_VARIABLE = "CONTROL_PLANE_ENDPOINT"
+VERSION_VARIABLE = "KUBERNETES_VERSION"
+
+
+def control_plane_endpoint(stack: GpuStack) -> str:
+    """The API server's stable host:port, in the ClusterConfiguration and every JoinConfiguration."""
+    return stack.spec.cluster.controlPlaneEndpoint or f"${{{ENDPOINT_VARIABLE}}}"
+
+
 def kubeadm_version(stack: GpuStack) -> str:
-    """ClusterConfiguration kubernetesVersion: the spec's release, else the newest patch of its minor."""
-    return stack.spec.cluster.kubeadmVersion or f"stable-{stack.spec.cluster.kubernetesVersion}"
+    """ClusterConfiguration kubernetesVersion: an exact release, the spec's or the installed kubeadm's.
+
+    Never ``stable-<minor>``: kubeadm resolves that label over the network when ``init`` runs, so
+    two installs of one rendered stack could run different releases.
+    """
+    return stack.spec.cluster.kubeadmVersion or f"${{{VERSION_VARIABLE}}}"
+
+
+def init_variables(stack: GpuStack) -> list[str]:
+    """The variables of ``kubeadm-config.yaml`` that the README's init step fills in."""
+    cluster = stack.spec.cluster
+    return [name for name, given in ((VERSION_VARIABLE, cluster.kubeadmVersion),
+                                     (ENDPOINT_VARIABLE, cluster.controlPlaneEndpoint)) if not given]
 
 
 def kubeadm_config(stack: GpuStack, gates: Gates) -> str:
@@ -92,6 +113,7 @@ def kubeadm_config(stack: GpuStack, gates: Gates) -> str:
         "apiVersion": KUBEADM_API,
         "kind": "ClusterConfiguration",
         "kubernetesVersion": kubeadm_version(stack),
+        "controlPlaneEndpoint": control_plane_endpoint(stack),
         "networking": {"podSubnet": stack.spec.cluster.podSubnet or KUBEADM_POD_SUBNET},
     }
     bind = control_plane.kubeadm_bind_args(stack)
@@ -100,18 +122,10 @@ def kubeadm_config(stack: GpuStack, gates: Gates) -> str:
         args += bind.get(section, [])
         if args:
             cluster[section] = {"extraArgs": args}
-    etcd = control_plane.kubeadm_etcd_args(stack)
-    if etcd:
-        cluster["etcd"] = {"local": {"extraArgs": etcd}}
     kubelet: dict[str, object] = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration"}
     if gates["kubelet"]:
         kubelet["featureGates"] = gates["kubelet"]
     documents: list[dict[str, object]] = [cluster, kubelet]
-    metrics = control_plane.kube_proxy_metrics_address(stack)
-    if metrics:
-        documents.append(
-            {"apiVersion": "kubeproxy.config.k8s.io/v1alpha1", "kind": "KubeProxyConfiguration", "metricsBindAddress": metrics}
-        )
     header = (
         f"# kubeadm configuration of stack {stack.metadata.name} (Kubernetes {stack.spec.cluster.kubernetesVersion}):\n"
         "# `kubeadm init --config kubeadm-config.yaml` on the first control-plane node.\n"
@@ -135,7 +149,7 @@ def join_config(stack: GpuStack, pool: NodePool | SystemPool) -> str:
         "kind": "JoinConfiguration",
         "discovery": {
             "bootstrapToken": {
-                "apiServerEndpoint": "${CONTROL_PLANE_ENDPOINT}",
+                "apiServerEndpoint": control_plane_endpoint(stack),
                 "token": "${JOIN_TOKEN}",
                 "caCertHashes": ["${CA_CERT_HASH}"],
             }

@@ -122,14 +122,15 @@ def kubeadm_steps(stack: GpuStack) -> list[Step]:
         "Control plane",
         "On the first control-plane node",
         (
-            "sudo kubeadm init --config cluster/kubeadm-config.yaml",
+            *_init_commands(stack),
             'mkdir -p "$HOME/.kube"',
             'sudo cp /etc/kubernetes/admin.conf "$HOME/.kube/config"',
             'sudo chown "$(id -u):$(id -g)" "$HOME/.kube/config"',
         ),
+        _init_sentence(stack) + " "
         f"Then install the pod network (CNI) for the pod subnet {spec.podSubnet or cluster_config.KUBEADM_POD_SUBNET} "
         "before the nodes join. On an existing cluster, carry the file's feature gates and metrics addresses "
-        "into /etc/kubernetes/manifests, the kube-proxy ConfigMap and every kubelet's configuration instead.",
+        "into /etc/kubernetes/manifests and every kubelet's configuration instead.",
     )
     pools = all_pools(stack)
     names = " ".join(p.name for p in pools)
@@ -150,6 +151,46 @@ def kubeadm_steps(stack: GpuStack) -> list[Step]:
         "registers with its pool's taints and labels.",
     )
     return [packages, init, join]
+
+
+def _init_commands(stack: GpuStack) -> tuple[str, ...]:
+    variables = cluster_config.init_variables(stack)
+    if not variables:
+        return ("sudo kubeadm init --config cluster/kubeadm-config.yaml",)
+    exports = {
+        cluster_config.VERSION_VARIABLE: '"$(kubeadm version -o short)"',
+        cluster_config.ENDPOINT_VARIABLE: "'api.example.internal:6443'  # your DNS name or virtual IP, and port",
+    }
+    listed = " ".join(f"${name}" for name in variables)
+    return (
+        *(f"export {name}={exports[name]}" for name in variables),
+        f"envsubst '{listed}' < cluster/kubeadm-config.yaml > kubeadm-config.yaml",
+        "sudo kubeadm init --config kubeadm-config.yaml",
+    )
+
+
+def _init_sentence(stack: GpuStack) -> str:
+    cluster = stack.spec.cluster
+    version = (
+        ""
+        if cluster.kubeadmVersion
+        else f"`{cluster_config.VERSION_VARIABLE}` is the release of the kubeadm just installed and held, so the "
+        "control plane runs exactly the kubelets' release (a `stable-<minor>` label would be resolved over the "
+        "network when `kubeadm init` runs)."
+    )
+    if cluster.controlPlaneEndpoint:
+        endpoint = (
+            f"Every node reaches the API server at `{cluster.controlPlaneEndpoint}` (`cluster.controlPlaneEndpoint`), "
+            "so more control-plane nodes can join behind it later."
+        )
+    else:
+        endpoint = (
+            f"`{cluster_config.ENDPOINT_VARIABLE}` is the API server's stable address (a DNS name or virtual IP in "
+            "front of the control-plane nodes, with its port): kubeadm writes it into the API server's certificate "
+            "and every kubeconfig, so a control plane started on one node's own address can never grow to several. "
+            "Set `cluster.controlPlaneEndpoint` to render it in place."
+        )
+    return sentences(version, endpoint)
 
 
 # --- labels and taints --------------------------------------------------------------------

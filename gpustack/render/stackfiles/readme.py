@@ -112,8 +112,8 @@ def _describe(rendered: Rendered, path: str) -> str:
     return {
         "cluster/config.yaml": ": K3s configuration for /etc/rancher/k3s/config.yaml (feature gates, default "
         "runtime, control-plane metrics addresses)",
-        "cluster/kubeadm-config.yaml": ": kubeadm ClusterConfiguration, KubeletConfiguration and "
-        "KubeProxyConfiguration (version, pod subnet, feature gates, control-plane metrics addresses)",
+        "cluster/kubeadm-config.yaml": ": kubeadm ClusterConfiguration and KubeletConfiguration (release, "
+        "control-plane endpoint, pod subnet, feature gates, control-plane metrics addresses)",
         "manifests/kustomization.yaml": ": lists the manifests, `kubectl apply -k manifests/`",
         lint_config.PATH: ": `gpustack lint` settings, so that `gpustack lint <this folder>` checks the values files "
         "against their charts",

@@ -17,6 +17,7 @@ from pydantic import ConfigDict, Field
 from gpustack.spec.models.base import Strict
 from gpustack.spec.models.cluster import Cluster, Metadata, NodePool, SystemPool
 from gpustack.spec.models.components import DevicePlugin, Dra, Gitops, GpuOperator, Monitoring, Nfd, SharingSection
+from gpustack.spec.models.security import Security
 from gpustack.spec.models.workloads import Workload
 
 
@@ -35,6 +36,7 @@ class StackSpec(Strict):
     dra: Dra = Field(default_factory=Dra)
     gitops: Gitops = Field(default_factory=Gitops)
     workloads: list[Workload] = Field(default_factory=list)
+    security: Security = Field(default_factory=Security)
 
 
 class GpuStack(Strict):

@@ -63,8 +63,18 @@ class Cluster(Strict):
         None,
         pattern=r"^v1\.[0-9]{2}\.[0-9]+$",
         description="Kubernetes release for kubeadm, e.g. v1.35.2 (only for distribution kubeadm): "
-        "ClusterConfiguration kubernetesVersion and the pinned packages. Default: stable-<minor>, "
-        "the newest patch when `kubeadm init` runs.",
+        "ClusterConfiguration kubernetesVersion and the pinned packages. Default: the newest patch of the "
+        "minor when the packages are installed; the README's init step then writes the installed kubeadm's "
+        "exact release into the configuration (never a `stable-<minor>` label resolved over the network).",
+    )
+    controlPlaneEndpoint: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9.:\[\]-]+:[0-9]{1,5}$",
+        description="kubeadm: stable address of the API server, host:port (a DNS name or virtual IP in front "
+        "of every control-plane node), ClusterConfiguration controlPlaneEndpoint and the pools' join "
+        "endpoint. It is written into the API server's certificate, so a control plane started without it "
+        "cannot grow to several nodes. Default: the ${CONTROL_PLANE_ENDPOINT} variable, filled in with "
+        "envsubst when `kubeadm init` runs (the README's step).",
     )
     podSubnet: str | None = Field(
         None,

@@ -195,6 +195,14 @@ class Monitoring(ChartVersioned):
     )
     prometheusStorage: str = Field("50Gi", description="Size of Prometheus's volume (with storageClass).")
     alertmanagerStorage: str = Field("2Gi", description="Size of Alertmanager's volume (with storageClass).")
+    replicas: int = Field(
+        1,
+        ge=1,
+        le=5,
+        description="Prometheus and Alertmanager replicas. From 2: spread over nodes, with a "
+        "PodDisruptionBudget so a drain takes one at a time (a budget for a single replica would block "
+        "every drain, so there is none).",
+    )
 
 
 
@@ -283,6 +291,22 @@ class ArgoCd(Strict):
     targetRevision: str = Field("HEAD", description="Git revision Argo CD syncs the rendered output from.")
     project: str = Field("default", description="Argo CD project of the Applications.")
     namespace: str = Field("argocd", pattern=DNS_LABEL, description="Namespace Argo CD watches for Applications.")
+    prune: bool = Field(
+        False,
+        description="Automated sync deletes what was removed from Git (syncPolicy.automated.prune). Off: a "
+        "removed object stays and the Application shows OutOfSync until you delete it.",
+    )
+    selfHeal: bool = Field(
+        True,
+        description="Automated sync reverts changes made in the cluster (syncPolicy.automated.selfHeal); it "
+        "never deletes anything.",
+    )
+    cascadeDelete: bool = Field(
+        False,
+        description="Give each child Application the resources finalizer, so deleting it (by hand, or by the "
+        "root Application pruning it) deletes the charts and objects it deployed. Off: deleting an "
+        "Application leaves the GPU stack running. The root Application never has it.",
+    )
 
     @model_validator(mode="after")
     def _needs_repo(self) -> ArgoCd:

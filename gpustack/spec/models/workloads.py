@@ -6,6 +6,7 @@ Optional objects render adds after the GPU stack, told apart by their ``type``.
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Discriminator, Field, Tag
 
@@ -115,6 +116,11 @@ class Minio(Strict):
     def endpoint(self) -> str:
         """The in-cluster S3 endpoint of this MinIO."""
         return f"http://{self.name}.{self.namespace}.svc.cluster.local:9000"
+
+    def serves(self, endpoint: str) -> bool:
+        """Whether an S3 endpoint names this MinIO's Service (short or fully qualified host name)."""
+        base = f"{self.name}.{self.namespace}"
+        return urlsplit(endpoint).hostname in {base, f"{base}.svc", f"{base}.svc.cluster.local"}
 
 
 class ModelLoader(Strict):
