@@ -49,6 +49,7 @@ from gpustack.lint.rules import gs041_dcgm_gauge_rate
 from gpustack.lint.rules import gs042_dead_chart_value
 from gpustack.lint.rules import gs043_dcgm_scraped_labels
 from gpustack.lint.rules import gs049_single_gpu_rollout_on_rwo_volume
+from gpustack.lint.rules import gs050_dcgm_exporter_requests_gpu
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -96,5 +97,6 @@ RULES: dict[str, Rule] = {
         gs042_dead_chart_value.RULE,
         gs043_dcgm_scraped_labels.RULE,
         gs049_single_gpu_rollout_on_rwo_volume.RULE,
+        gs050_dcgm_exporter_requests_gpu.RULE,
     )
 }
