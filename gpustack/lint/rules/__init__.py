@@ -51,6 +51,7 @@ from gpustack.lint.rules import gs043_dcgm_scraped_labels
 from gpustack.lint.rules import gs049_single_gpu_rollout_on_rwo_volume
 from gpustack.lint.rules import gs050_dcgm_exporter_requests_gpu
 from gpustack.lint.rules import gs051_map_where_chart_wants_list
+from gpustack.lint.rules import gs052_second_dcgm_exporter
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -100,5 +101,6 @@ RULES: dict[str, Rule] = {
         gs049_single_gpu_rollout_on_rwo_volume.RULE,
         gs050_dcgm_exporter_requests_gpu.RULE,
         gs051_map_where_chart_wants_list.RULE,
+        gs052_second_dcgm_exporter.RULE,
     )
 }
