@@ -52,6 +52,7 @@ from gpustack.lint.rules import gs049_single_gpu_rollout_on_rwo_volume
 from gpustack.lint.rules import gs050_dcgm_exporter_requests_gpu
 from gpustack.lint.rules import gs051_map_where_chart_wants_list
 from gpustack.lint.rules import gs052_second_dcgm_exporter
+from gpustack.lint.rules import gs053_device_plugin_switched_off
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -102,5 +103,6 @@ RULES: dict[str, Rule] = {
         gs050_dcgm_exporter_requests_gpu.RULE,
         gs051_map_where_chart_wants_list.RULE,
         gs052_second_dcgm_exporter.RULE,
+        gs053_device_plugin_switched_off.RULE,
     )
 }
