@@ -18,15 +18,10 @@ from gpustack.lint.charts import chartversions
 from gpustack.lint.context import LintContext
 from gpustack.lint.model import Hit, Severity, get_value
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import dispatch
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
-    for release in dispatch.releases(ctx):
-        resolution = chartversions.resolve(release.chart, release.version, ctx.chart_values)
-        keys = resolution.keys
-        if keys is None:
-            continue  # GS031 notes why
+    for release, resolution, keys in chartversions.checked_releases(ctx):
         for path in keys.list_keys():
             value = get_value(release.values, *path)
             if not isinstance(value, Mapping) or not value:
