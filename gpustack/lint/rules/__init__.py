@@ -53,6 +53,7 @@ from gpustack.lint.rules import gs050_dcgm_exporter_requests_gpu
 from gpustack.lint.rules import gs051_map_where_chart_wants_list
 from gpustack.lint.rules import gs052_second_dcgm_exporter
 from gpustack.lint.rules import gs053_device_plugin_switched_off
+from gpustack.lint.rules import gs054_nvidia_runtime_without_gpu_request
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -104,5 +105,6 @@ RULES: dict[str, Rule] = {
         gs051_map_where_chart_wants_list.RULE,
         gs052_second_dcgm_exporter.RULE,
         gs053_device_plugin_switched_off.RULE,
+        gs054_nvidia_runtime_without_gpu_request.RULE,
     )
 }
