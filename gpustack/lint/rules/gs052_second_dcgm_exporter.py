@@ -69,7 +69,7 @@ def _standalone_exporters(ctx: LintContext) -> Iterator[Exporter]:
             continue
         for container in pod.containers():
             if image_repository(container.image).rsplit("/", 1)[-1] == _EXPORTER_IMAGE:
-                yield Exporter(f"DaemonSet {pod.resource.ref}", pod.resource, (*container.path, "image"), Placement.of_pod(pod))
+                yield Exporter(str(pod.resource.ref), pod.resource, (*container.path, "image"), Placement.of_pod(pod))
                 break
 
 
