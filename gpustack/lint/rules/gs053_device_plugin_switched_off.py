@@ -58,8 +58,9 @@ def check(ctx: LintContext) -> Iterator[Hit]:
         yield Hit(
             resource,
             path,
-            f"{name} switches its device plugin off and the set deploys no other, while {names} request "
-            "nvidia.com/gpu: no node advertises the resource, so they stay Pending (Insufficient nvidia.com/gpu)",
+            f"{name} switches its device plugin off and the set deploys no other, while {names} "
+            f"{'requests' if len(asking) == 1 else 'request'} nvidia.com/gpu: no node advertises the resource, so "
+            f"{'it stays' if len(asking) == 1 else 'they stay'} Pending (Insufficient nvidia.com/gpu)",
             fix="Keep one device plugin (`devicePlugin.enabled: true`), or move the workloads to DRA resource claims.",
         )
 
