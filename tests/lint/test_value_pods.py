@@ -35,7 +35,7 @@ def test_app_template_controllers_become_workloads_named_as_the_chart_names_them
     assert webui["spec"]["template"]["spec"]["securityContext"] == {"runAsNonRoot": True}
 
 
-def test_cronjob_controller_and_host_path_and_empty_dir_persistence() -> None:
+def test_cronjob_controller_and_host_path_empty_dir_and_existing_claim_persistence() -> None:
     text = """\
 apiVersion: argoproj.io/v1alpha1
 kind: Application
@@ -69,11 +69,13 @@ spec:
         {"name": "dev", "hostPath": {"path": "/dev/nvidia0"}},
         {"name": "shm", "emptyDir": {"medium": "Memory"}},
         {"name": "cache", "emptyDir": {}},
+        {"name": "models", "persistentVolumeClaim": {"claimName": "models"}},
     ]
     assert pod["containers"][0]["volumeMounts"] == [
         {"name": "dev", "mountPath": "/dev/nvidia0", "readOnly": True},
         {"name": "shm", "mountPath": "/dev/shm", "readOnly": False},
         {"name": "cache", "mountPath": "/cache", "readOnly": False},
+        {"name": "models", "mountPath": "/models", "readOnly": False},
     ]
     assert pod["containers"][0]["command"] == ["nvidia-smi"]
 
@@ -156,3 +158,27 @@ def test_probes_render_as_the_chart_version_renders_them() -> None:
     )
     [container] = workload["spec"]["template"]["spec"]["containers"]
     assert container["readinessProbe"] == {"httpGet": {"path": "/health", "port": 8000}}
+
+
+def test_deployments_get_the_charts_default_strategy_and_the_values_replicas_and_rolling_update() -> None:
+    text = """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: llm, namespace: ai}
+spec:
+  chart: {spec: {chart: app-template, version: 4.2.0, sourceRef: {kind: HelmRepository, name: bjw-s}}}
+  values:
+    controllers:
+      quiet:
+        containers: {app: {image: {repository: docker.io/ollama/ollama, tag: 0.12.3}}}
+      rolling:
+        replicas: 2
+        strategy: RollingUpdate
+        rollingUpdate: {unavailable: 1}
+        containers: {app: {image: {repository: docker.io/ollama/ollama, tag: 0.12.3}}}
+"""
+    quiet, rolling = _workloads(text)
+    assert quiet["spec"]["strategy"] == {"type": "Recreate"}  # bjw-s common's default
+    assert "replicas" not in quiet["spec"]
+    assert rolling["spec"]["replicas"] == 2
+    assert rolling["spec"]["strategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}}

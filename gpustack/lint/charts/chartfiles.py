@@ -9,7 +9,8 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,8 @@ def read_chart(path: Path) -> ChartKeys:
     """The keys of a chart folder or packaged chart (``.tgz``), templates and subcharts included."""
     chart = read_files(path)
     name, version = str(chart.meta.get("name", "")), str(chart.meta.get("version", ""))
-    return ChartData(name, (version,), encode([states(chart)]), str(path)).at(version)
+    found = states(chart)
+    return ChartData(name, (version,), encode([found]), str(path), encode_lists([list_keys(chart, found)])).at(version)
 
 
 def read_charts(paths: tuple[Path, ...]) -> tuple[ChartKeys, ...]:
@@ -104,6 +106,33 @@ def states(chart: ChartFiles) -> dict[KeyPath, str]:
     return found
 
 
+# Template functions that test a value's kind: a key tested with one may be given either way.
+_KIND_TESTS = re.compile(r"\b(kindIs|typeIs|kindOf|typeOf|typeIsLike)\b")
+
+
+def list_keys(chart: ChartFiles, found: Mapping[KeyPath, str]) -> set[KeyPath]:
+    """Key paths of ``chart`` (its own values, not its subcharts') whose ``values.yaml`` default
+    is a list that the templates take whole (``toYaml``, ``range``: passthrough in ``found``,
+    its ``states``), and no template tests the kind of: a map given there renders a mapping
+    where Kubernetes wants a list (or ranges over the map's values)."""
+    tested = {
+        match.group(1)
+        for text in chart.templates.values()
+        for line in text.splitlines()
+        if _KIND_TESTS.search(line)
+        for match in re.finditer(r"\.Values(?:\.[A-Za-z0-9_]+)*\.([A-Za-z0-9_]+)", line)
+    }
+
+    def walk(node: Any, prefix: KeyPath) -> Iterator[KeyPath]:
+        if isinstance(node, list) and found.get(prefix) == PASSTHROUGH and prefix[-1] not in tested:
+            yield prefix
+        elif isinstance(node, Mapping):
+            for key, value in node.items():
+                yield from walk(value, (*prefix, str(key)))
+
+    return set(walk(chart.values, ()))
+
+
 def values_only(values: Any) -> dict[KeyPath, str]:
     """States from a ``values.yaml`` alone (a chart gpustack has no package of): every set key
     counts as read; empty maps and Kubernetes-typed keys (affinity, resources, …) pass through."""
@@ -151,6 +180,13 @@ def encode(columns: list[Mapping[KeyPath, str]]) -> dict[str, Node]:
         return packed
 
     return pack(root)
+
+
+def encode_lists(columns: list[set[KeyPath]]) -> list[list[Any]]:
+    """The stored list keys: ``[[step, …], "l-l"]`` per key path, ``l`` in the columns of the
+    versions (oldest first) where ``list_keys`` found it."""
+    paths = sorted(set().union(*columns)) if columns else []
+    return [[list(path), "".join("l" if path in column else ABSENT for column in columns)] for path in paths]
 
 
 def load_yaml(text: str) -> Any:

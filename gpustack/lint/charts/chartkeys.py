@@ -16,7 +16,8 @@ Each key path of a chart has, per version, one state:
 
 Subcharts sit under their alias, their templates read as their own. The shipped data,
 ``data/chart-keys/<chart>.json`` (one file per chart, every version in it: each key maps to one
-state letter per version), is made by ``python -m gpustack.lint.charts.generate_keys`` from the packaged
+state letter per version; ``lists``: the keys whose default is a list the templates take whole,
+where a map renders a broken manifest, GS051), is made by ``python -m gpustack.lint.charts.generate_keys`` from the packaged
 charts; a test (tests/lint/test_chart_keys.py) regenerates it and compares. ``--chart-values`` reads a chart
 folder or ``.tgz`` the same way at run time. ``data/chart-keys/renames.yaml`` lists keys a
 chart renamed, with the version.
@@ -49,6 +50,7 @@ class ChartData:
     versions: tuple[str, ...]
     tree: Mapping[str, Node]
     source: str = ""
+    lists: tuple[Any, ...] = ()  # [[step, …], "l-l"]: keys whose default is a list taken whole
 
     def at(self, version: str) -> ChartKeys:
         return ChartKeys(self, self.versions.index(version))
@@ -93,6 +95,11 @@ class ChartKeys:
                 return state, index
             children = _children(node)
         return state, len(path) - 1
+
+    def list_keys(self) -> tuple[KeyPath, ...]:
+        """Key paths whose default in this version's ``values.yaml`` is a list that its
+        templates take whole (``toYaml``, ``range``) without testing its kind."""
+        return tuple(tuple(path) for path, marks in self.data.lists if marks[self.column] == "l")
 
     def reads(self, path: KeyPath) -> bool:
         """Whether this version's templates read ``path`` (or take a subtree above it whole)."""
@@ -141,7 +148,7 @@ def _shipped(chart: str) -> ChartData | None:
     if not entry.is_file():
         return None
     data = json.loads(entry.read_text("utf-8"))
-    return ChartData(data["chart"], tuple(data["versions"]), data["keys"])
+    return ChartData(data["chart"], tuple(data["versions"]), data["keys"], lists=tuple(data.get("lists", ())))
 
 
 @cache

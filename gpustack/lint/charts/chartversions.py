@@ -21,6 +21,7 @@ no pin): rules then report what they find as information only.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,8 @@ from gpustack.lint.charts import chartkeys
 
 if TYPE_CHECKING:
     from gpustack.lint.charts.chartkeys import ChartKeys
+    from gpustack.lint.context import LintContext
+    from gpustack.lint.releases.release import HelmChartRelease
 
 _EXACT = re.compile(r"v?\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]*)?")
 _UNPINNED = frozenset({"", "*", "latest", "head"})
@@ -63,6 +66,17 @@ def resolve(chart: str, raw: str | None, extra: tuple[ChartKeys, ...] = ()) -> R
             )
         return _outside(chart, text, wanted, known)
     return _range(chart, text, known, extra)
+
+
+def checked_releases(ctx: LintContext) -> Iterator[tuple[HelmChartRelease, Resolution, ChartKeys]]:
+    """The set's chart releases that key data checks, each with its resolution and that key
+    data (GS031's notes say why the others are not checked)."""
+    from gpustack.lint.releases import dispatch
+
+    for release in dispatch.releases(ctx):
+        resolution = resolve(release.chart, release.version, ctx.chart_values)
+        if resolution.keys is not None:
+            yield release, resolution, resolution.keys
 
 
 def read_of(

@@ -1,6 +1,7 @@
 """The generator of gpustack's chart key data: ``python -m gpustack.lint.charts.generate_keys``.
 
-It writes ``data/chart-keys/<chart>.json`` (one file per chart, every version in it) from
+It writes ``data/chart-keys/<chart>.json`` (one file per chart, every version in it: the key
+states, and the keys whose default is a list the templates take whole) from
 packaged charts or chart folders, or from a ``values.yaml`` alone; ``dump`` is the file format.
 """
 
@@ -11,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from gpustack.lint.charts.chartfiles import ChartFiles, encode, load_yaml, read_files, states, values_only
+from gpustack.lint.charts.chartfiles import ChartFiles, encode, encode_lists, load_yaml, list_keys, read_files, states, values_only
 from gpustack.lint.charts.chartkeys import version_key
 
 
@@ -24,23 +25,29 @@ def generate(packages: list[Path]) -> dict[str, dict[str, Any]]:
     generated = {}
     for name, found in sorted(by_chart.items()):
         found.sort(key=lambda item: version_key(item[0]))
+        columns = [states(chart) for _, chart in found]
         generated[name] = {
             "chart": name,
             "versions": [version for version, _ in found],
-            "keys": encode([states(chart) for _, chart in found]),
+            "keys": encode(columns),
+            "lists": encode_lists([list_keys(chart, column) for (_, chart), column in zip(found, columns)]),
         }
     return generated
 
 
 def generate_values_only(values: Path, name: str, version: str) -> dict[str, Any]:
     """The data of a chart gpustack has only the ``values.yaml`` of."""
-    return {"chart": name, "versions": [version], "keys": encode([values_only(load_yaml(values.read_text("utf-8")))])}
+    return {"chart": name, "versions": [version], "keys": encode([values_only(load_yaml(values.read_text("utf-8")))]), "lists": []}
 
 
 def dump(data: Mapping[str, Any]) -> str:
     """Compact JSON, one top-level key per line (small, and diffs stay readable)."""
     keys = ",\n".join(f"{json.dumps(k)}:{json.dumps(v, separators=(',', ':'))}" for k, v in data["keys"].items())
-    return f'{{"chart":{json.dumps(data["chart"])},"versions":{json.dumps(data["versions"])},"keys":{{\n{keys}}}}}\n'
+    lists = json.dumps(data["lists"], separators=(",", ":"))
+    return (
+        f'{{"chart":{json.dumps(data["chart"])},"versions":{json.dumps(data["versions"])},"keys":{{\n{keys}}},\n'
+        f'"lists":{lists}}}\n'
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

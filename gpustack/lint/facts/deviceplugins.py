@@ -15,6 +15,7 @@ from gpustack.lint.facts.clusterpolicy import is_cluster_policy
 from gpustack.lint.facts.images import image_repository
 from gpustack.lint.facts.registered import Vendor, plugin_vendors
 from gpustack.lint.model import Path, PodSpec, Resource, get_value
+from gpustack.lint.releases import dispatch
 from gpustack.lint.releases.helmvalues import coalesce
 from gpustack.lint.releases.release import HelmChartRelease
 
@@ -90,6 +91,15 @@ def device_plugins(resource: Resource, pods: Iterable[PodSpec]) -> Iterator[Devi
     if is_cluster_policy(resource):
         if resource.get(("spec", "devicePlugin", "enabled")) is not False:
             yield DevicePlugin("nvidia", resource, ("spec", "devicePlugin"))
+
+
+def set_plugins(ctx: LintContext) -> list[DevicePlugin]:
+    """Every device plugin the set deploys: manifests, ClusterPolicies and chart releases."""
+    pods: dict[int, list[PodSpec]] = {}
+    for pod in ctx.pod_specs:
+        pods.setdefault(id(pod.resource), []).append(pod)
+    plugins = [plugin for resource in ctx.resources for plugin in device_plugins(resource, pods.get(id(resource), ()))]
+    return plugins + [plugin for release in dispatch.releases(ctx) if (plugin := release_plugin(release))]
 
 
 def release_plugin(release: HelmChartRelease) -> DevicePlugin | None:

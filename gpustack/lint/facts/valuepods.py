@@ -111,15 +111,30 @@ def _built(release: HelmChartRelease, home: ValuesLayer, data: dict[str, Any], o
     )
 
 
-def _document(release: HelmChartRelease, kind_type: Any, name: str, strategy: Any) -> tuple[dict[str, Any], Path]:
+def _document(release: HelmChartRelease, shape: Shape, source: Mapping[str, Any], name: str) -> tuple[dict[str, Any], Path]:
+    """The workload's object without its pod: kind, name, namespace and, for a Deployment, its
+    replicas and update strategy as the chart renders them (``source``: the controller's values,
+    or the release's values for a single-workload chart)."""
+    kind_type = get_value(source, *shape.type)
     api_version, kind, pod_path = _KINDS.get(str(kind_type).lower() if kind_type else "deployment", _KINDS["deployment"])
     metadata: dict[str, Any] = {"name": name}
     namespace = release.resource.get(("spec", "targetNamespace")) or release.resource.ref.namespace
     if isinstance(namespace, str):
         metadata["namespace"] = namespace
     data: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "metadata": metadata, "spec": {}}
-    if kind == "Deployment" and isinstance(strategy, str):
-        data["spec"]["strategy"] = {"type": strategy}
+    if kind == "Deployment":
+        replicas = get_value(source, *shape.replicas) if shape.replicas else None
+        if replicas is not None:
+            data["spec"]["replicas"] = replicas
+        strategy = get_value(source, *shape.strategy)
+        strategy = strategy if isinstance(strategy, str) else shape.default_strategy
+        if strategy:
+            data["spec"]["strategy"] = {"type": strategy}
+        rolling = get_value(source, *shape.rolling_update) if shape.rolling_update else None
+        if strategy == "RollingUpdate" and isinstance(rolling, Mapping):
+            limits = {"maxUnavailable": rolling.get("unavailable"), "maxSurge": rolling.get("surge")}
+            if any(value is not None for value in limits.values()):
+                data["spec"]["strategy"]["rollingUpdate"] = {k: v for k, v in limits.items() if v is not None}
     return data, pod_path
 
 
@@ -143,12 +158,7 @@ def _controllers(
     for name, controller in enabled.items():
         root = (*shape.controllers, name)
         single = len(enabled) == 1 or name == "main"
-        data, pod_path = _document(
-            release,
-            get_value(controller, *shape.type),
-            fullname if single else f"{fullname}-{name}",
-            get_value(controller, *shape.strategy),
-        )
+        data, pod_path = _document(release, shape, controller, fullname if single else f"{fullname}-{name}")
         origins = _Origins(root)
         origins.add(("spec", "strategy"), (*root, *shape.strategy), exact=False)
         own = get_value(controller, *shape.pod)
@@ -293,7 +303,7 @@ def _env(env: Any, path: Path, root: Path, origins: _Origins) -> list[Any]:
 def _persistence(
     release: HelmChartRelease, shape: Shape, controller: str | None, pod: dict[str, Any], pod_path: Path, origins: _Origins
 ) -> None:
-    """hostPath and emptyDir volumes (``/dev/shm``), mounted as ``globalMounts`` /
+    """hostPath, emptyDir (``/dev/shm``) and existing claim volumes, mounted as ``globalMounts`` /
     ``advancedMounts`` (controllers shape) or ``mountPath`` (single shape) say; other volume
     types matter to no GPU rule."""
     persistence = get_value(release.values, *shape.persistence)
@@ -325,6 +335,9 @@ def _volume(name: str, item: Any) -> dict[str, Any] | None:
         return None
     if item.get("type") == "hostPath" and isinstance(item.get("hostPath"), str):
         return {"name": name, "hostPath": {"path": item["hostPath"]}}
+    claim = item.get("existingClaim")
+    if item.get("type", "persistentVolumeClaim") == "persistentVolumeClaim" and isinstance(claim, str) and claim:
+        return {"name": name, "persistentVolumeClaim": {"claimName": claim}}
     if item.get("type") == "emptyDir":
         medium = item.get("medium")
         return {"name": name, "emptyDir": {"medium": medium} if isinstance(medium, str) else {}}
@@ -371,7 +384,7 @@ def _single(release: HelmChartRelease, home: ValuesLayer, shape: Shape) -> Itera
     if get_value(values, *shape.type[:-1], "enabled") is False:
         return
     fullname = release.release or release.resource.ref.name or release.chart
-    data, pod_path = _document(release, get_value(values, *shape.type), fullname, get_value(values, *shape.strategy))
+    data, pod_path = _document(release, shape, values, fullname)
     origins = _Origins(())
     origins.add(("spec", "strategy"), shape.strategy, exact=False)
     origins.add(pod_path, (), exact=False)

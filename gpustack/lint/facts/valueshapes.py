@@ -22,6 +22,9 @@ class Shape:
     name: str
     type: tuple[str, ...]
     strategy: tuple[str, ...]
+    default_strategy: str | None  # a Deployment's strategy type when the values leave it unset
+    replicas: tuple[str, ...]
+    rolling_update: tuple[str, ...]  # {unavailable, surge}, relative to the controller
     persistence: tuple[str, ...]
     controllers: tuple[str, ...] = ()  # controllers shape
     pod: tuple[str, ...] = ()
@@ -50,6 +53,9 @@ def _shape(name: str, item: Mapping[str, Any]) -> Shape:
         name=name,
         type=_keys(item.get("type")),
         strategy=_keys(item.get("strategy")),
+        default_strategy=item.get("defaultStrategy"),
+        replicas=_keys(item.get("replicas")),
+        rolling_update=_keys(item.get("rollingUpdate")),
         persistence=_keys(item.get("persistence")),
         controllers=_keys(item.get("controllers")),
         pod=_keys(item.get("pod")),

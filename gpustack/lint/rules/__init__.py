@@ -50,6 +50,12 @@ from gpustack.lint.rules import gs042_dead_chart_value
 from gpustack.lint.rules import gs043_dcgm_scraped_labels
 from gpustack.lint.rules import gs044_nvswitch_without_fabric_manager
 from gpustack.lint.rules import gs045_whole_gpu_class_admits_mig
+from gpustack.lint.rules import gs049_single_gpu_rollout_on_rwo_volume
+from gpustack.lint.rules import gs050_dcgm_exporter_requests_gpu
+from gpustack.lint.rules import gs051_map_where_chart_wants_list
+from gpustack.lint.rules import gs052_second_dcgm_exporter
+from gpustack.lint.rules import gs053_device_plugin_switched_off
+from gpustack.lint.rules import gs054_nvidia_runtime_without_gpu_request
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -98,5 +104,11 @@ RULES: dict[str, Rule] = {
         gs043_dcgm_scraped_labels.RULE,
         gs044_nvswitch_without_fabric_manager.RULE,
         gs045_whole_gpu_class_admits_mig.RULE,
+        gs049_single_gpu_rollout_on_rwo_volume.RULE,
+        gs050_dcgm_exporter_requests_gpu.RULE,
+        gs051_map_where_chart_wants_list.RULE,
+        gs052_second_dcgm_exporter.RULE,
+        gs053_device_plugin_switched_off.RULE,
+        gs054_nvidia_runtime_without_gpu_request.RULE,
     )
 }

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
@@ -28,72 +27,15 @@ from gpustack.lint.facts.consumers import is_gpu_workload
 from gpustack.lint.facts.podspec import subject
 from gpustack.lint.facts.pools import ClusterFacts, Pool
 from gpustack.lint.facts.quantities import gpu_amounts, is_shared_gpu_resource
+from gpustack.lint.facts.rollout import RECREATE, Rollout, replica_count, surge_first
 from gpustack.lint.facts.scheduling import Usage, capacity, least, number_text, placeable_pools, usage, usage_key
-from gpustack.lint.model import DeleteKey, Hit, Path, PodSpec, SetValue, Severity
+from gpustack.lint.model import Hit, PodSpec, Severity
 from gpustack.lint.registry import Rule
 
 TEMPLATE = ("spec", "template", "spec")
 FIX = "Set `strategy.type: Recreate` (and remove `rollingUpdate`): old pods free their GPU share first."
-# The API server rejects rollingUpdate beside Recreate, so the fix removes it.
-RECREATE = (SetValue(("spec", "strategy", "type"), "Recreate"), DeleteKey(("spec", "strategy", "rollingUpdate")))
 # Workloads whose pods hold their GPUs for good, with where their replica count is.
 LONG_RUNNING = {"Deployment": TEMPLATE, "StatefulSet": TEMPLATE, "ReplicaSet": TEMPLATE, "Pod": ("spec",)}
-
-
-def _scaled(value: Any, replicas: int, *, round_up: bool) -> int | None:
-    """An IntOrString of a rolling update, resolved as the Deployment controller does."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    text = str(value).strip()
-    if text.endswith("%") and text[:-1].isdigit():
-        share = replicas * int(text[:-1]) / 100
-        return math.ceil(share) if round_up else math.floor(share)
-    return int(text) if text.isdigit() else None
-
-
-@dataclass(frozen=True)
-class Rollout:
-    """A RollingUpdate that starts new pods before it stops old ones."""
-
-    replicas: int
-    max_unavailable: Any  # as written
-    path: Path  # where the strategy is (or would be) written
-
-    def describe(self) -> str:
-        plural = "replica" if self.replicas == 1 else "replicas"
-        return f"maxUnavailable {self.max_unavailable} of {self.replicas} {plural} = 0"
-
-
-def _rollout(pod: PodSpec) -> Rollout | None:
-    strategy = pod.resource.get(("spec", "strategy"))
-    strategy = strategy if isinstance(strategy, Mapping) else {}
-    if strategy.get("type", "RollingUpdate") != "RollingUpdate":
-        return None
-    replicas = _replicas(pod)
-    if replicas is None or replicas < 1:
-        return None
-    rolling = strategy.get("rollingUpdate")
-    rolling = rolling if isinstance(rolling, Mapping) else {}
-    raw_unavailable = rolling.get("maxUnavailable", "25%")
-    unavailable = _scaled(raw_unavailable, replicas, round_up=False)
-    surge = _scaled(rolling.get("maxSurge", "25%"), replicas, round_up=True)
-    if unavailable != 0 or not surge:
-        return None  # old pods go first, or the controller forces maxUnavailable to 1
-    path: Path = ("spec",)
-    if "maxUnavailable" in rolling:
-        path = ("spec", "strategy", "rollingUpdate", "maxUnavailable")
-    elif "type" in strategy:
-        path = ("spec", "strategy", "type")
-    elif strategy:
-        path = ("spec", "strategy")
-    return Rollout(replicas, raw_unavailable, path)
-
-
-def _replicas(pod: PodSpec) -> int | None:
-    if pod.resource.kind == "Pod":
-        return 1
-    replicas = pod.resource.get(("spec", "replicas"), 1)
-    return replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else None
 
 
 def _shares(pod: PodSpec) -> dict[str, str]:
@@ -108,7 +50,7 @@ def _shares(pod: PodSpec) -> dict[str, str]:
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     if pod.resource.kind != "Deployment" or pod.path != TEMPLATE:
         return
-    rollout = _rollout(pod)
+    rollout = surge_first(pod)
     if rollout is None:
         return
     if ctx.cluster is not None:
@@ -196,7 +138,7 @@ def _held_by_others(pod: PodSpec, pools: tuple[Pool, ...], names: frozenset[str]
         lambda: sum((_group_usage(items, pools) for group, items in groups.items() if group <= names), Usage()),
     )
     # The Deployment itself sits in the group of exactly its pools; its replicas count apart.
-    own_replicas = _replicas(pod)
+    own_replicas = replica_count(pod)
     if names in groups and own_replicas and is_gpu_workload(pod):
         held -= need * own_replicas
     return held
@@ -226,7 +168,7 @@ def _group_pinned(ctx: LintContext) -> dict[frozenset[str], list[tuple[int, PodS
     for index, other in enumerate(ctx.pod_specs):
         if not is_gpu_workload(other) or LONG_RUNNING.get(other.resource.kind or "") != other.path:
             continue
-        count = _replicas(other)
+        count = replica_count(other)
         pools = placeable_pools(other, ctx.cluster) if count else ()
         if pools:
             groups.setdefault(frozenset(pool.name for pool in pools), []).append((index, other, count))

@@ -18,21 +18,15 @@ from collections.abc import Iterator
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import deviceplugins, placement
 from gpustack.lint.facts.pools import ClusterFacts
-from gpustack.lint.model import Hit, PodSpec, Resource
+from gpustack.lint.model import Hit
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import deployed, dispatch
+from gpustack.lint.releases import deployed
 
 OPERATOR_LABEL = placement.OPERATOR_DEVICE_PLUGIN_LABEL
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
-    pods: dict[Resource, list[PodSpec]] = {}
-    for pod in ctx.pod_specs:
-        pods.setdefault(pod.resource, []).append(pod)
-    plugins = [
-        plugin for resource in ctx.resources for plugin in deviceplugins.device_plugins(resource, pods.get(resource, ()))
-    ]
-    plugins += [plugin for release in dispatch.releases(ctx) if (plugin := deviceplugins.release_plugin(release))]
+    plugins = deviceplugins.set_plugins(ctx)
     left_out = deployed.left_out(ctx)
     plugins = [plugin for plugin in plugins if plugin.resource.file not in left_out]
     # Each pair once, on the plugin whose file sorts first (the message names both): the same

@@ -18,15 +18,10 @@ from gpustack.lint.charts.chartkeys import DECLARED
 from gpustack.lint.context import LintContext
 from gpustack.lint.model import Hit, Severity
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import dispatch
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
-    for release in dispatch.releases(ctx):
-        resolution = chartversions.resolve(release.chart, release.version, ctx.chart_values)
-        keys = resolution.keys
-        if keys is None:
-            continue  # GS031 notes why
+    for release, resolution, keys in chartversions.checked_releases(ctx):
         for layer in release.layers:
             for path in valuehints.written(layer):
                 # The topmost declared-only key once, not every key below it.

@@ -1,0 +1,68 @@
+"""GS053: the device plugin switched off while workloads request ``nvidia.com/gpu``.
+
+The GPU Operator, the nvidia-device-plugin chart and HAMi each deploy their plugin while
+``devicePlugin.enabled`` is not false (a ClusterPolicy's ``spec.devicePlugin.enabled`` too).
+Switched off, and with no other device plugin in the set, no node advertises
+``nvidia.com/gpu``: every pod that requests it stays Pending (``Insufficient nvidia.com/gpu``).
+A DRA driver does not replace it for them: it hands out GPUs through resource claims, never the
+extended resource. Quiet when any other plugin (NVIDIA's, the operator's, HAMi's) is deployed
+in the set, and for files a Kustomization leaves out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpustack.lint.context import LintContext
+from gpustack.lint.facts import deviceplugins
+from gpustack.lint.facts.clusterpolicy import cluster_policies
+from gpustack.lint.facts.consumers import is_gpu_workload
+from gpustack.lint.facts.quantities import gpu_requests
+from gpustack.lint.facts.registered import plugin_vendors
+from gpustack.lint.model import Hit, Path, PodSpec, Resource, get_value
+from gpustack.lint.registry import Rule
+from gpustack.lint.releases import deployed, dispatch
+
+SWITCH = ("devicePlugin", "enabled")
+
+
+def _switched_off(ctx: LintContext) -> Iterator[tuple[str, Resource, Path]]:
+    """Deployments of a device plugin whose values or ClusterPolicy switch it off."""
+    for release in dispatch.releases(ctx):
+        if release.chart in plugin_vendors() and get_value(release.values, *SWITCH) is False:
+            yield str(release), *release.where(*SWITCH)
+    for policy in cluster_policies(ctx):
+        if policy.get(("spec", *SWITCH)) is False:
+            yield f"ClusterPolicy {policy.ref.name}", policy, ("spec", *SWITCH)
+
+
+def _asks_plugin_resource(pod: PodSpec) -> bool:
+    """Whether the pod asks for a resource only a device plugin advertises (``nvidia.com/gpu``,
+    its time-sliced ``.shared`` and MIG resources)."""
+    return is_gpu_workload(pod) and any(
+        name == "nvidia.com/gpu" or name.startswith(("nvidia.com/gpu.", "nvidia.com/mig-"))
+        for container in pod.containers() for name in gpu_requests(container)
+    )
+
+
+def check(ctx: LintContext) -> Iterator[Hit]:
+    left_out = deployed.left_out(ctx)
+    switched = [item for item in _switched_off(ctx) if item[1].file not in left_out]
+    if not switched or any(plugin.resource.file not in left_out for plugin in deviceplugins.set_plugins(ctx)):
+        return
+    asking = [pod for pod in ctx.pod_specs if pod.resource.file not in left_out and _asks_plugin_resource(pod)]
+    if not asking:
+        return
+    names = ", ".join(str(pod.resource.ref) for pod in asking[:3]) + (f" and {len(asking) - 3} more" if len(asking) > 3 else "")
+    for name, resource, path in switched:
+        yield Hit(
+            resource,
+            path,
+            f"{name} switches its device plugin off and the set deploys no other, while {names} "
+            f"{'requests' if len(asking) == 1 else 'request'} nvidia.com/gpu: no node advertises the resource, so "
+            f"{'it stays' if len(asking) == 1 else 'they stay'} Pending (Insufficient nvidia.com/gpu)",
+            fix="Keep one device plugin (`devicePlugin.enabled: true`), or move the workloads to DRA resource claims.",
+        )
+
+
+RULE = Rule("GS053", "set", check)
