@@ -54,7 +54,7 @@ def many_pools(pools: int) -> dict[str, Any]:
             "nfd": {"sleepInterval": "600s"},
             "sharing": {"hami": {"enabled": True, "pools": geforce}},
             "gitops": {
-                "argocd": {"enabled": True, "repoURL": "https://git.example.com/gpu/stack.git", "path": "output"}
+                "argocd": {"enabled": True, "repoURL": "https://github.com/example/gpu-stack.git", "path": "output"}
             },
             "workloads": [
                 {"type": "smokeTest"},
