@@ -157,15 +157,15 @@ def test_every_child_retries_with_backoff_and_skips_the_dry_run_of_missing_kinds
 
 
 def test_pruning_and_cascading_deletion_are_the_specs_choice(render_spec):
-    rendered, files = render_spec(gitops={"argocd": {**ARGOCD["argocd"], "prune": True, "selfHeal": False,
-                                                     "cascadeDelete": True}})
+    rendered, files = render_spec(monitoring=RUNBOOKS, gitops={"argocd": {**ARGOCD["argocd"], "prune": True,
+                                                                           "selfHeal": False, "cascadeDelete": True}})
     for path, app in children(rendered).items():
         assert app["spec"]["syncPolicy"]["automated"] == {"prune": True, "selfHeal": False}, path
         assert app["metadata"]["finalizers"] == ["resources-finalizer.argocd.argoproj.io"], path
     # The root never cascades: deleting it leaves every child Application and the stack.
     assert "finalizers" not in rendered.delivery["argocd/root.yaml"][0]["metadata"]
     assert "deleting a child Application, or the root pruning one, deletes" in files["README.md"]
-    _, files = render_spec(gitops=ARGOCD)
+    _, files = render_spec(monitoring=RUNBOOKS, gitops=ARGOCD)
     assert "deleting the root or any child Application leaves the GPU stack running" in files["README.md"]
 
 
