@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpustack.lint.facts.clusterpolicy import is_cluster_policy
 from gpustack.lint.facts.images import image_repository
-from gpustack.lint.facts.registered import Vendor, plugin_vendors
+from gpustack.lint.facts.registered import Vendor, chart_of_role, plugin_vendors
 from gpustack.lint.model import Path, PodSpec, Resource, get_value
 from gpustack.lint.releases import dispatch
 from gpustack.lint.releases.helmvalues import coalesce
@@ -46,7 +46,9 @@ class DevicePlugin:
     @property
     def operator(self) -> bool:
         """Deployed by the GPU Operator (its ClusterPolicy, or the chart that creates it)."""
-        return self.release.chart == "gpu-operator" if self.release is not None else self.pod is None
+        if self.release is None:
+            return self.pod is None
+        return self.release.chart == chart_of_role("gpu-operator")
 
     @property
     def deployment(self) -> tuple[str | None, ...]:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpustack.lint.facts import deviceplugins
+from gpustack.lint.facts import deviceplugins, registered
 from gpustack.lint.facts.podspec import LabelTest, node_label_tests
 from gpustack.lint.facts.pools import ClusterFacts, Pool
 from gpustack.lint.facts.scheduling import label_test_holds
@@ -96,7 +96,7 @@ def of_plugin(plugin: deviceplugins.DevicePlugin) -> Placement:
     if plugin.pod is not None:
         return Placement.of_pod(plugin.pod)
     release = plugin.release
-    if release is None or release.chart == "gpu-operator":  # a ClusterPolicy, or the operator's chart
+    if release is None or release.chart == registered.chart_of_role("gpu-operator"):  # a ClusterPolicy, or its chart
         spec: Mapping[str, Any] = _OPERATOR
     elif release.chart == "hami":
         spec = {"nodeSelector": deviceplugins.hami_node_selector(release.values)}

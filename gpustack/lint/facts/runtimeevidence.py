@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpustack.lint.charts import chartkeys, chartversions
-from gpustack.lint.facts import clusterpolicy, deviceplugins, talos
+from gpustack.lint.facts import clusterpolicy, deviceplugins, registered, talos
 from gpustack.lint.model import Path, Resource, get_value
 from gpustack.lint.releases import dispatch, helmvalues
 
@@ -133,10 +133,10 @@ def _files(resource: Resource, path: Path, files: Any) -> Iterator[Evidence]:
 
 def _from_releases(ctx: LintContext) -> Iterator[Evidence]:
     for release in dispatch.releases(ctx):
-        if release.chart == "gpu-operator":
+        if release.chart == registered.chart_of_role("gpu-operator"):
             resource, path = release.where("toolkit")
             yield from _operator(release.values, resource, path, f"{release}", _cdi_by_default(release.version))
-        elif release.chart == "nvidia-device-plugin" and _before(release.version, PLUGIN_RUNTIME_CLASS):
+        elif release.chart == registered.chart_of_role("device-plugin") and _before(release.version, PLUGIN_RUNTIME_CLASS):
             yield Evidence(
                 True,
                 release.resource,
@@ -191,7 +191,7 @@ def _set_as_default(env: Any) -> str | None:
 def _cdi_by_default(version: str | None) -> bool:
     """Whether the chart version that will be installed turns CDI on by default (v25.10.0 on);
     a range or no pin: the newest version gpustack knows inside it."""
-    resolved = chartversions.resolve("gpu-operator", version).version or version
+    resolved = chartversions.resolve(registered.chart_of_role("gpu-operator"), version).version or version
     return resolved is not None and chartkeys.version_key(resolved) >= CDI_BY_DEFAULT
 
 

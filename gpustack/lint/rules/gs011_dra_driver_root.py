@@ -54,7 +54,7 @@ def _installed(ctx: LintContext) -> tuple[str, str, Severity] | None:
     for resource in clusterpolicy.cluster_policies(ctx):
         return _operator(resource.get(("spec", "driver", "enabled")), str(resource.ref))
     for release in dispatch.releases(ctx):
-        if release.chart == "gpu-operator":
+        if release.chart == registered.chart_of_role("gpu-operator"):
             return _operator(get_value(release.values, "driver", "enabled"), str(release))
     return None
 
