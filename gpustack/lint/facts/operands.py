@@ -3,7 +3,8 @@
 The GPU Operator's chart bundles operands (DCGM exporter, NFD, …) that its values turn off
 with ``<operand>.enabled: false``; other charts deploy the component by being installed. The
 rules that look for a component's releases (GS014's and GS043's exporter, GS032's NFD) read
-them here, and where the exporter's ServiceMonitor sits in each chart's values.
+them here, and where the exporter's ServiceMonitor sits in each chart's values and whether the
+chart renders it.
 """
 
 from __future__ import annotations
@@ -50,3 +51,15 @@ def component_releases(
         if release.chart == operator and get_value(release.values, operand, "enabled") is False:
             continue
         yield release, charts[release.chart]
+
+
+def exporter_service_monitors(ctx: LintContext) -> Iterator[tuple[HelmChartRelease, tuple[str, ...]]]:
+    """The set's DCGM exporter releases whose chart renders the exporter's ServiceMonitor (its
+    ``enabled``, else on where the chart version turns it on by default), with where its values
+    sit."""
+    from gpustack.lint.charts.chartkeys import version_key
+
+    for release, (keys, default_on) in component_releases(ctx, exporter_charts(), "dcgmExporter"):
+        on_by_default = release.version is None or version_key(release.version) >= version_key(default_on)
+        if get_value(release.values, *keys, "enabled", default=on_by_default) is True:
+            yield release, keys

@@ -20,10 +20,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpustack.lint.charts.chartkeys import version_key
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import labelselectors, registered
-from gpustack.lint.facts.operands import component_releases, exporter_charts
+from gpustack.lint.facts.operands import exporter_service_monitors
 from gpustack.lint.model import Hit, Path, Resource, Severity, get_value
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import dispatch
@@ -122,10 +121,7 @@ class _Target:
 
 def _rendered_service_monitors(ctx: LintContext) -> Iterator[_Target]:
     """The ServiceMonitor a DCGM exporter release renders, labelled ``additionalLabels``."""
-    for release, (keys, default_on) in component_releases(ctx, exporter_charts(), "dcgmExporter"):
-        on_by_default = release.version is None or version_key(release.version) >= version_key(default_on)
-        if get_value(release.values, *keys, "enabled", default=on_by_default) is not True:
-            continue
+    for release, keys in exporter_service_monitors(ctx):
         labels = get_value(release.values, *keys, "additionalLabels", default={})
         data = {
             "apiVersion": "monitoring.coreos.com/v1",

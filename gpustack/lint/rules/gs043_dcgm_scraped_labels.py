@@ -9,7 +9,8 @@ then reads the exporter, not the workload. And ``DCGM_FI_DEV_GPU_UTIL`` is not r
 instances: on MIG pools an alert on it alone never fires.
 
 The scrape is known from a ServiceMonitor in the set (endpoints without ``honorLabels: true``
-whose name or selector names a DCGM exporter), an exporter chart release in the set, or a spec
+whose name or selector names a DCGM exporter), an exporter chart release in the set whose
+ServiceMonitor is on (off, something else scrapes the exporter, as it may choose), or a spec
 (gpustack renders the ServiceMonitor with ``honorLabels: false``); MIG pools from the spec.
 """
 
@@ -20,7 +21,7 @@ from typing import Any
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import promql
-from gpustack.lint.facts.operands import component_releases, exporter_charts
+from gpustack.lint.facts.operands import exporter_service_monitors
 from gpustack.lint.model import Hit, Resource, get_value
 from gpustack.lint.registry import Rule
 
@@ -64,7 +65,7 @@ def _renamed_by(ctx: LintContext) -> str | None:
     for monitor in ctx.of_kind("ServiceMonitor"):
         if _scrapes_dcgm(monitor) and not _honours_labels(monitor):
             return f"ServiceMonitor {monitor.ref.name}"
-    for release, (keys, _) in component_releases(ctx, exporter_charts(), "dcgmExporter"):
+    for release, keys in exporter_service_monitors(ctx):
         # honorLabels defaults to false in both charts' values.
         if get_value(release.values, *keys, "honorLabels", default=False) is not True:
             return f"the ServiceMonitor of {release}"
