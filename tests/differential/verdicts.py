@@ -20,6 +20,7 @@ from tests.differential.scenarios import Scenario
 SELECTOR = "didn't match Pod's node affinity/selector"
 TAINT = "untolerated taint"
 INSUFFICIENT = "Insufficient"
+SPEC_FILE = "gpustack.yaml"
 PENDING_RULES = {
     "GS001": (SELECTOR,),  # a PCI class 0300 selector
     "GS024": (INSUFFICIENT,),  # a MIG profile no pool advertises
@@ -33,7 +34,7 @@ PENDING_RULES = {
 def verdicts(scenario: Scenario, folder: Path) -> dict[str, set[str]]:
     """Workload name → the PENDING_RULES that fire on it (errors of the run fail)."""
     folder.mkdir(parents=True, exist_ok=True)
-    spec = folder / "gpustack.yaml"
+    spec = folder / SPEC_FILE
     spec.write_text(yaml.safe_dump(scenario.spec, sort_keys=False))
     text = yaml.safe_dump_all([*scenario.claims, *scenario.workloads], sort_keys=False)
     loaded = load_text(f"{scenario.name}.yaml", text)
