@@ -69,7 +69,7 @@ def scenario_nodes(scenario: Scenario) -> list[FakeNode]:
     - no GFD labels on a pool HAMi serves (GFD_PREFIXES).
     """
     stack = GpuStack.model_validate(scenario.spec)
-    hami = set(stack.spec.sharing.hami.pools or ()) if stack.spec.sharing.hami.enabled else set()
+    hami = scenario.hami_pools()
     found = []
     for node in nodes.stack_nodes(stack):
         labels = {key: value for key, value in node.labels.items() if not _unrendered(key, node.pool in hami)}

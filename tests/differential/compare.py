@@ -7,7 +7,11 @@ For each workload, the PENDING_RULES that fired and what the scheduler did:
   a filter the scheduler runs before the one that would give the rule's reason (it reports
   each node's first failure: TaintToleration, then NodeAffinity, then NodeResourcesFit, the
   order of https://github.com/kubernetes/kubernetes/blob/master/pkg/scheduler/apis/config/v1/default_plugins.go);
-- ``contradicted``: a rule fired and the pod was scheduled: a disagreement;
+- ``contradicted``: a rule fired and the pod was scheduled: a disagreement, unless
+  (``hami-only``) it was scheduled on a pool HAMi serves and the finding says why HAMi
+  refuses it there: HAMi gives each vGPU of a container its own card, a fit its own scheduler
+  decides (https://github.com/Project-HAMi/HAMi, its webhook hands such pods to
+  ``hami-scheduler``); kube-scheduler, all the harness runs, sees only GPUs × splitCount;
 - ``other reason``: a rule fired, the pod stays Pending, but for none of the fired rules'
   reasons: a disagreement (the rule is right by luck);
 - ``missed``: no rule fired, and the pod stays Pending for a reason that holds on an empty
@@ -59,12 +63,15 @@ class Outcome:
 
 
 def outcome(seed: int, workload: dict[str, Any], rules: set[str], observed: Observed,
-            own: list[FakeNode], judged: Callable[[str], bool]) -> Outcome:
-    """``judged(key)``: whether the lint knows every node's value of label ``key``."""
+            own: list[FakeNode], judged: Callable[[str], bool], hami: set[str]) -> Outcome:
+    """``judged(key)``: whether the lint knows every node's value of label ``key``; ``hami``:
+    the pools HAMi serves."""
     name = workload["metadata"]["name"]
     text = "; ".join(f"{count} {reason}" for reason, count in sorted(observed.reasons.items()))
     if rules and not observed.pending:
-        return Outcome(seed, name, frozenset(rules), "contradicted", f"scheduled on {observed.node}")
+        pool = next(node.pool for node in own if node.name == observed.node)
+        kind = "hami-only" if rules == {"GS027"} and pool in hami else "contradicted"
+        return Outcome(seed, name, frozenset(rules), kind, f"scheduled on {observed.node}")
     if rules:
         said = any(_explains(word, observed.reasons) for rule in rules for word in PENDING_RULES[rule])
         return Outcome(seed, name, frozenset(rules), "confirmed" if said else "other reason", text)
@@ -136,7 +143,7 @@ def table(outcomes: list[Outcome]) -> list[dict[str, Any]]:
     rows.append({"rule": "all", "findings": sum(1 for o in outcomes if o.rules), "confirmed": kinds["confirmed"],
                  "contradicted": kinds["contradicted"], "other reason": kinds["other reason"],
                  "missed": kinds["missed"], "scheduled": kinds["scheduled"], "contended": kinds["contended"],
-                 "unjudged": kinds["unjudged"],
+                 "unjudged": kinds["unjudged"], "hami-only": kinds["hami-only"],
                  "workloads": len(outcomes)})
     return rows
 

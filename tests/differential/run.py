@@ -65,6 +65,6 @@ def _batch(api: Api, scenarios: list[Scenario], folder: Path, timings: Timings) 
         timings.clean += time.monotonic() - clean_began
     return [
         outcome(s.seed, w, found[s.name][w["metadata"]["name"]], observed[(s.name, w["metadata"]["name"])],
-                applied.own[s.name], judged[s.name])
+                applied.own[s.name], judged[s.name], s.hami_pools())
         for s in scenarios for w in s.workloads
     ]

@@ -46,8 +46,8 @@ class Scenario:
     def name(self) -> str:
         return f"s{self.seed}"
 
-    def pools(self) -> list[dict[str, Any]]:
-        return list(self.spec["spec"]["nodePools"])
+    def hami_pools(self) -> set[str]:
+        return set(self.spec["spec"].get("sharing", {}).get("hami", {}).get("pools", []))
 
 
 def _catalogue() -> dict[str, Any]:
@@ -61,8 +61,8 @@ def generate(seed: int) -> Scenario:
     while not _valid(spec):  # a layout over the GPU's slices, say: draw again (still seeded)
         spec = _spec(rng, seed, models)
     pools = spec["spec"]["nodePools"]
-    hami = spec["spec"].get("sharing", {}).get("hami", {}).get("pools", [])
     scenario = Scenario(seed, spec)
+    hami = sorted(scenario.hami_pools())
     for number in range(rng.randint(1, 4)):
         pod, claim = _pod_spec(rng, pools, models, hami, f"w{number}-cache")
         scenario.workloads.append(_workload(f"w{number}", pod))
