@@ -119,7 +119,8 @@ def _pool(stack: GpuStack, pool: NodePool, gates: Mapping[str, bool], *, hami: b
     resources = _resources(stack, pool, gpu, sharing, gates)
     labels = {**_discovered_labels(stack, pool, gpu, sharing, gfd=gfd), **pool.labels}
     taints = tuple(Taint(t.key, t.value, t.effect) for t in pool.taints)
-    return Pool(pool.name, pool.count, pool.gpu.count, gpu, labels, taints, sharing, pool.driver.source, resources)
+    layout = dict(pool.mig.layout) if pool.mig is not None else {}
+    return Pool(pool.name, pool.count, pool.gpu.count, gpu, labels, taints, sharing, pool.driver.source, resources, layout)
 
 
 def _sharing(stack: GpuStack, pool: NodePool, *, hami: bool) -> Sharing:

@@ -13,7 +13,7 @@ where its driver comes from.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -136,6 +136,7 @@ class Pool:
     sharing: Sharing
     driver_source: DriverSource
     resources: frozenset[str]  # GPU extended resources the pool's nodes advertise
+    mig_layout: Mapping[str, int] = field(default_factory=dict)  # MIG profile -> instances per GPU (the pool's own layout)
 
     @computed_once
     def shortfalls(self) -> dict[str, Shortfall | None]:
@@ -171,6 +172,10 @@ class Pool:
 
     def offers_mig(self, profile: str) -> bool:
         return profile in self.gpu.mig_profiles
+
+    def mig_per_node(self, profile: str) -> int | None:
+        """Instances of ``profile`` one node has, where the pool's own MIG layout says; else None."""
+        return self.mig_layout.get(profile, 0) * self.gpus if self.mig_layout else None
 
 
 @dataclass(frozen=True)
@@ -238,10 +243,12 @@ class ClusterFacts:
 
 
 def _pool_from_plain(
-    name: str, nodes: int, gpus: int, gpu: Any, labels: Any, taints: Any, sharing: Any, source: Any, resources: Any
+    name: str, nodes: int, gpus: int, gpu: Any, labels: Any, taints: Any, sharing: Any, source: Any, resources: Any,
+    mig_layout: Any,
 ) -> Pool:
     return Pool(
-        name, nodes, gpus, GpuFacts(*gpu), labels, tuple(Taint(*taint) for taint in taints), Sharing(*sharing), source, resources
+        name, nodes, gpus, GpuFacts(*gpu), labels, tuple(Taint(*taint) for taint in taints), Sharing(*sharing), source, resources,
+        mig_layout,
     )
 
 
