@@ -40,6 +40,7 @@ from tests.differential.verdicts import SELECTOR, TAINT
 ISOLATION = "differential.gpustack.test/scenario"
 KUBELET_VERSION = "v1.36.3"
 DECIDE_SECONDS = 90  # for the scheduler to bind or give up on every pod of a batch (a busy machine)
+PROGRESS_DEADLINE = 10  # seconds a Deployment may make no progress before its controller says so
 UNBOUND_CLAIM = "PersistentVolumeClaim"  # a pod waiting for the provisioner: not decided yet
 # GFD's labels (tests/cluster/nodes.gpu_labels): the standalone device plugin chart's GFD shares the
 # plugin's node affinity, which gpustack renders to keep off HAMi's pools (gpustack/render/components).
@@ -87,11 +88,18 @@ def _unrendered(key: str, hami_pool: bool) -> bool:
     return hami_pool and key.startswith(GFD_PREFIXES)
 
 
+def pod_spec(workload: dict[str, Any]) -> dict[str, Any]:
+    return workload["spec"]["template"]["spec"] if workload["kind"] == "Deployment" else workload["spec"]
+
+
 def applied(scenario: Scenario, workload: dict[str, Any]) -> dict[str, Any]:
-    """The copy of a workload that is applied: in the scenario's namespace, isolated."""
+    """The copy of a workload that is applied: in the scenario's namespace, isolated; a
+    Deployment gives up on progress after PROGRESS_DEADLINE (the lint reads neither)."""
     body = copy.deepcopy(workload)
     body["metadata"]["namespace"] = scenario.name
-    spec = body["spec"]
+    if body["kind"] == "Deployment":
+        body["spec"]["progressDeadlineSeconds"] = PROGRESS_DEADLINE
+    spec = pod_spec(body)
     spec["nodeSelector"] = {**spec.get("nodeSelector", {}), ISOLATION: scenario.name}
     isolation = {"key": ISOLATION, "operator": "Equal", "value": scenario.name, "effect": "NoSchedule"}
     spec["tolerations"] = [*spec.get("tolerations", []), isolation]
@@ -100,7 +108,7 @@ def applied(scenario: Scenario, workload: dict[str, Any]) -> dict[str, Any]:
 
 def tolerates_everything(workload: dict[str, Any]) -> bool:
     return any(not t.get("key") and t.get("operator") == "Exists" and t.get("effect") in (None, "", "NoSchedule")
-               for t in workload["spec"].get("tolerations", []))
+               for t in pod_spec(workload).get("tolerations", []))
 
 
 class Batch:
@@ -136,11 +144,13 @@ class Batch:
 
     def _pod(self, item: tuple[Scenario, dict[str, Any]]) -> None:
         scenario, workload = item
-        self.api.create(f"/api/v1/namespaces/{scenario.name}/pods", applied(scenario, workload))
+        group = "apis/apps/v1" if workload["kind"] == "Deployment" else "api/v1"
+        plural = f"{workload['kind'].lower()}s"
+        self.api.create(f"/{group}/namespaces/{scenario.name}/{plural}", applied(scenario, workload))
 
     def observe(self) -> dict[tuple[str, str], Observed]:
         """(scenario, workload) → what the scheduler did, once it decided on every pod."""
-        wanted = {(s.name, w["metadata"]["name"]) for s in self.scenarios for w in s.workloads}
+        wanted = {(s.name, w["metadata"]["name"]) for s in self.scenarios for w in s.workloads if w["kind"] == "Pod"}
         decided: dict[tuple[str, str], dict[str, Any]] = {}
         deadline = time.monotonic() + DECIDE_SECONDS
         while True:
@@ -177,8 +187,8 @@ class Batch:
     def clean(self) -> None:
         """Remove the batch: pods at once (no kubelet grace), namespaces, nodes."""
         def remove(scenario: Scenario) -> None:
+            self.api.delete(f"/api/v1/namespaces/{scenario.name}")  # no new pods there from now on
             self.api.delete(f"/api/v1/namespaces/{scenario.name}/pods", gracePeriodSeconds=0)
-            self.api.delete(f"/api/v1/namespaces/{scenario.name}")
 
         self._each(remove, self.scenarios)
         for scenario in self.scenarios:

@@ -21,6 +21,11 @@ For each workload, the PENDING_RULES that fired and what the scheduler did:
 - ``contended``: no rule fired, and the pod waits for GPUs other pods of its scenario hold:
   no rule claims that, so it is no disagreement;
 - ``scheduled``: no rule fired and the pod was scheduled.
+
+A Deployment's rollout (GS005, ``rollouts.py``) is ``confirmed`` when GS005 fired and the
+rollout got stuck, ``contradicted`` when it fired and the update completed, ``missed`` when
+it did not fire and the update got stuck, ``scheduled`` when neither; a Deployment whose
+first rollout never completed without GS005 is ``never ran`` (the pod rules speak of it).
 """
 
 from __future__ import annotations
@@ -34,7 +39,8 @@ from typing import Any
 from gpustack.lint.facts.quantities import parse_quantity
 from tests.cluster.nodes import FakeNode
 from tests.differential.cluster import Observed
-from tests.differential.verdicts import INSUFFICIENT, PENDING_RULES, SELECTOR, TAINT
+from tests.differential.rollouts import Rolled
+from tests.differential.verdicts import CLAIMS, INSUFFICIENT, PENDING_RULES, ROLLOUT_RULE, SELECTOR, TAINT
 
 DISAGREEMENTS = ("contradicted", "other reason", "missed")
 # The scheduler's filters in the order it runs them: a node reports the first it fails.
@@ -50,6 +56,7 @@ class Outcome:
     rules: frozenset[str]
     kind: str
     message: str
+    rollout: bool = False  # a Deployment's rollout, not a pod's scheduling
 
     @property
     def disagrees(self) -> bool:
@@ -59,6 +66,8 @@ class Outcome:
         """The rules a disagreement counts against (the fired ones, or for a miss its reason's)."""
         if self.kind != "missed":
             return self.rules
+        if self.rollout:
+            return frozenset({ROLLOUT_RULE})
         return frozenset(_missed_rule(reason) for reason in _reason_texts(self.message))
 
 
@@ -82,6 +91,16 @@ def outcome(seed: int, workload: dict[str, Any], rules: set[str], observed: Obse
         return Outcome(seed, name, frozenset(), "contended", text)
     unknown = any(SELECTOR in reason for reason in observed.reasons) and not all(map(judged, label_keys(workload)))
     return Outcome(seed, name, frozenset(), "unjudged" if unknown else "missed", text)
+
+
+def rollout_outcome(seed: int, workload: dict[str, Any], rules: set[str], rolled: Rolled) -> Outcome:
+    name, fired = workload["metadata"]["name"], ROLLOUT_RULE in rules
+    claimed = frozenset(rules & {ROLLOUT_RULE})
+    if not rolled.first:
+        return Outcome(seed, name, claimed, "confirmed" if fired else "never ran", rolled.state, True)
+    if fired:
+        return Outcome(seed, name, claimed, "contradicted" if rolled.update else "confirmed", rolled.state, True)
+    return Outcome(seed, name, claimed, "scheduled" if rolled.update else "missed", rolled.state, True)
 
 
 def _explains(word: str, reasons: Counter[str]) -> bool:
@@ -133,7 +152,7 @@ def _missed_rule(reason: str) -> str:
 def table(outcomes: list[Outcome]) -> list[dict[str, Any]]:
     """Per rule: findings, confirmed, and each kind of disagreement; then a row for all."""
     rows = []
-    for rule in sorted(PENDING_RULES):
+    for rule in sorted(CLAIMS):
         fired = [o for o in outcomes if rule in o.rules]
         kinds = Counter(o.kind for o in fired)
         missed = sum(1 for o in outcomes if o.kind == "missed" and rule in o.blamed())
@@ -143,7 +162,7 @@ def table(outcomes: list[Outcome]) -> list[dict[str, Any]]:
     rows.append({"rule": "all", "findings": sum(1 for o in outcomes if o.rules), "confirmed": kinds["confirmed"],
                  "contradicted": kinds["contradicted"], "other reason": kinds["other reason"],
                  "missed": kinds["missed"], "scheduled": kinds["scheduled"], "contended": kinds["contended"],
-                 "unjudged": kinds["unjudged"], "hami-only": kinds["hami-only"],
+                 "unjudged": kinds["unjudged"], "hami-only": kinds["hami-only"], "never ran": kinds["never ran"],
                  "workloads": len(outcomes)})
     return rows
 

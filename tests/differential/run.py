@@ -15,8 +15,9 @@ from pathlib import Path
 from gpustack.lint.facts.from_spec import load_cluster
 from tests.cluster.api import Api
 from tests.differential.cluster import Batch
-from tests.differential.compare import Outcome, outcome
-from tests.differential.scenarios import Scenario, generate
+from tests.differential.compare import Outcome, outcome, rollout_outcome
+from tests.differential.rollouts import roll
+from tests.differential.scenarios import Scenario, generate, generate_rollout
 from tests.differential.verdicts import SPEC_FILE, verdicts
 
 BASE_SPEC = Path(__file__).parent / "base.yaml"
@@ -33,16 +34,28 @@ class Timings:
     batches: list[float] = field(default_factory=list)
 
 
-def run(api: Api, seeds: Iterable[int], folder: Path, batch: int = BATCH) -> tuple[list[Outcome], Timings]:
+def scenarios_of(seeds: Iterable[int], rollout_seeds: Iterable[int] = ()) -> list[Scenario]:
+    """The pod scenarios of ``seeds`` and the rollout scenarios of ``rollout_seeds``, interleaved:
+    each batch then waits on a few rollouts while the scheduler works on its pods."""
+    pods = [generate(seed) for seed in seeds]
+    rollouts = [generate_rollout(seed) for seed in rollout_seeds]
+    every = max(1, len(pods) // max(1, len(rollouts)))
+    mixed: list[Scenario] = []
+    for index, scenario in enumerate(pods):
+        mixed.append(scenario)
+        if index % every == every - 1 and rollouts:
+            mixed.append(rollouts.pop(0))
+    return mixed + rollouts
+
+
+def run(api: Api, scenarios: list[Scenario], folder: Path, batch: int = BATCH) -> tuple[list[Outcome], Timings]:
     timings = Timings()
     outcomes: list[Outcome] = []
-    seeds = list(seeds)
-    for start in range(0, len(seeds), batch):
+    for start in range(0, len(scenarios), batch):
         began = time.monotonic()
-        scenarios = [generate(seed) for seed in seeds[start:start + batch]]
-        outcomes += _batch(api, scenarios, folder, timings)
+        outcomes += _batch(api, scenarios[start:start + batch], folder, timings)
         timings.batches.append(time.monotonic() - began)
-        timings.scenarios += len(scenarios)
+        timings.scenarios += len(scenarios[start:start + batch])
     return outcomes, timings
 
 
@@ -58,12 +71,15 @@ def _batch(api: Api, scenarios: list[Scenario], folder: Path, timings: Timings) 
         judged = {s.name: load_cluster(str(folder / s.name / SPEC_FILE)).judges_label for s in scenarios}
         timings.lint += time.monotonic() - lint_began
         observed = applied.observe()
+        rolled = roll(api, scenarios)
         timings.schedule += time.monotonic() - mark
     finally:
         clean_began = time.monotonic()
         applied.clean()
         timings.clean += time.monotonic() - clean_began
     return [
+        rollout_outcome(s.seed, w, found[s.name][w["metadata"]["name"]], rolled[s.name])
+        if w["kind"] == "Deployment" else
         outcome(s.seed, w, found[s.name][w["metadata"]["name"]], observed[(s.name, w["metadata"]["name"])],
                 applied.own[s.name], judged[s.name], s.hami_pools())
         for s in scenarios for w in s.workloads

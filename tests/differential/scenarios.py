@@ -41,10 +41,11 @@ class Scenario:
     spec: dict[str, Any]
     workloads: list[dict[str, Any]] = field(default_factory=list)
     claims: list[dict[str, Any]] = field(default_factory=list)  # PersistentVolumeClaims the workloads mount
+    family: str = "s"  # s: pods (generate), r: a Deployment's rollout (generate_rollout)
 
     @property
     def name(self) -> str:
-        return f"s{self.seed}"
+        return f"{self.family}{self.seed}"
 
     def hami_pools(self) -> set[str]:
         return set(self.spec["spec"].get("sharing", {}).get("hami", {}).get("pools", []))
@@ -69,6 +70,47 @@ def generate(seed: int) -> Scenario:
         if claim:
             scenario.claims.append(claim)
     return scenario
+
+
+def generate_rollout(seed: int) -> Scenario:
+    """A Deployment on the pools, to be rolled out again: replicas and a GPU request around
+    the pools' capacity, and each update strategy (RollingUpdate's defaults, surge only,
+    unavailable first, percentages, Recreate). Its own random stream: ``generate``'s seeds
+    keep their scenarios."""
+    rng = random.Random(f"rollout:{seed}")
+    models = _catalogue()
+    spec = _spec(rng, seed, models)
+    while not _valid(spec):
+        spec = _spec(rng, seed, models)
+    pools = spec["spec"]["nodePools"]
+    target = rng.choice(pools)
+    hami = sorted(spec["spec"].get("sharing", {}).get("hami", {}).get("pools", []))
+    pod: dict[str, Any] = {"containers": [_container("serve", _limits(rng, target, models, hami))],
+                           "runtimeClassName": "nvidia"}
+    if target.get("taints"):
+        taint = target["taints"][0]
+        pod["tolerations"] = [{"key": taint["key"], "operator": "Exists", "effect": taint["effect"]}]
+    if rng.random() < 0.5:
+        pod["nodeSelector"] = {"nvidia.com/gpu.product": models[target["gpu"]["model"]].product}
+    strategy = rng.choice(STRATEGIES)
+    labels = {"app": "serve"}
+    deployment = {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d0"},
+        "spec": {"replicas": rng.choice((1, 1, 2, 3)), "selector": {"matchLabels": labels},
+                 **({"strategy": strategy} if strategy else {}),
+                 "template": {"metadata": {"labels": labels}, "spec": pod}},
+    }
+    return Scenario(seed, spec, [deployment], family="r")
+
+
+# Update strategies as written (None: the default, RollingUpdate with 25 % / 25 %).
+STRATEGIES = (
+    None,
+    {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
+    {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
+    {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "50%", "maxUnavailable": "50%"}},
+    {"type": "Recreate"},
+)
 
 
 def _spec(rng: random.Random, seed: int, models: dict[str, Any]) -> dict[str, Any]:

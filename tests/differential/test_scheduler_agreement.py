@@ -1,5 +1,6 @@
-"""The cluster-aware rules against the real kube-scheduler: 0 disagreements on the fixed
-seeds (0-299) and on every scenario that once disagreed (regressions.yaml).
+"""The cluster-aware rules against the real kube-scheduler and Deployment controller: 0
+disagreements on the fixed seeds (pod scenarios 0-299, rollouts 0-59) and on every scenario
+that once disagreed (regressions.yaml).
 
 One control plane for the module (tests/differential/base.yaml); the scenarios are applied in
 batches (tests/differential/run.py). ``python benchmarks/scheduler_agreement.py`` runs more.
@@ -16,11 +17,12 @@ import yaml
 from tests.cluster.support import Cluster, start
 from tests.differential.cluster import applied
 from tests.differential.compare import markdown, table
-from tests.differential.run import BASE_SPEC, run
+from tests.differential.run import BASE_SPEC, run, scenarios_of
 from tests.differential.scenarios import Scenario, generate
 from tests.differential.verdicts import verdicts
 
 FIXED_SEEDS = range(300)
+ROLLOUT_SEEDS = range(60)
 REGRESSIONS = Path(__file__).parent / "regressions.yaml"
 
 
@@ -38,14 +40,14 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 @pytest.mark.cluster
 def test_the_rules_agree_with_the_scheduler_on_the_fixed_seeds(cluster: Cluster, tmp_path: Path) -> None:
     seeds = sorted({*FIXED_SEEDS, *regression_seeds()})
-    outcomes, _ = run(cluster.api, seeds, tmp_path)
+    outcomes, _ = run(cluster.api, scenarios_of(seeds, ROLLOUT_SEEDS), tmp_path)
     rows = table(outcomes)
     disagreements = [o for o in outcomes if o.disagrees]
     assert not disagreements, markdown(rows) + "\n" + "\n".join(map(str, disagreements))
     total = rows[-1]
     # The set exercises both sides: findings the scheduler confirms, and pods it schedules.
     assert total["confirmed"] > 200 and total["scheduled"] > 100, markdown(rows)
-    assert all(row["findings"] for row in rows if row["rule"] in ("GS001", "GS024", "GS026", "GS027", "GS028"))
+    assert all(row["findings"] for row in rows if row["rule"] in ("GS001", "GS005", "GS024", "GS026", "GS027", "GS028"))
 
 
 def isolated(scenario: Scenario) -> Scenario:

@@ -29,10 +29,13 @@ PENDING_RULES = {
     "GS028": (TAINT,),  # the taints of every pool untolerated
     "GS032": (SELECTOR,),  # an NFD PCI label the stack's NFD never sets
 }
+# The rule whose finding says a Deployment's rollout never completes.
+ROLLOUT_RULE = "GS005"
+CLAIMS = {*PENDING_RULES, ROLLOUT_RULE}
 
 
 def verdicts(scenario: Scenario, folder: Path) -> dict[str, set[str]]:
-    """Workload name → the PENDING_RULES that fire on it (errors of the run fail)."""
+    """Workload name → the CLAIMS rules that fire on it (errors of the run fail)."""
     folder.mkdir(parents=True, exist_ok=True)
     spec = folder / SPEC_FILE
     spec.write_text(yaml.safe_dump(scenario.spec, sort_keys=False))
@@ -43,6 +46,6 @@ def verdicts(scenario: Scenario, folder: Path) -> dict[str, set[str]]:
     assert not report.errors, report.errors
     found: dict[str, set[str]] = {workload["metadata"]["name"]: set() for workload in scenario.workloads}
     for finding in report.findings:
-        if finding.rule in PENDING_RULES and finding.object is not None and finding.object.name in found:
+        if finding.rule in CLAIMS and finding.object is not None and finding.object.name in found:
             found[finding.object.name].add(finding.rule)
     return found
