@@ -23,7 +23,8 @@ For each workload, the PENDING_RULES that fired and what the scheduler did:
 - ``scheduled``: no rule fired and the pod was scheduled.
 
 A Deployment's rollout (GS005, ``rollouts.py``) is ``confirmed`` when GS005 fired and the
-rollout got stuck, ``contradicted`` when it fired and the update completed, ``missed`` when
+rollout got stuck, ``contradicted`` when it fired and the update completed (``hami-only``
+where its pods ran on a HAMi pool, as above), ``missed`` when
 it did not fire and the update got stuck, ``scheduled`` when neither; a Deployment whose
 first rollout never completed without GS005 is ``never ran`` (the pod rules speak of it).
 """
@@ -93,13 +94,17 @@ def outcome(seed: int, workload: dict[str, Any], rules: set[str], observed: Obse
     return Outcome(seed, name, frozenset(), "unjudged" if unknown else "missed", text)
 
 
-def rollout_outcome(seed: int, workload: dict[str, Any], rules: set[str], rolled: Rolled) -> Outcome:
+def rollout_outcome(seed: int, workload: dict[str, Any], rules: set[str], rolled: Rolled,
+                    own: list[FakeNode], hami: set[str]) -> Outcome:
+    """``hami``: the pools HAMi serves; an update that completed there is ``hami-only``."""
     name, fired = workload["metadata"]["name"], ROLLOUT_RULE in rules
     claimed = frozenset(rules & {ROLLOUT_RULE})
     if not rolled.first:
         return Outcome(seed, name, claimed, "confirmed" if fired else "never ran", rolled.state, True)
     if fired:
-        return Outcome(seed, name, claimed, "contradicted" if rolled.update else "confirmed", rolled.state, True)
+        on_hami = any(node.pool in hami for node in own if node.name in rolled.nodes)
+        kind = ("hami-only" if on_hami else "contradicted") if rolled.update else "confirmed"
+        return Outcome(seed, name, claimed, kind, rolled.state, True)
     return Outcome(seed, name, claimed, "scheduled" if rolled.update else "missed", rolled.state, True)
 
 

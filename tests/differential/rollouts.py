@@ -28,6 +28,7 @@ class Rolled:
     first: bool
     update: bool | None
     state: str
+    nodes: frozenset[str] = frozenset()  # where its pods run at the end
 
 
 def roll(api: Api, scenarios: list[Scenario]) -> dict[str, Rolled]:
@@ -39,7 +40,12 @@ def roll(api: Api, scenarios: list[Scenario]) -> dict[str, Rolled]:
         api.merge_patch(_path(name), {"spec": {"template": {"metadata": {"annotations": {"gpustack.test/revision": "2"}}}}})
     second = _settle(api, done)
     return {name: Rolled(first[name][0], second[name][0] if name in second else None,
-                         (second.get(name) or first[name])[1]) for name in names}
+                         (second.get(name) or first[name])[1], _nodes(api, name)) for name in names}
+
+
+def _nodes(api: Api, namespace: str) -> frozenset[str]:
+    return frozenset(p["spec"]["nodeName"] for p in api.items(f"/api/v1/namespaces/{namespace}/pods")
+                     if p["spec"].get("nodeName"))
 
 
 def _path(namespace: str) -> str:

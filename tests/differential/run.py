@@ -78,7 +78,8 @@ def _batch(api: Api, scenarios: list[Scenario], folder: Path, timings: Timings) 
         applied.clean()
         timings.clean += time.monotonic() - clean_began
     return [
-        rollout_outcome(s.seed, w, found[s.name][w["metadata"]["name"]], rolled[s.name])
+        rollout_outcome(s.seed, w, found[s.name][w["metadata"]["name"]], rolled[s.name], applied.own[s.name],
+                        s.hami_pools())
         if w["kind"] == "Deployment" else
         outcome(s.seed, w, found[s.name][w["metadata"]["name"]], observed[(s.name, w["metadata"]["name"])],
                 applied.own[s.name], judged[s.name], s.hami_pools())

@@ -26,8 +26,9 @@ ROLLOUT_SEEDS = range(60)
 REGRESSIONS = Path(__file__).parent / "regressions.yaml"
 
 
-def regression_seeds() -> list[int]:
-    return [entry["seed"] for entry in yaml.safe_load(REGRESSIONS.read_text())]
+def regression_seeds(key: str) -> list[int]:
+    """The seeds of regressions.yaml under ``key``: ``seed`` (pods) or ``rollout_seed``."""
+    return [entry[key] for entry in yaml.safe_load(REGRESSIONS.read_text()) if key in entry]
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +40,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 @pytest.mark.cluster
 def test_the_rules_agree_with_the_scheduler_on_the_fixed_seeds(cluster: Cluster, tmp_path: Path) -> None:
-    seeds = sorted({*FIXED_SEEDS, *regression_seeds()})
-    outcomes, _ = run(cluster.api, scenarios_of(seeds, ROLLOUT_SEEDS), tmp_path)
+    seeds = sorted({*FIXED_SEEDS, *regression_seeds("seed")})
+    rollouts = sorted({*ROLLOUT_SEEDS, *regression_seeds("rollout_seed")})
+    outcomes, _ = run(cluster.api, scenarios_of(seeds, rollouts), tmp_path)
     rows = table(outcomes)
     disagreements = [o for o in outcomes if o.disagrees]
     assert not disagreements, markdown(rows) + "\n" + "\n".join(map(str, disagreements))
