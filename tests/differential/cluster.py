@@ -41,7 +41,9 @@ ISOLATION = "differential.gpustack.test/scenario"
 KUBELET_VERSION = "v1.36.3"
 DECIDE_SECONDS = 90  # for the scheduler to bind or give up on every pod of a batch (a busy machine)
 PROGRESS_DEADLINE = 10  # seconds a Deployment may make no progress before its controller says so
-UNBOUND_CLAIM = "PersistentVolumeClaim"  # a pod waiting for the provisioner: not decided yet
+UNBOUND_CLAIM = "PersistentVolumeClaim"
+BUSY = (429, 500, 503, 504)  # the API server's answers when it is overloaded: worth another try
+BUSY_RETRIES = 3  # a pod waiting for the provisioner: not decided yet
 # GFD's labels (tests/cluster/nodes.gpu_labels): the standalone device plugin chart's GFD shares the
 # plugin's node affinity, which gpustack renders to keep off HAMi's pools (gpustack/render/components).
 GFD_PREFIXES = ("nvidia.com/gpu.", "nvidia.com/cuda.", "nvidia.com/mig", "nvidia.com/mps.")
@@ -129,24 +131,37 @@ class Batch:
         self._each(self._namespace, self.scenarios)
         self._each(self._pod, [(s, w) for s in self.scenarios for w in s.workloads])
 
+    def _create(self, path: str, body: dict[str, Any]) -> None:
+        """Create, again after a refusal that says the server was too busy (a loaded machine:
+        ``504 Timeout: request did not complete``); AlreadyExists then means the first landed."""
+        for attempt in range(BUSY_RETRIES + 1):
+            try:
+                self.api.create(path, body)
+                return
+            except ApiError as error:
+                if attempt and error.code == 409:
+                    return
+                if error.code not in BUSY or attempt == BUSY_RETRIES:
+                    raise
+                time.sleep(1 + attempt)
+
     def _node(self, node: FakeNode) -> None:
         body = nodes.node_object(node, KUBELET_VERSION, "10.1.0.1")
-        self.api.create("/api/v1/nodes", body)
+        self._create("/api/v1/nodes", body)
         self.api.merge_patch(f"/api/v1/nodes/{node.name}/status", {"status": body["status"]})
         # The TaintNodesByCondition admission plugin adds node.kubernetes.io/not-ready: set them again.
         self.api.merge_patch(f"/api/v1/nodes/{node.name}", {"spec": {"taints": node.taints}})
 
     def _namespace(self, scenario: Scenario) -> None:
-        self.api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                               "metadata": {"name": scenario.name}})
+        self._create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": scenario.name}})
         for claim in scenario.claims:
-            self.api.create(f"/api/v1/namespaces/{scenario.name}/persistentvolumeclaims", claim)
+            self._create(f"/api/v1/namespaces/{scenario.name}/persistentvolumeclaims", claim)
 
     def _pod(self, item: tuple[Scenario, dict[str, Any]]) -> None:
         scenario, workload = item
         group = "apis/apps/v1" if workload["kind"] == "Deployment" else "api/v1"
         plural = f"{workload['kind'].lower()}s"
-        self.api.create(f"/{group}/namespaces/{scenario.name}/{plural}", applied(scenario, workload))
+        self._create(f"/{group}/namespaces/{scenario.name}/{plural}", applied(scenario, workload))
 
     def observe(self) -> dict[tuple[str, str], Observed]:
         """(scenario, workload) → what the scheduler did, once it decided on every pod."""
