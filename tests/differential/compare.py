@@ -162,7 +162,8 @@ def table(outcomes: list[Outcome]) -> list[dict[str, Any]]:
         kinds = Counter(o.kind for o in fired)
         missed = sum(1 for o in outcomes if o.kind == "missed" and rule in o.blamed())
         rows.append({"rule": rule, "findings": len(fired), "confirmed": kinds["confirmed"],
-                     "contradicted": kinds["contradicted"], "other reason": kinds["other reason"], "missed": missed})
+                     "hami-only": kinds["hami-only"], "contradicted": kinds["contradicted"],
+                     "other reason": kinds["other reason"], "missed": missed})
     kinds = Counter(o.kind for o in outcomes)
     rows.append({"rule": "all", "findings": sum(1 for o in outcomes if o.rules), "confirmed": kinds["confirmed"],
                  "contradicted": kinds["contradicted"], "other reason": kinds["other reason"],
@@ -173,7 +174,7 @@ def table(outcomes: list[Outcome]) -> list[dict[str, Any]]:
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    columns = ("rule", "findings", "confirmed", "contradicted", "other reason", "missed")
+    columns = ("rule", "findings", "confirmed", "hami-only", "contradicted", "other reason", "missed")
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(str(row[c]) for c in columns) + " |" for row in rows]
     return "\n".join(lines)
