@@ -84,7 +84,7 @@ def generate_rollout(seed: int) -> Scenario:
         spec = _spec(rng, seed, models)
     pools = spec["spec"]["nodePools"]
     target = rng.choice(pools)
-    hami = sorted(spec["spec"].get("sharing", {}).get("hami", {}).get("pools", []))
+    hami = sorted(Scenario(seed, spec).hami_pools())
     pod: dict[str, Any] = {"containers": [_container("serve", _limits(rng, target, models, hami))],
                            "runtimeClassName": "nvidia"}
     if target.get("taints"):
@@ -169,9 +169,9 @@ def _pod_spec(rng: random.Random, pools: list[dict[str, Any]], models: dict[str,
     if rng.random() < 0.15:
         spec["initContainers"] = [_container("fetch", _limits(rng, target, models, hami))]
     if rng.random() < 0.6:
-        spec["nodeSelector"] = dict([_label_pick(rng, target, pools, models)])
+        spec["nodeSelector"] = dict([_label_pick(rng, target, models)])
     if rng.random() < 0.35:
-        spec["affinity"] = _affinity(rng, target, pools, models)
+        spec["affinity"] = _affinity(rng, target, models)
     tolerations = _tolerations(rng, target)
     if tolerations:
         spec["tolerations"] = tolerations
@@ -216,8 +216,7 @@ def _limits(rng: random.Random, pool: dict[str, Any], models: dict[str, Any], ha
     return {name: rng.choice((1, 1, per_node, per_node, per_node + 1, 16))}
 
 
-def _label_pick(rng: random.Random, target: dict[str, Any], pools: list[dict[str, Any]],
-                models: dict[str, Any]) -> tuple[str, str]:
+def _label_pick(rng: random.Random, target: dict[str, Any], models: dict[str, Any]) -> tuple[str, str]:
     """A node label (key, value): the target pool's, another's, or one no pool carries."""
     model = models[target["gpu"]["model"]]
     choices = [
@@ -237,13 +236,12 @@ def _label_pick(rng: random.Random, target: dict[str, Any], pools: list[dict[str
     return rng.choice(choices)
 
 
-def _affinity(rng: random.Random, target: dict[str, Any], pools: list[dict[str, Any]],
-              models: dict[str, Any]) -> dict[str, Any]:
+def _affinity(rng: random.Random, target: dict[str, Any], models: dict[str, Any]) -> dict[str, Any]:
     terms = []
     for _ in range(rng.choice((1, 1, 2))):
         expressions = []
         for _ in range(rng.choice((1, 2))):
-            key, value = _label_pick(rng, target, pools, models)
+            key, value = _label_pick(rng, target, models)
             operator = rng.choice(("In", "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"))
             if operator in ("Gt", "Lt"):
                 key, value = "nvidia.com/gpu.count", str(rng.choice((1, 2, 4, 8)))
