@@ -37,7 +37,7 @@ class Kubelet:
 
     def handle(self, pod: dict[str, Any]) -> None:
         meta, spec = pod["metadata"], pod["spec"]
-        node = self.nodes.get(spec.get("nodeName", ""))
+        node = self.node(spec.get("nodeName", ""))
         if node is None:
             return
         path = f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}"
@@ -49,6 +49,13 @@ class Kubelet:
         except ApiError as error:
             if error.code not in (404, 409):  # gone already, or changed meanwhile: the watch brings it again
                 print(f"kubelet: {error}", file=sys.stderr, flush=True)
+
+    def node(self, name: str) -> dict[str, Any] | None:
+        """The harness's node ``name``; nodes added after the start (tests/differential adds
+        a batch at a time) are listed again when a pod is bound to one not seen yet."""
+        if name and name not in self.nodes:
+            self.nodes |= {n["metadata"]["name"]: n for n in self.api.items("/api/v1/nodes", labelSelector=POOL_LABEL)}
+        return self.nodes.get(name)
 
     def running(self, pod: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
         now, spec = _now(), pod["spec"]

@@ -109,9 +109,10 @@ def _pool(stack: GpuStack, pool: NodePool, gates: Mapping[str, bool], *, hami: b
     resources = _resources(stack, pool, gpu, sharing, gates)
     labels = {**_discovered_labels(stack, pool, gpu, sharing, gfd=gfd), **pool.labels}
     taints = tuple(Taint(t.key, t.value, t.effect) for t in pool.taints)
+    layout = dict(pool.mig.layout) if pool.mig is not None else {}
     return Pool(
         pool.name, pool.count, pool.gpu.count, gpu, labels, taints, sharing, pool.driver.source, resources,
-        pool.driver.fabricManager,
+        pool.driver.fabricManager, layout,
     )
 
 

@@ -13,7 +13,7 @@ where its driver comes from.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -142,6 +142,7 @@ class Pool:
     driver_source: DriverSource
     resources: frozenset[str]  # GPU extended resources the pool's nodes advertise
     fabric_manager: bool = True  # the spec's driver.fabricManager: host steps install it on NVSwitch boards
+    mig_layout: Mapping[str, int] = field(default_factory=dict)  # MIG profile -> instances per GPU (the pool's own layout)
 
     @computed_once
     def shortfalls(self) -> dict[str, Shortfall | None]:
@@ -177,6 +178,10 @@ class Pool:
 
     def offers_mig(self, profile: str) -> bool:
         return profile in self.gpu.mig_profiles
+
+    def mig_per_node(self, profile: str) -> int | None:
+        """Instances of ``profile`` one node has, where the pool's own MIG layout says; else None."""
+        return self.mig_layout.get(profile, 0) * self.gpus if self.mig_layout else None
 
 
 @dataclass(frozen=True)
@@ -254,6 +259,7 @@ def _pool_from_plain(
     source: Any,
     resources: Any,
     fabric_manager: bool,
+    mig_layout: Any,
 ) -> Pool:
     return Pool(
         name,
@@ -266,6 +272,7 @@ def _pool_from_plain(
         source,
         resources,
         fabric_manager,
+        mig_layout,
     )
 
 

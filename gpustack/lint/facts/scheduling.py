@@ -68,8 +68,12 @@ class Selection:
         selector: list[LabelTest] = []
         terms: dict[int, list[LabelTest]] = {}
         for test in node_label_tests(pod):
-            if not test.required or not cluster.judges_label(test.key):
-                continue  # preferences never block; labels the spec does not know stay open
+            if not test.required:
+                continue  # preferences never block
+            if test.term is not None:
+                terms.setdefault(test.term, [])  # a term of unknown labels only stays open: it may match
+            if not cluster.judges_label(test.key):
+                continue  # labels the spec does not know stay open
             if test.term is None:
                 selector.append(test)
             else:

@@ -101,6 +101,9 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     datacenter_terms = {
         t.term for t in tests if t.term is not None and t.selects and t.key.startswith(_DATACENTER_PREFIXES)
     }
+    # A term that asks for no VGA label (NotIn, DoesNotExist, or other labels only) admits them too.
+    vga_terms = {t.term for t in tests if _is_vga_test(t)}
+    datacenter_terms |= {t.term for t in tests if t.required and t.term is not None and t.term not in vga_terms}
     for test in filter(_is_vga_test, tests):
         if test.term is not None and datacenter_terms - {test.term}:
             continue  # OR'd with a nodeSelectorTerm that datacenter GPUs satisfy

@@ -10,7 +10,8 @@ With a spec: per pool the Deployment can run on, the pool's GPUs (whole, HAMi
 vGPU memory/cores/slots, time slices) minus its old pods and the other long-running GPU
 workloads of the set that can only run on those pools; an error with the numbers when one
 new pod does not fit, no finding when it does. The sums are the best case for the
-scheduler, so an error is a sure deadlock. Without a spec: a warning for shared GPUs only
+scheduler, so an error is a sure deadlock. MIG instances count per profile, from the pools'
+own MIG layouts. Without a spec: a warning for shared GPUs only
 (HAMi memory/cores, time-sliced ``*.shared``).
 """
 
@@ -28,7 +29,18 @@ from gpustack.lint.facts.podspec import subject
 from gpustack.lint.facts.pools import ClusterFacts, Pool
 from gpustack.lint.facts.quantities import gpu_amounts, is_shared_gpu_resource
 from gpustack.lint.facts.rollout import RECREATE, Rollout, replica_count, surge_first
-from gpustack.lint.facts.scheduling import Usage, capacity, least, number_text, placeable_pools, usage, usage_key
+from gpustack.lint.facts.scheduling import (
+    Usage,
+    capacity,
+    container_asks,
+    least,
+    mig_profile,
+    number_text,
+    placeable_pools,
+    pod_total,
+    usage,
+    usage_key,
+)
 from gpustack.lint.model import Hit, PodSpec, Severity
 from gpustack.lint.registry import Rule
 
@@ -82,6 +94,9 @@ def _judge(pod: PodSpec, rollout: Rollout, ctx: LintContext) -> list[Hit] | None
         return []
     if len({pool.sharing.hami for pool in pools}) > 1:
         return None  # HAMi and whole-GPU pools count in different units
+    mig = _mig_deadlock(pod, rollout, pools)
+    if mig is not None:
+        return [mig]
     names = frozenset(pool.name for pool in pools)
     need = least(usage(pod, pool) for pool in pools)
     held = need * rollout.replicas + _held_by_others(pod, pools, names, need, ctx)
@@ -103,6 +118,34 @@ def _judge(pod: PodSpec, rollout: Rollout, ctx: LintContext) -> list[Hit] | None
             edits=RECREATE,
         )
     ]
+
+
+def _mig_deadlock(pod: PodSpec, rollout: Rollout, pools: tuple[Pool, ...]) -> Hit | None:
+    """The finding for MIG instances, which ``Usage`` does not count: for each profile the pod
+    asks for, the instances the pools' own layouts give (``Pool.mig_per_node``) less its old
+    pods'. None when they leave room, or a pool's layout is not the spec's (unknown counts).
+    Other workloads are left out, so a finding is surer still."""
+    regular, _ = container_asks(pod)
+    for name in sorted({name for ask in regular for name in ask.amounts if mig_profile(name)}):
+        counts = [pool.mig_per_node(mig_profile(name) or "") for pool in pools]
+        if any(count is None for count in counts):
+            return None
+        total = sum(count * pool.nodes for count, pool in zip(counts, pools) if count is not None)
+        need = pod_total(pod, name)
+        free = total - need * rollout.replicas
+        if need > free:
+            return Hit(
+                pod.resource,
+                rollout.path,
+                f"{subject(pod)} rolls out with RollingUpdate ({rollout.describe()}): a new pod needs "
+                f"{number_text(need)} more {name}, {number_text(max(Fraction(0), free))} of {total} free in the MIG "
+                f"layouts of pool{'s' if len(pools) > 1 else ''} {', '.join(pool.name for pool in pools)}, while its "
+                "old pods hold the rest, so it stays Pending and the rollout deadlocks",
+                severity=Severity.ERROR,
+                fix=FIX,
+                edits=RECREATE,
+            )
+    return None
 
 
 def _holders(pod: PodSpec, rollout: Rollout, names: frozenset[str], ctx: LintContext) -> tuple[list[str], int]:

@@ -5,7 +5,8 @@ catalogue's ``migProfiles``); an L4 reports ``nvidia.com/mig.capable=false``
 (it cannot do MIG; HAMi splits it in software). The device plugin
 advertises ``nvidia.com/mig-<profile>`` only with ``migStrategy: mixed`` (the device plugin's README);
 with ``single`` MIG devices are plain ``nvidia.com/gpu``. A pod asking for a profile nobody
-advertises stays Pending forever.
+advertises stays Pending forever, and so does one asking for more instances on one node than
+the pools' own MIG layouts give a node.
 
 Pools considered: those the pod can reach by node labels and taints (all pools when it
 reaches none: GS026/GS028 report that). Needs ``--spec``.
@@ -14,11 +15,12 @@ reaches none: GS026/GS028 report that). Needs ``--spec``.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from fractions import Fraction
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts.podspec import subject
 from gpustack.lint.facts.pools import MIG_PREFIX, ClusterFacts, Pool
-from gpustack.lint.facts.scheduling import container_asks, mig_profile, reachable_pools
+from gpustack.lint.facts.scheduling import container_asks, mig_profile, number_text, pod_total, reachable_pools
 from gpustack.lint.model import Hit, PodSpec
 from gpustack.lint.registry import Rule
 
@@ -42,16 +44,30 @@ def _why(profile: str, pools: tuple[Pool, ...], cluster: ClusterFacts) -> str | 
     return f"no pool it can run on has a GPU with that profile ({'; '.join(described)})"
 
 
+def _too_few(profile: str, wanted: Fraction, pools: tuple[Pool, ...]) -> str | None:
+    """Why no pool that advertises the profile has ``wanted`` instances on one node (the pod's
+    containers together, or its largest init container), or None when one does or may."""
+    counts = [(pool, pool.mig_per_node(profile)) for pool in pools if MIG_PREFIX + profile in pool.resources]
+    if not counts or any(count is None or count >= wanted for _, count in counts):
+        return None
+    having = "; ".join(f"{pool.name}: {count} per node" for pool, count in counts)
+    return f"it asks for {number_text(wanted)} on one node, and the MIG layouts give fewer ({having})"
+
+
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     cluster = ctx.cluster
     if cluster is None or pod.system_component:
         return
     pools = reachable_pools(pod, cluster) or cluster.pools
     regular, init = container_asks(pod)
+    judged: set[str] = set()
     for ask in regular + init:
         for amount in ask.amounts.values():
             profile = mig_profile(amount.name)
-            why = _why(profile, pools, cluster) if profile else None
+            if profile is None or amount.name in judged:
+                continue
+            judged.add(amount.name)
+            why = _why(profile, pools, cluster) or _too_few(profile, pod_total(pod, amount.name), pools)
             if why:
                 yield Hit(
                     pod.resource,
