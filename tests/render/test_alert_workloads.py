@@ -50,9 +50,9 @@ def test_hami_gpu_lost_idle_and_hot_raise_one_alert_each_with_the_pod(promtool: 
     assert_one_alert_each_with_the_trainer(promtool, examples["hami-vllm"], "hami", (LOST, HAMI_IDLE, HOT), tmp_path)
 
 
-def test_dra_gpu_lost_idle_and_hot_raise_one_alert_each_with_the_pod(promtool: str, render_spec, tmp_path: Path):
+def test_dra_gpu_lost_idle_and_hot_raise_one_alert_each_with_the_pod(promtool: str, examples, tmp_path: Path):
     """NVIDIA's DRA driver: the exporter maps its claims to pods (kubernetesDRA), the idle alert included."""
-    result = render_spec(devicePlugin={"enabled": False}, dra={"enabled": True, "driver": "nvidia"})
+    result = examples["kubeadm-dra-nvidia"]
     assert_one_alert_each_with_the_trainer(promtool, result, "dra", (LOST, IDLE, HOT), tmp_path)
 
 
