@@ -13,7 +13,7 @@ import shlex
 from typing import Any
 
 from gpustack.render.component import Contribution, RenderContext, add_object
-from gpustack.render.components import model_sources, runtime
+from gpustack.render.components import hami, model_sources, runtime
 from gpustack.spec.component_checks import MAX_GPU_MEMORY_UTILIZATION
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
@@ -209,6 +209,12 @@ def runtime_class_name(stack: GpuStack) -> str | None:
     return None if stack.spec.cluster.nvidiaDefaultRuntime else runtime.RUNTIME_CLASS
 
 
+def scheduled_by_hami(stack: GpuStack, pool: NodePool) -> bool:
+    """Whether GPU pods on ``pool`` name hami-scheduler themselves (``sharing.hami.schedulerName``)."""
+    hami_spec = stack.spec.sharing.hami
+    return hami_spec.enabled and hami_spec.schedulerName and pool in hami_pools(stack)
+
+
 def _pool(stack: GpuStack, spec: Vllm) -> NodePool:
     pools = {pool.name: pool for pool in stack.spec.nodePools}
     return pools[spec.pool] if spec.pool else stack.spec.nodePools[0]
@@ -232,6 +238,8 @@ def _pod_spec(
     stack: GpuStack, pool: NodePool, containers: list[dict[str, Any]], *, restart_policy: str
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {}
+    if scheduled_by_hami(stack, pool):
+        spec["schedulerName"] = hami.SCHEDULER_NAME
     runtime_class = runtime_class_name(stack)
     if runtime_class:
         spec["runtimeClassName"] = runtime_class

@@ -213,6 +213,17 @@ class Hami(ChartVersioned):
         description="kube-scheduler image tag for HAMi's scheduler; default: the chart derives "
         "it from the cluster version (chart >= 2.7 key scheduler.kubeScheduler.image.tag).",
     )
+    admissionWebhook: bool = Field(
+        True,
+        description="HAMi's mutating webhook (scheduler.admissionWebhook.enabled), which sends pods asking for "
+        "HAMi resources to hami-scheduler. Its failurePolicy is Ignore: a pod created while it is down "
+        "reaches the default scheduler.",
+    )
+    schedulerName: bool = Field(
+        True,
+        description="Rendered workloads on HAMi pools set schedulerName: hami-scheduler themselves. At least "
+        "one of admissionWebhook and schedulerName must hold.",
+    )
 
     @field_validator("schedulerImageTag", mode="before")
     @classmethod
