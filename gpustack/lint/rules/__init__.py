@@ -48,6 +48,7 @@ from gpustack.lint.rules import gs040_llm_server_without_readiness
 from gpustack.lint.rules import gs041_dcgm_gauge_rate
 from gpustack.lint.rules import gs042_dead_chart_value
 from gpustack.lint.rules import gs043_dcgm_scraped_labels
+from gpustack.lint.rules import gs046_hami_scheduler_bypassed
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -94,5 +95,6 @@ RULES: dict[str, Rule] = {
         gs041_dcgm_gauge_rate.RULE,
         gs042_dead_chart_value.RULE,
         gs043_dcgm_scraped_labels.RULE,
+        gs046_hami_scheduler_bypassed.RULE,
     )
 }
