@@ -14,6 +14,7 @@ from typing import Any
 
 from gpustack.render.component import Contribution, RenderContext, add_object
 from gpustack.render.components import hami, model_sources, runtime
+from gpustack.render.components import secrets as secrets_module
 from gpustack.spec.component_checks import MAX_GPU_MEMORY_UTILIZATION
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
@@ -34,7 +35,7 @@ UNPRIVILEGED_USER = 1000
 def build(chart: Any, ctx: RenderContext) -> Contribution:
     stack = ctx.stack
     notes = []
-    secrets: dict[tuple[str, str, tuple[str, ...]], list[str]] = {}  # (namespace, Secret, keys) → who reads it
+    needed: dict[tuple[str, str, tuple[str, ...]], list[str]] = {}  # (namespace, Secret, keys) → who reads it
     for workload in stack.spec.workloads:
         if isinstance(workload, SmokeTest):
             add_object(chart, smoke_test(stack, workload))
@@ -43,12 +44,12 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         elif isinstance(workload, Minio):
             for obj in minio_objects(workload):
                 add_object(chart, obj)
-            secrets.setdefault((workload.namespace, workload.credentialsSecret, model_sources.S3_KEYS), []).append(
+            needed.setdefault((workload.namespace, workload.credentialsSecret, model_sources.S3_KEYS), []).append(
                 f"MinIO `{workload.name}`"
             )
         elif isinstance(workload, ModelLoader):
             add_object(chart, model_loader(workload))
-            secrets.setdefault(
+            needed.setdefault(
                 (workload.namespace, workload.destination.credentialsSecret, model_sources.S3_KEYS), []
             ).append(f"Job `{workload.name}`")
             notes.append(
@@ -59,9 +60,20 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
             add_object(chart, vllm_deployment(stack, workload))
             add_object(chart, vllm_service(workload))
             for secret, keys in model_sources.secrets(workload):
-                secrets.setdefault((workload.namespace, secret, keys), []).append(f"vLLM `{workload.name}`")
+                needed.setdefault((workload.namespace, secret, keys), []).append(f"vLLM `{workload.name}`")
             notes += model_sources.prerequisites(stack, workload)
-    notes = [_secret_note(namespace, secret, keys, users) for (namespace, secret, keys), users in secrets.items()] + notes
+            if workload.apiKeySecret:
+                notes.append(
+                    f"vLLM `{workload.namespace}/{workload.name}` answers only requests with "
+                    f"`Authorization: Bearer` and key `{secrets_module.VLLM_API_KEY}` of Secret "
+                    f"`{workload.apiKeySecret}` (`/health` stays open for the probes); `apiKeySecret: null` turns it off."
+                )
+    generated = {(namespace, name) for namespace, names in secrets_module.wanted(stack).items() for name in names}
+    notes = [
+        _secret_note(namespace, secret, keys, users)
+        for (namespace, secret, keys), users in needed.items()
+        if (namespace, secret) not in generated
+    ] + notes
     return Contribution(notes=notes)
 
 
@@ -119,6 +131,10 @@ def vllm_deployment(stack: GpuStack, spec: Vllm) -> dict[str, Any]:
     }
     container["args"] = vllm_args(stack, spec)
     container["env"] = model_sources.env(spec)
+    if spec.apiKeySecret:
+        # vLLM reads VLLM_API_KEY like --api-key, without the key on its command line
+        # (https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html).
+        container["env"] += model_sources.secret_env(spec.apiKeySecret, (secrets_module.VLLM_API_KEY,))
     container["ports"] = [{"name": "http", "containerPort": VLLM_PORT}]
     probe = {"httpGet": {"path": "/health", "port": "http"}, "periodSeconds": 10}
     # Streaming the weights takes minutes (about 4 min for 13.5 GB); allow 10. Liveness

@@ -168,6 +168,13 @@ class Grafana(Strict):
     anonymousAdmin: bool = Field(
         False, description="Lab only: anonymous Admin access. Never in production."
     )
+    adminSecret: str = Field(
+        "grafana-admin",
+        pattern=DNS_LABEL,
+        description="Secret with keys admin-user and admin-password in the monitoring namespace "
+        "(grafana.admin.existingSecret): generated in the cluster when missing, so the chart never "
+        "makes a new password on each sync.",
+    )
 
 
 class Monitoring(ChartVersioned):
