@@ -40,6 +40,7 @@ from gpustack.render.components import (
     partitioning,
     runtime,
     secrets,
+    smoke,
     workloads,
 )
 from gpustack.render.rendered import NAMESPACES, RELEASE_NAMESPACES, Objects, Rendered
@@ -47,7 +48,7 @@ from gpustack.render.stackfiles import cluster_config, lint_config, readme
 from gpustack.yamlio import dump, dump_all
 
 COMPONENTS: tuple[ModuleType, ...] = (
-    runtime, nfd, device_plugin, gpu_operator, partitioning, hami, dra, monitoring, control_plane, secrets, workloads, gitops
+    runtime, nfd, device_plugin, gpu_operator, partitioning, hami, dra, monitoring, control_plane, secrets, workloads, smoke, gitops
 )
 
 # (context, merged releases sorted by wave) → {path relative to the stack folder: objects}

@@ -18,7 +18,7 @@ from gpustack.render.components import secrets as secrets_module
 from gpustack.spec.component_checks import MAX_GPU_MEMORY_UTILIZATION
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
-from gpustack.spec.models.workloads import Minio, ModelLoader, Nbody, SmokeTest, Vllm
+from gpustack.spec.models.workloads import MC_IMAGE, Minio, ModelLoader, Nbody, S3Source, SmokeTest, Vllm
 from gpustack.spec.pools import gpu_model, hami_pools
 
 GPU = "nvidia.com/gpu"
@@ -28,6 +28,8 @@ VLLM_PORT = 8000
 # vLLM's own default; used when nothing says how much of the visible memory the model needs.
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
 MINIO_API_PORT, MINIO_CONSOLE_PORT = 9000, 9001
+# Every Hugging Face model has it; the loader uploads it last and vLLM waits for it.
+MODEL_MARKER = "config.json"
 # MinIO and the loader run as this unprivileged user (the images default to root).
 UNPRIVILEGED_USER = 1000
 
@@ -54,7 +56,7 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
             ).append(f"Job `{workload.name}`")
             notes.append(
                 f"Job `{workload.namespace}/{workload.name}` downloads {workload.huggingFaceModel} from Hugging Face "
-                f"and mirrors it to {workload.destination.uri}; vLLM servers reading it restart until it is there."
+                f"and mirrors it to {workload.destination.uri}; vLLM servers reading it wait in their init container `wait-for-model` until its `config.json`, uploaded last, is there."
             )
         else:
             add_object(chart, vllm_deployment(stack, workload))
@@ -66,7 +68,7 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
                 notes.append(
                     f"vLLM `{workload.namespace}/{workload.name}` answers only requests with "
                     f"`Authorization: Bearer` and key `{secrets_module.VLLM_API_KEY}` of Secret "
-                    f"`{workload.apiKeySecret}` (`/health` stays open for the probes); `apiKeySecret: null` turns it off."
+                    f"`{workload.apiKeySecret}` (`/health` stays open for the probes); an empty `apiKeySecret` in the spec turns the key off."
                 )
     generated = {(namespace, name) for namespace, names in secrets_module.wanted(stack).items() for name in names}
     notes = [
@@ -79,23 +81,23 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
 
 def smoke_test(stack: GpuStack, spec: SmokeTest) -> dict[str, Any]:
     """A Pod that prints nvidia-smi's table and exits."""
-    container = _container("nvidia-smi", spec.image, limits={GPU: 1})
+    container = hardened_container("nvidia-smi", spec.image, limits={GPU: 1})
     container["command"] = ["nvidia-smi"]
     labels = _labels(app="gpu-smoke-test", instance=spec.name, component="smoke-test")
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": spec.name, "namespace": spec.namespace, "labels": labels},
-        "spec": _pod_spec(stack, stack.spec.nodePools[0], [container], restart_policy="Never"),
+        "spec": gpu_pod_spec(stack, stack.spec.nodePools[0], [container], restart_policy="Never"),
     }
 
 
 def nbody(stack: GpuStack, spec: Nbody) -> dict[str, Any]:
     """The CUDA nbody benchmark as a Job."""
-    container = _container("nbody", spec.image, limits={GPU: 1})
+    container = hardened_container("nbody", spec.image, limits={GPU: 1})
     container["args"] = ["nbody", "-gpu", "-benchmark", f"-numbodies={spec.bodies}"]
     labels = _labels(app="nbody", instance=spec.name, component="benchmark")
-    pod_spec = _pod_spec(stack, stack.spec.nodePools[0], [container], restart_policy="Never")
+    pod_spec = gpu_pod_spec(stack, stack.spec.nodePools[0], [container], restart_policy="Never")
     # A benchmark that fails reports it; retrying only repeats the failure.
     return _job(spec.name, spec.namespace, labels, pod_spec, backoff_limit=0)
 
@@ -123,7 +125,7 @@ def vllm_deployment(stack: GpuStack, spec: Vllm) -> dict[str, Any]:
         limits[GPU_MEMORY] = spec.share.memoryMiB
         if spec.share.cores is not None:
             limits[GPU_CORES] = spec.share.cores
-    container = _container("vllm", spec.image, limits=limits)
+    container = hardened_container("vllm", spec.image, limits=limits)
     # Memory limit = request: the node does not overcommit what the streamer buffers.
     container["resources"] = {
         "requests": {"cpu": spec.cpu, "memory": spec.memory},
@@ -146,7 +148,9 @@ def vllm_deployment(stack: GpuStack, spec: Vllm) -> dict[str, Any]:
     model_volumes, model_mounts = model_sources.volumes(spec)
     container["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}, *model_mounts]
     labels = _labels(app="vllm", instance=spec.name, component="inference")
-    pod_spec = _pod_spec(stack, pool, [container], restart_policy="Always")
+    pod_spec = gpu_pod_spec(stack, pool, [container], restart_policy="Always")
+    if isinstance(spec.model, S3Source):
+        pod_spec["initContainers"] = [model_gate(spec.model)]
     pod_spec["volumes"] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": spec.shmSize}}, *model_volumes]
     deployment_spec: dict[str, Any] = {
         "replicas": spec.replicas,
@@ -163,6 +167,32 @@ def vllm_deployment(stack: GpuStack, spec: Vllm) -> dict[str, Any]:
         "metadata": {"name": spec.name, "namespace": spec.namespace, "labels": labels},
         "spec": deployment_spec,
     }
+
+
+def model_gate(source: S3Source) -> dict[str, Any]:
+    """An init container that waits until the model's ``config.json`` is in the store.
+
+    Without it vLLM crash-loops, with growing back-off, until the model is uploaded. An init
+    container gates every delivery alike (kubectl, K3s, Argo CD sync waves would order only the
+    last): the pod starts once the model is there, however it got there. The model loader uploads
+    ``config.json`` last, so its presence means the upload is complete. Hugging Face sources are
+    downloaded by vLLM itself, and a PVC is the user's to fill: neither is gated.
+    """
+    container = hardened_container("wait-for-model", MC_IMAGE, limits={})
+    config = shlex.quote(f"store/{source.uri.removeprefix('s3://')}/{MODEL_MARKER}")
+    container["command"] = [
+        "sh",
+        "-c",
+        'until mc alias set store "$AWS_ENDPOINT_URL" "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" >/dev/null '
+        f"&& mc stat {config} >/dev/null; do echo waiting for {config}; sleep 10; done",
+    ]
+    container["env"] = [
+        {"name": "AWS_ENDPOINT_URL", "value": source.endpoint},
+        {"name": "MC_CONFIG_DIR", "value": "/tmp/mc"},
+        *model_sources.secret_env(source.credentialsSecret, model_sources.S3_KEYS),
+    ]
+    container["resources"] = {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "128Mi"}}
+    return container
 
 
 def vllm_service(spec: Vllm) -> dict[str, Any]:
@@ -236,7 +266,7 @@ def _pool(stack: GpuStack, spec: Vllm) -> NodePool:
     return pools[spec.pool] if spec.pool else stack.spec.nodePools[0]
 
 
-def _container(name: str, image: str, *, limits: dict[str, int]) -> dict[str, Any]:
+def hardened_container(name: str, image: str, *, limits: dict[str, int]) -> dict[str, Any]:
     # Extended resources: limits alone imply equal requests.
     return {
         "name": name,
@@ -250,7 +280,7 @@ def _container(name: str, image: str, *, limits: dict[str, int]) -> dict[str, An
     }
 
 
-def _pod_spec(
+def gpu_pod_spec(
     stack: GpuStack, pool: NodePool, containers: list[dict[str, Any]], *, restart_policy: str
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {}
@@ -298,7 +328,7 @@ def minio_objects(spec: Minio) -> list[dict[str, Any]]:
     claim: dict[str, Any] = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": spec.storage}}}
     if spec.storageClassName:
         claim["storageClassName"] = spec.storageClassName
-    container = _container("minio", spec.image, limits={})
+    container = hardened_container("minio", spec.image, limits={})
     container["args"] = ["server", "/data", f"--console-address=:{MINIO_CONSOLE_PORT}"]
     container["env"] = model_sources.secret_env(
         spec.credentialsSecret, model_sources.S3_KEYS, ("MINIO_ROOT_USER", "MINIO_ROOT_PASSWORD")
@@ -352,7 +382,7 @@ def model_loader(spec: ModelLoader) -> dict[str, Any]:
     """
     bucket, _, prefix = spec.destination.uri.removeprefix("s3://").partition("/")
     revision = f", revision={spec.revision!r}" if spec.revision else ""
-    download = _container("download", spec.image, limits={})
+    download = hardened_container("download", spec.image, limits={})
     download["command"] = [
         "python3",
         "-c",
@@ -362,13 +392,16 @@ def model_loader(spec: ModelLoader) -> dict[str, Any]:
     download["env"] = [{"name": "HF_HOME", "value": "/model/.cache"}]
     if spec.huggingFaceTokenSecret:
         download["env"] += model_sources.secret_env(spec.huggingFaceTokenSecret, (model_sources.HF_TOKEN_KEY,))
-    upload = _container("upload", spec.mcImage, limits={})
+    upload = hardened_container("upload", spec.mcImage, limits={})
+    target = shlex.quote(f"store/{bucket}/{prefix}")
     upload["command"] = [
         "sh",
         "-c",
         'mc alias set store "$AWS_ENDPOINT_URL" "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" '
         f"&& mc mb --ignore-existing {shlex.quote(f'store/{bucket}')} "
-        f"&& mc mirror --overwrite --exclude '.cache/*' /model {shlex.quote(f'store/{bucket}/{prefix}')}",
+        f"&& mc mirror --overwrite --exclude '.cache/*' --exclude {MODEL_MARKER} /model {target} "
+        # Last: vLLM's init gate (model_gate) waits for it.
+        f"&& mc cp /model/{MODEL_MARKER} {target}/{MODEL_MARKER}",
     ]
     upload["env"] = [
         {"name": "AWS_ENDPOINT_URL", "value": spec.destination.endpoint},

@@ -35,6 +35,11 @@ class StackSpec(Strict):
     dra: Dra = Field(default_factory=Dra)
     gitops: Gitops = Field(default_factory=Gitops)
     workloads: list[Workload] = Field(default_factory=list)
+    smokeJobs: bool = Field(
+        True,
+        description="One Job per GPU pool that runs nvidia-smi on a GPU of the pool and fails when it cannot "
+        "(an Argo CD PostSync hook with Argo CD).",
+    )
 
 
 class GpuStack(Strict):
