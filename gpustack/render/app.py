@@ -44,7 +44,7 @@ from gpustack.render.components import (
     workloads,
 )
 from gpustack.render.rendered import NAMESPACES, RELEASE_NAMESPACES, Objects, Rendered
-from gpustack.render.stackfiles import cluster_config, lint_config, readme
+from gpustack.render.stackfiles import cluster_config, k3s_autodeploy, lint_config, readme
 from gpustack.yamlio import dump, dump_all
 
 COMPONENTS: tuple[ModuleType, ...] = (
@@ -199,6 +199,8 @@ def tree(rendered: Rendered) -> dict[str, str]:
             raise GpustackError(f"internal: a contributed file overwrites {path}")
         files[path] = text
     files[lint_config.PATH] = lint_config.render(rendered.ctx.stack, rendered.releases)
+    if gitops.k3s_enabled(rendered.ctx.stack):
+        files[k3s_autodeploy.PATH] = k3s_autodeploy.render(rendered)
     files[readme.PATH] = readme.render(rendered, sorted(files))
     return dict(sorted(files.items()))
 

@@ -192,9 +192,10 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
     notes, files = [], {}
     if k3s_enabled(stack):
         notes.append(
-            f"K3s: copy `k3s/*.yaml` into {K3S_MANIFESTS} on a server node; K3s applies them and its "
-            "helm-controller installs each chart, retrying until the charts they depend on are up. "
-            "Deleting a file there does not uninstall the chart."
+            f"K3s: `sudo sh cluster/k3s-auto-deploy.sh` on a server node copies the releases' namespaces, "
+            f"`k3s/*.yaml` and `manifests/*.yaml` into {K3S_MANIFESTS}; K3s applies them and keeps them "
+            "applied, its helm-controller installs each chart, and what needs another's CRDs is retried until "
+            "they exist. Deleting a file there does not uninstall anything."
         )
     if stack.spec.gitops.argocd.enabled:
         notes.append(
