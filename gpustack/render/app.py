@@ -206,22 +206,8 @@ def tree(rendered: Rendered) -> dict[str, str]:
 
 
 def stream_objects(rendered: Rendered) -> Iterator[dict[str, Any]]:
-    """What ``render -o -`` prints: the objects of one owner that applies them all.
-
-    With Argo CD, that owner is an Application using the config management plugin: it gets the
-    releases' Applications (each creates its namespace) and ``manifests/``, but neither the root
-    nor the manifests Application (they sync the committed tree the plugin replaces) nor the K3s
-    HelmCharts (a second install of the same releases). Without Argo CD: every object, for
-    ``kubectl apply -f -``.
-    """
-    if not rendered.ctx.stack.spec.gitops.argocd.enabled:
-        yield from (obj for _, obj in rendered.objects())
-        return
-    for objects in rendered.manifests.values():
-        yield from objects
-    for path, objects in rendered.delivery.items():
-        if gitops.plugin_owns(path):
-            yield from objects
+    """What ``render -o -`` prints: every object, for ``kubectl apply -f -``."""
+    yield from (obj for _, obj in rendered.objects())
 
 
 def stream(rendered: Rendered) -> str:
