@@ -106,3 +106,9 @@ def test_the_example_needs_no_secret_made_by_hand(examples, name):
     rendered, tree = examples[name]
     assert set(_generated(rendered)["vllm"]) == {"minio-credentials", "vllm-api-key"}
     assert "create secret generic" not in tree["README.md"]
+
+
+def test_argocd_recreates_the_job_when_its_list_changes(examples):
+    rendered, _ = examples["kubeadm-mig-fleet"]
+    [job] = [o for o in rendered.manifests["secrets"] if o["kind"] == "Job"]
+    assert job["metadata"]["annotations"] == {"argocd.argoproj.io/sync-options": "Force=true,Replace=true"}

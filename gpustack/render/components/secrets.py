@@ -72,9 +72,13 @@ def wanted(stack: GpuStack) -> dict[str, Wanted]:
     return result
 
 
-def objects(namespace: str, secrets: Mapping[str, Mapping[str, str | None]]) -> list[dict[str, Any]]:
+def objects(namespace: str, secrets: Mapping[str, Mapping[str, str | None]], *, argocd: bool) -> list[dict[str, Any]]:
     """ServiceAccount, Role (create Secrets), RoleBinding and the Job of one namespace."""
-    metadata = {"name": NAME, "namespace": namespace, "labels": {"app.kubernetes.io/managed-by": "gpustack"}}
+    metadata: dict[str, Any] = {"name": NAME, "namespace": namespace, "labels": {"app.kubernetes.io/managed-by": "gpustack"}}
+    job_metadata = dict(metadata)
+    if argocd:
+        # A Job's template is immutable: when the list of Secrets changes, Argo CD recreates it.
+        job_metadata["annotations"] = {"argocd.argoproj.io/sync-options": "Force=true,Replace=true"}
     container = {
         "name": "create",
         "image": IMAGE,
@@ -116,7 +120,7 @@ def objects(namespace: str, secrets: Mapping[str, Mapping[str, str | None]]) -> 
         {
             "apiVersion": "batch/v1",
             "kind": "Job",
-            "metadata": metadata,
+            "metadata": job_metadata,
             # Retries while the API server or the namespace is not there yet; then stays as the record.
             "spec": {"backoffLimit": 6, "template": {"metadata": {"labels": metadata["labels"]}, "spec": pod_spec}},
         },
@@ -127,7 +131,7 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
     by_namespace = wanted(ctx.stack)
     notes = []
     for namespace, secrets in sorted(by_namespace.items()):
-        for obj in objects(namespace, secrets):
+        for obj in objects(namespace, secrets, argocd=ctx.stack.spec.gitops.argocd.enabled):
             add_object(chart, obj)
         names = ", ".join(f"`{name}`" for name in sorted(secrets))
         notes.append(
