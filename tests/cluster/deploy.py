@@ -131,8 +131,17 @@ def delivery_objects(folder: Path) -> list[dict[str, Any]]:
     return [doc for path in paths if path.is_file() for doc in documents(path.read_text())]
 
 
+def operator_runtime_class(stack: GpuStack) -> list[dict[str, Any]]:
+    """RuntimeClass nvidia, which the GPU Operator's toolkit operand creates (chart value
+    ``operator.runtimeClass``) and which no operand creates here, where no container runs."""
+    if not stack.spec.gpuOperator.enabled:
+        return []
+    return [{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia"}, "handler": "nvidia"}]
+
+
 def workload_secrets(stack: GpuStack) -> list[dict[str, Any]]:
-    """The Secrets the README says to create before applying: the workloads' credentials."""
+    """The workloads' credentials: made by the user (a Hugging Face token) or by the stack's
+    Secrets Job, whose container does not run here."""
     wanted: set[tuple[str, str]] = set()
     for workload in stack.spec.workloads:
         for name in (getattr(workload, "credentialsSecret", None), getattr(workload, "huggingFaceTokenSecret", None)):

@@ -89,6 +89,7 @@ def apply_stack(cluster: Cluster, stack: GpuStack, folder: Path) -> Deployed:
     applier.wait_established()
     applier.apply(deploy.namespaces(everything, [r.namespace for r in releases]), "the namespaces")
     applier.apply(deploy.workload_secrets(stack), "the workloads' Secrets")
+    applier.apply(deploy.operator_runtime_class(stack), "the GPU Operator's RuntimeClass")
     late = ("CustomResourceDefinition", "Namespace", *deploy.WEBHOOKS)
     for release in releases:
         applier.apply([o for o in charts[release.name] if o["kind"] not in late], f"Helm release {release.name}")
