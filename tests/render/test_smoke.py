@@ -79,3 +79,12 @@ def test_vllm_waits_for_an_s3_model_the_loader_uploads_last(render_spec):
 def test_hugging_face_models_are_not_gated(render_spec):
     rendered, _ = render_spec(workloads=[{"type": "vllm", "name": "v", "model": {"huggingFace": "Qwen/Qwen2.5-1.5B-Instruct"}}])
     assert "initContainers" not in _vllm_pod(rendered)
+
+
+def test_pools_without_labels_are_told_apart_by_their_gpu(examples):
+    rendered, _ = examples["kubeadm-gpu-operator"]
+    selectors = {name: job["spec"]["template"]["spec"]["nodeSelector"] for name, job in _jobs(rendered).items()}
+    assert selectors == {
+        "gpu-smoke-a100": {smoke.PRODUCT_LABEL: "NVIDIA-A100-SXM4-80GB"},
+        "gpu-smoke-l40s": {smoke.PRODUCT_LABEL: "NVIDIA-L40S"},
+    }

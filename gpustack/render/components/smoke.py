@@ -21,12 +21,14 @@ from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
 from gpustack.spec.models.workloads import SmokeTest
 from gpustack.spec.partitioning import pool_mig_strategy, pool_sharing
+from gpustack.spec.pools import gpu_model
 
 NAMESPACE = "default"
 IMAGE = SmokeTest.model_fields["image"].default
 # Long enough for the GPU Operator's driver container to build and load on a new node.
 DEADLINE_SECONDS = 1800
 RETRIES = 2
+PRODUCT_LABEL = "nvidia.com/gpu.product"  # set by GPU Feature Discovery
 HOOK = {"argocd.argoproj.io/hook": "PostSync", "argocd.argoproj.io/hook-delete-policy": "BeforeHookCreation"}
 
 
@@ -59,6 +61,9 @@ def job(stack: GpuStack, pool: NodePool, resource: str) -> dict[str, Any]:
     if stack.spec.gitops.argocd.enabled:
         metadata["annotations"] = dict(HOOK)
     pod_spec = workloads.gpu_pod_spec(stack, pool, [container], restart_policy="Never")
+    if len(stack.spec.nodePools) > 1 and "nodeSelector" not in pod_spec:
+        # A pool without labels of its own: GPU Feature Discovery's product label tells its GPUs apart.
+        pod_spec["nodeSelector"] = {PRODUCT_LABEL: gpu_model(pool).product}
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
