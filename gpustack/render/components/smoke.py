@@ -20,7 +20,7 @@ from gpustack.render.components import workloads
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
 from gpustack.spec.models.workloads import SmokeTest
-from gpustack.spec.partitioning import pool_mig_strategy, pool_sharing
+from gpustack.spec.partitioning import pool_mig_strategy, pool_sharing, registered_labels
 from gpustack.spec.pools import gpu_model
 
 NAMESPACE = "default"
@@ -62,8 +62,7 @@ def job(stack: GpuStack, pool: NodePool, resource: str) -> dict[str, Any]:
         metadata["annotations"] = dict(HOOK)
     pod_spec = workloads.gpu_pod_spec(stack, pool, [container], restart_policy="Never")
     if len(stack.spec.nodePools) > 1 and "nodeSelector" not in pod_spec:
-        # A pool without labels of its own: GPU Feature Discovery's product label tells its GPUs apart.
-        pod_spec["nodeSelector"] = {PRODUCT_LABEL: gpu_model(pool).product}
+        pod_spec["nodeSelector"] = _pool_selector(stack, pool)
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -74,6 +73,18 @@ def job(stack: GpuStack, pool: NodePool, resource: str) -> dict[str, Any]:
             "template": {"metadata": {"labels": labels}, "spec": pod_spec},
         },
     }
+
+
+def _pool_selector(stack: GpuStack, pool: NodePool) -> dict[str, str]:
+    """The labels a pool's nodes register with (its config labels), else GPU Feature Discovery's
+    product label, which GFD suffixes with -SHARED under time-slicing or MPS unless the resource
+    is renamed (https://github.com/NVIDIA/k8s-device-plugin#shared-access-to-gpus)."""
+    registered = registered_labels(stack, pool)
+    if registered:
+        return registered
+    sharing = pool_sharing(stack, pool)
+    shared = sharing.strategy != "none" and not sharing.renameByDefault
+    return {PRODUCT_LABEL: gpu_model(pool).product + ("-SHARED" if shared else "")}
 
 
 def build(chart: Any, ctx: RenderContext) -> Contribution:
