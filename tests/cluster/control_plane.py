@@ -188,11 +188,20 @@ def _start_control_plane(launcher: Launcher, bin_dir: Path, gates: Mapping[str, 
     ])
     api = Api(server, tokens["admin"], str(pki / "ca.crt"))
     _wait_for_api_server(api, launcher)
+    # A second profile stands in for HAMi's scheduler (kube-scheduler plus HAMi's extender, which
+    # does not run here), so that pods naming it (schedulerName: hami-scheduler) are placed.
+    scheduler_config = state / "kube-scheduler.yaml"
+    scheduler_config.write_text(json.dumps({
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "clientConnection": {"kubeconfig": str(state / "kube-scheduler.kubeconfig")},
+        "leaderElection": {"leaderElect": False},
+        "profiles": [{"schedulerName": "default-scheduler"}, {"schedulerName": "hami-scheduler"}],
+    }))
     launcher.start("kube-scheduler", [
-        str(bin_dir / "kube-scheduler"), f"--kubeconfig={state / 'kube-scheduler.kubeconfig'}",
+        str(bin_dir / "kube-scheduler"), f"--config={scheduler_config}",
         f"--authentication-kubeconfig={state / 'kube-scheduler.kubeconfig'}",
         f"--authorization-kubeconfig={state / 'kube-scheduler.kubeconfig'}",
-        "--leader-elect=false", "--bind-address=127.0.0.1", f"--secure-port={free_port()}", *feature_gates(gates),
+        "--bind-address=127.0.0.1", f"--secure-port={free_port()}", *feature_gates(gates),
     ])
     launcher.start("kube-controller-manager", [
         str(bin_dir / "kube-controller-manager"), f"--kubeconfig={state / 'kube-controller-manager.kubeconfig'}",

@@ -131,6 +131,14 @@ def delivery_objects(folder: Path) -> list[dict[str, Any]]:
     return [doc for path in paths if path.is_file() for doc in documents(path.read_text())]
 
 
+def operator_runtime_class(stack: GpuStack) -> list[dict[str, Any]]:
+    """RuntimeClass nvidia, which the GPU Operator's toolkit operand creates (chart value
+    ``operator.runtimeClass``) and which no operand creates here, where no container runs."""
+    if not stack.spec.gpuOperator.enabled:
+        return []
+    return [{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia"}, "handler": "nvidia"}]
+
+
 def workload_secrets(manifests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The Secrets the README says to create before applying: every Secret the manifests' pods read
     (the workloads' S3 and Hugging Face credentials, MinIO's root and its workload users')."""
@@ -143,7 +151,8 @@ def workload_secrets(manifests: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 if ref:
                     wanted.add((obj["metadata"]["namespace"], ref["name"]))
     return [{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace},
-             "stringData": {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test-secret", "HF_TOKEN": "hf_test"}}
+             "stringData": {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test-secret", "HF_TOKEN": "hf_test",
+                            "VLLM_API_KEY": "test-key", "admin-user": "admin", "admin-password": "test"}}
             for namespace, name in sorted(wanted)]
 
 

@@ -91,6 +91,7 @@ def apply_stack(cluster: Cluster, stack: GpuStack, folder: Path) -> Deployed:
     applier.wait_established()
     applier.apply(deploy.namespaces(everything, [r.namespace for r in releases]), "the namespaces")
     applier.apply(deploy.workload_secrets(manifests), "the workloads' Secrets")
+    applier.apply(deploy.operator_runtime_class(stack), "the GPU Operator's RuntimeClass")
     late = ("CustomResourceDefinition", "Namespace", *deploy.WEBHOOKS)
     for release in releases:
         applier.apply([o for o in charts[release.name] if o["kind"] not in late], f"Helm release {release.name}")
@@ -323,3 +324,21 @@ def test_dra_claims_are_allocated_to_devices_their_class_means(deployed: Deploye
 
 def gpu_model_memory(pool: Any) -> int:
     return gpu_model(pool).memoryMiB
+
+
+def test_each_smoke_job_runs_on_its_pool(deployed: Deployed) -> None:
+    """The smoke Job per GPU pool (render.components.smoke) lands on a node of that pool."""
+    from gpustack.render.components import smoke
+
+    wait_for_rollouts(deployed)
+    api = deployed.cluster.api
+    jobs = {o["metadata"]["name"]: o for o in deployed.objects if o["kind"] == "Job" and o["metadata"]["name"].startswith("gpu-smoke-")}
+    for pool in deployed.stack.spec.nodePools:
+        job = jobs.get(smoke.name(pool))
+        if job is None:
+            continue
+
+        def placed(job: dict[str, Any] = job) -> set[str | None]:
+            return {deployed.cluster.pool_of(p["spec"]["nodeName"]) for p in owned_pods(api, job) if p["spec"].get("nodeName")}
+
+        wait_for(lambda pool=pool: placed() == {pool.name}, WAIT_SECONDS, lambda job=job: describe(api, owned_pods(api, job)))

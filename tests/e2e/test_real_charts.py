@@ -24,7 +24,7 @@ from real_charts import (
     volatile_lines,
     with_leaf,
 )
-from render_helpers import Result, cli
+from render_helpers import REPO, Result, cli, render_file
 
 from gpustack.render import k8s_validate
 from gpustack.render.component import HelmRelease
@@ -234,3 +234,36 @@ def test_control_plane_jobs_scrape_what_the_cluster_config_binds(example: tuple[
             [subset] = endpoints["subsets"]
             assert [a["ip"] for a in subset["addresses"]] == list(cluster.serverAddresses)
             assert [p["port"] for p in subset["ports"]] == [port]
+
+
+def _images(objs: list[dict[str, Any]]) -> set[str]:
+    found = set()
+    for obj in objs:
+        spec = obj.get("spec", {}).get("template", {}).get("spec", {})
+        for container in [*spec.get("containers", []), *spec.get("initContainers", [])]:
+            found.add(container["image"])
+    return found
+
+
+def test_hami_through_its_chart_keeps_its_webhook_and_pulls_no_mirror(helm_binary: str, work: Path):
+    rendered, _ = render_file(REPO / "examples" / "hami-vllm.yaml")
+    helm = Helm(helm_binary, rendered.ctx.stack.spec.cluster.minor)
+    [release] = [r for r in rendered.releases if r.chart == "hami"]
+    objs = objects(template(helm, release, work))
+    webhooks = [o for o in objs if o["kind"] == "MutatingWebhookConfiguration"]
+    assert [hook["name"] for o in webhooks for hook in o["webhooks"]] == ["vgpu.hami.io"]
+    images = _images(objs)
+    assert any(image.startswith("registry.k8s.io/kube-scheduler:") for image in images)
+    assert "registry.k8s.io/ingress-nginx/kube-webhook-certgen:v1.1.1" in images
+    assert not [image for image in images if "aliyuncs" in image or "liangjw" in image or "jettech" in image]
+
+
+def test_grafana_reads_the_generated_admin_secret_and_the_chart_makes_none(helm_binary: str, work: Path):
+    rendered, _ = render_file(REPO / "examples" / "k3s-l4.yaml")
+    helm = Helm(helm_binary, rendered.ctx.stack.spec.cluster.minor)
+    [release] = [r for r in rendered.releases if r.chart == "kube-prometheus-stack"]
+    objs = objects(template(helm, release, work))
+    assert not [o for o in objs if o["kind"] == "Secret" and "admin-password" in o.get("data", {})]
+    [grafana] = [o for o in objs if o["kind"] == "Deployment" and o["metadata"]["name"].endswith("grafana")]
+    env = {e["name"]: e for c in grafana["spec"]["template"]["spec"]["containers"] for e in c.get("env", [])}
+    assert env["GF_SECURITY_ADMIN_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "grafana-admin", "key": "admin-password"}

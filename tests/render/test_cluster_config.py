@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+import yaml
 from render_helpers import release
 from ruamel.yaml import YAML
 
 from gpustack.errors import GpustackError
 from gpustack.render.components import runtime
-from gpustack.render.stackfiles import cluster_config
+from gpustack.render.stackfiles import cluster_config, cni
 
 SAFE = YAML(typ="safe")
 # DRADeviceTaints (alpha, off in 1.35) is read by apiserver, controller-manager and scheduler;
@@ -193,3 +196,27 @@ def test_kubeadm_host_driver_example_joins_tainted_gpu_pools_and_an_untainted_sy
                         release(rendered, "node-feature-discovery")["worker"]["tolerations"]):
         assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in tolerations
     assert "tolerations" not in release(rendered, "nvidia-device-plugin")
+
+
+# --- the pod network (render.stackfiles.cni) ------------------------------------------------
+
+
+@pytest.mark.parametrize("subnet", [None, "10.32.0.0/12"])
+def test_kubeadm_installs_flannel_on_the_clusterconfigurations_pod_subnet(render_spec, subnet):
+    cluster = {"distribution": "kubeadm", "kubernetesVersion": "1.36", **({"podSubnet": subnet} if subnet else {})}
+    _, tree = render_spec(cluster=cluster)
+    config = next(d for d in yaml.safe_load_all(tree["cluster/kubeadm-config.yaml"]) if d["kind"] == "ClusterConfiguration")
+    kustomization = yaml.safe_load(tree[cni.PATH])
+    assert kustomization["resources"] == [cni.MANIFEST] and cni.VERSION in cni.MANIFEST
+    [patch] = kustomization["patches"]
+    assert patch["target"]["name"] == "kube-flannel-cfg"
+    [operation] = yaml.safe_load(patch["patch"])
+    assert operation["path"] == "/data/net-conf.json"
+    assert json.loads(operation["value"])["Network"] == config["networking"]["podSubnet"] == (subnet or "10.244.0.0/16")
+    assert f"kubectl apply -k {cni.FOLDER}" in tree["README.md"]
+
+
+def test_k3s_keeps_its_own_flannel(render_spec):
+    _, tree = render_spec()
+    assert not [path for path in tree if path.startswith("cluster/cni/")]
+    assert "Flannel (its default CNI)" in tree["README.md"]

@@ -90,11 +90,9 @@ def test_argocd_app_of_apps(render_spec):
     # CRD-bearing and node-labelling charts first, the device plugins and exporter after them.
     assert min(waves) == 0 and max(waves) == 1
     assert int(manifests["metadata"]["annotations"][gitops.SYNC_WAVE]) == max(waves) + 1
-    plugin = YAML(typ="safe").load(tree[gitops.PLUGIN_PATH])
-    assert plugin["kind"] == "ConfigManagementPlugin"
-    assert "gpustack render" in plugin["spec"]["generate"]["args"][0]
-    assert plugin["spec"]["generate"]["args"][0].endswith("-o -")
-    assert gitops.PLUGIN_PATH in tree["README.md"] and "config management plugin" in tree["README.md"]
+    # Argo CD's own sources only: no config management plugin, whose image nothing builds.
+    assert "argocd/plugin.yaml" not in tree and "ConfigManagementPlugin" not in "".join(tree.values())
+    assert "there is no config management plugin" in tree["README.md"]
 
 
 def test_git_charts_become_git_sources(examples):
@@ -105,10 +103,10 @@ def test_git_charts_become_git_sources(examples):
     assert source["path"] == "chart/hami-dra-driver" and "chart" not in source
 
 
-def test_no_argocd_no_applications_and_no_plugin(render_spec):
+def test_no_argocd_no_applications(render_spec):
     rendered, tree = render_spec()
     assert not delivery(rendered, "argocd/")
-    assert gitops.PLUGIN_PATH not in tree
+    assert not [path for path in tree if path.startswith("argocd/")]
 
 
 @pytest.mark.parametrize(
@@ -190,30 +188,21 @@ def assert_owned_once(objects, apps):
     assert not namespaces & set(created_namespaces(apps)), "a namespace both emitted and created by an Application"
 
 
-def test_each_delivery_mode_owns_every_object_once(examples, render_spec):
-    from gpustack.render import app as pipeline
-
+def test_argocd_owns_every_object_once(examples, render_spec):
     for rendered, _ in argocd_results(examples, render_spec):
-        argocd = rendered.ctx.stack.spec.gitops.argocd
         # Git: the root owns argocd/apps, the manifests Application manifests/, chart Applications their namespace.
         apps = list(children(rendered).values())
         git_owned = apps + [obj for objs in rendered.manifests.values() for obj in objs]
         assert_owned_once(git_owned, apps)
-        # Plugin: one Application owns the stream; nothing in it syncs the committed tree.
-        stream = list(pipeline.stream_objects(rendered))
-        streamed_apps = [obj for obj in stream if obj["kind"] == "Application"]
-        assert_owned_once(stream, streamed_apps)
-        assert all(a["spec"]["source"]["repoURL"] != argocd.repoURL for a in streamed_apps)
-        assert not any(obj["kind"] == "HelmChart" for obj in stream)
-        # Both: every release's namespace is created by its Application with the Pod Security label.
+        # Every release's namespace is created by its Application with the Pod Security label.
         owned = {r.namespace for r in rendered.releases} - {"kube-system"}
         for namespace in owned:
-            labels = created_namespaces(streamed_apps)[namespace]["labels"]
+            labels = created_namespaces(apps)[namespace]["labels"]
             assert labels == {"pod-security.kubernetes.io/enforce": "privileged"}
         assert owned == set(created_namespaces(apps))
 
 
-def test_without_argocd_the_stream_is_every_object_with_the_release_namespaces_first(render_spec):
+def test_the_stream_is_every_object_with_the_release_namespaces_first(render_spec):
     from gpustack.render import app as pipeline
 
     rendered, _ = render_spec()
@@ -229,32 +218,3 @@ def test_git_sourced_charts_are_pinned_to_a_tag(examples):
     rendered, _ = examples["dra-hami"]
     [app] = rendered.delivery["argocd/apps/hami-dra-driver.yaml"]
     assert app["spec"]["source"]["targetRevision"] == "v0.1.0"
-
-
-def test_the_plugin_command_quotes_the_spec_file_name(tmp_path):
-    import shutil
-    import subprocess
-
-    from render_helpers import render_file, spec_document
-
-    from gpustack.yamlio import dump
-
-    name = "it's a \"spec\" $(touch pwned) `id`.yaml"
-    spec = tmp_path / name
-    spec.write_text(dump(spec_document(monitoring=RUNBOOKS, gitops=ARGOCD)), encoding="utf-8")
-    _, tree = render_file(spec)
-    plugin = YAML(typ="safe").load(tree[gitops.PLUGIN_PATH])
-    assert plugin["spec"]["discover"]["fileName"] == name
-    fake = tmp_path / "bin" / "gpustack"
-    fake.parent.mkdir()
-    fake.write_text('#!/bin/sh\nprintf "%s\\n" "$@"\n', encoding="utf-8")
-    fake.chmod(0o755)
-    env = {"PATH": f"{fake.parent}:/usr/bin:/bin"}
-    command = plugin["spec"]["generate"]["command"] + plugin["spec"]["generate"]["args"]
-    assert shutil.which(command[0], path=env["PATH"])
-    run = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, check=True)
-    assert run.stdout.splitlines() == ["render", name, "-o", "-"]
-    assert not (tmp_path / "pwned").exists()
-    with_env = subprocess.run(command, env={**env, "ARGOCD_ENV_GPUSTACK_SPEC": "stacks/a b.yaml"}, cwd=tmp_path,
-                              capture_output=True, text=True, check=True)
-    assert with_env.stdout.splitlines() == ["render", "stacks/a b.yaml", "-o", "-"]

@@ -34,15 +34,49 @@ def test_node_selector_uses_nfd_and_removes_the_charts_gpu_on(render_spec):
 
 
 def test_scheduler_tag_uses_the_2_7_key_only_when_set(render_spec):
-    assert "image" not in release(render_spec(**HAMI)[0], "hami")["scheduler"]["kubeScheduler"]
+    assert "tag" not in release(render_spec(**HAMI)[0], "hami")["scheduler"]["kubeScheduler"]["image"]
     values = release(render_spec(devicePlugin={"enabled": False},
                                  sharing={"hami": {"enabled": True, "schedulerImageTag": "v1.36.4"}})[0], "hami")
-    assert values["scheduler"]["kubeScheduler"]["image"] == {"tag": "v1.36.4"}
+    assert values["scheduler"]["kubeScheduler"]["image"]["tag"] == "v1.36.4"
     # Every HAMi container has requests: scheduler, its extender, the device plugin and its monitor.
     for resources in (values["scheduler"]["kubeScheduler"]["resources"], values["scheduler"]["extender"]["resources"],
                       values["devicePlugin"]["resources"], values["devicePlugin"]["monitor"]["resources"]):
         assert set(resources["requests"]) == {"cpu", "memory"}
     assert "imageTag" not in str(values)
+
+
+def test_images_come_from_the_kubernetes_registry_not_the_charts_mirrors(render_spec):
+    scheduler = release(render_spec(**HAMI)[0], "hami")["scheduler"]
+    assert scheduler["kubeScheduler"]["image"]["registry"] == "registry.k8s.io"
+    assert scheduler["patch"]["imageNew"]["registry"] == "registry.k8s.io"
+
+
+@pytest.mark.parametrize("webhook", [True, False])
+def test_the_webhook_is_explicit_in_the_values(render_spec, webhook):
+    values = release(render_spec(devicePlugin={"enabled": False},
+                                 sharing={"hami": {"enabled": True, "admissionWebhook": webhook}})[0], "hami")
+    assert values["scheduler"]["admissionWebhook"] == {"enabled": webhook}
+
+
+VLLM = {"type": "vllm", "name": "llm", "model": {"huggingFace": "Qwen/Qwen2.5-1.5B-Instruct"}}
+
+
+def _scheduler_names(rendered):
+    return {obj["metadata"]["name"]: obj["spec"]["template"]["spec"].get("schedulerName")
+            for obj in rendered.manifests["workloads"] if obj["kind"] == "Deployment"}
+
+
+def test_workloads_on_hamis_pools_name_its_scheduler(render_spec):
+    workloads = [{**VLLM, "pool": "shared"}, {**VLLM, "name": "whole", "pool": "whole"}]
+    rendered, _ = render_spec(nodePools=TWO_POOLS, sharing={"hami": {"enabled": True, "pools": ["shared"]}},
+                              workloads=workloads)
+    assert _scheduler_names(rendered) == {"llm": hami.SCHEDULER_NAME, "whole": None}
+
+
+def test_workloads_leave_the_scheduler_to_the_webhook_when_asked(render_spec):
+    rendered, _ = render_spec(devicePlugin={"enabled": False},
+                              sharing={"hami": {"enabled": True, "schedulerName": False}}, workloads=[VLLM])
+    assert _scheduler_names(rendered) == {"llm": None}
 
 
 def test_pool_taints_are_tolerated(render_spec):

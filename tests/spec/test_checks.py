@@ -92,6 +92,9 @@ CASES = [
      "spec.devicePlugin.enabled", "nvidia.com/gpu"),
     ("check_hami", K3S + L4_POOL + "devicePlugin:\n  enabled: false\nsharing:\n  hami:\n    enabled: true\n"
      "    pools: [a, b]  # <-\n", "spec.sharing.hami.pools[1]", "no node pool named 'b'"),
+    ("check_hami", K3S + L4_POOL + "devicePlugin:\n  enabled: false\nsharing:\n  hami:\n    enabled: true\n"
+     "    admissionWebhook: false\n    schedulerName: false  # <-\n", "spec.sharing.hami.schedulerName",
+     "no pod reaches hami-scheduler"),
     ("check_dra", "cluster:\n  distribution: k3s\n  kubernetesVersion: \"1.33\"  # <-\n" + L4_POOL
      + "devicePlugin:\n  enabled: false\ndra:\n  enabled: true\n", "spec.cluster.kubernetesVersion", "1.34"),
     ("check_dra", K3S + L4_POOL + "dra:\n  enabled: false  # <-\n  claimTemplates:\n    - name: x\n",

@@ -8,7 +8,10 @@ Two delivery steps for the pipeline (``app.DELIVERY``), each given the merged re
   apps) and under ``argocd/apps/`` one Application per release (Helm values inline) plus one for
   ``manifests/``, ordered by sync waves.
 
-``build`` adds the README notes and, for Argo CD, the config management plugin snippet.
+``build`` adds the README notes. Argo CD syncs the committed output with what it does natively
+(Helm charts from their repositories with ``valuesObject``, a folder of manifests): no config
+management plugin, which would need a repo-server sidecar image with gpustack and Node.js that
+nobody publishes.
 
 A release whose chart lives in a Git repository (``HelmRelease.path``) is installed by Argo CD
 from Git; K3s' helm-controller cannot, so on K3s it is left to the README's Helm command.
@@ -17,9 +20,7 @@ from Git; K3s' helm-controller cannot, so on K3s it is left to the README's Helm
 from __future__ import annotations
 
 import copy
-import shlex
 from collections.abc import Mapping, Sequence
-from pathlib import PurePosixPath
 from typing import Any
 
 from gpustack.render import pod_security
@@ -33,7 +34,6 @@ IN_CLUSTER = "https://kubernetes.default.svc"
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 # With it, deleting an Application deletes what it deployed: only with gitops.argocd.cascadeDelete.
 FINALIZER = "resources-finalizer.argocd.argoproj.io"
-PLUGIN_PATH = "argocd/plugin.yaml"
 ROOT_PATH = "argocd/root.yaml"
 MANIFESTS_APP_PATH = "argocd/apps/manifests.yaml"
 # Every child retries a failed sync with backoff: Argo CD does not retry an automated sync that
@@ -46,8 +46,6 @@ RETRY = {"limit": 10, "backoff": {"duration": "30s", "factor": 2, "maxDuration":
 # its dry run until they exist. It changes nothing for kinds that exist, so every child has it:
 # gpustack does not read the charts' templates to know which of them hold custom resources.
 CHILD_SYNC_OPTIONS = ("ServerSideApply=true", "SkipDryRunOnMissingResource=true")
-PLUGIN_NAME = "gpustack"
-PLUGIN_VERSION = "v1"
 
 Objects = list[dict[str, Any]]
 
@@ -92,12 +90,6 @@ def argocd_applications(ctx: RenderContext, releases: Sequence[HelmRelease]) -> 
     last_wave = max((r.wave for r in releases), default=0) + 1
     apps[MANIFESTS_APP_PATH] = [manifests_application(stack, wave=last_wave)]
     return {ROOT_PATH: [root_application(stack)], **apps}
-
-
-def plugin_owns(path: str) -> bool:
-    """Whether a delivery file's objects belong in ``render -o -`` for a plugin Application: the
-    releases' Applications, not the root or manifests Applications (they sync the committed tree)."""
-    return path.startswith("argocd/apps/") and path != MANIFESTS_APP_PATH
 
 
 def release_application(stack: GpuStack, release: HelmRelease) -> dict[str, Any]:
@@ -152,44 +144,16 @@ def stack_path(stack: GpuStack) -> str:
     return stack.spec.gitops.argocd.path or f"output/{stack.metadata.name}"
 
 
-def plugin_config(ctx: RenderContext) -> str:
-    """``plugin.yaml`` of an Argo CD config management plugin sidecar that runs ``gpustack render``."""
-    spec_file = PurePosixPath(ctx.spec_file).name
-    # The default spec name is assigned quoted and expanded inside double quotes: no character
-    # of a file name reaches the shell as syntax. The Application's plugin env GPUSTACK_SPEC
-    # reaches the plugin as ARGOCD_ENV_GPUSTACK_SPEC.
-    command = f'spec={shlex.quote(spec_file)}; gpustack render "${{ARGOCD_ENV_GPUSTACK_SPEC:-$spec}}" -o -'
-    config = {
-        "apiVersion": "argoproj.io/v1alpha1",
-        "kind": "ConfigManagementPlugin",
-        "metadata": {"name": PLUGIN_NAME},
-        "spec": {
-            "version": PLUGIN_VERSION,
-            "discover": {"fileName": spec_file},
-            "generate": {
-                "command": ["sh", "-c"],
-                "args": [command],
-            },
-        },
-    }
-    header = (
-        "# Argo CD config management plugin: mount as /home/argocd/cmp-server/config/plugin.yaml in a\n"
-        "# sidecar of argocd-repo-server whose image has gpustack with its render tools installed:\n"
-        "# `pip install '.[render]'` in a clone of the gpustack repository, or\n"
-        "# `pip install \"kube-gpustack[render] @ git+<repository URL>@<ref>\"`.\n"
-    )
-    return header + dump(config)
-
-
 def build(chart: Any, ctx: RenderContext) -> Contribution:
-    """No objects: the README notes of the delivery, and the plugin snippet for Argo CD."""
+    """No objects: the README notes of the delivery."""
     stack = ctx.stack
-    notes, files = [], {}
+    notes = []
     if k3s_enabled(stack):
         notes.append(
-            f"K3s: copy `k3s/*.yaml` into {K3S_MANIFESTS} on a server node; K3s applies them and its "
-            "helm-controller installs each chart, retrying until the charts they depend on are up. "
-            "Deleting a file there does not uninstall the chart."
+            f"K3s: `sudo sh cluster/k3s-auto-deploy.sh` on a server node copies the releases' namespaces, "
+            f"`k3s/*.yaml` and `manifests/*.yaml` into {K3S_MANIFESTS}; K3s applies them and keeps them "
+            "applied, its helm-controller installs each chart, and what needs another's CRDs is retried until "
+            "they exist. Deleting a file there does not uninstall anything."
         )
     if stack.spec.gitops.argocd.enabled:
         notes.append(
@@ -209,16 +173,13 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
             "resources whose CRD another Application has not installed yet, so the stack converges on an empty "
             "cluster without a manual sync."
         )
-        files[PLUGIN_PATH] = plugin_config(ctx)
         notes.append(
-            f"Instead of committing the output, Argo CD can render the spec itself: `{PLUGIN_PATH}` configures a "
-            f"config management plugin that runs `gpustack render SPEC -o -` in a repo-server sidecar. One "
-            f"Application selects it with `plugin: {{name: {PLUGIN_NAME}-{PLUGIN_VERSION}}}` (and may set the "
-            f"spec's path in its env `GPUSTACK_SPEC`) in place of `argocd/root.yaml`: the stream holds each "
-            f"chart's Application and the objects of `manifests/`, not the root and manifests Applications, "
-            f"which sync the committed folder."
+            "Argo CD syncs this committed folder with what it does natively (each chart from its repository "
+            "with its values inline, `manifests/` as a folder): there is no config management plugin to run "
+            "`gpustack render` inside Argo CD, since that needs a repo-server sidecar image with gpustack and "
+            "Node.js that no one publishes. Re-render and commit to change the stack."
         )
-    return Contribution(notes=notes, files=files)
+    return Contribution(notes=notes)
 
 
 def _deletion_note(stack: GpuStack) -> str:

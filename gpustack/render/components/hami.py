@@ -18,6 +18,14 @@ RELEASE = "hami"
 NAMESPACE = "kube-system"  # where HAMi's README installs it
 WAVE = 1  # with the other device plugins, after NFD
 CHART_NODE_LABEL = "gpu"  # the chart's devicePlugin.nvidiaNodeSelector: {gpu: "on"}
+SCHEDULER_NAME = "hami-scheduler"  # the chart's schedulerName
+# The chart pulls kube-scheduler from a mirror (registry.cn-hangzhou.aliyuncs.com) and, on
+# Kubernetes >= 1.22, the webhook's certificate generator from a personal Docker Hub copy
+# (liangjw/kube-webhook-certgen): both from the Kubernetes project's own registry instead, at the
+# version the chart pins (https://github.com/kubernetes/ingress-nginx/tree/main/images/kube-webhook-certgen).
+# HAMi's own images (docker.io/projecthami/hami) are the project's and stay.
+KUBE_SCHEDULER_IMAGE = {"registry": "registry.k8s.io", "repository": "kube-scheduler"}
+CERTGEN_IMAGE = {"registry": "registry.k8s.io", "repository": "ingress-nginx/kube-webhook-certgen", "tag": "v1.1.1"}
 
 
 def values(stack: GpuStack) -> dict[str, Any]:
@@ -36,14 +44,18 @@ def values(stack: GpuStack) -> dict[str, Any]:
         device_plugin["tolerations"] = tolerations
     device_plugin["resources"] = requests("device-plugin")
     device_plugin["monitor"] = {"resources": requests("hami-monitor")}
-    scheduler: dict[str, Any] = {
-        "kubeScheduler": {"resources": requests("hami-scheduler")},
-        "extender": {"resources": requests("hami-scheduler")},
-    }
+    scheduler_image = dict(KUBE_SCHEDULER_IMAGE)
     if hami.schedulerImageTag:
         # Chart >= 2.7 key; the pre-2.7 scheduler.kubeScheduler.imageTag is
         # ignored by 2.10. Unset, the chart derives the tag from the cluster version.
-        scheduler["kubeScheduler"]["image"] = {"tag": hami.schedulerImageTag}
+        scheduler_image["tag"] = hami.schedulerImageTag
+    scheduler: dict[str, Any] = {
+        "kubeScheduler": {"image": scheduler_image, "resources": requests("hami-scheduler")},
+        "extender": {"resources": requests("hami-scheduler")},
+        # Explicit, since pods reach hami-scheduler through it unless they name it themselves.
+        "admissionWebhook": {"enabled": hami.admissionWebhook},
+        "patch": {"imageNew": dict(CERTGEN_IMAGE)},
+    }
     return {"devicePlugin": device_plugin, "scheduler": scheduler}
 
 
@@ -89,8 +101,23 @@ def _notes(stack: GpuStack) -> list[str]:
             if hami.schedulerImageTag
             else "at the cluster's own version, which chart 2.10 derives itself"
         )
-        + "; `scheduler.kubeScheduler.imageTag` is the pre-2.7 key, which 2.10 ignores.",
+        + "; `scheduler.kubeScheduler.imageTag` is the pre-2.7 key, which 2.10 ignores. It and the webhook's "
+        "certificate generator come from registry.k8s.io, not the chart's mirrors.",
+        _scheduling_note(hami.admissionWebhook, hami.schedulerName),
         "Inside a HAMi share, ratios such as vLLM's `--gpu-memory-utilization` apply to the share, not to the "
         "card (0.28 × 8000 MiB = 2240 MiB); Deployments on shared GPUs use `strategy: Recreate`, since a "
         "rolling update needs a second share that the card may not have.",
     ]
+
+
+def _scheduling_note(webhook: bool, scheduler_name: bool) -> str:
+    how = []
+    if webhook:
+        how.append(
+            "HAMi's mutating webhook (`scheduler.admissionWebhook.enabled: true`) sets it on pods asking for HAMi "
+            "resources; its failurePolicy is Ignore, so a pod created while the webhook is down would reach the "
+            "default scheduler"
+        )
+    if scheduler_name:
+        how.append("the rendered workloads on HAMi's pools name it themselves (`schedulerName`)")
+    return f"Pods on shared GPUs must be placed by `{SCHEDULER_NAME}`: " + "; ".join(how) + "."

@@ -21,9 +21,8 @@ from typing import Any
 
 from gpustack.render import secret_names
 from gpustack.render.component import Contribution, RenderContext, add_object
-from gpustack.render.components import model_sources, workloads
-from gpustack.spec.models import GpuStack
-from gpustack.spec.models.workloads import MC_IMAGE, Minio, ModelLoader, S3Source, Vllm
+from gpustack.render.components import model_sources, pods
+from gpustack.spec.models.workloads import MC_IMAGE, Minio
 
 USERS_APP = "minio-users"
 POLICIES_MOUNT = "/policies"
@@ -34,23 +33,10 @@ WRITE = (
 )
 
 
-def roles(stack: GpuStack, store: Minio) -> dict[str, list[str]]:
-    """Role (``reader``, ``writer``) → the buckets its workloads use on ``store``; empty when off."""
-    if not stack.spec.security.minioWorkloadUsers:
-        return {}
-    found: dict[str, set[str]] = {"reader": set(), "writer": set()}
-    for workload in stack.spec.workloads:
-        if isinstance(workload, Vllm) and isinstance(workload.model, S3Source) and store.serves(workload.model.endpoint):
-            found["reader"].add(_bucket(workload.model))
-        elif isinstance(workload, ModelLoader) and store.serves(workload.destination.endpoint):
-            found["writer"].add(_bucket(workload.destination))
-    return {role: sorted(buckets) for role, buckets in found.items() if buckets}
-
-
 def build(chart: Any, ctx: RenderContext) -> Contribution:
     notes = []
     for store in (w for w in ctx.stack.spec.workloads if isinstance(w, Minio)):
-        needed = roles(ctx.stack, store)
+        needed = secret_names.minio_roles(ctx.stack, store)
         if not needed:
             continue
         add_object(chart, policies_config_map(store, needed))
@@ -95,16 +81,16 @@ def users_job(store: Minio, needed: dict[str, list[str]]) -> dict[str, Any]:
         *model_sources.secret_env(store.credentialsSecret, model_sources.S3_KEYS, ("MINIO_ROOT_USER", "MINIO_ROOT_PASSWORD")),
     ]
     for role in needed:
-        name = f"gpustack-{store.name}-{role}"
+        name = secret_names.minio_user(store.name, role)
         key, secret = f"{role.upper()}_KEY", f"{role.upper()}_SECRET"
-        env += model_sources.secret_env(_secret(store, role), model_sources.S3_KEYS, (key, secret))
+        env += model_sources.secret_env(secret_names.minio_role_secret(store.name, role), model_sources.S3_KEYS, (key, secret))
         lines += [
             f"mc admin policy create {alias} {name} {shlex.quote(f'{POLICIES_MOUNT}/{role}.json')}",
             f'mc admin user add {alias} "${key}" "${secret}"',
             # attach refuses a policy the user already has: then it is there.
             f'mc admin policy attach {alias} {name} --user "${key}" || mc admin user info {alias} "${key}" | grep -qw {name}',
         ]
-    container = workloads.hardened_container("mc", MC_IMAGE, limits={})
+    container = pods.hardened_container("mc", MC_IMAGE, limits={})
     container["securityContext"]["readOnlyRootFilesystem"] = True
     container["command"] = ["sh", "-ec", "\n".join(lines)]
     container["env"] = env
@@ -115,36 +101,29 @@ def users_job(store: Minio, needed: dict[str, list[str]]) -> dict[str, Any]:
     ]
     pod_spec = {
         "restartPolicy": "OnFailure",
-        "securityContext": workloads.unprivileged_pod(),
+        "securityContext": pods.unprivileged_pod(),
         "containers": [container],
         "volumes": [
             {"name": "policies", "configMap": {"name": f"{store.name}-policies"}},
             {"name": "tmp", "emptyDir": {}},
         ],
     }
-    return workloads.job(f"{store.name}-users", store.namespace, _labels(store), pod_spec, backoff_limit=10)
+    return pods.job(f"{store.name}-users", store.namespace, _labels(store), pod_spec, backoff_limit=10)
 
 
 def job_selector(store: Minio) -> dict[str, str]:
     """The users Job's pods (the NetworkPolicies let them reach their MinIO)."""
-    return workloads.selector(USERS_APP, store.name)
+    return pods.selector(USERS_APP, store.name)
 
 
 def _labels(store: Minio) -> dict[str, str]:
-    return {**job_selector(store), "app.kubernetes.io/component": "object-store-users", **workloads.MANAGED_BY}
-
-
-def _secret(store: Minio, role: str) -> str:
-    return secret_names.minio_writer(store.name) if role == "writer" else secret_names.minio_reader(store.name)
-
-
-def _bucket(source: S3Source) -> str:
-    return source.uri.removeprefix("s3://").split("/", 1)[0]
+    return {**job_selector(store), "app.kubernetes.io/component": "object-store-users", **pods.MANAGED_BY}
 
 
 def _note(store: Minio, needed: dict[str, list[str]]) -> str:
     users = "; ".join(
-        f"{role} `{_secret(store, role)}` ({', '.join(buckets)}: {'read-write, no delete' if role == 'writer' else 'read-only'})"
+        f"{role} `{secret_names.minio_role_secret(store.name, role)}` "
+        f"({', '.join(buckets)}: {'read-write, no delete' if role == 'writer' else 'read-only'})"
         for role, buckets in needed.items()
     )
     return (

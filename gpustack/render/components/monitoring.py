@@ -24,6 +24,7 @@ from gpustack.render.components import (
     monitoring_stack,
     nfd,
     runtime,
+    secrets,
 )
 from gpustack.render.components.alert_series import NODE_RELABELING
 from gpustack.shipped import lint_data
@@ -237,7 +238,15 @@ def kube_prometheus_stack_values(stack: GpuStack) -> dict[str, Any]:
     """Values of kube-prometheus-stack: Grafana dashboards (for labs only, anonymous Admin), and
     Alertmanager's receiver, Prometheus's storage and every pod's requests (monitoring_stack)."""
     grafana_spec = stack.spec.monitoring.grafana
-    grafana: dict[str, Any] = {}
+    # A Secret the stack generates once (render.components.secrets): without it the chart makes a
+    # new random password on every Argo CD sync.
+    grafana: dict[str, Any] = {
+        "admin": {
+            "existingSecret": grafana_spec.adminSecret,
+            "userKey": secrets.GRAFANA_USER_KEY,
+            "passwordKey": secrets.GRAFANA_PASSWORD_KEY,
+        }
+    }
     if grafana_spec.dashboards:
         grafana["dashboardProviders"] = {
             "dashboardproviders.yaml": {

@@ -10,7 +10,9 @@ https://kubernetes.io/docs/concepts/services-networking/network-policies/):
   Service's clients and Prometheus, which scrapes the same port);
 - vLLM and the model loader to their S3 endpoint: to that MinIO's pods when the endpoint is a
   MinIO of the spec (and MinIO admits them), else to the endpoint's port anywhere;
-- vLLM reading from Hugging Face and the model loader to HTTPS (443) anywhere.
+- vLLM reading from Hugging Face and the model loader to HTTPS (443) anywhere;
+- the Secrets Job (``secrets``) to the API server: ports 443 and 6443 anywhere (the API
+  server's address is the cluster's, which gpustack does not know).
 
 In a namespace the stack creates the deny covers every pod; in a built-in one (``default``) only
 the stack's pods (``app.kubernetes.io/managed-by: gpustack``), so other tenants' traffic is left
@@ -26,8 +28,10 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
+from gpustack.render import secret_names
 from gpustack.render.component import BUILTIN_NAMESPACES, Contribution, RenderContext, add_object
-from gpustack.render.components import minio_users, workloads
+from gpustack.render.components import minio_users, secrets, workloads
+from gpustack.render.components.pods import MANAGED_BY, selector
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.workloads import HuggingFaceSource, Minio, ModelLoader, S3Source, Vllm
 
@@ -57,17 +61,21 @@ def policies(stack: GpuStack) -> list[dict[str, Any]]:
     namespaces = sorted({w.namespace for w in stack.spec.workloads})
     result = []
     for namespace in namespaces:
-        stack_pods = {} if namespace not in BUILTIN_NAMESPACES else {"matchLabels": dict(workloads.MANAGED_BY)}
+        stack_pods = {} if namespace not in BUILTIN_NAMESPACES else {"matchLabels": dict(MANAGED_BY)}
         result.append(_policy(namespace, "gpustack-default-deny", stack_pods, ingress=[], egress=[]))
         result.append(_policy(namespace, "gpustack-dns", stack_pods, egress=[{"to": [KUBE_DNS], "ports": DNS}]))
     for workload in stack.spec.workloads:
         result += list(_allows(stack, workload))
+    for namespace in sorted(set(namespaces) & set(secrets.wanted(stack))):
+        api_server = {"ports": [{"protocol": "TCP", "port": port} for port in secrets.API_SERVER_PORTS]}
+        pods = {"matchLabels": dict(secrets.POD_LABELS)}
+        result.append(_policy(namespace, "gpustack-secrets-api-server", pods, egress=[api_server]))
     return result
 
 
 def _allows(stack: GpuStack, workload: Any) -> Iterator[dict[str, Any]]:
     if isinstance(workload, Vllm):
-        pods = {"matchLabels": workloads.selector(workloads.VLLM_APP, workload.name)}
+        pods = {"matchLabels": selector(workloads.VLLM_APP, workload.name)}
         clients: dict[str, Any] = {"ports": [{"protocol": "TCP", "port": workloads.VLLM_PORT}]}
         if stack.spec.security.vllmIngressFrom:
             clients["from"] = [{"ipBlock": {"cidr": cidr}} for cidr in stack.spec.security.vllmIngressFrom]
@@ -77,13 +85,13 @@ def _allows(stack: GpuStack, workload: Any) -> Iterator[dict[str, Any]]:
         elif isinstance(workload.model, HuggingFaceSource):
             yield _policy(workload.namespace, f"{workload.name}-huggingface", pods, egress=[_https_anywhere()])
     elif isinstance(workload, ModelLoader):
-        pods = {"matchLabels": workloads.selector(workloads.LOADER_APP, workload.name)}
+        pods = {"matchLabels": selector(workloads.LOADER_APP, workload.name)}
         egress = [_https_anywhere(), _s3_egress(stack, workload.destination)]
         yield _policy(workload.namespace, f"{workload.name}-egress", pods, egress=egress)
     elif isinstance(workload, Minio):
-        pods = {"matchLabels": workloads.selector(workloads.MINIO_APP, workload.name)}
+        pods = {"matchLabels": selector(workloads.MINIO_APP, workload.name)}
         clients = [_client(w) for w in stack.spec.workloads if _reads(w, workload)]
-        if minio_users.roles(stack, workload):
+        if secret_names.minio_roles(stack, workload):
             users = {"matchLabels": minio_users.job_selector(workload)}
             clients.append({"podSelector": users})
             yield _policy(workload.namespace, f"{workload.name}-users-egress", users, egress=[_to_store(workload)])
@@ -104,7 +112,7 @@ def _s3_egress(stack: GpuStack, source: S3Source) -> dict[str, Any]:
 def _to_store(store: Minio) -> dict[str, Any]:
     to = {
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": store.namespace}},
-        "podSelector": {"matchLabels": workloads.selector(workloads.MINIO_APP, store.name)},
+        "podSelector": {"matchLabels": selector(workloads.MINIO_APP, store.name)},
     }
     return {"to": [to], "ports": [{"protocol": "TCP", "port": workloads.MINIO_API_PORT}]}
 
@@ -121,7 +129,7 @@ def _client(workload: Vllm | ModelLoader) -> dict[str, Any]:
     app = workloads.VLLM_APP if isinstance(workload, Vllm) else workloads.LOADER_APP
     return {
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": workload.namespace}},
-        "podSelector": {"matchLabels": workloads.selector(app, workload.name)},
+        "podSelector": {"matchLabels": selector(app, workload.name)},
     }
 
 
@@ -148,7 +156,7 @@ def _policy(
     return {
         "apiVersion": "networking.k8s.io/v1",
         "kind": "NetworkPolicy",
-        "metadata": {"name": name, "namespace": namespace, "labels": dict(workloads.MANAGED_BY)},
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(MANAGED_BY)},
         "spec": spec,
     }
 

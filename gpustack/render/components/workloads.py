@@ -14,32 +14,27 @@ from typing import Any
 
 from gpustack.render import secret_names
 from gpustack.render.component import Contribution, RenderContext, add_object
-from gpustack.render.components import model_sources, runtime
+from gpustack.render.components import model_sources, pods
+from gpustack.render.components import secrets as secrets_module
 from gpustack.spec.component_checks import MAX_GPU_MEMORY_UTILIZATION
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
-from gpustack.spec.models.workloads import Minio, ModelLoader, Nbody, SmokeTest, Vllm
+from gpustack.spec.models.workloads import MC_IMAGE, Minio, ModelLoader, Nbody, S3Source, SmokeTest, Vllm
 from gpustack.spec.pools import gpu_model, hami_pools
 
-GPU = "nvidia.com/gpu"
-GPU_MEMORY = "nvidia.com/gpumem"  # HAMi, MiB
-GPU_CORES = "nvidia.com/gpucores"  # HAMi, percent
 VLLM_PORT = 8000
 # vLLM's own default; used when nothing says how much of the visible memory the model needs.
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
 MINIO_API_PORT, MINIO_CONSOLE_PORT = 9000, 9001
-APP_LABEL, INSTANCE_LABEL = "app.kubernetes.io/name", "app.kubernetes.io/instance"
-# Every pod the workloads render carries it: the NetworkPolicies select them by it.
-MANAGED_BY = {"app.kubernetes.io/managed-by": "gpustack"}
 VLLM_APP, MINIO_APP, LOADER_APP = "vllm", "minio", "model-loader"
-# MinIO and the loader run as this unprivileged user (the images default to root).
-UNPRIVILEGED_USER = 1000
+# Every Hugging Face model has it; the loader uploads it last and vLLM waits for it.
+MODEL_MARKER = "config.json"
 
 
 def build(chart: Any, ctx: RenderContext) -> Contribution:
     stack = ctx.stack
     notes = []
-    secrets: dict[tuple[str, str, tuple[str, ...]], list[str]] = {}  # (namespace, Secret, keys) → who reads it
+    needed: dict[tuple[str, str, tuple[str, ...]], list[str]] = {}  # (namespace, Secret, keys) → who reads it
     for workload in stack.spec.workloads:
         if isinstance(workload, SmokeTest):
             add_object(chart, smoke_test(stack, workload))
@@ -48,18 +43,18 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         elif isinstance(workload, Minio):
             for obj in minio_objects(workload):
                 add_object(chart, obj)
-            secrets.setdefault((workload.namespace, workload.credentialsSecret, model_sources.S3_KEYS), []).append(
+            needed.setdefault((workload.namespace, workload.credentialsSecret, model_sources.S3_KEYS), []).append(
                 f"MinIO `{workload.name}`"
             )
         elif isinstance(workload, ModelLoader):
             upload_secret = secret_names.s3_credentials(stack, workload.destination, writes=True)
             add_object(chart, model_loader(workload, upload_secret))
-            secrets.setdefault((workload.namespace, upload_secret, model_sources.S3_KEYS), []).append(
+            needed.setdefault((workload.namespace, upload_secret, model_sources.S3_KEYS), []).append(
                 f"Job `{workload.name}`"
             )
             notes.append(
                 f"Job `{workload.namespace}/{workload.name}` downloads {workload.huggingFaceModel} from Hugging Face "
-                f"and mirrors it to {workload.destination.uri}; vLLM servers reading it restart until it is there."
+                f"and mirrors it to {workload.destination.uri}; vLLM servers reading it wait in their init container `wait-for-model` until its `config.json`, uploaded last, is there."
             )
         else:
             add_object(chart, vllm_deployment(stack, workload))
@@ -67,59 +62,55 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
             if workload.replicas > 1:
                 add_object(chart, vllm_disruption_budget(workload))
             for secret, keys in model_sources.secrets(stack, workload):
-                secrets.setdefault((workload.namespace, secret, keys), []).append(f"vLLM `{workload.name}`")
+                needed.setdefault((workload.namespace, secret, keys), []).append(f"vLLM `{workload.name}`")
             notes += model_sources.prerequisites(stack, workload)
-    notes = [_secret_note(namespace, secret, keys, users) for (namespace, secret, keys), users in secrets.items()] + notes
+            if workload.apiKeySecret:
+                notes.append(
+                    f"vLLM `{workload.namespace}/{workload.name}` answers only requests with "
+                    f"`Authorization: Bearer` and key `{secrets_module.VLLM_API_KEY}` of Secret "
+                    f"`{workload.apiKeySecret}` (`/health` stays open for the probes); an empty `apiKeySecret` in the spec turns the key off."
+                )
+    generated = {(namespace, name) for namespace, names in secrets_module.wanted(stack).items() for name in names}
+    notes = [
+        _secret_note(namespace, secret, keys, users)
+        for (namespace, secret, keys), users in needed.items()
+        if (namespace, secret) not in generated
+    ] + notes
     return Contribution(notes=notes)
 
 
 def smoke_test(stack: GpuStack, spec: SmokeTest) -> dict[str, Any]:
     """A Pod that prints nvidia-smi's table and exits."""
-    container = hardened_container("nvidia-smi", spec.image, limits={GPU: 1})
+    container = pods.hardened_container("nvidia-smi", spec.image, limits={pods.GPU: 1})
     container["command"] = ["nvidia-smi"]
-    labels = _labels(app="gpu-smoke-test", instance=spec.name, component="smoke-test")
+    labels = pods.labels(app="gpu-smoke-test", instance=spec.name, component="smoke-test")
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": spec.name, "namespace": spec.namespace, "labels": labels},
-        "spec": _read_only_non_root(_pod_spec(stack, stack.spec.nodePools[0], [container], restart_policy="Never")),
+        "spec": pods.read_only_non_root(pods.gpu_pod_spec(stack, stack.spec.nodePools[0], [container], restart_policy="Never")),
     }
 
 
 def nbody(stack: GpuStack, spec: Nbody) -> dict[str, Any]:
     """The CUDA nbody benchmark as a Job."""
-    container = hardened_container("nbody", spec.image, limits={GPU: 1})
+    container = pods.hardened_container("nbody", spec.image, limits={pods.GPU: 1})
     container["args"] = ["nbody", "-gpu", "-benchmark", f"-numbodies={spec.bodies}"]
-    labels = _labels(app="nbody", instance=spec.name, component="benchmark")
-    pod_spec = _read_only_non_root(_pod_spec(stack, stack.spec.nodePools[0], [container], restart_policy="Never"))
+    labels = pods.labels(app="nbody", instance=spec.name, component="benchmark")
+    pod_spec = pods.read_only_non_root(pods.gpu_pod_spec(stack, stack.spec.nodePools[0], [container], restart_policy="Never"))
     # A benchmark that fails reports it; retrying only repeats the failure.
-    return job(spec.name, spec.namespace, labels, pod_spec, backoff_limit=0)
-
-
-def job(
-    name: str, namespace: str, labels: dict[str, str], pod_spec: dict[str, Any], *, backoff_limit: int
-) -> dict[str, Any]:
-    """A batch/v1 Job whose Pods carry the Job's labels."""
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels},
-        "spec": {
-            "backoffLimit": backoff_limit,
-            "template": {"metadata": {"labels": labels}, "spec": pod_spec},
-        },
-    }
+    return pods.job(spec.name, spec.namespace, labels, pod_spec, backoff_limit=0)
 
 
 def vllm_deployment(stack: GpuStack, spec: Vllm) -> dict[str, Any]:
     """vLLM serving the model from its source (``model_sources``: S3, Hugging Face or a PVC)."""
     pool = _pool(stack, spec)
-    limits: dict[str, int] = {GPU: spec.gpus}
+    limits: dict[str, int] = {pods.GPU: spec.gpus}
     if spec.share is not None:
-        limits[GPU_MEMORY] = spec.share.memoryMiB
+        limits[pods.GPU_MEMORY] = spec.share.memoryMiB
         if spec.share.cores is not None:
-            limits[GPU_CORES] = spec.share.cores
-    container = hardened_container("vllm", spec.image, limits=limits)
+            limits[pods.GPU_CORES] = spec.share.cores
+    container = pods.hardened_container("vllm", spec.image, limits=limits)
     # Memory limit = request: the node does not overcommit what the streamer buffers.
     container["resources"] = {
         "requests": {"cpu": spec.cpu, "memory": spec.memory},
@@ -127,6 +118,10 @@ def vllm_deployment(stack: GpuStack, spec: Vllm) -> dict[str, Any]:
     }
     container["args"] = vllm_args(stack, spec)
     container["env"] = model_sources.env(stack, spec)
+    if spec.apiKeySecret:
+        # vLLM reads VLLM_API_KEY like --api-key, without the key on its command line
+        # (https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html).
+        container["env"] += model_sources.secret_env(spec.apiKeySecret, (secrets_module.VLLM_API_KEY,))
     container["ports"] = [{"name": "http", "containerPort": VLLM_PORT}]
     probe = {"httpGet": {"path": "/health", "port": "http"}, "periodSeconds": 10}
     # Streaming the weights takes minutes (about 4 min for 13.5 GB); allow 10. Liveness
@@ -137,8 +132,10 @@ def vllm_deployment(stack: GpuStack, spec: Vllm) -> dict[str, Any]:
     # PyTorch's worker processes and tensor parallelism use /dev/shm; the runtime gives 64 MiB.
     model_volumes, model_mounts = model_sources.volumes(spec)
     container["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}, *model_mounts]
-    labels = _labels(app=VLLM_APP, instance=spec.name, component="inference")
-    pod_spec = _pod_spec(stack, pool, [container], restart_policy="Always")
+    labels = pods.labels(app=VLLM_APP, instance=spec.name, component="inference")
+    pod_spec = pods.gpu_pod_spec(stack, pool, [container], restart_policy="Always")
+    if isinstance(spec.model, S3Source):
+        pod_spec["initContainers"] = [model_gate(stack, spec.model)]
     pod_spec["volumes"] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": spec.shmSize}}, *model_volumes]
     deployment_spec: dict[str, Any] = {
         "replicas": spec.replicas,
@@ -157,6 +154,32 @@ def vllm_deployment(stack: GpuStack, spec: Vllm) -> dict[str, Any]:
     }
 
 
+def model_gate(stack: GpuStack, source: S3Source) -> dict[str, Any]:
+    """An init container that waits until the model's ``config.json`` is in the store.
+
+    Without it vLLM crash-loops, with growing back-off, until the model is uploaded. An init
+    container gates every delivery alike (kubectl, K3s, Argo CD sync waves would order only the
+    last): the pod starts once the model is there, however it got there. The model loader uploads
+    ``config.json`` last, so its presence means the upload is complete. Hugging Face sources are
+    downloaded by vLLM itself, and a PVC is the user's to fill: neither is gated.
+    """
+    container = pods.hardened_container("wait-for-model", MC_IMAGE, limits={})
+    config = shlex.quote(f"store/{source.uri.removeprefix('s3://')}/{MODEL_MARKER}")
+    container["command"] = [
+        "sh",
+        "-c",
+        'until mc alias set store "$AWS_ENDPOINT_URL" "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" --api S3v4 >/dev/null '
+        f"&& mc stat {config} >/dev/null; do echo waiting for {config}; sleep 10; done",
+    ]
+    container["env"] = [
+        {"name": "AWS_ENDPOINT_URL", "value": source.endpoint},
+        {"name": "MC_CONFIG_DIR", "value": "/tmp/mc"},
+        *model_sources.secret_env(secret_names.s3_credentials(stack, source, writes=False), model_sources.S3_KEYS),
+    ]
+    container["resources"] = {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "128Mi"}}
+    return container
+
+
 def vllm_service(spec: Vllm) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
@@ -164,7 +187,7 @@ def vllm_service(spec: Vllm) -> dict[str, Any]:
         "metadata": {
             "name": spec.name,
             "namespace": spec.namespace,
-            "labels": _labels(app=VLLM_APP, instance=spec.name, component="inference"),
+            "labels": pods.labels(app=VLLM_APP, instance=spec.name, component="inference"),
         },
         "spec": {
             "selector": _selector(spec),
@@ -178,7 +201,7 @@ def vllm_disruption_budget(spec: Vllm) -> dict[str, Any]:
     return {
         "apiVersion": "policy/v1",
         "kind": "PodDisruptionBudget",
-        "metadata": {"name": spec.name, "namespace": spec.namespace, "labels": dict(MANAGED_BY)},
+        "metadata": {"name": spec.name, "namespace": spec.namespace, "labels": dict(pods.MANAGED_BY)},
         "spec": {"maxUnavailable": 1, "selector": {"matchLabels": _selector(spec)}},
     }
 
@@ -222,63 +245,13 @@ def needs_recreate(stack: GpuStack, spec: Vllm) -> bool:
     return gpus - used < spec.gpus
 
 
-def runtime_class_name(stack: GpuStack) -> str | None:
-    """``nvidia`` unless containerd's default runtime is nvidia (K3s: https://docs.k3s.io/advanced)."""
-    return None if stack.spec.cluster.nvidiaDefaultRuntime else runtime.RUNTIME_CLASS
-
-
 def _pool(stack: GpuStack, spec: Vllm) -> NodePool:
     pools = {pool.name: pool for pool in stack.spec.nodePools}
     return pools[spec.pool] if spec.pool else stack.spec.nodePools[0]
 
 
-def hardened_container(name: str, image: str, *, limits: dict[str, int]) -> dict[str, Any]:
-    # Extended resources: limits alone imply equal requests.
-    return {
-        "name": name,
-        "image": image,
-        "resources": {"limits": limits},
-        "securityContext": {
-            "allowPrivilegeEscalation": False,
-            "capabilities": {"drop": ["ALL"]},
-            "privileged": False,
-        },
-    }
-
-
-def _pod_spec(
-    stack: GpuStack, pool: NodePool, containers: list[dict[str, Any]], *, restart_policy: str
-) -> dict[str, Any]:
-    spec: dict[str, Any] = {}
-    runtime_class = runtime_class_name(stack)
-    if runtime_class:
-        spec["runtimeClassName"] = runtime_class
-    if len(stack.spec.nodePools) > 1 and pool.labels:
-        spec["nodeSelector"] = dict(pool.labels)
-    if pool.taints:
-        spec["tolerations"] = [{"key": t.key, "operator": "Exists", "effect": t.effect} for t in pool.taints]
-    spec["restartPolicy"] = restart_policy
-    spec["securityContext"] = {"seccompProfile": {"type": "RuntimeDefault"}}
-    spec["containers"] = containers
-    return spec
-
-
-def _labels(*, app: str, instance: str, component: str) -> dict[str, str]:
-    return {
-        APP_LABEL: app,
-        INSTANCE_LABEL: instance,
-        "app.kubernetes.io/component": component,
-        **MANAGED_BY,
-    }
-
-
-def selector(app: str, instance: str) -> dict[str, str]:
-    """The labels that select the pods of one workload (also read by the NetworkPolicies)."""
-    return {APP_LABEL: app, INSTANCE_LABEL: instance}
-
-
 def _selector(spec: Vllm) -> dict[str, str]:
-    return selector(VLLM_APP, spec.name)
+    return pods.selector(VLLM_APP, spec.name)
 
 
 def _secret_note(namespace: str, secret: str, keys: tuple[str, ...], users: list[str]) -> str:
@@ -291,13 +264,13 @@ def _secret_note(namespace: str, secret: str, keys: tuple[str, ...], users: list
 
 def minio_objects(spec: Minio) -> list[dict[str, Any]]:
     """MinIO on one PersistentVolumeClaim: PVC, Deployment (Recreate: the volume is ReadWriteOnce), Service."""
-    labels = _labels(app=MINIO_APP, instance=spec.name, component="object-store")
-    pods = selector(MINIO_APP, spec.name)
+    labels = pods.labels(app=MINIO_APP, instance=spec.name, component="object-store")
+    minio_pods = pods.selector(MINIO_APP, spec.name)
     metadata = {"name": spec.name, "namespace": spec.namespace, "labels": labels}
     claim: dict[str, Any] = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": spec.storage}}}
     if spec.storageClassName:
         claim["storageClassName"] = spec.storageClassName
-    container = hardened_container("minio", spec.image, limits={})
+    container = pods.hardened_container("minio", spec.image, limits={})
     container["args"] = ["server", "/data", f"--console-address=:{MINIO_CONSOLE_PORT}"]
     container["env"] = model_sources.secret_env(
         spec.credentialsSecret, model_sources.S3_KEYS, ("MINIO_ROOT_USER", "MINIO_ROOT_PASSWORD")
@@ -311,7 +284,7 @@ def minio_objects(spec: Minio) -> list[dict[str, Any]]:
     container["livenessProbe"] = {"httpGet": {"path": "/minio/health/live", "port": "api"}, "periodSeconds": 10}
     container["volumeMounts"] = [{"name": "data", "mountPath": "/data"}]
     pod_spec = {
-        "securityContext": unprivileged_pod(),
+        "securityContext": pods.unprivileged_pod(),
         "containers": [container],
         "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": spec.name}}],
     }
@@ -324,7 +297,7 @@ def minio_objects(spec: Minio) -> list[dict[str, Any]]:
             "spec": {
                 "replicas": 1,
                 "strategy": {"type": "Recreate"},
-                "selector": {"matchLabels": pods},
+                "selector": {"matchLabels": minio_pods},
                 "template": {"metadata": {"labels": labels}, "spec": pod_spec},
             },
         },
@@ -333,7 +306,7 @@ def minio_objects(spec: Minio) -> list[dict[str, Any]]:
             "kind": "Service",
             "metadata": metadata,
             "spec": {
-                "selector": pods,
+                "selector": minio_pods,
                 "ports": [
                     {"name": "api", "port": MINIO_API_PORT, "targetPort": "api"},
                     {"name": "console", "port": MINIO_CONSOLE_PORT, "targetPort": "console"},
@@ -352,7 +325,7 @@ def model_loader(spec: ModelLoader, upload_secret: str) -> dict[str, Any]:
     """
     bucket, _, prefix = spec.destination.uri.removeprefix("s3://").partition("/")
     revision = f", revision={spec.revision!r}" if spec.revision else ""
-    download = hardened_container("download", spec.image, limits={})
+    download = pods.hardened_container("download", spec.image, limits={})
     download["command"] = [
         "python3",
         "-c",
@@ -362,14 +335,17 @@ def model_loader(spec: ModelLoader, upload_secret: str) -> dict[str, Any]:
     download["env"] = [{"name": "HF_HOME", "value": "/model/.cache"}]
     if spec.huggingFaceTokenSecret:
         download["env"] += model_sources.secret_env(spec.huggingFaceTokenSecret, (model_sources.HF_TOKEN_KEY,))
-    upload = hardened_container("upload", spec.mcImage, limits={})
+    upload = pods.hardened_container("upload", spec.mcImage, limits={})
+    target = shlex.quote(f"store/{bucket}/{prefix}")
     upload["command"] = [
         "sh",
         "-c",
         # --api S3v4: no probing request, which a user without ListAllMyBuckets could not make.
         'mc alias set store "$AWS_ENDPOINT_URL" "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" --api S3v4 '
         f"&& mc mb --ignore-existing {shlex.quote(f'store/{bucket}')} "
-        f"&& mc mirror --overwrite --exclude '.cache/*' /model {shlex.quote(f'store/{bucket}/{prefix}')}",
+        f"&& mc mirror --overwrite --exclude '.cache/*' --exclude {MODEL_MARKER} /model {target} "
+        # Last: vLLM's init gate (model_gate) waits for it.
+        f"&& mc cp /model/{MODEL_MARKER} {target}/{MODEL_MARKER}",
     ]
     upload["env"] = [
         {"name": "AWS_ENDPOINT_URL", "value": spec.destination.endpoint},
@@ -382,39 +358,12 @@ def model_loader(spec: ModelLoader, upload_secret: str) -> dict[str, Any]:
             "limits": {"memory": "4Gi"},
         }
         container["volumeMounts"] = [{"name": "model", "mountPath": "/model"}]
-    labels = _labels(app=LOADER_APP, instance=spec.name, component="model-upload")
+    labels = pods.labels(app=LOADER_APP, instance=spec.name, component="model-upload")
     pod_spec = {
         "restartPolicy": "Never",
-        "securityContext": unprivileged_pod(),
+        "securityContext": pods.unprivileged_pod(),
         "initContainers": [download],
         "containers": [upload],
         "volumes": [{"name": "model", "emptyDir": {"sizeLimit": spec.scratch}}],
     }
-    return job(spec.name, spec.namespace, labels, pod_spec, backoff_limit=2)
-
-
-def _read_only_non_root(pod_spec: dict[str, Any]) -> dict[str, Any]:
-    """Pod Security "restricted" for the CUDA images (root by default): nvidia-smi and the nbody
-    sample only open the GPU's device nodes, which the driver creates readable and writable by
-    every user, and write nothing.
-
-    Not for vLLM's image: it runs as root and writes its caches under /root (Hugging Face, torch
-    compile, Triton) and /tmp, so it keeps a writable root and its user (namespace "baseline").
-    MinIO and the model loader run unprivileged (``unprivileged_pod``) but write outside their
-    volumes (MinIO its certificate folder under $HOME, Python its caches), so their root stays
-    writable.
-    """
-    pod_spec["securityContext"] = unprivileged_pod()
-    for container in pod_spec["containers"]:
-        container["securityContext"]["readOnlyRootFilesystem"] = True
-    return pod_spec
-
-
-def unprivileged_pod() -> dict[str, Any]:
-    return {
-        "runAsNonRoot": True,
-        "runAsUser": UNPRIVILEGED_USER,
-        "runAsGroup": UNPRIVILEGED_USER,
-        "fsGroup": UNPRIVILEGED_USER,
-        "seccompProfile": {"type": "RuntimeDefault"},
-    }
+    return pods.job(spec.name, spec.namespace, labels, pod_spec, backoff_limit=2)

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from gpustack.errors import GpustackError
 from gpustack.render.component import GATE_COMPONENTS
 from gpustack.render.components import control_plane
+from gpustack.render.stackfiles import cni
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool, SystemPool, Taint
 from gpustack.spec.partitioning import registered_labels
@@ -92,6 +93,11 @@ def control_plane_endpoint(stack: GpuStack) -> str:
     return stack.spec.cluster.controlPlaneEndpoint or f"${{{ENDPOINT_VARIABLE}}}"
 
 
+def pod_subnet(stack: GpuStack) -> str:
+    """kubeadm's networking.podSubnet, which the CNI's configuration repeats (``cni``)."""
+    return stack.spec.cluster.podSubnet or KUBEADM_POD_SUBNET
+
+
 def kubeadm_version(stack: GpuStack) -> str:
     """ClusterConfiguration kubernetesVersion: an exact release, the spec's or the installed kubeadm's.
 
@@ -114,7 +120,7 @@ def kubeadm_config(stack: GpuStack, gates: Gates) -> str:
         "kind": "ClusterConfiguration",
         "kubernetesVersion": kubeadm_version(stack),
         "controlPlaneEndpoint": control_plane_endpoint(stack),
-        "networking": {"podSubnet": stack.spec.cluster.podSubnet or KUBEADM_POD_SUBNET},
+        "networking": {"podSubnet": pod_subnet(stack)},
     }
     bind = control_plane.kubeadm_bind_args(stack)
     for component, section in KUBEADM_SECTIONS.items():
@@ -177,7 +183,7 @@ def config_files(stack: GpuStack, gates: Gates) -> dict[str, str]:
     """``cluster/…`` files of the tree (paths relative to the stack's output folder)."""
     if stack.spec.cluster.distribution == "k3s":
         return {"cluster/config.yaml": k3s_config(stack, gates)}
-    files = {"cluster/kubeadm-config.yaml": kubeadm_config(stack, gates)}
+    files = {"cluster/kubeadm-config.yaml": kubeadm_config(stack, gates), cni.PATH: cni.kustomization(stack, pod_subnet(stack))}
     for pool in [*stack.spec.nodePools, *stack.spec.systemPools]:
         files[join_path(pool.name)] = join_config(stack, pool)
     return files

@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 
 from gpustack.render.components.gpu_operator import K3S_CONTAINERD_CONFIG
-from gpustack.render.stackfiles import cluster_config
+from gpustack.render.stackfiles import cluster_config, cni
 from gpustack.render.stackfiles.step import Pool, Step, all_pools, sentences, taint_text
 from gpustack.spec.models import GpuStack
 from gpustack.spec.partitioning import registered_labels
@@ -50,6 +50,7 @@ def k3s_steps(stack: GpuStack) -> list[Step]:
         sentences(
             "The install script starts K3s as the systemd service `k3s`; the `grep` shows the `nvidia` runtime K3s "
             "found.",
+            "K3s brings its pod network, Flannel (its default CNI), so the nodes need no CNI step.",
             "" if single else "If the server is also a node of a pool, add that pool's flags of the next step.",
             "" if cluster_spec.k3sVersion else "Set `cluster.k3sVersion` to pin the release.",
         ),
@@ -100,7 +101,10 @@ def kubeadm_steps(stack: GpuStack) -> list[Step]:
         (
             "sudo swapoff -a",
             "sudo sed -i '/\\sswap\\s/ s/^/#/' /etc/fstab",
-            "echo 'net.ipv4.ip_forward = 1' | sudo tee /etc/sysctl.d/k8s.conf",
+            # Flannel's bridge traffic must pass iptables (its kubeadm instructions).
+            "echo br_netfilter | sudo tee /etc/modules-load.d/k8s.conf",
+            "sudo modprobe br_netfilter",
+            "printf 'net.ipv4.ip_forward = 1\\nnet.bridge.bridge-nf-call-iptables = 1\\n' | sudo tee /etc/sysctl.d/k8s.conf",
             "sudo sysctl --system",
             "sudo apt-get install -y apt-transport-https ca-certificates curl gpg",
             "sudo mkdir -p -m 755 /etc/apt/keyrings",
@@ -126,11 +130,15 @@ def kubeadm_steps(stack: GpuStack) -> list[Step]:
             'mkdir -p "$HOME/.kube"',
             'sudo cp /etc/kubernetes/admin.conf "$HOME/.kube/config"',
             'sudo chown "$(id -u):$(id -g)" "$HOME/.kube/config"',
+            f"kubectl apply -k {cni.FOLDER}",
+            "kubectl wait --for=condition=Ready node --all --timeout=300s",
         ),
         _init_sentence(stack) + " "
-        f"Then install the pod network (CNI) for the pod subnet {spec.podSubnet or cluster_config.KUBEADM_POD_SUBNET} "
-        "before the nodes join. On an existing cluster, carry the file's feature gates and metrics addresses "
-        "into /etc/kubernetes/manifests and every kubelet's configuration instead.",
+        f"`{cni.PATH}` installs the pod network, Flannel {cni.VERSION} from its release manifest, with the pod "
+        f"subnet {cluster_config.pod_subnet(stack)} of the ClusterConfiguration: until a CNI runs, every node "
+        "stays NotReady. On an existing cluster, which has its CNI, skip it and carry the file's feature gates "
+        "and metrics addresses into /etc/kubernetes/manifests, the kube-proxy ConfigMap and every kubelet's "
+        "configuration instead.",
     )
     pools = all_pools(stack)
     names = " ".join(p.name for p in pools)

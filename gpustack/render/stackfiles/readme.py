@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from gpustack.charts import registry
 from gpustack.render.components import alerts, runtime
 from gpustack.render.rendered import RELEASE_NAMESPACES, Rendered
-from gpustack.render.stackfiles import host_steps, lint_config
+from gpustack.render.stackfiles import cni, host_steps, k3s_autodeploy, lint_config
 
 if TYPE_CHECKING:
     from gpustack.render.component import HelmRelease
@@ -112,8 +112,12 @@ def _describe(rendered: Rendered, path: str) -> str:
     return {
         "cluster/config.yaml": ": K3s configuration for /etc/rancher/k3s/config.yaml (feature gates, default "
         "runtime, control-plane metrics addresses)",
-        "cluster/kubeadm-config.yaml": ": kubeadm ClusterConfiguration and KubeletConfiguration (release, "
-        "control-plane endpoint, pod subnet, feature gates, control-plane metrics addresses)",
+        "cluster/kubeadm-config.yaml": ": kubeadm ClusterConfiguration, KubeletConfiguration and "
+        "KubeProxyConfiguration (release, control-plane endpoint, pod subnet, feature gates, control-plane metrics "
+        "addresses)",
+        k3s_autodeploy.PATH: ": on a K3s server, copies the namespaces, HelmCharts and manifests into K3s' "
+        "auto-deploy folder",
+        cni.PATH: f": the pod network, Flannel {cni.VERSION} with the pod subnet, `kubectl apply -k {cni.FOLDER}`",
         "manifests/kustomization.yaml": ": lists the manifests, `kubectl apply -k manifests/`",
         lint_config.PATH: ": `gpustack lint` settings, so that `gpustack lint <this folder>` checks the values files "
         "against their charts",

@@ -37,6 +37,11 @@ class StackSpec(Strict):
     gitops: Gitops = Field(default_factory=Gitops)
     workloads: list[Workload] = Field(default_factory=list)
     security: Security = Field(default_factory=Security)
+    smokeJobs: bool = Field(
+        True,
+        description="One Job per GPU pool that runs nvidia-smi on a GPU of the pool and fails when it cannot "
+        "(an Argo CD PostSync hook with Argo CD).",
+    )
 
 
 class GpuStack(Strict):

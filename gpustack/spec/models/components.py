@@ -168,6 +168,13 @@ class Grafana(Strict):
     anonymousAdmin: bool = Field(
         False, description="Lab only: anonymous Admin access. Never in production."
     )
+    adminSecret: str = Field(
+        "grafana-admin",
+        pattern=DNS_LABEL,
+        description="Secret with keys admin-user and admin-password in the monitoring namespace "
+        "(grafana.admin.existingSecret): generated in the cluster when missing, so the chart never "
+        "makes a new password on each sync.",
+    )
 
 
 class Monitoring(ChartVersioned):
@@ -220,6 +227,17 @@ class Hami(ChartVersioned):
         pattern=IMAGE_TAG,
         description="kube-scheduler image tag for HAMi's scheduler; default: the chart derives "
         "it from the cluster version (chart >= 2.7 key scheduler.kubeScheduler.image.tag).",
+    )
+    admissionWebhook: bool = Field(
+        True,
+        description="HAMi's mutating webhook (scheduler.admissionWebhook.enabled), which sends pods asking for "
+        "HAMi resources to hami-scheduler. Its failurePolicy is Ignore: a pod created while it is down "
+        "reaches the default scheduler.",
+    )
+    schedulerName: bool = Field(
+        True,
+        description="Rendered workloads on HAMi pools set schedulerName: hami-scheduler themselves. At least "
+        "one of admissionWebhook and schedulerName must hold.",
     )
 
     @field_validator("schedulerImageTag", mode="before")

@@ -172,6 +172,12 @@ class Vllm(Strict):
         pattern=QUANTITY,
         description="Memory request and limit: the streamer's CPU buffer, the API server, and /dev/shm.",
     )
+    apiKeySecret: str | None = Field(
+        "vllm-api-key",
+        pattern=DNS_LABEL,
+        description="Secret whose key VLLM_API_KEY clients must send as a bearer token (vLLM reads the "
+        "environment variable like --api-key); generated in the cluster when missing; null: no key.",
+    )
     shmSize: str = Field(
         "2Gi",
         pattern=QUANTITY,

@@ -1,0 +1,90 @@
+"""The smoke Job per GPU pool (present on every pool with a device plugin resource, a PostSync
+hook only with Argo CD, none under DRA or when turned off) and vLLM's init gate on S3 models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpustack.render.components import smoke
+
+POOLS = [
+    {"name": "a", "gpu": {"model": "L4"}, "labels": {"pool": "a"}},
+    {"name": "b", "gpu": {"model": "L4"}, "labels": {"pool": "b"},
+     "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]},
+]
+ARGOCD = {"argocd": {"enabled": True, "repoURL": "https://git.example.com/stacks.git"}}
+
+
+def _jobs(rendered) -> dict[str, dict[str, Any]]:
+    return {obj["metadata"]["name"]: obj for obj in rendered.manifests.get("smoke", [])}
+
+
+def test_one_job_per_pool_on_its_nodes_failing_loudly(render_spec):
+    jobs = _jobs(render_spec(nodePools=POOLS)[0])
+    assert set(jobs) == {"gpu-smoke-a", "gpu-smoke-b"}
+    job = jobs["gpu-smoke-b"]
+    assert job["spec"]["backoffLimit"] == smoke.RETRIES and job["spec"]["activeDeadlineSeconds"] > 0
+    pod = job["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"pool": "b"}
+    assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    assert pod["runtimeClassName"] == "nvidia" and pod["restartPolicy"] == "Never"
+    [container] = pod["containers"]
+    assert container["command"] == ["nvidia-smi"] and container["resources"]["limits"] == {"nvidia.com/gpu": 1}
+    assert "annotations" not in job["metadata"]
+
+
+def test_argocd_runs_it_as_a_postsync_hook(render_spec):
+    job = _jobs(render_spec(gitops=ARGOCD)[0])["gpu-smoke-gpu"]
+    assert job["metadata"]["annotations"]["argocd.argoproj.io/hook"] == "PostSync"
+
+
+def test_hami_pools_go_through_hamis_scheduler(render_spec):
+    rendered, _ = render_spec(devicePlugin={"enabled": False}, sharing={"hami": {"enabled": True}})
+    assert _jobs(rendered)["gpu-smoke-gpu"]["spec"]["template"]["spec"]["schedulerName"] == "hami-scheduler"
+
+
+def test_mixed_mig_pools_ask_for_a_slice(examples):
+    rendered, _ = examples["kubeadm-mig-fleet"]
+    limits = _jobs(rendered)["gpu-smoke-h100"]["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+    assert limits == {"nvidia.com/mig-1g.10gb": 1}
+
+
+def test_none_under_dra_or_when_turned_off(examples, render_spec):
+    rendered, tree = examples["dra-hami"]
+    assert not _jobs(rendered)
+    assert "No smoke Job on pools `g6`" in tree["README.md"]
+    assert not _jobs(render_spec(smokeJobs=False)[0])
+
+
+S3_MODEL = {"uri": "s3://models/qwen", "endpoint": "http://minio.ai.svc.cluster.local:9000", "credentialsSecret": "store"}
+
+
+def _vllm_pod(rendered) -> dict[str, Any]:
+    deployment = next(o for o in rendered.manifests["workloads"] if o["kind"] == "Deployment")
+    return deployment["spec"]["template"]["spec"]
+
+
+def test_vllm_waits_for_an_s3_model_the_loader_uploads_last(render_spec):
+    loader = {"type": "modelLoader", "huggingFaceModel": "Qwen/Qwen2.5-1.5B-Instruct",
+              "destination": {**S3_MODEL}}
+    rendered, _ = render_spec(workloads=[{"type": "vllm", "name": "v", "model": S3_MODEL}, loader])
+    [gate] = _vllm_pod(rendered)["initContainers"]
+    assert "mc stat store/models/qwen/config.json" in gate["command"][-1]
+    assert {"name": "AWS_ENDPOINT_URL", "value": S3_MODEL["endpoint"]} in gate["env"]
+    job = next(o for o in rendered.manifests["workloads"] if o["kind"] == "Job")
+    upload = job["spec"]["template"]["spec"]["containers"][0]["command"][-1]
+    assert "--exclude config.json" in upload and upload.endswith("mc cp /model/config.json store/models/qwen/config.json")
+
+
+def test_hugging_face_models_are_not_gated(render_spec):
+    rendered, _ = render_spec(workloads=[{"type": "vllm", "name": "v", "model": {"huggingFace": "Qwen/Qwen2.5-1.5B-Instruct"}}])
+    assert "initContainers" not in _vllm_pod(rendered)
+
+
+def test_pools_without_labels_are_told_apart_by_their_gpu(examples):
+    rendered, _ = examples["kubeadm-gpu-operator"]
+    selectors = {name: job["spec"]["template"]["spec"]["nodeSelector"] for name, job in _jobs(rendered).items()}
+    assert selectors == {
+        "gpu-smoke-a100": {smoke.PRODUCT_LABEL: "NVIDIA-A100-SXM4-80GB"},
+        "gpu-smoke-l40s": {smoke.PRODUCT_LABEL: "NVIDIA-L40S"},
+    }
