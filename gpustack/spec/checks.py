@@ -34,6 +34,7 @@ CHECKS: tuple[Callable[[GpuStack], Iterator[Finding]], ...] = (
 # --spec` takes a spec of GPU pools alone as context.
 RENDER_CHECKS: tuple[Callable[[GpuStack], Iterator[Finding]], ...] = (
     pool_checks.check_system_pool,
+    pool_checks.check_fabric_manager_off,
     chart_checks.check_chart_versions,
     dra_checks.check_dra_selectors,
     component_checks.check_runbook_base,

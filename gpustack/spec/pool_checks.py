@@ -13,6 +13,7 @@ from gpustack.spec.gpu_catalogue import load_catalogue
 from gpustack.spec.labelling import SECONDS_PER_NODE, duration_seconds, nodes, shortest_seconds
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import Mps, NodePool
+from gpustack.spec.models.workloads import Nbody, SmokeTest, Vllm
 from gpustack.spec.partitioning import (
     COMPUTE_SLICES,
     DEVICE_PLUGIN_CONFIG_LABEL,
@@ -21,7 +22,7 @@ from gpustack.spec.partitioning import (
     mig_pools,
     mig_slices,
 )
-from gpustack.spec.pools import SKIP_DRIVER_LABEL, gpu_model, hami_pools, repels
+from gpustack.spec.pools import SKIP_DRIVER_LABEL, gpu_model, hami_pools, on_nvswitch, repels
 from gpustack.suggest import did_you_mean
 
 Finding = tuple[tuple[str | int, ...], str]
@@ -134,6 +135,27 @@ def check_system_pool(stack: GpuStack) -> Iterator[Finding]:
         "kube-state-metrics and the NFD master have nowhere to run: add an untainted pool under "
         "spec.systemPools (nodes without GPUs), or leave one pool untainted"
     )
+
+
+def check_fabric_manager_off(stack: GpuStack) -> Iterator[Finding]:
+    """An NVSwitch board with a host driver and ``driver.fabricManager: false`` runs no Fabric
+    Manager the stack knows of, so GPU pods rendered there never start (and GS044 says so): the
+    smoke Job of the pool, and the workloads placed on it."""
+    for i, pool in enumerate(stack.spec.nodePools):
+        if pool.driver.source != "host" or pool.driver.fabricManager or not on_nvswitch(pool):
+            continue
+        first = stack.spec.nodePools[0].name  # where workloads without a pool of their own run
+        gpu_workloads = [w for w in stack.spec.workloads if isinstance(w, (Vllm, SmokeTest, Nbody))]
+        placed = [f"workload {w.name}" for w in gpu_workloads if (getattr(w, "pool", None) or first) == pool.name]
+        pods = (["its smoke Job"] if stack.spec.smokeJobs else []) + placed
+        if pods:
+            what = ", ".join(pods)
+            yield _pool_path(i, "driver", "fabricManager"), (
+                f"{pool.name}'s NVSwitch boards need NVIDIA Fabric Manager before CUDA starts, and with false nothing "
+                f"in the rendered stack runs it, so the GPU pods it renders there ({what}) would never start: set "
+                "true (the host steps install it), or render no GPU pods there (smokeJobs: false, no workload on "
+                "the pool) and deploy the stack with what runs Fabric Manager"
+            )
 
 
 def check_driver_source(stack: GpuStack) -> Iterator[Finding]:

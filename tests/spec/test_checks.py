@@ -105,6 +105,9 @@ CASES = [
     ("check_feature_gates", "cluster:\n  distribution: k3s\n  kubernetesVersion: \"1.35\"\n  featureGates:\n"
      "    DynamicResourceAllocation: false  # <-\n" + L4_POOL,
      "spec.cluster.featureGates.DynamicResourceAllocation", "locked"),
+    ("check_fabric_manager_off", K3S + "nodePools:\n  - name: hgx\n    gpu:\n      model: H100-80GB-SXM\n"
+     "      count: 8\n    driver:\n      source: host\n      fabricManager: false  # <-\n",
+     "spec.nodePools[0].driver.fabricManager", "GPU pods it renders there (its smoke Job) would never start"),
     ("check_workloads", K3S + L4_POOL + "workloads:\n  - type: vllm\n    name: v\n    pool: b  # <-\n"
      "    model:\n      uri: s3://models/x\n      endpoint: http://minio:9000\n      credentialsSecret: s3\n",
      "spec.workloads[0].pool", "no node pool named 'b'"),
@@ -186,3 +189,21 @@ def test_lint_context_specs_skip_the_render_only_checks(tmp_path):
     assert load_spec(str(file), render=False).stack.spec.nodePools[0].taints
     with pytest.raises(SpecError):
         load_spec(str(file))
+
+
+HGX_POOL = "nodePools:\n  - name: hgx\n    gpu:\n      model: H100-80GB-SXM\n      count: {count}\n    driver:\n      source: host\n      fabricManager: false\n"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # no GPU pods rendered on the board: the user deploys what runs Fabric Manager
+        K3S + HGX_POOL.format(count=8) + "smokeJobs: false\n",
+        # four SXM GPUs are no NVSwitch board: nothing to manage
+        K3S + HGX_POOL.format(count=4),
+    ],
+    ids=["no-gpu-pods", "not-a-board"],
+)
+def test_fabric_manager_off_is_fine_without_gpu_pods_on_a_board(body):
+    stack = GpuStack.model_validate(YAML(typ="safe").load(spec_text(body)))
+    assert list(pool_checks.check_fabric_manager_off(stack)) == []
