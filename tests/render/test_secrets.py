@@ -104,7 +104,8 @@ def test_the_script_creates_missing_secrets_and_keeps_existing_ones(monkeypatch,
 @pytest.mark.parametrize("name", ["hami-vllm"])
 def test_the_example_needs_no_secret_made_by_hand(examples, name):
     rendered, tree = examples[name]
-    assert set(_generated(rendered)["vllm"]) == {"minio-credentials", "vllm-api-key"}
+    # MinIO's root user, its least-privileged users for the loader and vLLM, and the API key.
+    assert set(_generated(rendered)["vllm"]) == {"minio-credentials", "minio-reader-s3", "minio-writer-s3", "vllm-api-key"}
     assert "create secret generic" not in tree["README.md"]
 
 

@@ -12,7 +12,7 @@ POOLS = [
     {"name": "b", "gpu": {"model": "L4"}, "labels": {"pool": "b"},
      "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]},
 ]
-ARGOCD = {"argocd": {"enabled": True, "repoURL": "https://git.example.com/stacks.git"}}
+ARGOCD = {"argocd": {"enabled": True, "repoURL": "https://github.com/example/stacks.git"}}
 
 
 def _jobs(rendered) -> dict[str, dict[str, Any]]:
