@@ -50,7 +50,7 @@ def main() -> int:
     total = rows[-1]
     print(markdown(rows))
     print()
-    print(f"seeds {args.seed}-{args.seed + args.count - 1}: {timings.scenarios} scenarios, {total['workloads']} workloads; "
+    print(f"seeds from {args.seed}: {timings.scenarios} scenarios, {total['workloads']} workloads; "
           f"scheduled {total['scheduled']}, pending as a rule said {total['confirmed']}, "
           f"waiting on GPUs other pods hold {total['contended']}, pending on labels the spec does not describe "
           f"{total['unjudged']}, refused only by HAMi's per-card fit {total['hami-only']}, Deployments that never "

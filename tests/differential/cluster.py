@@ -36,7 +36,7 @@ from tests.cluster.api import Api, ApiError
 from tests.cluster.nodes import FakeNode
 from tests.differential import dra
 from tests.differential.scenarios import Scenario
-from tests.differential.verdicts import SELECTOR, TAINT
+from tests.differential.verdicts import CEL_ERROR, SELECTOR, TAINT
 
 ISOLATION = "differential.gpustack.test/scenario"
 KUBELET_VERSION = "v1.36.3"
@@ -203,6 +203,8 @@ class Batch:
             assert node.startswith(f"{scenario.name}-"), f"{scenario.name} pod landed on {node}"
             return Observed(node, Counter(), "")
         message = _unschedulable(pod)
+        if CEL_ERROR in message:  # the DynamicResources filter gave up on the pod, not on a node
+            return Observed(None, Counter({CEL_ERROR: len(self.own[scenario.name])}), message)
         total, reasons = parse_reasons(message)
         others = total - len(self.own[scenario.name])
         workload = next(w for w in scenario.workloads if w["metadata"]["name"] == pod["metadata"]["name"])
@@ -241,9 +243,16 @@ def _decided(pod: dict[str, Any]) -> bool:
 
 
 def _unschedulable(pod: dict[str, Any]) -> str:
+    """The scheduler's message of a pod it cannot place: its filters' per-node reasons, or a
+    DRA selector's CEL runtime error (a ``SchedulerError``, retried with backoff and as
+    FailedScheduling events, never resolved while the selector reads a name no device has)."""
     for condition in pod.get("status", {}).get("conditions", []):
-        if condition["type"] == "PodScheduled" and condition.get("reason") == "Unschedulable":
-            return str(condition.get("message", ""))
+        if condition["type"] != "PodScheduled":
+            continue
+        message = str(condition.get("message", ""))
+        if condition.get("reason") == "Unschedulable" or (condition.get("reason") == "SchedulerError"
+                                                          and CEL_ERROR in message):
+            return message
     return ""
 
 

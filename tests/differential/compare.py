@@ -42,6 +42,7 @@ from tests.cluster.nodes import FakeNode
 from tests.differential.cluster import Observed
 from tests.differential.rollouts import Rolled
 from tests.differential.verdicts import (
+    CEL_ERROR,
     CLAIMS,
     INSUFFICIENT,
     PENDING_RULES,
@@ -53,7 +54,7 @@ from tests.differential.verdicts import (
 
 DISAGREEMENTS = ("contradicted", "other reason", "missed")
 # The scheduler's filters in the order it runs them: a node reports the first it fails.
-FILTER_ORDER = (TAINT, SELECTOR, INSUFFICIENT, UNALLOCATABLE)
+FILTER_ORDER = (TAINT, SELECTOR, INSUFFICIENT, UNALLOCATABLE, CEL_ERROR)
 # No rule judges whether a node has the devices a DRA claim asks for: such a miss is a
 # coverage gap, listed in the table's last rule row, not a disagreement.
 DRA_GAP = "DRA claims (no rule)"

@@ -62,11 +62,23 @@ def generate_dra(seed: int) -> Scenario:
                  "dra": {"enabled": True, "driver": "nvidia", "deviceClasses": classes}},
     }
     scenario = Scenario(seed, spec, family="d", mig=mig)
+    typos = random.Random(f"dra-typo:{seed}")  # its own stream: the draws above keep their values
     for number in range(rng.randint(1, 3)):
         pod, claim = _pod(rng, f"w{number}", pools, mig, classes, models)
+        if typos.random() < 0.1:
+            _misspell(claim)
         scenario.workloads.append(pod)
         scenario.claims.append(claim)
     return scenario
+
+
+def _misspell(claim: dict[str, Any]) -> None:
+    """A selector that reads ``productNam``: the driver publishes no such attribute, so its
+    evaluation fails on every device (what GS030 says)."""
+    spec = claim["spec"]["spec"] if claim["kind"] == "ResourceClaimTemplate" else claim["spec"]
+    exactly = spec["devices"]["requests"][0]["exactly"]
+    typo = {"cel": {"expression": f"{ATTRIBUTES}.productNam.startsWith('NVIDIA')"}}
+    exactly["selectors"] = [*exactly.get("selectors", []), typo]
 
 
 def _pool(rng: random.Random, index: int) -> dict[str, Any]:

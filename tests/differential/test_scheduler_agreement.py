@@ -54,7 +54,7 @@ def test_the_rules_agree_with_the_scheduler_on_the_fixed_seeds(cluster: Cluster,
     total = rows[-1]
     # The set exercises both sides: findings the scheduler confirms, and pods it schedules.
     assert total["confirmed"] > 200 and total["scheduled"] > 100, markdown(rows)
-    assert all(row["findings"] for row in rows if row["rule"] in ("GS001", "GS005", "GS024", "GS026", "GS027", "GS028"))
+    assert all(row["findings"] for row in rows if row["rule"] in ("GS001", "GS005", "GS024", "GS026", "GS027", "GS028", "GS030"))
     # The DRA scenarios: claims the scheduler allocates, and claims it cannot (no rule says so yet).
     dra = Counter(o.kind for o in outcomes if o.family == "d")
     assert dra["scheduled"] > 50 and dra["missed"] > 20 and dra["confirmed"] > 10, dra

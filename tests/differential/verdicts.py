@@ -21,6 +21,7 @@ SELECTOR = "didn't match Pod's node affinity/selector"
 TAINT = "untolerated taint"
 INSUFFICIENT = "Insufficient"
 UNALLOCATABLE = "cannot allocate all claims"  # the DynamicResources filter
+CEL_ERROR = "CEL runtime error"  # the same filter, on a selector that fails on a device (no such key)
 SPEC_FILE = "gpustack.yaml"
 PENDING_RULES = {
     "GS001": (SELECTOR,),  # a PCI class 0300 selector
@@ -28,7 +29,7 @@ PENDING_RULES = {
     "GS026": (SELECTOR,),  # a selector no pool matches
     "GS027": (INSUFFICIENT,),  # more than one node offers
     "GS028": (TAINT,),  # the taints of every pool untolerated
-    "GS030": (UNALLOCATABLE,),  # a claim's selector reads a name the driver does not publish
+    "GS030": (CEL_ERROR, UNALLOCATABLE),  # a claim's selector reads a name the driver does not publish
     "GS032": (SELECTOR,),  # an NFD PCI label the stack's NFD never sets
 }
 # The rule whose finding says a Deployment's rollout never completes.
