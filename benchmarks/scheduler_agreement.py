@@ -11,6 +11,7 @@ its seed (``tests.differential.scenarios.generate(seed)`` reproduces it). Exit 1
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 import sys
 import tempfile
 import time
@@ -58,6 +59,10 @@ def main() -> int:
     print(f"control plane up in {started:.1f} s; {len(timings.batches)} batches of {args.batch}: "
           f"{sum(timings.batches):.1f} s (apply {timings.apply:.1f}, lint {timings.lint:.1f}, "
           f"scheduler {timings.schedule:.1f}, clean-up {timings.clean:.1f})")
+    dra = Counter(o.kind for o in outcomes if o.family == "d")
+    print(f"of them DRA claims: {sum(dra.values())} pods; scheduled {dra['scheduled']}, pending as a rule said "
+          f"{dra['confirmed']}, pending where no rule judges the claim {dra['missed']}, waiting on devices other "
+          f"pods hold {dra['contended']}")
     disagreements = [o for o in outcomes if o.disagrees]
     for item in disagreements:
         family = "rollout seed" if item.rollout else {"d": "DRA seed"}.get(item.family, "seed")
