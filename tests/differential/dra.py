@@ -6,7 +6,8 @@ instances, one device per instance instead (type ``mig``, with its ``profile`` a
 (``GpuInfo.GetDevice``, ``MigDeviceInfo.GetDevice``). gpustack's spec has no MIG layout for a
 DRA pool (the layout is the device plugin's), so the MIG partitions of a scenario are drawn
 here and published beside the spec's whole GPUs, the way tests/cluster/test_dra_classes.py
-publishes them.
+publishes them. The partitions are not checked against the GPU's slices (the scheduler never
+reads them): one or two profiles, one or two instances each, per GPU of the pool.
 
 The classes: the driver chart's own ``gpu.nvidia.com`` (type gpu) and ``mig.nvidia.com``
 (type mig), deployments/helm/dra-driver-nvidia-gpu/templates/deviceclass-*.yaml of
