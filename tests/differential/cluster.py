@@ -34,14 +34,17 @@ from gpustack.spec.models import GpuStack
 from tests.cluster import nodes
 from tests.cluster.api import Api, ApiError
 from tests.cluster.nodes import FakeNode
+from tests.differential import dra
 from tests.differential.scenarios import Scenario
-from tests.differential.verdicts import SELECTOR, TAINT
+from tests.differential.verdicts import CEL_ERROR, SELECTOR, TAINT
 
 ISOLATION = "differential.gpustack.test/scenario"
 KUBELET_VERSION = "v1.36.3"
 DECIDE_SECONDS = 90  # for the scheduler to bind or give up on every pod of a batch (a busy machine)
 PROGRESS_DEADLINE = 10  # seconds a Deployment may make no progress before its controller says so
 UNBOUND_CLAIM = "PersistentVolumeClaim"
+CLASSES = "/apis/resource.k8s.io/v1/deviceclasses"
+SLICES = "/apis/resource.k8s.io/v1/resourceslices"
 BUSY = (429, 500, 503, 504)  # the API server's answers when it is overloaded: worth another try
 BUSY_RETRIES = 3  # a pod waiting for the provisioner: not decided yet
 # GFD's labels (tests/cluster/nodes.gpu_labels): the standalone device plugin chart's GFD shares the
@@ -69,25 +72,30 @@ def scenario_nodes(scenario: Scenario) -> list[FakeNode]:
     - NFD's PCI label by vendor only: gpustack's NFD runs ``deviceLabelFields: [vendor]``
       (gpustack/render/components/nfd.py), so no ``pci-<class>_10de.present``;
     - ``nvidia.com/gpu.present`` only from the GPU Operator, which these stacks do not deploy;
-    - no GFD labels on a pool HAMi serves (GFD_PREFIXES).
+    - no GFD labels on a pool HAMi serves (GFD_PREFIXES), nor anywhere when the stack deploys no
+      device plugin (a DRA stack: GFD comes with the device plugin's chart,
+      gpustack/render/components/device_plugin.py) or the plugin without GFD.
     """
     stack = GpuStack.model_validate(scenario.spec)
     hami = scenario.hami_pools()
+    gfd = stack.spec.devicePlugin.enabled and stack.spec.devicePlugin.gfd.enabled
     found = []
     for node in nodes.stack_nodes(stack):
-        labels = {key: value for key, value in node.labels.items() if not _unrendered(key, node.pool in hami)}
+        labels = {key: value for key, value in node.labels.items()
+                  if not _unrendered(key, node.pool in hami or not gfd)}
         labels[ISOLATION] = scenario.name
         taints = [*node.taints, {"key": ISOLATION, "value": scenario.name, "effect": "NoSchedule"}]
-        found.append(FakeNode(f"{scenario.name}-{node.name}", node.pool, labels, taints, node.allocatable, node.gpus))
+        found.append(FakeNode(f"{scenario.name}-{node.name}", node.pool, labels, taints, node.allocatable,
+                              dra.with_mig_devices(scenario, node)))
     return found
 
 
-def _unrendered(key: str, hami_pool: bool) -> bool:
+def _unrendered(key: str, without_gfd: bool) -> bool:
     if key.startswith(PCI_LABEL_PREFIX) and key != NFD_GPU_LABEL:
         return True
     if key == GPU_PRESENT_LABEL:
         return True
-    return hami_pool and key.startswith(GFD_PREFIXES)
+    return without_gfd and key.startswith(GFD_PREFIXES)
 
 
 def pod_spec(workload: dict[str, Any]) -> dict[str, Any]:
@@ -127,11 +135,15 @@ class Batch:
             list(pool.map(work, items))
 
     def apply(self) -> None:
+        for device_class in dra.DRIVER_CLASSES:  # shared by every DRA scenario, created once
+            self._create(CLASSES, device_class, exists_ok=True)
+        self._each(lambda body: self._create(CLASSES, body), [c for s in self.scenarios for c in dra.device_classes(s)
+                                                               if c not in dra.DRIVER_CLASSES])
         self._each(self._node, [node for found in self.own.values() for node in found])
         self._each(self._namespace, self.scenarios)
         self._each(self._pod, [(s, w) for s in self.scenarios for w in s.workloads])
 
-    def _create(self, path: str, body: dict[str, Any]) -> None:
+    def _create(self, path: str, body: dict[str, Any], exists_ok: bool = False) -> None:
         """Create, again after a refusal that says the server was too busy (a loaded machine:
         ``504 Timeout: request did not complete``); AlreadyExists then means the first landed."""
         for attempt in range(BUSY_RETRIES + 1):
@@ -139,7 +151,7 @@ class Batch:
                 self.api.create(path, body)
                 return
             except ApiError as error:
-                if attempt and error.code == 409:
+                if (attempt or exists_ok) and error.code == 409:
                     return
                 if error.code not in BUSY or attempt == BUSY_RETRIES:
                     raise
@@ -151,11 +163,14 @@ class Batch:
         self.api.merge_patch(f"/api/v1/nodes/{node.name}/status", {"status": body["status"]})
         # The TaintNodesByCondition admission plugin adds node.kubernetes.io/not-ready: set them again.
         self.api.merge_patch(f"/api/v1/nodes/{node.name}", {"spec": {"taints": node.taints}})
+        if node.gpus:
+            self._create(SLICES, nodes.resource_slice(node, dra.DRIVER))
 
     def _namespace(self, scenario: Scenario) -> None:
         self._create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": scenario.name}})
         for claim in scenario.claims:
-            self._create(f"/api/v1/namespaces/{scenario.name}/persistentvolumeclaims", claim)
+            group = "api/v1" if claim["kind"] == "PersistentVolumeClaim" else f"apis/{claim['apiVersion']}"
+            self._create(f"/{group}/namespaces/{scenario.name}/{claim['kind'].lower()}s", claim)
 
     def _pod(self, item: tuple[Scenario, dict[str, Any]]) -> None:
         scenario, workload = item
@@ -188,6 +203,8 @@ class Batch:
             assert node.startswith(f"{scenario.name}-"), f"{scenario.name} pod landed on {node}"
             return Observed(node, Counter(), "")
         message = _unschedulable(pod)
+        if CEL_ERROR in message:  # the DynamicResources filter gave up on the pod, not on a node
+            return Observed(None, Counter({CEL_ERROR: len(self.own[scenario.name])}), message)
         total, reasons = parse_reasons(message)
         others = total - len(self.own[scenario.name])
         workload = next(w for w in scenario.workloads if w["metadata"]["name"] == pod["metadata"]["name"])
@@ -212,6 +229,10 @@ class Batch:
             except ApiError as error:
                 if error.code != 404:
                     raise
+        gone = [f"{SLICES}/{node.name}-{dra.DRIVER}" for found in self.own.values() for node in found if node.gpus]
+        gone += [f"{CLASSES}/{c['metadata']['name']}" for s in self.scenarios for c in dra.device_classes(s)
+                 if c not in dra.DRIVER_CLASSES]
+        self._each(self.api.delete, gone)
 
 
 def _decided(pod: dict[str, Any]) -> bool:
@@ -222,9 +243,16 @@ def _decided(pod: dict[str, Any]) -> bool:
 
 
 def _unschedulable(pod: dict[str, Any]) -> str:
+    """The scheduler's message of a pod it cannot place: its filters' per-node reasons, or a
+    DRA selector's CEL runtime error (a ``SchedulerError``, retried with backoff and as
+    FailedScheduling events, never resolved while the selector reads a name no device has)."""
     for condition in pod.get("status", {}).get("conditions", []):
-        if condition["type"] == "PodScheduled" and condition.get("reason") == "Unschedulable":
-            return str(condition.get("message", ""))
+        if condition["type"] != "PodScheduled":
+            continue
+        message = str(condition.get("message", ""))
+        if condition.get("reason") == "Unschedulable" or (condition.get("reason") == "SchedulerError"
+                                                          and CEL_ERROR in message):
+            return message
     return ""
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gpustack.lint.facts.from_spec import load_cluster
@@ -17,6 +17,7 @@ from tests.cluster.api import Api
 from tests.differential.cluster import Batch
 from tests.differential.compare import Outcome, outcome, rollout_outcome
 from tests.differential.rollouts import roll
+from tests.differential.dra import fits_on_a_node, generate_dra
 from tests.differential.scenarios import Scenario, generate, generate_rollout
 from tests.differential.verdicts import SPEC_FILE, verdicts
 
@@ -34,10 +35,15 @@ class Timings:
     batches: list[float] = field(default_factory=list)
 
 
-def scenarios_of(seeds: Iterable[int], rollout_seeds: Iterable[int] = ()) -> list[Scenario]:
-    """The pod scenarios of ``seeds`` and the rollout scenarios of ``rollout_seeds``, interleaved:
-    each batch then waits on a few rollouts while the scheduler works on its pods."""
+def scenarios_of(seeds: Iterable[int], rollout_seeds: Iterable[int] = (), dra_seeds: Iterable[int] = ()) -> list[Scenario]:
+    """The pod scenarios of ``seeds`` and ``dra_seeds`` (DRA claims), and the rollout scenarios of
+    ``rollout_seeds``, interleaved: each batch then waits on a few rollouts while the scheduler
+    works on its pods."""
     pods = [generate(seed) for seed in seeds]
+    claims = [generate_dra(seed) for seed in dra_seeds]
+    every = max(1, len(pods) // max(1, len(claims)))
+    pods = [scenario for index, scenario in enumerate(pods) for scenario in
+            [scenario, *([claims.pop(0)] if claims and index % every == every - 1 else [])]] + claims
     rollouts = [generate_rollout(seed) for seed in rollout_seeds]
     every = max(1, len(pods) // max(1, len(rollouts)))
     mixed: list[Scenario] = []
@@ -81,7 +87,8 @@ def _batch(api: Api, scenarios: list[Scenario], folder: Path, timings: Timings) 
         rollout_outcome(s.seed, w, found[s.name][w["metadata"]["name"]], rolled[s.name], applied.own[s.name],
                         s.hami_pools())
         if w["kind"] == "Deployment" else
-        outcome(s.seed, w, found[s.name][w["metadata"]["name"]], observed[(s.name, w["metadata"]["name"])],
-                applied.own[s.name], judged[s.name], s.hami_pools())
+        replace(outcome(s.seed, w, found[s.name][w["metadata"]["name"]], observed[(s.name, w["metadata"]["name"])],
+                        applied.own[s.name], judged[s.name], s.hami_pools(),
+                        s.family == "d" and fits_on_a_node(s, w, applied.own[s.name])), family=s.family)
         for s in scenarios for w in s.workloads
     ]

@@ -40,8 +40,9 @@ class Scenario:
     seed: int
     spec: dict[str, Any]
     workloads: list[dict[str, Any]] = field(default_factory=list)
-    claims: list[dict[str, Any]] = field(default_factory=list)  # PersistentVolumeClaims the workloads mount
-    family: str = "s"  # s: pods (generate), r: a Deployment's rollout (generate_rollout)
+    claims: list[dict[str, Any]] = field(default_factory=list)  # PersistentVolumeClaims, DRA claims (templates)
+    family: str = "s"  # s: pods (generate), r: a Deployment's rollout (generate_rollout), d: DRA (dra.py)
+    mig: dict[str, dict[str, int]] = field(default_factory=dict)  # DRA: pool -> MIG instances per GPU
 
     @property
     def name(self) -> str:

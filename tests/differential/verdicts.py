@@ -20,6 +20,8 @@ from tests.differential.scenarios import Scenario
 SELECTOR = "didn't match Pod's node affinity/selector"
 TAINT = "untolerated taint"
 INSUFFICIENT = "Insufficient"
+UNALLOCATABLE = "cannot allocate all claims"  # the DynamicResources filter
+CEL_ERROR = "CEL runtime error"  # the same filter, on a selector that fails on a device (no such key)
 SPEC_FILE = "gpustack.yaml"
 PENDING_RULES = {
     "GS001": (SELECTOR,),  # a PCI class 0300 selector
@@ -27,6 +29,7 @@ PENDING_RULES = {
     "GS026": (SELECTOR,),  # a selector no pool matches
     "GS027": (INSUFFICIENT,),  # more than one node offers
     "GS028": (TAINT,),  # the taints of every pool untolerated
+    "GS030": (CEL_ERROR, UNALLOCATABLE),  # a claim's selector reads a name the driver does not publish
     "GS032": (SELECTOR,),  # an NFD PCI label the stack's NFD never sets
 }
 # The rule whose finding says a Deployment's rollout never completes.
@@ -45,7 +48,21 @@ def verdicts(scenario: Scenario, folder: Path) -> dict[str, set[str]]:
     report = lint(loaded, Config(spec=spec), jobs=1)
     assert not report.errors, report.errors
     found: dict[str, set[str]] = {workload["metadata"]["name"]: set() for workload in scenario.workloads}
+    users = _claim_users(scenario)
     for finding in report.findings:
-        if finding.rule in CLAIMS and finding.object is not None and finding.object.name in found:
-            found[finding.object.name].add(finding.rule)
+        if finding.rule in CLAIMS and finding.object is not None:
+            for name in users.get((finding.object.kind, finding.object.name), {finding.object.name} & found.keys()):
+                found[name].add(finding.rule)
     return found
+
+
+def _claim_users(scenario: Scenario) -> dict[tuple[str, str], set[str]]:
+    """(ResourceClaim or ResourceClaimTemplate, name) → the pods that name it: a finding on a
+    claim is a verdict on each of them."""
+    users: dict[tuple[str, str], set[str]] = {}
+    for workload in scenario.workloads:
+        for reference in workload["spec"].get("resourceClaims", []) if workload["kind"] == "Pod" else []:
+            for field, kind in (("resourceClaimName", "ResourceClaim"), ("resourceClaimTemplateName", "ResourceClaimTemplate")):
+                if field in reference:
+                    users.setdefault((kind, reference[field]), set()).add(workload["metadata"]["name"])
+    return users
