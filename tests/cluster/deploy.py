@@ -17,6 +17,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,8 @@ import yaml
 
 from gpustack.render import pod_security
 from tests.cluster.control_plane import REPO
+
+ESTABLISHED_SECONDS = 120  # generous: CI machines may be busy
 
 SHARED = Path(os.environ.get("GPUSTACK_SHARED") or REPO.parent / "shared")
 CHARTS = SHARED / "reference" / "charts"
@@ -186,8 +189,18 @@ class Applier:
         self.applied += done.stdout.splitlines()
 
     def wait_established(self) -> None:
-        done = self.run("wait", "--for=condition=Established", "customresourcedefinitions", "--all", "--timeout=120s")
-        assert done.returncode == 0, done.stderr
+        """Every CRD Established. kubectl's wait gives up at once, instead of waiting, on a CRD whose
+        status has no conditions yet (``.status.conditions accessor error: <nil>``), which a busy
+        API server shows for a moment after the apply: that answer is tried again."""
+        deadline = time.monotonic() + ESTABLISHED_SECONDS
+        while True:
+            left = max(1, int(deadline - time.monotonic()))
+            done = self.run("wait", "--for=condition=Established", "customresourcedefinitions", "--all", f"--timeout={left}s")
+            if done.returncode == 0:
+                return
+            if "accessor error" not in done.stderr or time.monotonic() > deadline:
+                raise AssertionError(done.stderr)
+            time.sleep(1)
 
 
 def namespaces(objects: Iterable[dict[str, Any]], extra: Iterable[str] = ()) -> list[dict[str, Any]]:
