@@ -13,7 +13,7 @@ from gpustack.spec import runbooks
 from gpustack.spec.featuregates import gate_problems
 from gpustack.spec.models import GpuStack
 from gpustack.spec.pool_checks import Finding
-from gpustack.spec.pools import gpu_model, hami_pool_labels, hami_pools
+from gpustack.spec.pools import gpu_model, hami_pool_labels, hami_pools, workload_pool
 
 DRA_MIN_MINOR = 34  # resource.k8s.io/v1 is served from Kubernetes 1.34
 # vLLM's --gpu-memory-utilization ceiling gpustack renders: leaves room for the CUDA context.
@@ -131,15 +131,14 @@ def check_feature_gates(stack: GpuStack) -> Iterator[Finding]:
 
 
 def check_workloads(stack: GpuStack) -> Iterator[Finding]:
-    pools = {p.name: p for p in stack.spec.nodePools}
     served = {p.name for p in hami_pools(stack)}
     for j, workload in enumerate(stack.spec.workloads):
         if workload.type != "vllm":
             continue
-        if workload.pool is not None and workload.pool not in pools:
+        pool = workload_pool(stack, workload)
+        if pool is None:
             yield ("spec", "workloads", j, "pool"), f"no node pool named {workload.pool!r}"
             continue
-        pool = pools[workload.pool] if workload.pool else stack.spec.nodePools[0]
         visible = gpu_model(pool).memoryMiB
         if workload.share is not None:
             if not stack.spec.sharing.hami.enabled:

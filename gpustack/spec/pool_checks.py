@@ -22,7 +22,7 @@ from gpustack.spec.partitioning import (
     mig_pools,
     mig_slices,
 )
-from gpustack.spec.pools import SKIP_DRIVER_LABEL, gpu_model, hami_pools, on_nvswitch, repels
+from gpustack.spec.pools import SKIP_DRIVER_LABEL, gpu_model, hami_pools, on_nvswitch, repels, workload_pool
 from gpustack.suggest import did_you_mean
 
 Finding = tuple[tuple[str | int, ...], str]
@@ -141,12 +141,11 @@ def check_fabric_manager_off(stack: GpuStack) -> Iterator[Finding]:
     """An NVSwitch board with a host driver and ``driver.fabricManager: false`` runs no Fabric
     Manager the stack knows of, so GPU pods rendered there never start (and GS044 says so): the
     smoke Job of the pool, and the workloads placed on it."""
+    gpu_workloads = [w for w in stack.spec.workloads if isinstance(w, (Vllm, SmokeTest, Nbody))]
     for i, pool in enumerate(stack.spec.nodePools):
         if pool.driver.source != "host" or pool.driver.fabricManager or not on_nvswitch(pool):
             continue
-        first = stack.spec.nodePools[0].name  # where workloads without a pool of their own run
-        gpu_workloads = [w for w in stack.spec.workloads if isinstance(w, (Vllm, SmokeTest, Nbody))]
-        placed = [f"workload {w.name}" for w in gpu_workloads if (getattr(w, "pool", None) or first) == pool.name]
+        placed = [f"workload {w.name}" for w in gpu_workloads if workload_pool(stack, w) is pool]
         pods = (["its smoke Job"] if stack.spec.smokeJobs else []) + placed
         if pods:
             what = ", ".join(pods)

@@ -31,6 +31,15 @@ def on_nvswitch(pool: NodePool) -> bool:
     return gpu_model(pool).on_nvswitch(pool.gpu.count)
 
 
+def workload_pool(stack: GpuStack, workload: object) -> NodePool | None:
+    """The pool a workload's pods run on: the one it names (``pool``), else the first; None for
+    a name no pool has (``component_checks.check_workloads`` refuses it)."""
+    name = getattr(workload, "pool", None)
+    if name is None:
+        return stack.spec.nodePools[0]
+    return next((pool for pool in stack.spec.nodePools if pool.name == name), None)
+
+
 def fabric_manager_pools(stack: GpuStack) -> list[NodePool]:
     """NVSwitch pools whose host steps install Fabric Manager: a host driver and ``driver.fabricManager``."""
     return [p for p in stack.spec.nodePools if p.driver.source == "host" and p.driver.fabricManager and on_nvswitch(p)]

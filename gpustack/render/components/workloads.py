@@ -20,7 +20,7 @@ from gpustack.spec.component_checks import MAX_GPU_MEMORY_UTILIZATION
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
 from gpustack.spec.models.workloads import MC_IMAGE, Minio, ModelLoader, Nbody, S3Source, SmokeTest, Vllm
-from gpustack.spec.pools import gpu_model, hami_pools
+from gpustack.spec.pools import gpu_model, hami_pools, workload_pool
 
 VLLM_PORT = 8000
 # vLLM's own default; used when nothing says how much of the visible memory the model needs.
@@ -246,8 +246,9 @@ def needs_recreate(stack: GpuStack, spec: Vllm) -> bool:
 
 
 def _pool(stack: GpuStack, spec: Vllm) -> NodePool:
-    pools = {pool.name: pool for pool in stack.spec.nodePools}
-    return pools[spec.pool] if spec.pool else stack.spec.nodePools[0]
+    pool = workload_pool(stack, spec)
+    assert pool is not None, "the spec's checks refuse a pool name no pool has"
+    return pool
 
 
 def _selector(spec: Vllm) -> dict[str, str]:
