@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from gpustack.lint.facts import talos
-from gpustack.lint.facts.clusterconfig import is_k3s_config
+from gpustack.lint.facts.clusterconfig import is_k3s_config, k3s_default_runtime
 from gpustack.lint.model import Note, Resource
 from gpustack.lint.policy.config import Config
 from gpustack.lint.releases.helmchart import is_chart_metadata
@@ -66,4 +66,4 @@ def notes(by_file: Mapping[str, Sequence[Resource]], releases: Iterable[HelmChar
 
 def _sets_default_runtime(resource: Resource) -> bool:
     """A K3s or RKE2 config that sets only containerd's default runtime (runtime evidence reads it)."""
-    return resource.kind is None and isinstance(resource.data.get("default-runtime"), str)
+    return k3s_default_runtime(resource) is not None

@@ -96,6 +96,12 @@ def is_k3s_config(resource: Resource) -> bool:
     return resource.kind is None and any(key.rstrip("+") in K3S_ARGS for key in resource.data)
 
 
+def k3s_default_runtime(resource: Resource) -> str | None:
+    """The containerd default runtime a K3s or RKE2 config sets (``default-runtime``), if any."""
+    runtime = resource.data.get("default-runtime") if resource.kind is None else None
+    return runtime if isinstance(runtime, str) else None
+
+
 def gate_settings(resources: tuple[Resource, ...]) -> Iterator[GateSetting]:
     for resource in resources:
         if is_k3s_config(resource):

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpustack.lint.charts import chartkeys, chartversions
 from gpustack.lint.facts import clusterpolicy, deviceplugins, registered, talos
+from gpustack.lint.facts.clusterconfig import k3s_default_runtime
 from gpustack.lint.model import Path, Resource, get_value
 from gpustack.lint.releases import dispatch, helmvalues
 
@@ -83,8 +84,7 @@ def _verdict(ctx: LintContext) -> Evidence | None:
 
 def _from_documents(resources: tuple[Resource, ...]) -> Iterator[Evidence]:
     for resource in resources:
-        if resource.kind is None and isinstance(resource.data.get("default-runtime"), str):
-            runtime = resource.data["default-runtime"]
+        if (runtime := k3s_default_runtime(resource)) is not None:
             yield Evidence(runtime == "nvidia", resource, ("default-runtime",), f"K3s/RKE2 config sets default-runtime: {runtime}")
         elif talos.is_talconfig(resource):
             yield from _talconfig(resource)
