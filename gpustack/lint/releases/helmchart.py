@@ -51,10 +51,14 @@ def settle(release: HelmChartRelease, whole: WholeSet) -> HelmChartRelease:
 
 def set_releases(whole: WholeSet) -> Iterator[HelmChartRelease]:
     charts = {posixpath.dirname(posix_path(chart.file)): chart for chart in _charts(whole)}
+    if not charts:
+        return
+    files = {posix_path(file): resources for file, resources in whole.by_file.items()}
     for folder, chart in charts.items():
+        values = _values(files, folder)
         if _parent_folder(folder) not in charts:  # a subchart: the parent's dependency release
-            yield _own_release(chart, _values(whole, folder))
-        yield from _dependency_releases(whole, folder, chart)
+            yield _own_release(chart, values)
+        yield from _dependency_releases(files, folder, chart, values)
 
 
 def _charts(whole: WholeSet) -> Iterator[Resource]:
@@ -62,15 +66,9 @@ def _charts(whole: WholeSet) -> Iterator[Resource]:
         yield from (resource for resource in resources if is_chart_metadata(resource))
 
 
-def _values(whole: WholeSet, folder: str) -> list[Resource]:
-    wanted = posixpath.join(folder, VALUES_FILE)
-    return [
-        resource
-        for file, resources in whole.by_file.items()
-        if posix_path(file) == wanted
-        for resource in resources
-        if resource.kind is None
-    ]
+def _values(files: Mapping[str, list[Resource]], folder: str) -> list[Resource]:
+    """The documents of the chart folder's ``values.yaml`` (``files``: the set by POSIX path)."""
+    return [resource for resource in files.get(posixpath.join(folder, VALUES_FILE), ()) if resource.kind is None]
 
 
 def _parent_folder(folder: str) -> str:
@@ -84,8 +82,9 @@ def _own_release(chart: Resource, values: list[Resource]) -> HelmChartRelease:
     return new_release(chart, ("name",), chart.data["name"], None, layers, version=chart.data.get("version"))
 
 
-def _dependency_releases(whole: WholeSet, folder: str, chart: Resource) -> Iterator[HelmChartRelease]:
-    values = _values(whole, folder)
+def _dependency_releases(
+    files: Mapping[str, list[Resource]], folder: str, chart: Resource, values: list[Resource]
+) -> Iterator[HelmChartRelease]:
     merged: Mapping[str, Any] = {}
     for resource in values:
         merged = coalesce(merged, resource.data)
@@ -95,7 +94,7 @@ def _dependency_releases(whole: WholeSet, folder: str, chart: Resource) -> Itera
         if not isinstance(name, str) or not _enabled(dependency, merged):
             continue
         key = nonempty_text(dependency.get("alias")) or name
-        layers = [ValuesLayer(r, (), r.data) for r in _values(whole, posixpath.join(folder, "charts", name))]
+        layers = [ValuesLayer(r, (), r.data) for r in _values(files, posixpath.join(folder, "charts", name))]
         for resource in values:
             if shared := mapping(resource.data.get("global")):
                 layers.append(ValuesLayer(resource, (), {"global": shared}))
