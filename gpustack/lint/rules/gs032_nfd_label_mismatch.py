@@ -18,14 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from gpustack.lint.charts import chartversions
 from gpustack.lint.charts.chartkeys import version_key
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import registered
-from gpustack.lint.facts.operands import component_releases
+from gpustack.lint.facts.nfd import STOCK_FIELDS, nfd_releases
 from gpustack.lint.facts.podspec import node_label_tests, subject
 from gpustack.lint.model import Hit, Path, PodSpec, Resource, get_value
 from gpustack.lint.registry import Rule
@@ -35,21 +34,8 @@ from gpustack.lint.releases.release import HelmChartRelease
 NFD = "feature.node.kubernetes.io/"
 VENDOR_LABEL = f"{NFD}pci-10de.present"
 CLASS_LABELS = frozenset({f"{NFD}pci-0300_10de.present", f"{NFD}pci-0302_10de.present"})
-STOCK_FIELDS = ("class", "vendor")  # NFD's default deviceLabelFields
 PCI = ("worker", "config", "sources", "pci", "deviceLabelFields")
-BUNDLED_FIELDS = ("vendor",)  # the deviceLabelFields of the NFD that NVIDIA's charts bundle
 DEFAULT_AFFINITY_SINCE = (0, 15, 0)
-
-
-@cache
-def nfd_charts() -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
-    """Chart → (where its NFD's values sit, the deviceLabelFields it deploys NFD with): NFD's own
-    chart stock, the charts that bundle NFD (NVIDIA's: the device plugin, the GPU Operator)
-    vendor-only."""
-    return {
-        chart: (prefix, BUNDLED_FIELDS if prefix else STOCK_FIELDS)
-        for chart, prefix in registered.component_values("feature-discovery", "node-feature-discovery").items()
-    }
 
 
 @dataclass(frozen=True)
@@ -84,10 +70,8 @@ def check(ctx: LintContext) -> Iterator[Hit]:
 
 
 def _nfd_fields(ctx: LintContext) -> Iterator[tuple[str, ...]]:
-    for release, (prefix, default) in component_releases(ctx, nfd_charts(), "nfd"):
-        if release.chart == _device_plugin() and not _plugin_deploys_nfd(release.values):
-            continue
-        yield _fields(get_value(release.values, *prefix, *PCI), default)
+    for nfd in nfd_releases(ctx):
+        yield _fields(nfd.values(*PCI), nfd.default_fields)
     for resource in ctx.of_kind("ConfigMap"):
         data = resource.get(("data",))
         text = data.get("nfd-worker.conf") if isinstance(data, Mapping) else None
@@ -97,17 +81,8 @@ def _nfd_fields(ctx: LintContext) -> Iterator[tuple[str, ...]]:
 
 
 def _device_plugin() -> str:
-    """nvidia-device-plugin: its NFD is off by default, its default affinity selects VENDOR_LABEL."""
+    """nvidia-device-plugin: its default affinity selects VENDOR_LABEL."""
     return registered.chart_of_role("device-plugin")
-
-
-def _plugin_deploys_nfd(values: Mapping[str, Any]) -> bool:
-    # The chart's dependency condition `nfd.enabled,gfd.enabled`: the first key set decides.
-    for keys in (("nfd", "enabled"), ("gfd", "enabled")):
-        value = get_value(values, *keys)
-        if value is not None:
-            return value is True
-    return False
 
 
 def _fields(value: Any, default: tuple[str, ...]) -> tuple[str, ...]:
