@@ -88,8 +88,8 @@ def test_diff_prints_the_diff_changes_nothing_and_exits_by_the_files_as_they_are
     Path("vllm.yaml").write_text(VLLM)
     code, out, err = gpustack(capsys, "--diff", "vllm.yaml")
     assert (code, out) == (1, DIFF)
-    assert err.startswith("--fix would fix 3 findings in 1 file\nvllm.yaml:16:5: error GS004 missing-runtime-class:")
-    assert err.endswith("1 file, 1 object: 2 findings (2 errors), 1 info hidden (--show-info lists them)\n")
+    assert err.startswith("--fix would fix 3 findings in 1 file\nvllm.yaml:16:5: warning GS004 missing-runtime-class:")
+    assert err.endswith("1 file, 1 object: 2 findings (1 error, 1 warning), 1 info hidden (--show-info lists them)\n")
     assert Path("vllm.yaml").read_text() == VLLM
 
 

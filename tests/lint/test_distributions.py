@@ -53,8 +53,9 @@ def severities(capsys: pytest.CaptureFixture[str], rule: str, *args: str) -> lis
     return [f["severity"] for f in json.loads(out)["findings"]]
 
 
+# The distribution's default runtime alone: a warning (an error needs a spec or evidence in the set).
 GS004 = {
-    "k3s": ["error"], "rke2": ["error"], "k0s": ["error"], "kubeadm": ["error"], "talos": ["error"],
+    "k3s": ["warning"], "rke2": ["warning"], "k0s": ["warning"], "kubeadm": ["warning"], "talos": ["warning"],
     "gke": [], "eks": [], "aks": [],
     "microk8s": ["warning"], "openshift": [], "generic": ["warning"],
 }  # fmt: skip
@@ -128,7 +129,7 @@ def test_an_objects_own_cloud_labels_are_its_context(
 )
 def test_other_selections_are_no_cloud_context(capsys: pytest.CaptureFixture[str], selection: str) -> None:
     write("vllm.yaml", deployment(selection))
-    assert severities(capsys, "GS004", "--distribution", "k3s") == ["error"]
+    assert severities(capsys, "GS004", "--distribution", "k3s") == ["warning"]
 
 
 INSTANCE_TYPE = "      nodeSelector: {node.kubernetes.io/instance-type: g6.2xlarge}\n"

@@ -72,7 +72,9 @@ spec:
   repo: https://nvidia.github.io/k8s-device-plugin
   version: 0.17.4
 """
-    assert [f.severity for f in _gs004(lint, release)] == ["error"]  # K3s' helm-controller: K3s context
+    # K3s' helm-controller: K3s context, a warning on its default alone, an error where the set says runc
+    assert [f.severity for f in _gs004(lint, release)] == ["warning"]
+    assert [f.severity for f in _gs004(lint, release, "default-runtime: runc\n")] == ["error"]
     assert _gs004(lint, release, "default-runtime: nvidia\n") == []
 
 

@@ -22,10 +22,11 @@ PCI_0300_POD = GPU_POD.replace("spec:\n", 'spec:\n  nodeSelector: {feature.node.
 @pytest.mark.parametrize(
     ("distribution", "severity"),
     [
-        ("k3s", "error"),
-        ("rke2", "error"),
-        ("k0s", "error"),
-        ("kubeadm", "error"),
+        # The distribution's default alone: the nodes may be set up outside the files.
+        ("k3s", "warning"),
+        ("rke2", "warning"),
+        ("k0s", "warning"),
+        ("kubeadm", "warning"),
         ("gke", None),
         ("eks", None),
         ("aks", None),

@@ -72,19 +72,23 @@ def _evidence(ctx: LintContext) -> tuple[bool, str] | None:
 
 
 def _severity(distribution: str | None, ctx: LintContext) -> Severity | None:
-    """None: no finding. Error where runc is the default, info without any context.
+    """None: no finding. Error where the spec or the set says runc is the default; a warning
+    where only the distribution's own default says so (the nodes may be set up outside the
+    files: Ansible, cloud-init, a node image); info without any context.
 
     Precedence: a managed cloud or OpenShift, then the spec's ``cluster.nvidiaDefaultRuntime``,
     then the set's evidence, then the distribution's own default runtime."""
     if distribution in MANAGED or distribution in HOOKED:
         return None
-    if ctx.cluster is not None and ctx.cluster.nvidia_default_runtime:
-        return None
+    if ctx.cluster is not None:
+        return None if ctx.cluster.nvidia_default_runtime else Severity.ERROR
     if (evidence := ctx.set_fact(_evidence)) is not None:
         return None if evidence[0] else Severity.ERROR
-    if distribution in RUNTIME_CLASS_DISTRIBUTIONS:
-        return Severity.ERROR
     return Severity.INFO if distribution is None else Severity.WARNING
+
+
+def _class_exists(severity: Severity, distribution: str | None) -> bool:
+    return severity is Severity.ERROR or distribution in RUNTIME_CLASS_DISTRIBUTIONS
 
 
 def _where(distribution: str | None, ctx: LintContext) -> str:
@@ -130,8 +134,9 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
         "without GPU devices or driver",
         severity=severity,
         fix=FIX,
-        # Only where runc is surely the default: elsewhere the class may not exist.
-        edits=(SetValue((*pod.path, "runtimeClassName"), "nvidia"),) if severity is Severity.ERROR else (),
+        # Only where runc is surely the default, or the distribution registers the class:
+        # elsewhere the class may not exist.
+        edits=(SetValue((*pod.path, "runtimeClassName"), "nvidia"),) if _class_exists(severity, distribution) else (),
     )
 
 

@@ -1,0 +1,120 @@
+"""GS047: pods that require a GPU discovery label that nothing in the set puts on nodes.
+
+``nvidia.com/gpu.present`` is set by the GPU Operator; GFD's labels (``nvidia.com/gpu.product``,
+``.count``, ``.memory``, …) by GPU Feature Discovery, which the device plugin chart deploys only
+with ``gfd.enabled`` and the GPU Operator by default. A set that deploys NVIDIA's device plugin
+itself, without the operator, owns the GPU layer: a pod that requires one of those labels there
+runs only on nodes someone labelled by hand, and every new GPU node strands it. Hand labels the
+set applies (``facts/node_labels.py``: Node objects, K3s, kubelet and Talos node labels,
+NodeFeatureRules, node templates) count. With a spec GS026 judges selectors against the pools
+instead, so this rule needs none and says nothing under one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from gpustack.lint.context import LintContext
+from gpustack.lint.facts import clusterpolicy, registered
+from gpustack.lint.facts.deviceplugins import set_plugins
+from gpustack.lint.facts.images import image_repository
+from gpustack.lint.facts.node_labels import set_label_keys
+from gpustack.lint.facts.operands import component_releases
+from gpustack.lint.facts.podspec import (
+    LabelTest,
+    command_parts,
+    node_label_tests,
+    subject,
+)
+from gpustack.lint.facts.pools import GFD_LABELS, GPU_PRESENT_LABEL
+from gpustack.lint.model import Hit, Path, PodSpec, get_value
+from gpustack.lint.registry import Rule
+from gpustack.lint.releases import dispatch
+
+GFD = "gpu-feature-discovery"
+_POD_KEYS = ("nodeSelector", "affinity")  # the values keys most charts copy into their pods
+
+
+def check(ctx: LintContext) -> Iterator[Hit]:
+    if ctx.cluster is not None:
+        return
+    plugins = set_plugins(ctx)
+    if not any(p.vendor == "nvidia" for p in plugins) or any(p.operator for p in plugins) or _operator(ctx):
+        return
+    unset = {GPU_PRESENT_LABEL} | (set() if _gfd(ctx) else set(GFD_LABELS))
+    unset -= set_label_keys(ctx)
+    for name, pod in _selecting_pods(ctx):
+        missing = _stranding_tests(pod, unset)
+        if missing:
+            first = missing[0]
+            labeller = "the GPU Operator" if first.key == GPU_PRESENT_LABEL else "GPU Feature Discovery"
+            yield Hit(
+                pod.resource,
+                first.path,
+                f"{name} requires the node label {first.key}, but nothing in the set puts it on nodes ({labeller} "
+                "sets it, and the set deploys NVIDIA's device plugin without it): it runs only on nodes labelled "
+                "by hand, and a new GPU node strands it",
+                fix=f"Select a label the set's discovery makes (NFD's feature.node.kubernetes.io/pci-10de.present), "
+                f"deploy {labeller}, or label the GPU nodes in the set (node config or Node objects).",
+            )
+
+
+def _stranding_tests(pod: PodSpec, unset: set[str]) -> list[LabelTest]:
+    """The required tests on ``unset`` labels that keep the pod off every node: a nodeSelector
+    entry, or one in each of the required affinity's terms (terms are OR'd)."""
+    required = [t for t in node_label_tests(pod) if t.required]
+    selector = [t for t in required if t.term is None and t.selects and t.key in unset]
+    if selector:
+        return selector
+    terms: dict[int, list[LabelTest]] = {}
+    for test in required:
+        if test.term is not None:
+            terms.setdefault(test.term, [])
+            if test.selects and test.key in unset:
+                terms[test.term].append(test)
+    if terms and all(terms.values()):
+        return [tests[0] for tests in terms.values()]
+    return []
+
+
+def _selecting_pods(ctx: LintContext) -> Iterator[tuple[str, PodSpec]]:
+    for pod in ctx.pod_specs:
+        yield subject(pod), pod
+    for release in dispatch.releases(ctx):
+        # The values read as a pod spec's, for their paths: one per place that sets them.
+        found: dict[tuple[int, Path], dict[str, Any]] = {}
+        for key in _POD_KEYS:
+            value = get_value(release.values, key)
+            resource, path = release.where(key)
+            if isinstance(value, Mapping) and path[-1:] == (key,):
+                found.setdefault((id(resource), path[:-1]), {"resource": resource})[key] = value
+        for (_, parent), spec in found.items():
+            resource = spec.pop("resource")
+            yield str(release), PodSpec(resource, parent, spec, {}, gpu_consumer=False, system_component=True)
+
+
+def _operator(ctx: LintContext) -> bool:
+    operator = registered.chart_of_role("gpu-operator")
+    return bool(clusterpolicy.cluster_policies(ctx)) or any(r.chart == operator for r in dispatch.releases(ctx))
+
+
+def _gfd(ctx: LintContext) -> bool:
+    """Whether the set deploys GFD: a device plugin release with ``gfd.enabled``, or a GFD container."""
+    bundlers = registered.component_values(GFD, GFD)
+    for release, prefix in component_releases(ctx, bundlers, "gfd"):
+        if get_value(release.values, *prefix, "enabled") is True:
+            return True
+    return any(_runs_gfd(pod) for pod in ctx.pod_specs)
+
+
+def _runs_gfd(pod: PodSpec) -> bool:
+    for container in pod.containers():
+        if image_repository(container.image).endswith(GFD):
+            return True
+        if any(text.rsplit("/", 1)[-1] == GFD for _, text in command_parts(container)):
+            return True
+    return False
+
+
+RULE = Rule("GS047", "set", check)
