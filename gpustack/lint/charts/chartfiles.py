@@ -42,7 +42,10 @@ def read_chart(path: Path) -> ChartKeys:
     chart = read_files(path)
     name, version = str(chart.meta.get("name", "")), str(chart.meta.get("version", ""))
     found = states(chart)
-    return ChartData(name, (version,), encode([found]), str(path), encode_lists([list_keys(chart, found)])).at(version)
+    return ChartData(
+        name, (version,), encode([found]), str(path), encode_lists([list_keys(chart, found)]),
+        encode_defaults([dead_defaults(chart, found)]),
+    ).at(version)
 
 
 def read_charts(paths: tuple[Path, ...]) -> tuple[ChartKeys, ...]:
@@ -131,6 +134,38 @@ def list_keys(chart: ChartFiles, found: Mapping[KeyPath, str]) -> set[KeyPath]:
                 yield from walk(value, (*prefix, str(key)))
 
     return set(walk(chart.values, ()))
+
+
+def dead_defaults(chart: ChartFiles, found: Mapping[KeyPath, str]) -> dict[KeyPath, Any]:
+    """The scalar defaults (``values.yaml``, the chart's over its subcharts') of the keys that
+    ``found`` (its ``states``) marks declared only: a release that sets one of them to its
+    default asks for nothing, whether a template reads it or not (GS042)."""
+    defaults: dict[KeyPath, Any] = {}
+    aliases = {str(d.get("name")): str(d.get("alias") or d.get("name"))
+               for d in chart.meta.get("dependencies") or () if isinstance(d, Mapping)}
+    sources = [((), chart.values)] + [
+        ((aliases[name],), sub.values)
+        for sub in chart.subcharts.values() if (name := str(sub.meta.get("name"))) in aliases
+    ]
+    for path, state in found.items():
+        if state != DECLARED:
+            continue
+        for prefix, values in sources:
+            if path[: len(prefix)] != prefix:
+                continue
+            node = values
+            for step in path[len(prefix):]:
+                node = node.get(step) if isinstance(node, Mapping) else None
+            if isinstance(node, (str, int, float, bool)):
+                defaults[path] = node
+                break
+    return defaults
+
+
+def encode_defaults(columns: list[Mapping[KeyPath, Any]]) -> list[list[Any]]:
+    """The stored defaults of declared-only keys: ``[[step, …], [value or null per version]]``."""
+    paths = sorted(set().union(*columns)) if columns else []
+    return [[list(path), [column.get(path) for column in columns]] for path in paths]
 
 
 def values_only(values: Any) -> dict[KeyPath, str]:

@@ -17,7 +17,8 @@ Each key path of a chart has, per version, one state:
 Subcharts sit under their alias, their templates read as their own. The shipped data,
 ``data/chart-keys/<chart>.json`` (one file per chart, every version in it: each key maps to one
 state letter per version; ``lists``: the keys whose default is a list the templates take whole,
-where a map renders a broken manifest, GS051), is made by ``python -m gpustack.lint.charts.generate_keys`` from the packaged
+where a map renders a broken manifest, GS051; ``defaults``: the values.yaml defaults of the
+declared-only keys, GS042), is made by ``python -m gpustack.lint.charts.generate_keys`` from the packaged
 charts; a test (tests/lint/test_chart_keys.py) regenerates it and compares. ``--chart-values`` reads a chart
 folder or ``.tgz`` the same way at run time. ``data/chart-keys/renames.yaml`` lists keys a
 chart renamed, with the version.
@@ -51,6 +52,7 @@ class ChartData:
     tree: Mapping[str, Node]
     source: str = ""
     lists: tuple[Any, ...] = ()  # [[step, …], "l-l"]: keys whose default is a list taken whole
+    defaults: tuple[Any, ...] = ()  # [[step, …], [value or None per version]]: declared-only keys' defaults
 
     def at(self, version: str) -> ChartKeys:
         return ChartKeys(self, self.versions.index(version))
@@ -101,6 +103,14 @@ class ChartKeys:
         templates take whole (``toYaml``, ``range``) without testing its kind."""
         return tuple(tuple(path) for path, marks in self.data.lists if marks[self.column] == "l")
 
+    def declared_default(self, path: KeyPath) -> Any:
+        """The scalar default of a declared-only key in this version's ``values.yaml``; None
+        when it has none (or is read)."""
+        for steps, values in self.data.defaults:
+            if tuple(steps) == path:
+                return values[self.column]
+        return None
+
     def reads(self, path: KeyPath) -> bool:
         """Whether this version's templates read ``path`` (or take a subtree above it whole)."""
         return self.state(path)[0] in (READ, PASSTHROUGH)
@@ -148,7 +158,10 @@ def _shipped(chart: str) -> ChartData | None:
     if not entry.is_file():
         return None
     data = json.loads(entry.read_text("utf-8"))
-    return ChartData(data["chart"], tuple(data["versions"]), data["keys"], lists=tuple(data.get("lists", ())))
+    return ChartData(
+        data["chart"], tuple(data["versions"]), data["keys"], lists=tuple(data.get("lists", ())),
+        defaults=tuple(data.get("defaults", ())),
+    )
 
 
 @cache

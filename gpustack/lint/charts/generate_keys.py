@@ -12,7 +12,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from gpustack.lint.charts.chartfiles import ChartFiles, encode, encode_lists, load_yaml, list_keys, read_files, states, values_only
+from gpustack.lint.charts.chartfiles import (
+    ChartFiles,
+    dead_defaults,
+    encode,
+    encode_defaults,
+    encode_lists,
+    list_keys,
+    load_yaml,
+    read_files,
+    states,
+    values_only,
+)
 from gpustack.lint.charts.chartkeys import version_key
 
 
@@ -31,22 +42,25 @@ def generate(packages: list[Path]) -> dict[str, dict[str, Any]]:
             "versions": [version for version, _ in found],
             "keys": encode(columns),
             "lists": encode_lists([list_keys(chart, column) for (_, chart), column in zip(found, columns)]),
+            "defaults": encode_defaults([dead_defaults(chart, column) for (_, chart), column in zip(found, columns)]),
         }
     return generated
 
 
 def generate_values_only(values: Path, name: str, version: str) -> dict[str, Any]:
     """The data of a chart gpustack has only the ``values.yaml`` of."""
-    return {"chart": name, "versions": [version], "keys": encode([values_only(load_yaml(values.read_text("utf-8")))]), "lists": []}
+    return {"chart": name, "versions": [version], "keys": encode([values_only(load_yaml(values.read_text("utf-8")))]), "lists": [],
+            "defaults": []}
 
 
 def dump(data: Mapping[str, Any]) -> str:
     """Compact JSON, one top-level key per line (small, and diffs stay readable)."""
     keys = ",\n".join(f"{json.dumps(k)}:{json.dumps(v, separators=(',', ':'))}" for k, v in data["keys"].items())
     lists = json.dumps(data["lists"], separators=(",", ":"))
+    defaults = json.dumps(data["defaults"], separators=(",", ":"))
     return (
         f'{{"chart":{json.dumps(data["chart"])},"versions":{json.dumps(data["versions"])},"keys":{{\n{keys}}},\n'
-        f'"lists":{lists}}}\n'
+        f'"lists":{lists},\n"defaults":{defaults}}}\n'
     )
 
 

@@ -32,12 +32,30 @@ def asks_nothing(layer: ValuesLayer, path: KeyPath) -> bool:
     """The layer writes ``path`` null or empty (``noTimestamp: null``, ``namespaceOverride: ""``,
     a key left without a value by a stray line): what a block copied from the chart's
     values.yaml writes, asking for nothing the chart would miss (Helm drops a null key)."""
+    node = _written(layer, path)
+    return node is not _NOT_HELD and (node is None or node in ("", {}, []))
+
+
+def sets_default(layer: ValuesLayer, path: KeyPath, keys: ChartKeys) -> bool:
+    """The layer writes ``path`` as the chart version's ``values.yaml`` has it (a declared-only
+    key's scalar default): whether a template reads it or not, nothing changes."""
+    default = keys.declared_default(path)
+    node = _written(layer, path)
+    return default is not None and type(node) is type(default) and node == default
+
+
+_NOT_HELD = object()
+
+
+def _written(layer: ValuesLayer, path: KeyPath) -> Any:
+    """The value the layer writes at ``path``; ``_NOT_HELD`` where it holds none (a ``--set``
+    list item's key: its value is not held)."""
     node: Any = layer.values
     for key in path:
         if not isinstance(node, Mapping) or key not in node:
-            return False  # a `--set` list item's key: its value is not held
+            return _NOT_HELD
         node = node[key]
-    return node is None or node in ("", {}, [])
+    return node
 
 
 def other_versions(keys: ChartKeys, path: KeyPath) -> str | None:

@@ -6,7 +6,8 @@ device plugin chart (0.15.0 to 0.20.0) declares ``gfd.sleepInterval`` and ``gfd.
 while its GFD template reads the top-level ``sleepInterval`` and ``noTimestamp``: a release that
 sets the declared keys keeps GFD's 60 s relabelling and its churning timestamp label. Which keys
 are read comes from the charts' templates (``gpustack.lint.charts.chartkeys``), per version. A null
-or empty value is not reported: it asks for nothing (a block copied from values.yaml).
+or empty value, or the chart's own default, is not reported: it asks for nothing (a block
+copied from values.yaml).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
                 # The topmost declared-only key once, not every key below it.
                 if keys.state(path)[0] != DECLARED or (len(path) > 1 and keys.state(path[:-1])[0] == DECLARED):
                     continue
-                if valuehints.asks_nothing(layer, path):
+                if valuehints.asks_nothing(layer, path) or valuehints.sets_default(layer, path, keys):
                     continue
                 where = layer.where(path)
                 if where is None:
