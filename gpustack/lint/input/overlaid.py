@@ -1,0 +1,122 @@
+"""A root's objects as its kustomizations deploy them: overlays built before rules run.
+
+Each kustomization of the root that no other kustomization of the root lists (``resources``,
+``bases``, ``components``) is built: by ``kustomize build`` when the binary is there
+(``kustomizebin``), else by the built-in builder (``overlays``). Then, so that a user reads
+each pitfall once, where it can be fixed:
+
+- an object that every build deploying it leaves unchanged is linted as itself;
+- an object a build changes (a patch, a namespace, an image tag) is linted as each distinct
+  result instead of itself, and a finding at the same place with the same message is reported
+  once (``engine``); when some build deploys it unchanged, the object itself is one of those
+  results;
+- a strategic merge patch file is no object of its own: it is linted inside what it patches.
+
+A built object's fields point where they were written (``provenance``): into the patch that
+set them or the base. ``--fix`` edits a built object only at fields written in its base,
+where the finding is (``Resource.origin``); a field a patch wrote is left to the user.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from gpustack.lint.input.overlays import Build, Built, build
+from gpustack.lint.input.provenance import Place, Provenance
+from gpustack.lint.input.setfiles import SetFiles
+from gpustack.lint.model import Note, Path, PodSpec, Resource, copied
+
+
+@dataclass(frozen=True)
+class Overlaid:
+    """A root's objects with built objects in place of those they replace."""
+
+    resources: tuple[Resource, ...]
+    built: tuple[Resource, ...] = ()
+    replaced: frozenset[Resource] = field(default_factory=frozenset)
+    notes: tuple[Note, ...] = ()
+
+    def keeps(self, resource: Resource) -> bool:
+        """Whether findings on an input object stand (it is not replaced by what was built)."""
+        return resource not in self.replaced
+
+    def pods(self, pods: Iterable[PodSpec]) -> tuple[PodSpec, ...]:
+        return tuple(pod for pod in pods if pod.resource not in self.replaced)
+
+
+def overlaid(resources: Sequence[Resource], texts: Mapping[str, str]) -> Overlaid:
+    """``resources`` as the root's kustomizations deploy them."""
+    if not any(resource.kind in (None, "Kustomization", "Component") for resource in resources):
+        return Overlaid(tuple(resources))
+    files = SetFiles.of(resources, texts)
+    tops = _tops(files)
+    if not tops:
+        return Overlaid(tuple(resources))
+    from gpustack.lint.input import kustomizebin
+
+    builds = [kustomizebin.built(folder, files, build(folder, files)) for folder in tops]
+    return _replacing(resources, files, builds)
+
+
+def _tops(files: SetFiles) -> list[str]:
+    """The kustomization folders no other kustomization of the set lists."""
+    listed = set()
+    for folder, kustomization in files.kustomizations.items():
+        for key in ("resources", "bases", "components"):
+            entries = kustomization.data.get(key)
+            for entry in entries if isinstance(entries, list) else ():
+                if isinstance(entry, str):
+                    listed.add(posixpath.normpath(posixpath.join(folder, entry)))
+    return sorted(folder for folder in files.kustomizations if folder not in listed)
+
+
+def _replacing(resources: Sequence[Resource], files: SetFiles, builds: list[Build]) -> Overlaid:
+    unchanged: set[Resource] = set()
+    changed: dict[Resource, list[tuple[Built, Provenance]]] = {}
+    patches: set[str] = set()
+    notes: list[Note] = []
+    for result in builds:
+        patches |= result.patch_files
+        notes += result.notes
+        for made in result.objects:
+            if made.data == made.base.data:
+                unchanged.add(made.base)
+            else:
+                changed.setdefault(made.base, []).append((made, result.provenance))
+    replaced = {base for base in changed if base not in unchanged}
+    replaced |= {resource for resource in resources if resource.file in patches and resource.kind is not None}
+    built: list[Resource] = []
+    for base, versions in changed.items():
+        distinct: list[dict] = []
+        for made, provenance in versions:
+            if made.data not in distinct:
+                distinct.append(made.data)
+                built.append(built_resource(made, provenance.placer(made.walked or made.data)))
+    kept = tuple(resource for resource in resources if resource not in replaced)
+    return Overlaid((*kept, *built), tuple(built), frozenset(replaced), tuple(dict.fromkeys(notes)))
+
+
+def built_resource(made: Built, written: Callable[[Path], Place]) -> Resource:
+    """A built object as a ``Resource``, positioned where each field was written, in its
+    base's file and document (``origin`` stays None: it marks objects built from chart values)."""
+    base = made.base
+
+    def locate(path: Path) -> tuple[int, int]:
+        source, where = written(path)
+        return source.locate(where)
+
+    return copied(Resource, {
+        "file": base.file, "data": made.data, "locator": locate, "document": base.document,
+        "source_comment": base.source_comment, "document_path": base.document_path, "origin": None,
+        "written": written,
+    })
+
+
+def base_path(resource: Resource, path: Path) -> Path | None:
+    """Where an edit at ``path`` of a built object goes: the same field in its base's document
+    when the base wrote it; None when a patch or a transformer did (``--fix`` leaves it be)."""
+    source, where = resource.place(path)
+    same = source.file == resource.file and source.document == resource.document and source.written is None
+    return where if same and source.origin is None else None
