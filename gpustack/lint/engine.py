@@ -32,7 +32,7 @@ from gpustack.lint.catalogue import RuleInfo
 from gpustack.lint.charts import chartversions
 from gpustack.lint.context import LintContext
 from gpustack.lint.input.load import LoadResult
-from gpustack.lint.input.overlaid import base_path, overlaid
+from gpustack.lint.input.overlaid import base_path, found_at, overlaid
 from gpustack.lint.input.roots import Root, repositories, split, stacks, stacks_note
 from gpustack.lint.input.units import Files, FileUnits, Results, Unit, pod_specs
 from gpustack.lint.input.units import pod_specs as pod_specs_of
@@ -394,7 +394,7 @@ def _file_of(target: PodSpec | Resource) -> str:
 
 
 def _finding(rule: Rule, hit: Hit, info: RuleInfo, config: Config, root: str | None) -> Finding:
-    source, where = hit.resource.place(hit.path)  # an overlay's field: where it was written
+    source, where = found_at(hit)  # an overlay's field: where it was written
     line, column = source.locate(where)
     edits = _rebased(hit) if info.fixable and source.file == hit.resource.file else ()
     return Finding(

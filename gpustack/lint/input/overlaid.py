@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from gpustack.lint.input.overlays import Build, Built, build
 from gpustack.lint.input.provenance import Place, Provenance
 from gpustack.lint.input.setfiles import SetFiles
-from gpustack.lint.model import Note, Path, PodSpec, Resource, copied
+from gpustack.lint.model import Hit, Note, Path, PodSpec, Resource, copied
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,19 @@ def built_resource(made: Built, written: Callable[[Path], Place]) -> Resource:
         "source_comment": base.source_comment, "document_path": base.document_path, "origin": None,
         "written": written,
     })
+
+
+def found_at(hit: Hit) -> Place:
+    """Where a finding points: where its field was written (``Resource.place``). On an
+    overlay's object, a finding whose fix sets a field that a patch removed points at that
+    patch: the base has the field, the patch is what to change."""
+    resource = hit.resource
+    if resource.written is not None:
+        for edit in hit.edits:
+            source, where = resource.place(edit.path)
+            if source.file != resource.file and resource.get(edit.path) is None:
+                return source, where
+    return resource.place(hit.path)
 
 
 def base_path(resource: Resource, path: Path) -> Path | None:

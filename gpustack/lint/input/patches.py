@@ -80,6 +80,8 @@ def apply(patch: Patch, objects: list[Built], provenance: Provenance) -> list[Bu
                 json6902(built.data, data, place, provenance)
         elif isinstance(data, dict):
             chosen = _selected(objects, patch.target) if patch.target else _same_object(objects, data)
+            if patch.target:  # the target's identity stands, not the one the patch was written with
+                data = {**data, "metadata": _unnamed(data.get("metadata"))}
             deleted = [built for built in chosen if strategic_merge(provenance, built.data, data, place) is None]
             objects = [built for built in objects if built not in deleted]
     return objects
@@ -113,6 +115,12 @@ def json6902(data: dict[str, Any], operations: list[Any], place: Place, provenan
             provenance.wrote(parent, key, valued)
         elif op in ("copy", "move"):
             provenance.wrote(parent, key, where)
+
+
+def _unnamed(metadata: Any) -> Any:
+    if not isinstance(metadata, Mapping):
+        return metadata
+    return {key: value for key, value in metadata.items() if key not in ("name", "namespace")}
 
 
 def _same_object(objects: list[Built], patch: Mapping[str, Any]) -> list[Built]:
