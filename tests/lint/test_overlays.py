@@ -1,0 +1,129 @@
+"""kustomize overlays are built before rules run (the built-in builder, no binary): rules judge
+what an overlay deploys, findings point where the user acts (the patch that set or removed a
+field, else the base), a base several overlays change is reported once, ``--fix`` never edits
+a field a patch wrote, and without the binary no process is started.
+
+Fixtures: tests/lint/fixtures/kustomize/ (each overlay's kustomization.yaml says what it does;
+tests/lint/test_kustomize_binary.py proves ``kustomize build`` gives the same objects)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpustack.lint.engine import lint
+from gpustack.lint.input import kustomizebin
+from gpustack.lint.input.overlaid import overlaid
+from gpustack.lint.policy.config import Config
+
+from lint_support import load_paths
+
+FIXTURES = Path(__file__).parent / "fixtures" / "kustomize"
+
+
+@pytest.fixture(autouse=True)
+def no_binary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The built-in builder: no kustomize on PATH, and no process may start."""
+    monkeypatch.delenv("KUSTOMIZE", raising=False)
+    monkeypatch.setattr(shutil, "which", lambda name, *args, **kwargs: None)
+    kustomizebin.binary.cache_clear()
+
+    def refused(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError(f"a process was started: {args}")
+
+    monkeypatch.setattr(subprocess, "run", refused)
+    yield
+    kustomizebin.binary.cache_clear()
+
+
+def findings(*folders: str, distribution: str = "k3s") -> list[tuple[str, int, int, str, str]]:
+    loaded = load_paths([str(FIXTURES / folder) for folder in folders], jobs=1)
+    report = lint(loaded, Config(distribution=distribution), jobs=1)
+    return [(str(Path(f.file).relative_to(FIXTURES)), f.line, f.column, f.rule, f.message) for f in report.findings]
+
+
+def rules(found: list[tuple[str, int, int, str, str]]) -> list[str]:
+    return [rule for _, _, _, rule, _ in found]
+
+
+def test_a_runtime_class_and_gpu_an_overlay_adds_are_what_the_rules_judge() -> None:
+    alone = findings("bare")
+    overlaid_ = findings("bare", "adds")
+    assert "GS023" not in rules(alone)  # the base asks for no GPU
+    assert ("bare/deployment.yaml", 13, 11, "GS023") in [f[:4] for f in overlaid_]  # the JSON 6902 GPU limit
+    assert "GS004" not in rules(overlaid_)  # the strategic merge patch's runtimeClassName
+
+
+def test_a_patch_that_removes_the_runtime_class_is_where_the_finding_points() -> None:
+    by_merge = [f for f in findings("base", "removes") if f[3] == "GS004"]
+    by_json = [f for f in findings("base", "json6902") if f[3] == "GS004"]
+    assert [f[:3] for f in by_merge] == [("removes/no-runtime.yaml", 8, 7)]  # runtimeClassName: null
+    assert [f[:3] for f in by_json] == [("json6902/kustomization.yaml", 17, 9)]  # - op: remove
+    assert "GS004" not in rules(findings("base"))
+
+
+def test_an_image_tag_from_images_is_judged_at_the_images_entry() -> None:
+    found = findings("plugin")
+    assert [f[:4] for f in found if f[3] == "GS022"] == [("plugin/floating/kustomization.yaml", 5, 5, "GS022")]
+    assert "latest" in next(f[4] for f in found if f[3] == "GS022")
+
+
+def test_a_base_two_overlays_change_is_reported_once_at_the_base() -> None:
+    found = findings("plugin")  # floating and pinned both change the DaemonSet's image
+    assert [f[:4] for f in found if f[3] == "GS004"] == [("plugin/base/daemonset.yaml", 11, 5, "GS004")]
+
+
+def test_transformers_reach_the_findings_object() -> None:
+    report = lint(load_paths([str(FIXTURES / "base"), str(FIXTURES / "transformers")], jobs=1),
+                  Config(distribution="k3s"), jobs=1)
+    objects = {str(finding.object) for finding in report.findings}
+    assert objects == {"Deployment ml/prod-infer"}
+
+
+def test_built_objects_replace_their_base_and_patch_files_are_no_objects() -> None:
+    loaded = load_paths([str(FIXTURES / "base"), str(FIXTURES / "smp")], jobs=1)
+    overlay = overlaid(loaded.resources, loaded.texts)
+    files = sorted(Path(resource.file).name for resource in overlay.replaced)
+    assert files == ["deployment.yaml", "gpu.yaml"]  # the base Deployment, the patch file
+    (deployment,) = [resource for resource in overlay.built if resource.kind == "Deployment"]
+    pod = deployment.data["spec"]["template"]["spec"]
+    assert [container["name"] for container in pod["containers"]] == ["server", "warmup"]
+    assert pod["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 2}
+    assert [env["name"] for env in pod["containers"][0]["env"]] == ["C", "A"]
+    source, path = deployment.place(("spec", "template", "spec", "containers", 0, "resources", "limits", "nvidia.com/gpu"))
+    assert (Path(source.file).name, source.locate(path)) == ("gpu.yaml", (16, 22))
+    source, path = deployment.place(("spec", "template", "spec", "containers", 0, "image"))
+    assert (Path(source.file).name, source.locate(path)) == ("deployment.yaml", (19, 11))
+
+
+def test_fix_edits_only_fields_the_base_wrote(tmp_path: Path) -> None:
+    """GS004's fix on the base (no overlay) is offered; where a patch removed the field, the
+    finding is in the patch and carries no edits (the base already has it)."""
+    alone = lint(load_paths([str(FIXTURES / "bare")], jobs=1), Config(distribution="k3s"), jobs=1)
+    assert not [finding for finding in alone.findings if finding.rule == "GS004"]
+    removed = lint(load_paths([str(FIXTURES / "base"), str(FIXTURES / "removes")], jobs=1),
+                   Config(distribution="k3s"), jobs=1)
+    (finding,) = [finding for finding in removed.findings if finding.rule == "GS004"]
+    assert finding.file.endswith("no-runtime.yaml") and not finding.fixable and not finding.edits
+
+
+def test_a_remote_resource_is_a_note(tmp_path: Path) -> None:
+    (tmp_path / "kustomization.yaml").write_text(
+        "resources:\n  - https://github.com/example/repo//deploy?ref=v1\n  - pod.yaml\nnamespace: gpu\n"
+    )
+    (tmp_path / "pod.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: x:1}]\n")
+    report = lint(load_paths([str(tmp_path)], jobs=1), Config(), jobs=1)
+    assert any("is remote: built without it" in note.message for note in report.notes)
+
+
+def test_json_output_names_the_patch_file(capsys: pytest.CaptureFixture[str]) -> None:
+    from lint_support import json_report
+
+    out = json.loads(json_report(capsys, "--no-cache", "--distribution", "k3s", str(FIXTURES / "base"), str(FIXTURES / "removes")))
+    files = {Path(finding["file"]).name for finding in out["findings"] if finding["rule"] == "GS004"}
+    assert files == {"no-runtime.yaml"}
