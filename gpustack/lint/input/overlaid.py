@@ -10,7 +10,8 @@ each pitfall once, where it can be fixed:
   result instead of itself, and a finding at the same place with the same message is reported
   once (``engine``); when some build deploys it unchanged, the object itself is one of those
   results;
-- a strategic merge patch file is no object of its own: it is linted inside what it patches.
+- a strategic merge patch file is no object of its own: it is linted inside what it patches
+  (as itself only when what it patches is not in the set).
 
 A built object's fields point where they were written (``provenance``): into the patch that
 set them or the base. ``--fix`` edits a built object only at fields written in its base,

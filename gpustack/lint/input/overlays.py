@@ -106,8 +106,9 @@ def _transform(kustomization: Resource, folder: str, objects: list[Built], files
 
     def patched(key: str) -> None:
         for patch in patches_of(kustomization, key, folder, files):
-            result.patch_files.update(patch.files)
-            objects[:] = apply(patch, objects, provenance)
+            objects[:], applied = apply(patch, objects, provenance)
+            if applied:  # a patch whose target is outside the set is linted as what it is
+                result.patch_files.update(patch.files)
 
     patched("patchesStrategicMerge")
     patched("patches")

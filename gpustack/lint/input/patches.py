@@ -72,11 +72,14 @@ def _from_file(folder: str, path: str, target: Mapping[str, Any] | None, files: 
                  (documents[0].file,) if documents else ())
 
 
-def apply(patch: Patch, objects: list[Built], provenance: Provenance) -> list[Built]:
-    """``objects`` with ``patch`` applied (a strategic merge patch may delete one)."""
+def apply(patch: Patch, objects: list[Built], provenance: Provenance) -> tuple[list[Built], bool]:
+    """``objects`` with ``patch`` applied (a strategic merge patch may delete one), and
+    whether it applied to any (its target may be outside the set)."""
+    applied = False
     for data, place in patch.documents:
         if isinstance(data, list):
-            for built in _selected(objects, patch.target) if patch.target else ():
+            chosen = _selected(objects, patch.target) if patch.target else []
+            for built in chosen:
                 json6902(built.data, data, place, provenance)
         elif isinstance(data, dict):
             chosen = _selected(objects, patch.target) if patch.target else _same_object(objects, data)
@@ -84,7 +87,10 @@ def apply(patch: Patch, objects: list[Built], provenance: Provenance) -> list[Bu
                 data = {**data, "metadata": _unnamed(data.get("metadata"))}
             deleted = [built for built in chosen if strategic_merge(provenance, built.data, data, place) is None]
             objects = [built for built in objects if built not in deleted]
-    return objects
+        else:
+            chosen = []
+        applied = applied or bool(chosen)
+    return objects, applied
 
 
 def json6902(data: dict[str, Any], operations: list[Any], place: Place, provenance: Provenance) -> None:
