@@ -101,7 +101,21 @@ def test_built_objects_replace_their_base_and_patch_files_are_no_objects() -> No
     assert (Path(source.file).name, source.locate(path)) == ("deployment.yaml", (19, 11))
 
 
-def test_fix_edits_only_fields_the_base_wrote(tmp_path: Path) -> None:
+def test_fix_on_a_built_object_edits_its_base(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Both overlays change the device plugin's image; the runtime class GS004 adds goes into
+    the base they share, and no kustomization or patch is touched."""
+    from lint_support import gpustack
+
+    copy = tmp_path / "plugin"
+    shutil.copytree(FIXTURES / "plugin", copy)
+    before = {path: path.read_text() for path in copy.rglob("kustomization.yaml")}
+    code, _, err = gpustack(capsys, "lint", "--no-cache", "--distribution", "k3s", "--fix", str(copy))
+    assert "fixed 1 finding" in err or "1 finding" in err, err
+    assert "      runtimeClassName: nvidia\n" in (copy / "base" / "daemonset.yaml").read_text()
+    assert {path: path.read_text() for path in before} == before
+
+
+def test_fix_edits_only_fields_the_base_wrote() -> None:
     """GS004's fix on the base (no overlay) is offered; where a patch removed the field, the
     finding is in the patch and carries no edits (the base already has it)."""
     alone = lint(load_paths([str(FIXTURES / "bare")], jobs=1), Config(distribution="k3s"), jobs=1)
