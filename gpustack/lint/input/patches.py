@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from gpustack.lint.input.parse import text_entry
 from gpustack.lint.input.provenance import Place, Provenance
 from gpustack.lint.input.setfiles import SetFiles
-from gpustack.lint.input.smpatch import strategic_merge
+from gpustack.lint.input.smpatch import merged
 from gpustack.lint.model import Resource
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ def apply(patch: Patch, objects: list[Built], provenance: Provenance) -> tuple[l
             chosen = _selected(objects, patch.target) if patch.target else _same_object(objects, data)
             if patch.target:  # the target's identity stands, not the one the patch was written with
                 data = {**data, "metadata": _unnamed(data.get("metadata"))}
-            deleted = [built for built in chosen if strategic_merge(provenance, built.data, data, place) is None]
+            deleted = [built for built in chosen if not merged(provenance, built, data, place)]
             objects = [built for built in objects if built not in deleted]
         else:
             chosen = []

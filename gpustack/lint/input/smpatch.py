@@ -21,10 +21,13 @@ Keys starting with ``$`` other than ``$patch`` (``$setElementOrder``, ``$retainK
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpustack.lint.input.provenance import Place, Provenance
-from gpustack.lint.model import Path, Resource
+from gpustack.lint.model import Path
+
+if TYPE_CHECKING:
+    from gpustack.lint.input.overlays import Built
 
 # ``patchMergeKey`` of the list fields of k8s.io/api types
 # (https://github.com/kubernetes/api/blob/master/core/v1/types.go): merged item by item.
@@ -70,13 +73,18 @@ class Merge:
         resource, root = self.place
         return resource, (*root, *path)
 
+    def rooted(self, made: Any, path: Path) -> Any:
+        """``made`` (the patch's, put in place whole) placed at the patch's ``path``."""
+        self.provenance.rooted(made, self.at(path))
+        return made
+
     def mapping(self, target: dict[str, Any], patch: dict[str, Any], path: Path, parent: str = "") -> dict[str, Any] | None:
         """``patch`` merged into ``target`` in place; None: the patch deletes the mapping."""
         directive = patch.get(DIRECTIVE)
         if directive == "delete":
             return None
         if directive == "replace":
-            return {key: value for key, value in patch.items() if not key.startswith("$")}
+            return self.rooted({key: value for key, value in patch.items() if not key.startswith("$")}, path)
         for key, value in patch.items():
             if key.startswith("$"):
                 continue
@@ -114,7 +122,8 @@ class Merge:
     def items(self, target: list[Any], patch: list[Any], key: str, path: Path) -> list[Any]:
         """The patch's list merged into ``target`` on ``key``: the patch's items first."""
         if any(isinstance(item, dict) and item.get(DIRECTIVE) == "replace" for item in patch):
-            return [_without_directives(item) for item in patch if not (isinstance(item, dict) and DIRECTIVE in item)]
+            kept = [_without_directives(item) for item in patch if not (isinstance(item, dict) and DIRECTIVE in item)]
+            return self.rooted(kept, path)
         rest = list(target)
         first: list[Any] = []
         for index, item in enumerate(patch):
@@ -150,3 +159,13 @@ def strategic_merge(provenance: Provenance, target: dict[str, Any], patch: Any, 
     ``target``; None: the patch deletes the object (``$patch: delete`` at its top)."""
     copied = provenance.copy(patch, *place)
     return Merge(provenance, place, merge_keyed(target.get("apiVersion"))).mapping(target, copied, ())
+
+
+def merged(provenance: Provenance, built: Built, patch: Any, place: Place) -> bool:
+    """``patch`` merged into ``built`` (its data replaced where the patch says ``$patch:
+    replace`` at the top); False: the patch deletes the object."""
+    result = strategic_merge(provenance, built.data, patch, place)
+    if result is None:
+        return False
+    built.data = result
+    return True
