@@ -141,3 +141,25 @@ def test_json_output_names_the_patch_file(capsys: pytest.CaptureFixture[str]) ->
     out = json.loads(json_report(capsys, "--no-cache", "--distribution", "k3s", str(FIXTURES / "base"), str(FIXTURES / "removes")))
     files = {Path(finding["file"]).name for finding in out["findings"] if finding["rule"] == "GS004"}
     assert files == {"no-runtime.yaml"}
+
+
+ODD_KUSTOMIZATIONS = [
+    "resources: {a: b}\npatches: nope\n",
+    "resources: [deployment.yaml]\npatches:\n  - 7\n  - {path: 3}\n  - {patch: '[unclosed'}\n  - {target: {name: '(['}, patch: '- {op: add, path: /x, value: 1}'}\n",
+    "resources: [deployment.yaml]\npatches:\n  - target: {kind: Deployment}\n    patch: |-\n      - {op: remove, path: /spec/nothing/here}\n      - {op: move, from: /nowhere, path: /x}\n      - {op: bogus, path: /spec}\n      - just text\n",
+    "resources: [deployment.yaml, ., ../.., 'git@github.com:a/b.git']\nimages: [1, {name: 2}, {name: nvcr.io/x, newTag: null}]\nreplicas: [{name: d}, 5]\n",
+    "resources: [deployment.yaml]\nnamespace: 5\ncommonLabels: [a]\nlabels: [3, {pairs: 4}]\nnamePrefix: {a: 1}\npatchesStrategicMerge: [5, 'kind: Deployment\\nmetadata: {name: d}\\nspec: {$patch: delete}']\n",
+    "resources: [deployment.yaml]\npatchesJson6902:\n  - {target: {kind: Deployment, name: d}, patch: '- {op: replace, path: /spec/replicas, value: [1, {a: null}]}'}\n",
+]
+
+
+@pytest.mark.parametrize("kustomization", ODD_KUSTOMIZATIONS)
+def test_odd_kustomizations_cost_no_run(tmp_path: Path, kustomization: str) -> None:
+    (tmp_path / "kustomization.yaml").write_text(kustomization)
+    (tmp_path / "deployment.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: 1\n  template:\n    spec:\n"
+        "      containers: [{name: c, image: 'x:1', resources: {limits: {nvidia.com/gpu: 1}}}]\n"
+    )
+    report = lint(load_paths([str(tmp_path)], jobs=1), Config(distribution="k3s"), jobs=1)
+    assert not [note for note in report.notes if "internal error" in note.message]
+    assert not [error for error in report.errors if "internal error" in error.message]

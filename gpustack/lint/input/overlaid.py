@@ -22,12 +22,16 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from gpustack.lint.input.overlays import Build, Built, build
-from gpustack.lint.input.provenance import Place, Provenance
-from gpustack.lint.input.setfiles import SetFiles
+from typing import TYPE_CHECKING
+
 from gpustack.lint.model import Hit, Note, Path, PodSpec, Resource, copied
+
+if TYPE_CHECKING:
+    from gpustack.lint.input.overlays import Build, Built
+    from gpustack.lint.input.provenance import Place, Provenance
+    from gpustack.lint.input.setfiles import SetFiles
 
 
 @dataclass(frozen=True)
@@ -50,15 +54,25 @@ class Overlaid:
 def overlaid(resources: Sequence[Resource], texts: Mapping[str, str]) -> Overlaid:
     """``resources`` as the root's kustomizations deploy them."""
     if not any(resource.kind in (None, "Kustomization", "Component") for resource in resources):
-        return Overlaid(tuple(resources))
+        return Overlaid(tuple(resources))  # no kustomization: the builder is not even imported
+    from gpustack.lint.input.setfiles import SetFiles
+
     files = SetFiles.of(resources, texts)
     tops = _tops(files)
     if not tops:
         return Overlaid(tuple(resources))
     from gpustack.lint.input import kustomizebin
+    from gpustack.lint.input.overlays import build
 
-    builds = [kustomizebin.built(folder, files, build(folder, files)) for folder in tops]
-    return _replacing(resources, files, builds)
+    builds, failed = [], []
+    for folder in tops:
+        try:
+            builds.append(kustomizebin.built(folder, files, build(folder, files)))
+        except Exception as exc:  # a bug must cost this overlay (linted as written), never the run
+            file = files.kustomizations[folder].file
+            failed.append(Note(f"internal error: building {file} failed ({exc!r}); please report it", file))
+    overlay = _replacing(resources, builds)
+    return replace(overlay, notes=(*overlay.notes, *failed))
 
 
 def _tops(files: SetFiles) -> list[str]:
@@ -73,7 +87,7 @@ def _tops(files: SetFiles) -> list[str]:
     return sorted(folder for folder in files.kustomizations if folder not in listed)
 
 
-def _replacing(resources: Sequence[Resource], files: SetFiles, builds: list[Build]) -> Overlaid:
+def _replacing(resources: Sequence[Resource], builds: list[Build]) -> Overlaid:
     unchanged: set[Resource] = set()
     changed: dict[Resource, list[tuple[Built, Provenance]]] = {}
     patches: set[str] = set()
