@@ -3,7 +3,7 @@
 The binary is built from the Go module proxy once (``kustomize_binary``; skipped without Go).
 Compared (``overlay_compare``, which says what is out of scope): every overlay of the
 fixtures in tests/lint/fixtures/kustomize/ (one for each patch form and transformer), and every
-kustomization with patches or transformers in ../shared/corpus-gitops (skipped when absent;
+kustomization with patches or transformers in ../shared/corpus-gitops and ../shared/corpus (skipped when absent;
 the corpus holds part of each repository, so entries it lacks are removed from a copy first,
 for both builders). And ``gpustack lint`` with the binary reports what it reports without.
 """
@@ -60,8 +60,10 @@ def test_every_corpus_overlay_builds_as_kustomize_builds_it(binary: Path, shared
     corpus = shared / "corpus-gitops" / "corpus"
     if not corpus.is_dir():
         pytest.skip("../shared/corpus-gitops is not there")
+    # Each GitOps repository, and the vendor corpus as one folder (its files hold no kustomization today).
+    repositories = [*sorted(path for path in corpus.iterdir() if path.is_dir()), shared / "corpus"]
     compared, failed, different = 0, [], []
-    for number, repository in enumerate(sorted(path for path in corpus.iterdir() if path.is_dir())):
+    for number, repository in enumerate(path for path in repositories if path.is_dir()):
         copy = complete(repository, tmp_path / str(number))
         files = SetFiles.of(*set_of(copy))
         for folder in overlays(files):
