@@ -163,3 +163,14 @@ def test_odd_kustomizations_cost_no_run(tmp_path: Path, kustomization: str) -> N
     report = lint(load_paths([str(tmp_path)], jobs=1), Config(distribution="k3s"), jobs=1)
     assert not [note for note in report.notes if "internal error" in note.message]
     assert not [error for error in report.errors if "internal error" in error.message]
+
+
+def test_an_object_a_patch_deletes_is_not_linted(tmp_path: Path) -> None:
+    shutil.copytree(FIXTURES / "base", tmp_path / "base")
+    (tmp_path / "overlay").mkdir()
+    (tmp_path / "overlay" / "kustomization.yaml").write_text(
+        "resources: [../base]\npatches:\n  - patch: |-\n      apiVersion: apps/v1\n      kind: Deployment\n"
+        "      metadata: {name: infer}\n      $patch: delete\n"
+    )
+    report = lint(load_paths([str(tmp_path)], jobs=1), Config(distribution="k3s"), jobs=1)
+    assert not [finding for finding in report.findings if finding.object and finding.object.kind == "Deployment"]

@@ -60,7 +60,7 @@ def built(folder: str, files: SetFiles, fallback: Build) -> Build:
         fallback.notes.append(Note(f"kustomize build failed ({found}): built without the binary", kustomization))
         return fallback
     twins = {_identity(made.data): made for made in fallback.objects}
-    result = Build(fallback.provenance, [], fallback.patch_files, fallback.notes)
+    result = Build(fallback.provenance, [], fallback.patch_files, fallback.reached, fallback.notes)
     for data in found:
         twin = twins.get(_identity(data))
         if twin is not None:

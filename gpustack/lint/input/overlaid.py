@@ -11,7 +11,8 @@ each pitfall once, where it can be fixed:
   once (``engine``); when some build deploys it unchanged, the object itself is one of those
   results;
 - a strategic merge patch file is no object of its own: it is linted inside what it patches
-  (as itself only when what it patches is not in the set).
+  (as itself only when what it patches is not in the set);
+- an object a patch deletes (``$patch: delete``) in every build that reaches it is not linted.
 
 A built object's fields point where they were written (``provenance``): into the patch that
 set them or the base. ``--fix`` edits a built object only at fields written in its base,
@@ -23,7 +24,6 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-
 from typing import TYPE_CHECKING
 
 from gpustack.lint.model import Hit, Note, Path, PodSpec, Resource, copied
@@ -92,15 +92,17 @@ def _replacing(resources: Sequence[Resource], builds: list[Build]) -> Overlaid:
     changed: dict[Resource, list[tuple[Built, Provenance]]] = {}
     patches: set[str] = set()
     notes: list[Note] = []
+    reached: set[Resource] = set()
     for result in builds:
         patches |= result.patch_files
         notes += result.notes
+        reached |= result.reached
         for made in result.objects:
             if made.data == made.base.data:
                 unchanged.add(made.base)
             else:
                 changed.setdefault(made.base, []).append((made, result.provenance))
-    replaced = {base for base in changed if base not in unchanged}
+    replaced = {base for base in reached if base not in unchanged}  # changed, or deleted by a patch
     replaced |= {resource for resource in resources if resource.file in patches and resource.kind is not None}
     built: list[Resource] = []
     for base, versions in changed.items():

@@ -52,11 +52,13 @@ class Built:
 @dataclass
 class Build:
     """What building one kustomization made: the objects, the provenance of their fields,
-    the input objects consumed as patches, and notes (remote resources skipped)."""
+    the files whose patches applied, the input objects gathered, and notes (remote resources
+    skipped)."""
 
     provenance: Provenance = field(default_factory=Provenance)
     objects: list[Built] = field(default_factory=list)
     patch_files: set[str] = field(default_factory=set)
+    reached: set[Resource] = field(default_factory=set)  # the input objects it gathered
     notes: list[Note] = field(default_factory=list)
 
 
@@ -92,6 +94,7 @@ def _resource(folder: str, entry: str, kustomization: Resource, files: SetFiles,
         return [] if target in seen else _kustomize(target, files, result, [], (*seen, target))
     made = []
     for resource in files.objects.get(target, ()):
+        result.reached.add(resource)
         built = Built(result.provenance.copy(dict(resource.data), resource, ()), resource)
         built.remember()
         made.append(built)
