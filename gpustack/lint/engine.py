@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from functools import partial
 from datetime import date
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from gpustack.errors import GpustackError
@@ -35,7 +35,6 @@ from gpustack.lint.input.load import LoadResult
 from gpustack.lint.input.overlaid import base_path, found_at, overlaid
 from gpustack.lint.input.roots import Root, repositories, split, stacks, stacks_note
 from gpustack.lint.input.units import Files, FileUnits, Results, Unit, pod_specs
-from gpustack.lint.input.units import pod_specs as pod_specs_of
 from gpustack.lint.model import (
     FINDING_ORDER,
     Edit,
@@ -52,9 +51,9 @@ from gpustack.lint.policy import suppress
 from gpustack.lint.policy.config import FILENAME, Config
 from gpustack.lint import unread
 from gpustack.lint.registry import Rule
-from gpustack.lint.targets import Targets
 from gpustack.lint.releases import deployed, dispatch
 from gpustack.lint.report.model import Report
+from gpustack.lint.targets import Targets
 
 if TYPE_CHECKING:
     from gpustack.lint.facts.claims import ClaimIndex
@@ -94,7 +93,7 @@ def lint(
         },
         texts=loaded.texts,
     )
-    pod_specs: list[PodSpec] = []
+    judged_pods: list[PodSpec] = []
     results: list[tuple[Hit, Finding]] = []
     separate = stacks(loaded.texts, FILENAME, str(config.path) if config.path else None)
     notes += stacks_note(separate, FILENAME)
@@ -104,13 +103,13 @@ def lint(
     for root in roots:
         found = files.of(root, errors)
         overlay = overlaid(root.resources, loaded.texts)
-        built = pod_specs_of(overlay.built, None, errors)
+        built = overlay.built_pods(errors)
         ctx = replace(each, resources=overlay.resources, pod_specs=overlay.pods(pod for file in found for pod in file.pods))
         from_files = len(ctx.pod_specs)
         ctx = _with_value_pods(replace(ctx, pod_specs=ctx.pod_specs + built), errors)
         local, facts, facts_key = run.set_facts(ctx, errors)
         ctx = dispatch.same_releases(ctx, replace(ctx, set_facts=facts))
-        pod_specs += ctx.pod_specs
+        judged_pods += ctx.pod_specs
         notes += _release_notes(ctx)
         notes += unread.notes(resources_by_file(root.resources), dispatch.releases(ctx)) + list(overlay.notes)
         label, before = root.label, len(results)
@@ -129,7 +128,7 @@ def lint(
     outcome = suppress.apply(
         results,
         resources=loaded.resources,
-        pod_specs=pod_specs,
+        pod_specs=judged_pods,
         texts=loaded.texts,
         known_rules=catalogue,
         today=today or date.today(),

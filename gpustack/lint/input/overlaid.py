@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from gpustack.lint.model import Hit, Note, Path, PodSpec, Resource, copied
+from gpustack.lint.model import Hit, InputError, Note, Path, PodSpec, Resource, copied
 
 if TYPE_CHECKING:
     from gpustack.lint.input.overlays import Build, Built
@@ -48,7 +48,17 @@ class Overlaid:
         return resource not in self.replaced
 
     def pods(self, pods: Iterable[PodSpec]) -> tuple[PodSpec, ...]:
+        """``pods`` (the files' pod specs) without those of replaced objects."""
         return tuple(pod for pod in pods if pod.resource not in self.replaced)
+
+    def built_pods(self, errors: list[InputError]) -> tuple[PodSpec, ...]:
+        """The pod specs of the built objects, DRA claims resolved over the root's objects."""
+        if not self.built:
+            return ()
+        from gpustack.lint.facts.claims import ClaimIndex
+        from gpustack.lint.input.units import pod_specs
+
+        return pod_specs(self.built, ClaimIndex.from_resources(self.resources), errors)
 
 
 def overlaid(resources: Sequence[Resource], texts: Mapping[str, str]) -> Overlaid:
