@@ -174,3 +174,28 @@ def test_an_object_a_patch_deletes_is_not_linted(tmp_path: Path) -> None:
     )
     report = lint(load_paths([str(tmp_path)], jobs=1), Config(distribution="k3s"), jobs=1)
     assert not [finding for finding in report.findings if finding.object and finding.object.kind == "Deployment"]
+
+
+def built_data(*folders: str) -> dict[tuple[str, str], dict[str, Any]]:
+    loaded = load_paths([str(FIXTURES / folder) for folder in folders], jobs=1)
+    return {(r.kind or "", r.ref.name or ""): dict(r.data) for r in overlaid(loaded.resources, loaded.texts).built}
+
+
+def test_strategic_merge_replaces_lists_of_custom_resources_and_honours_directives() -> None:
+    policy = built_data("crd")[("ClusterPolicy", "cluster-policy")]["spec"]
+    assert policy["devicePlugin"]["env"] == [{"name": "MIG_STRATEGY", "value": "mixed"}]  # replaced, not merged
+    assert policy["driver"] == {"enabled": False}
+    legacy = built_data("base", "legacy")
+    assert legacy[("Service", "infer")]["spec"]["selector"] == {"app.kubernetes.io/name": "infer"}  # $patch: replace
+    pod = legacy[("Deployment", "infer")]["spec"]["template"]["spec"]
+    assert "runtimeClassName" not in pod and pod["containers"][0]["resources"] == {"limits": {"memory": "64Gi"}}
+
+
+def test_json6902_operations_apply_in_order() -> None:
+    built = built_data("base", "json6902")
+    pod = built[("Deployment", "infer")]["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == 4
+    assert pod["containers"][0]["args"] == ["--tensor-parallel-size", "4"]
+    assert pod["tolerations"][-1] == {"key": "nvidia.com/gpu", "operator": "Exists"}
+    assert pod["containers"][1]["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+    assert built[("Service", "infer")]["spec"]["ports"][0]["port"] == 8080
