@@ -43,7 +43,7 @@ def build() -> Path:
     with open(bin_dir() / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if built() is None:
-            env = {**os.environ, "GOBIN": str(bin_dir()), "CGO_ENABLED": "0", "GOTOOLCHAIN": "local"}
+            env = {**os.environ, "GOBIN": str(bin_dir()), "CGO_ENABLED": "0"}
             _go(go, ["install", "-trimpath", f"{MODULE}@{VERSION}"], bin_dir(), env)
     return bin_dir() / "kustomize"
 
