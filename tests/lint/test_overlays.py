@@ -199,3 +199,14 @@ def test_json6902_operations_apply_in_order() -> None:
     assert pod["tolerations"][-1] == {"key": "nvidia.com/gpu", "operator": "Exists"}
     assert pod["containers"][1]["resources"] == {"limits": {"nvidia.com/gpu": 1}}
     assert built[("Service", "infer")]["spec"]["ports"][0]["port"] == 8080
+
+
+def test_a_comment_in_the_patch_suppresses_the_finding_there(tmp_path: Path) -> None:
+    shutil.copytree(FIXTURES / "base", tmp_path / "base")
+    shutil.copytree(FIXTURES / "removes", tmp_path / "removes")
+    patch = tmp_path / "removes" / "no-runtime.yaml"
+    patch.write_text(patch.read_text().replace(
+        "      runtimeClassName: null", "      # gpustack:ignore GS004: the nodes' default runtime is nvidia\n      runtimeClassName: null"))
+    report = lint(load_paths([str(tmp_path)], jobs=1), Config(distribution="k3s"), jobs=1)
+    assert not [finding for finding in report.findings if finding.rule == "GS004"]
+    assert [item.finding.file for item in report.suppressed if item.finding.rule == "GS004"] == [str(patch)]
