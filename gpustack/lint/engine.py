@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import date
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from gpustack.errors import GpustackError
@@ -31,6 +32,7 @@ from gpustack.lint.catalogue import RuleInfo
 from gpustack.lint.charts import chartversions
 from gpustack.lint.context import LintContext
 from gpustack.lint.input.load import LoadResult
+from gpustack.lint.input.overlaid import base_path, found_at, overlaid
 from gpustack.lint.input.roots import Root, repositories, split, stacks, stacks_note
 from gpustack.lint.input.units import Files, FileUnits, Results, Unit, pod_specs
 from gpustack.lint.model import (
@@ -51,6 +53,7 @@ from gpustack.lint import unread
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import deployed, dispatch
 from gpustack.lint.report.model import Report
+from gpustack.lint.targets import Targets
 
 if TYPE_CHECKING:
     from gpustack.lint.facts.claims import ClaimIndex
@@ -90,36 +93,42 @@ def lint(
         },
         texts=loaded.texts,
     )
-    pod_specs: list[PodSpec] = []
+    judged_pods: list[PodSpec] = []
     results: list[tuple[Hit, Finding]] = []
     separate = stacks(loaded.texts, FILENAME, str(config.path) if config.path else None)
     notes += stacks_note(separate, FILENAME)
+    any_built = False
     roots = split(loaded.resources, (*repositories(loaded.texts), *separate, *map(str, config.roots)))
     files = Files(run, each, loaded.units, units, jobs)
     for root in roots:
         found = files.of(root, errors)
-        ctx = replace(each, resources=root.resources, pod_specs=tuple(pod for file in found for pod in file.pods))
+        overlay = overlaid(root.resources, loaded.texts)
+        built = overlay.built_pods(errors)
+        ctx = replace(each, resources=overlay.resources, pod_specs=overlay.pods(pod for file in found for pod in file.pods))
         from_files = len(ctx.pod_specs)
-        ctx = _with_value_pods(ctx, errors)
+        ctx = _with_value_pods(replace(ctx, pod_specs=ctx.pod_specs + built), errors)
         local, facts, facts_key = run.set_facts(ctx, errors)
         ctx = dispatch.same_releases(ctx, replace(ctx, set_facts=facts))
-        pod_specs += ctx.pod_specs
+        judged_pods += ctx.pod_specs
         notes += _release_notes(ctx)
-        notes += unread.notes(resources_by_file(root.resources), dispatch.releases(ctx))
+        notes += unread.notes(resources_by_file(root.resources), dispatch.releases(ctx)) + list(overlay.notes)
         label, before = root.label, len(results)
         for file, with_facts in zip(found, files.with_facts(found, local, facts, facts_key, errors), strict=True):
-            results += [(hit, _in_root(finding, label)) for hit, finding in (*file.results, *with_facts)]
+            results += [(hit, _in_root(finding, label)) for hit, finding in (*file.results, *with_facts)
+                        if overlay.keeps(hit.resource)]
         shared = [rule for rule in enabled if rule not in local]
-        results += _root_results(ctx, root, shared, local, config, catalogue, errors, ctx.pod_specs[from_files:])
+        own = Targets(ctx.pod_specs[from_files:], overlay.built)  # built and chart-values objects
+        results += _root_results(ctx, root, shared, local, config, catalogue, errors, own)
         results[before:], skipped = deployed.deployed_only(ctx, results[before:])
+        any_built = any_built or bool(overlay.built)
         notes += skipped
-    if len(roots) > 1:  # a file two clusters deploy is linted with each: report it once
+    if len(roots) > 1 or any_built:  # a file two clusters (or overlays) deploy is linted with each: report it once
         results = _first_of_each(results)
         notes, errors = list(dict.fromkeys(notes)), list(dict.fromkeys(errors))
     outcome = suppress.apply(
         results,
         resources=loaded.resources,
-        pod_specs=pod_specs,
+        pod_specs=judged_pods,
         texts=loaded.texts,
         known_rules=catalogue,
         today=today or date.today(),
@@ -150,16 +159,16 @@ def _root_results(
     config: Config,
     catalogue: Mapping[str, RuleInfo],
     errors: list[InputError],
-    value_pods: Sequence[PodSpec],
+    own: Targets,
 ) -> list[tuple[Hit, Finding]]:
     """The hits on one root's set that are not any one file's, as findings: the ``shared``
     rules (set rules, rules that read the set) over everything; the file-local rules
-    (``local``) over the chart values and the pod specs built from them (``value_pods``)."""
-    everything = _Targets(ctx.pod_specs, ctx.resources)
-    from_values = _Targets(value_pods, ())
+    (``local``) over the chart values and what no file holds as it is (``own``: objects
+    overlays built, pod specs built from chart values)."""
+    everything = Targets(ctx.pod_specs, ctx.resources)
     hits = [
         (rule, hit)
-        for rules, targets in ((shared, everything), (local, from_values))
+        for rules, targets in ((shared, everything), (local, own))
         for rule in rules
         for hit in _values_hits(rule, ctx, errors) + _check_hits(rule, ctx, errors, targets)
     ]
@@ -290,7 +299,7 @@ class Run:
             texts={name: text},
             values_files={name: chart} if chart else {},
         )
-        targets = _Targets(pods, resources)
+        targets = Targets(pods, resources)
         hits = [(rule, hit) for rule in rules for hit in _check_hits(rule, ctx, errors, targets)]
         return tuple(_findings(hits, self.catalogue, self.config, None))
 
@@ -346,41 +355,12 @@ def _with_value_pods(ctx: LintContext, errors: list[InputError]) -> LintContext:
     return dispatch.same_releases(ctx, replace(ctx, pod_specs=ctx.pod_specs + tuple(found)))
 
 
-class _Targets:
-    """Pod specs and objects grouped by kind once per run, in input order: a rule for
-    Deployments visits Deployments only, instead of asking every object its kind."""
-
-    def __init__(self, pods: Sequence[PodSpec], resources: Sequence[Resource]) -> None:
-        self.pods = pods
-        self.resources = resources
-        self.pods_by_kind: dict[str | None, list[PodSpec]] = {}
-        self.resources_by_kind: dict[str | None, list[Resource]] = {}
-        for pod in self.pods:
-            self.pods_by_kind.setdefault(pod.resource.kind, []).append(pod)
-        for resource in self.resources:
-            self.resources_by_kind.setdefault(resource.kind, []).append(resource)
-
-    def of(self, rule: Rule) -> Sequence[PodSpec] | Sequence[Resource]:
-        pods = rule.scope == "pod"
-        everything = self.pods if pods else self.resources
-        if not rule.kinds:
-            return everything
-        if len(rule.kinds) == 1:
-            by_kind: Mapping[str | None, Sequence[Any]] = self.pods_by_kind if pods else self.resources_by_kind
-            return by_kind.get(next(iter(rule.kinds)), ())
-        return [target for target in everything if rule.applies_to(_kind_of(target))]
-
-
-def _kind_of(target: PodSpec | Resource) -> str | None:
-    return target.resource.kind if isinstance(target, PodSpec) else target.kind
-
-
 def _values_hits(rule: Rule, ctx: LintContext, errors: list[InputError]) -> list[Hit]:
     """The rule's hits on the chart values of the set (``Rule.values``), once per root."""
     return _checked(rule, (ctx,), "<input>", errors, check=rule.values) if rule.values else []
 
 
-def _check_hits(rule: Rule, ctx: LintContext, errors: list[InputError], targets: _Targets) -> list[Hit]:
+def _check_hits(rule: Rule, ctx: LintContext, errors: list[InputError], targets: Targets) -> list[Hit]:
     """The rule's check over its targets (a set rule: over the set, unless it is partial)."""
     if rule.scope == "set":
         return [] if ctx.partial else _checked(rule, (ctx,), "<input>", errors)
@@ -413,10 +393,11 @@ def _file_of(target: PodSpec | Resource) -> str:
 
 
 def _finding(rule: Rule, hit: Hit, info: RuleInfo, config: Config, root: str | None) -> Finding:
-    line, column = hit.resource.locate(hit.path)
-    edits = _rebased(hit) if info.fixable else ()
+    source, where = found_at(hit)  # an overlay's field: where it was written
+    line, column = source.locate(where)
+    edits = _rebased(hit) if info.fixable and source.file == hit.resource.file else ()
     return Finding(
-        file=hit.resource.file,
+        file=source.file,
         line=line,
         column=column,
         rule=rule.id,
@@ -427,7 +408,7 @@ def _finding(rule: Rule, hit: Hit, info: RuleInfo, config: Config, root: str | N
         path=hit.path,
         fix=hit.fix or info.remediation,
         fixable=bool(edits),
-        document=hit.resource.document,
+        document=source.document,
         edits=edits,
         root=root,
     )
@@ -435,9 +416,10 @@ def _finding(rule: Rule, hit: Hit, info: RuleInfo, config: Config, root: str | N
 
 def _rebased(hit: Hit) -> tuple[Edit, ...]:
     """The hit's edits with paths from the document root (a List's item starts at items[n]);
-    for an object built from chart values, at the values keys, or none where one cannot go."""
+    for an object built from chart values, at the values keys; for an overlay's object, in its
+    base; none where one cannot go."""
     prefix = hit.resource.document_path
-    origin = hit.resource.origin
+    origin = hit.resource.origin or (partial(base_path, hit.resource) if hit.resource.written else None)
     if origin is None:
         return tuple(replace(edit, path=(*prefix, *edit.path)) for edit in hit.edits)
     paths = [origin(edit.path) for edit in hit.edits]

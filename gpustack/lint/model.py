@@ -101,6 +101,10 @@ class Resource:
     # An object gpustack built from chart values (``valuepods``): the path in the document's
     # real object that a path of this one is copied from, or None where an edit cannot go.
     origin: Callable[[Path], Path | None] | None = field(default=None, repr=False, compare=False)
+    # An object a kustomize overlay built (``input.overlaid``): the input object (its base, or
+    # the patch or kustomization that set the field) and the path there where a path of this
+    # one was written; findings point there.
+    written: Callable[[Path], tuple[Resource, Path]] | None = field(default=None, repr=False, compare=False)
 
     # Computed once: rules ask for them hundreds of thousands of times on a large input
     @computed_once
@@ -131,6 +135,11 @@ class Resource:
 
     def locate(self, path: Path) -> tuple[int, int]:
         return self.locator(path)
+
+    def place(self, path: Path) -> tuple[Resource, Path]:
+        """The input object and the path in it where ``path`` of this object was written:
+        itself, unless an overlay built it (``written``)."""
+        return (self, path) if self.written is None else self.written(path)
 
     def get(self, path: Path, default: Any = None) -> Any:
         """The value at ``path`` inside the object, or ``default``."""

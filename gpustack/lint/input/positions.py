@@ -102,6 +102,7 @@ class Source:
                 "source_comment": comment,
                 "document_path": prefix,
                 "origin": None,
+                "written": None,
             },
         )
 
