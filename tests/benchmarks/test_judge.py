@@ -10,7 +10,7 @@ import pytest
 import judge
 
 # A GPU pod that selects nodes by the VGA-class label (GS001, warning); on K3s it also lacks
-# runtimeClassName (GS004, error).
+# runtimeClassName (GS004: an error, since the repository's K3s config keeps runc the default).
 POD = """\
 apiVersion: v1
 kind: Pod
@@ -35,6 +35,7 @@ def shared(tmp_path: Path) -> Path:
     for path in (VENDOR_POD, GITOPS_POD):
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(POD, encoding="utf-8")
+    (root / GITOPS_POD).with_name("k3s-config.yaml").write_text("default-runtime: runc\n", encoding="utf-8")
     (root / "corpus-gitops" / "SOURCES.tsv").write_text(
         "file\trepo\tpath\tcommit\tlicense\tdistribution\tnote\n"
         "alice+lab/apps/pod.yaml\talice/lab\tapps/pod.yaml\t0000000\tMIT\tk3s\t\n",
