@@ -42,8 +42,6 @@ from gpustack.lint.releases import dispatch, helmvalues
 if TYPE_CHECKING:
     from gpustack.lint.context import LintContext
 
-CRI_DROP_IN = "/etc/cri/conf.d/"  # Talos merges containerd's CRI config parts from here
-_DEFAULT_RUNTIME = re.compile(r"""^\s*default_runtime_name\s*=\s*["']([^"']+)["']""", re.MULTILINE)
 SET_AS_DEFAULT = ("CONTAINERD_SET_AS_DEFAULT", "NVIDIA_RUNTIME_SET_AS_DEFAULT")
 CDI_BY_DEFAULT = (25, 10, 0)  # the first GPU Operator chart with cdi.enabled: true
 PLUGIN_RUNTIME_CLASS = (0, 12, 0)  # the first nvidia-device-plugin chart with runtimeClassName
@@ -116,10 +114,10 @@ def _machine_files(resource: Resource, path: Path, config: Mapping[str, Any]) ->
 
 def _files(resource: Resource, path: Path, files: Any) -> Iterator[Evidence]:
     for index, file in enumerate(files if isinstance(files, list) else ()):
-        if not isinstance(file, Mapping) or not str(file.get("path", "")).startswith(CRI_DROP_IN):
+        if not isinstance(file, Mapping) or not str(file.get("path", "")).startswith(talos.CRI_DROP_IN):
             continue
         content = file.get("content")
-        for runtime in _DEFAULT_RUNTIME.findall(content if isinstance(content, str) else ""):
+        for runtime in talos.DEFAULT_RUNTIME.findall(content if isinstance(content, str) else ""):
             yield Evidence(
                 runtime == "nvidia",
                 resource,

@@ -3,16 +3,72 @@
 - a machine config or a patch of one: top-level ``machine`` or ``cluster`` sections
   (https://www.talos.dev/latest/reference/configuration/v1alpha1/config/);
 - talhelper's ``talconfig.yaml``: a cluster name and its nodes, patches inline
-  (https://budimanjojo.github.io/talhelper/latest/reference/configuration/).
+  (https://budimanjojo.github.io/talhelper/latest/reference/configuration/);
+- an Image Factory schematic: ``customization.systemExtensions.officialExtensions``
+  (https://github.com/siderolabs/image-factory#schematics).
+
+The facts of Talos's NVIDIA support that both gpustack render (``gpustack.spec.talos``,
+``render/stackfiles/talos_config``) and the lint rules read live here, in one place: the kernel
+modules to load, the extensions' names, and containerd's CRI drop-in that makes nvidia the default
+runtime (https://docs.siderolabs.com/talos/v1.13/configure-your-talos-cluster/hardware-and-drivers/nvidia-gpu-proprietary).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from gpustack.lint.model import Resource
 
 MACHINE_SECTIONS = ("machine", "cluster")
+# The NVIDIA driver's kernel modules, loaded through machine.kernel.modules.
+KERNEL_MODULES = ("nvidia", "nvidia_uvm", "nvidia_drm", "nvidia_modeset")
+# Official extensions: kernel modules (open, proprietary) and the driver's userspace with the
+# toolkit, each with a -production or -lts branch suffix (or none, before Talos 1.8).
+MODULE_EXTENSIONS = ("nvidia-open-gpu-kernel-modules", "nonfree-kmod-nvidia")
+TOOLKIT_EXTENSION = "nvidia-container-toolkit"
+FABRIC_MANAGER_EXTENSION = "nvidia-fabricmanager"
+# Talos merges containerd's CRI config parts from this folder; the NVIDIA guide's default-runtime
+# part is 20-customization.part, a containerd 2 TOML table (Talos 1.9 and later).
+CRI_DROP_IN = "/etc/cri/conf.d/"
+CRI_CUSTOMIZATION = CRI_DROP_IN + "20-customization.part"
+CRI_RUNTIME_TABLE = 'plugins."io.containerd.cri.v1.runtime".containerd'
+DEFAULT_RUNTIME = re.compile(r"""^\s*default_runtime_name\s*=\s*["']([^"']+)["']""", re.MULTILINE)
+
+
+def default_runtime_part(runtime: str) -> str:
+    """The CRI drop-in's content that makes ``runtime`` containerd's default (read back by ``DEFAULT_RUNTIME``)."""
+    return f'[{CRI_RUNTIME_TABLE}]\n  default_runtime_name = "{runtime}"\n'
+
+
+def loads_nvidia_modules(config: Mapping[str, Any]) -> bool:
+    """Whether a machine config or patch loads the NVIDIA driver's ``nvidia`` kernel module."""
+    machine = config.get("machine")
+    kernel = machine.get("kernel") if isinstance(machine, Mapping) else None
+    modules = kernel.get("modules") if isinstance(kernel, Mapping) else None
+    return any(isinstance(m, Mapping) and m.get("name") == KERNEL_MODULES[0] for m in modules or ())
+
+
+def official_extensions(schematic: Mapping[str, Any]) -> list[str]:
+    """An Image Factory schematic's official extensions, as listed (``siderolabs/<name>``)."""
+    customization = schematic.get("customization")
+    extensions = customization.get("systemExtensions") if isinstance(customization, Mapping) else None
+    listed = extensions.get("officialExtensions") if isinstance(extensions, Mapping) else None
+    return [str(name) for name in listed] if isinstance(listed, list) else []
+
+
+def nvidia_extensions(names: list[str]) -> Iterator[str]:
+    """The NVIDIA driver's extensions among ``names`` (kernel modules or its userspace with the toolkit)."""
+    for name in names:
+        bare = name.rsplit("/", 1)[-1]
+        if bare.startswith((*MODULE_EXTENSIONS, TOOLKIT_EXTENSION)):
+            yield name
+
+
+def is_schematic(resource: Resource) -> bool:
+    """An Image Factory schematic: a ``customization`` section, no kind."""
+    return resource.kind is None and isinstance(resource.data.get("customization"), Mapping)
 
 
 def is_talconfig(resource: Resource) -> bool:

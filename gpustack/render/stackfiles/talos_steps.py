@@ -1,0 +1,120 @@
+"""The stack README's host steps on Talos: talosctl instead of apt, DKMS and kubeadm.
+
+Talos has no package manager and a read-only root: the NVIDIA driver and toolkit are system
+extensions baked into an installer image that the Image Factory builds from a schematic
+(``talos/pools/<pool>.schematic.yaml``), bound to one Talos release; the rest is a
+machine-config patch per pool (``talos_config``). The order is the guides'
+(https://docs.siderolabs.com/talos/v1.13/configure-your-talos-cluster/hardware-and-drivers/nvidia-gpu,
+https://docs.siderolabs.com/talos/v1.13/configure-your-talos-cluster/hardware-and-drivers/nvidia-gpu-proprietary):
+install or upgrade to the image with the extensions, patch the machine config to load the modules,
+then check that the extensions are there and the modules loaded.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from gpustack.render.stackfiles import talos_config
+from gpustack.render.stackfiles.step import Step, all_pools, pool_list, sentences
+from gpustack.spec import talos
+from gpustack.spec.models import GpuStack
+from gpustack.spec.models.cluster import NodePool
+from gpustack.spec.pools import on_nvswitch
+
+NODE = "NODE='IP address of the node'"
+FABRIC_MANAGER_SERVICE = "ext-nvidia-fabricmanager"  # an extension service's name: ext-<name>
+
+
+def steps(stack: GpuStack, *, control_plane_patch: bool) -> list[Step]:
+    """``control_plane_patch``: whether the tree has ``talos_config.CONTROL_PLANE_PATCH`` (the
+    cluster needs feature gates or a pod subnet)."""
+    result = [_image_step(stack, extensions, pools) for extensions, pools in _by_extensions(stack).items()]
+    result.append(_patch_step(stack, control_plane_patch))
+    result.append(_check_step(stack))
+    return result
+
+
+def _by_extensions(stack: GpuStack) -> dict[tuple[str, ...], list[NodePool]]:
+    """GPU pools grouped by their extensions: one installer image per group."""
+    groups: dict[tuple[str, ...], list[NodePool]] = defaultdict(list)
+    for pool in stack.spec.nodePools:
+        groups[tuple(talos.extensions(pool))].append(pool)
+    return dict(groups)
+
+
+def _image_step(stack: GpuStack, extensions: tuple[str, ...], pools: list[NodePool]) -> Step:
+    release = stack.spec.cluster.talosVersion
+    schematic = talos_config.schematic_path(pools[0].name)
+    image = talos_config.installer_image("${SCHEMATIC_ID}", stack)
+    names = ", ".join(f"`{name}`" for name in extensions)
+    return Step(
+        f"Talos {release} installer with the NVIDIA extensions",
+        f"For each node of {pool_list(pools)}",
+        (
+            f'SCHEMATIC_ID="$(curl -sf -X POST --data-binary @{schematic} {talos_config.FACTORY}/schematics | jq -r .id)"',
+            NODE,
+            f'talosctl -n "$NODE" upgrade --image "{image}"',
+        ),
+        sentences(
+            f"The Image Factory builds an installer of Talos {release} with the system extensions {names} "
+            f"(the schematic `{schematic}`; the pools of this step share it). A node not yet installed boots and "
+            f"installs from that image instead (the factory's ISO or PXE assets of the same schematic, or "
+            "`machine.install.image` in its machine config).",
+            "The extensions are bound to the Talos release they were built for: upgrade Talos only with an "
+            "installer of a schematic for the new release, never the plain installer (which drops them), and "
+            "change the driver branch or module flavour the same way, one node at a time, drained first.",
+        ),
+    )
+
+
+def _patch_step(stack: GpuStack, control_plane: bool) -> Step:
+    commands = [NODE]
+    for pool in all_pools(stack):
+        commands += [f"# a node of {pool.name}:", f'talosctl -n "$NODE" patch mc --patch @{talos_config.patch_path(pool.name)}']
+    if control_plane:
+        commands += [
+            "# each control-plane node:",
+            f'talosctl -n "$NODE" patch mc --patch @{talos_config.CONTROL_PLANE_PATCH}',
+        ]
+    return Step(
+        "Machine-config patches",
+        "From a machine with talosctl, for each node of its pool",
+        tuple(commands),
+        sentences(
+            "The GPU pools' patches load the NVIDIA kernel modules and harden the BPF JIT "
+            "(`net.core.bpf_jit_harden: 1`); every pool's patch gives its nodes the pool's labels and taints "
+            "(`machine.nodeLabels`, `machine.nodeTaints`), which Talos keeps on the Node object.",
+            "A new cluster takes them at generation instead: `talosctl gen config` with "
+            "`--config-patch-worker @<pool's patch>` per pool"
+            + (f" and `--config-patch-control-plane @{talos_config.CONTROL_PLANE_PATCH}`" if control_plane else "")
+            + ".",
+            "Patch after the upgrade of the previous step: a node loading the modules without the extensions "
+            "fails to find them.",
+        ),
+    )
+
+
+def _check_step(stack: GpuStack) -> Step:
+    commands = [
+        NODE,
+        'talosctl -n "$NODE" get extensions',
+        'talosctl -n "$NODE" read /proc/modules | grep nvidia',
+        'talosctl -n "$NODE" read /proc/driver/nvidia/version',
+    ]
+    boards = [p for p in stack.spec.nodePools if p.driver.fabricManager and on_nvswitch(p)]
+    if boards:
+        commands.append(f'talosctl -n "$NODE" service {FABRIC_MANAGER_SERVICE}  # {", ".join(p.name for p in boards)}')
+    return Step(
+        "Check the driver",
+        f"For each node of {pool_list(stack.spec.nodePools)}",
+        tuple(commands),
+        sentences(
+            "`get extensions` lists the NVIDIA extensions of the schematic, `/proc/modules` the four nvidia "
+            "modules, and the driver's version file the release the extensions were built with.",
+            f"On the NVSwitch boards of {pool_list(boards)} the Fabric Manager extension runs as the service "
+            f"`{FABRIC_MANAGER_SERVICE}`, at the driver's release; CUDA starts only once it has configured the "
+            "NVSwitches."
+            if boards
+            else "",
+        ),
+    )
