@@ -37,7 +37,7 @@ from gpustack.lint.charts import chartkeys, chartversions
 from gpustack.lint.facts import clusterpolicy, deviceplugins, registered, talos
 from gpustack.lint.facts.clusterconfig import k3s_default_runtime
 from gpustack.lint.model import Path, Resource, get_value
-from gpustack.lint.releases import dispatch, helmvalues
+from gpustack.lint.releases import dispatch
 
 if TYPE_CHECKING:
     from gpustack.lint.context import LintContext
@@ -91,20 +91,12 @@ def _from_documents(resources: tuple[Resource, ...]) -> Iterator[Evidence]:
 
 
 def _talconfig(resource: Resource) -> Iterator[Evidence]:
-    """Patches at the top, under ``controlPlane``/``worker`` and per node, and nodes' machineFiles."""
-    data = resource.data
-    groups: list[tuple[Path, Any]] = [(("patches",), data.get("patches"))]
-    groups += [((role, "patches"), get_value(data, role, "patches")) for role in ("controlPlane", "worker")]
-    for index, node in enumerate(data["nodes"]):
+    """Its patches' ``machine.files`` and its nodes' ``machineFiles``."""
+    for path, patch in talos.talconfig_patches(resource):
+        yield from _machine_files(resource, path, patch)
+    for index, node in enumerate(resource.data["nodes"]):
         if isinstance(node, Mapping):
-            groups.append((("nodes", index, "patches"), node.get("patches")))
             yield from _files(resource, ("nodes", index, "machineFiles"), node.get("machineFiles"))
-    for path, patches in groups:
-        for index, patch in enumerate(patches if isinstance(patches, list) else ()):
-            if isinstance(patch, str) and not patch.lstrip().startswith("@"):  # "@file": a document of its own
-                patch = helmvalues.yaml_mapping(patch)
-            if isinstance(patch, Mapping):
-                yield from _machine_files(resource, (*path, index), patch)
 
 
 def _machine_files(resource: Resource, path: Path, config: Mapping[str, Any]) -> Iterator[Evidence]:

@@ -19,7 +19,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from gpustack.lint.model import Resource
+from gpustack.lint.model import Path, Resource, get_value
+from gpustack.lint.releases import helmvalues
 
 MACHINE_SECTIONS = ("machine", "cluster")
 # The NVIDIA driver's kernel modules, loaded through machine.kernel.modules.
@@ -79,3 +80,31 @@ def is_talconfig(resource: Resource) -> bool:
 def is_machine_config(resource: Resource) -> bool:
     """A Talos machine config or patch: a ``machine`` or ``cluster`` section, no kind."""
     return resource.kind is None and any(isinstance(resource.data.get(key), Mapping) for key in MACHINE_SECTIONS)
+
+
+def talconfig_patches(resource: Resource) -> Iterator[tuple[Path, Mapping[str, Any]]]:
+    """A talconfig's machine-config patches: at the top, under ``controlPlane``/``worker`` and per
+    node; inline YAML strings read as documents (an ``@file`` patch is a document of its own)."""
+    data = resource.data
+    groups: list[tuple[Path, Any]] = [(("patches",), data.get("patches"))]
+    groups += [((role, "patches"), get_value(data, role, "patches")) for role in ("controlPlane", "worker")]
+    groups += [(("nodes", i, "patches"), node.get("patches")) for i, node in _nodes(data)]
+    for path, patches in groups:
+        for index, patch in enumerate(patches if isinstance(patches, list) else ()):
+            if isinstance(patch, str) and not patch.lstrip().startswith("@"):
+                patch = helmvalues.yaml_mapping(patch)
+            if isinstance(patch, Mapping):
+                yield (*path, index), patch
+
+
+def talconfig_schematics(resource: Resource) -> Iterator[tuple[Path, Mapping[str, Any]]]:
+    """A talconfig's Image Factory schematics: under ``controlPlane``/``worker`` and per node."""
+    data = resource.data
+    found: list[tuple[Path, Any]] = [((role, "schematic"), get_value(data, role, "schematic")) for role in ("controlPlane", "worker")]
+    found += [(("nodes", i, "schematic"), node.get("schematic")) for i, node in _nodes(data)]
+    yield from ((path, schematic) for path, schematic in found if isinstance(schematic, Mapping))
+
+
+def _nodes(data: Mapping[str, Any]) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    nodes = data.get("nodes")
+    yield from ((i, node) for i, node in enumerate(nodes if isinstance(nodes, list) else ()) if isinstance(node, Mapping))
