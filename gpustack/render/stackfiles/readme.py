@@ -199,7 +199,9 @@ def _layers(rendered: Rendered) -> dict[str, tuple[str, list[str]]]:
     toolkit = ["GPU Operator"] if operator else [f"host package, mode {modes}"]
     if talos:
         toolkit = ["Talos extension nvidia-container-toolkit"]
-        runtime_by = [f"Talos extension (containerd runtime), manifests/runtime.yaml ({runtime.RUNTIME_CLASS})"]
+        owns = runtime.owns_runtime_class(rendered.ctx.stack)
+        owner = f"manifests/runtime.yaml ({runtime.RUNTIME_CLASS})" if owns else "GPU Operator (RuntimeClass)"
+        runtime_by = [f"Talos extension (containerd runtime), {owner}"]
     elif spec.cluster.distribution == "k3s":
         runtime_by = ["K3s (detects nvidia-container-runtime)"]
     elif operator:
