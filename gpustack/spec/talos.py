@@ -9,10 +9,14 @@ image, built per Talos release, so a pool chooses a flavour and a branch, never 
   driver release: https://docs.siderolabs.com/talos/v1.13/configure-your-talos-cluster/hardware-and-drivers/nvidia-gpu
   and https://docs.siderolabs.com/talos/v1.13/configure-your-talos-cluster/hardware-and-drivers/nvidia-gpu-proprietary
   (up to v1.13 the toolkit extension carries the NVIDIA Container Toolkit itself and registers the
-  ``nvidia`` containerd runtime; from v1.15 it carries the driver's userspace only and the GPU
-  Operator installs the toolkit, which is why v1.13 is the newest release rendered for);
-- ``nvidia-fabricmanager-<branch>`` on NVSwitch boards, at the driver's release:
-  https://docs.siderolabs.com/talos/v1.13/configure-your-talos-cluster/hardware-and-drivers/nvidia-fabricmanager
+  ``nvidia`` containerd runtime, a CRI part of its own:
+  https://github.com/siderolabs/extensions/blob/main/nvidia-gpu/nvidia-container-toolkit/nvidia-container-runtime/10-nvidia-container-runtime.part;
+  from v1.15 it carries the driver's userspace only and the GPU Operator installs the toolkit,
+  which is why v1.13 is the newest release rendered for);
+- ``nvidia-fabricmanager-<branch>`` on NVSwitch boards, at the driver's release, which runs as the
+  extension service ``nvidia-fabricmanager``:
+  https://docs.siderolabs.com/talos/v1.13/configure-your-talos-cluster/hardware-and-drivers/nvidia-fabricmanager,
+  https://github.com/siderolabs/extensions/blob/main/nvidia-gpu/nvidia-fabricmanager/lts/manifest.yaml.tmpl
 
 The open modules run on Turing and newer GPUs only, and Blackwell runs nothing else (NVIDIA's
 https://developer.nvidia.com/blog/nvidia-transitions-fully-towards-open-source-gpu-kernel-modules/).

@@ -33,7 +33,8 @@ FOLDER = "talos"
 FACTORY_HOST = "factory.talos.dev"
 FACTORY = f"https://{FACTORY_HOST}"
 CONTROL_PLANE_PATCH = f"{FOLDER}/controlplane.patch.yaml"
-# Talos's NVIDIA guides harden the BPF JIT on GPU nodes.
+# The toolkit's nvidia-container-cli loads BPF programs, which Talos's default of 2 forbids
+# (https://github.com/siderolabs/extensions/blob/main/nvidia-gpu/nvidia-container-toolkit/README.md).
 SYSCTLS = {"net.core.bpf_jit_harden": "1"}
 _EXTRA_ARGS = {"apiServer": "apiserver", "controllerManager": "controller-manager", "scheduler": "scheduler"}
 

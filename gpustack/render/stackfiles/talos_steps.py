@@ -22,7 +22,9 @@ from gpustack.spec.models.cluster import NodePool
 from gpustack.spec.pools import on_nvswitch
 
 NODE = "NODE='IP address of the node'"
-FABRIC_MANAGER_SERVICE = "ext-nvidia-fabricmanager"  # an extension service's name: ext-<name>
+# The extension's service (https://github.com/siderolabs/extensions/blob/main/nvidia-gpu/nvidia-fabricmanager/lts/nvidia-fabricmanager.yaml),
+# which talosctl lists as ext-<name>.
+FABRIC_MANAGER_SERVICE = "ext-nvidia-fabricmanager"
 
 
 def steps(stack: GpuStack, *, control_plane_patch: bool) -> list[Step]:
@@ -81,8 +83,9 @@ def _patch_step(stack: GpuStack, control_plane: bool) -> Step:
         "From a machine with talosctl, for each node of its pool",
         tuple(commands),
         sentences(
-            "The GPU pools' patches load the NVIDIA kernel modules and harden the BPF JIT "
-            "(`net.core.bpf_jit_harden: 1`); every pool's patch gives its nodes the pool's labels and taints "
+            "The GPU pools' patches load the NVIDIA kernel modules and relax Talos's BPF JIT hardening to "
+            "`net.core.bpf_jit_harden: 1`, which the toolkit's nvidia-container-cli needs for its BPF programs; "
+            "every pool's patch gives its nodes the pool's labels and taints "
             "(`machine.nodeLabels`, `machine.nodeTaints`), which Talos keeps on the Node object.",
             "A new cluster takes them at generation instead: `talosctl gen config` with "
             "`--config-patch-worker @<pool's patch>` per pool"
