@@ -37,9 +37,9 @@ def test_a_gpu_pool_gets_a_patch_and_a_schematic_and_no_cluster_folder(render_sp
     assert "files" not in machine  # nvidia stays a RuntimeClass, not the default runtime
     assert _doc(files, "talos/pools/gpu.schematic.yaml") == {"customization": {"systemExtensions": {"officialExtensions": [
         "siderolabs/nvidia-open-gpu-kernel-modules-production", "siderolabs/nvidia-container-toolkit-production"]}}}
-    # A pool without labels, taints or gates: an empty patch, no schematic.
-    assert _doc(files, "talos/pools/sys.patch.yaml") == {}
-    assert "talos/pools/sys.schematic.yaml" not in files
+    # A pool without labels, taints or gates: no patch (talosctl refuses an empty one), no schematic.
+    assert "talos/pools/sys.patch.yaml" not in files and "talos/pools/sys.schematic.yaml" not in files
+    assert "sys.patch.yaml" not in files["README.md"]
     assert talos_config.CONTROL_PLANE_PATCH not in files
 
 

@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Collection, Sequence
 
 from gpustack.render.components.gpu_operator import K3S_CONTAINERD_CONFIG
-from gpustack.render.stackfiles import fabric_manager, kubernetes_steps, talos_config, talos_steps
+from gpustack.render.stackfiles import fabric_manager, kubernetes_steps, talos_steps
 from gpustack.render.stackfiles.step import Step, pool_list, sentences
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
@@ -42,7 +42,7 @@ def steps(stack: GpuStack, paths: Collection[str] = ()) -> list[Step]:
     """The steps in order; ``paths``: the files of the tree, which Talos's steps name."""
     spec = stack.spec
     if spec.cluster.distribution == "talos":
-        return talos_steps.steps(stack, control_plane_patch=talos_config.CONTROL_PLANE_PATCH in paths)
+        return talos_steps.steps(stack, paths)
     result = _operator_driver_steps(stack) + _driver_steps(stack) + fabric_manager.steps(stack)
     if not spec.gpuOperator.enabled:
         result += _toolkit_steps(spec.nodePools)

@@ -1,6 +1,7 @@
 """Talos files of the tree (``talos/``): machine-config patches and Image Factory schematics.
 
-- ``talos/pools/<pool>.patch.yaml``: a strategic merge patch for the nodes of one pool, as
+- ``talos/pools/<pool>.patch.yaml``: a strategic merge patch for the nodes of one pool (none for a
+  pool with nothing to patch), as
   ``talosctl patch mc --patch @file`` and ``talosctl gen config --config-patch-worker @file``
   take it. GPU pools load the NVIDIA kernel modules and set ``net.core.bpf_jit_harden`` as
   Talos's NVIDIA guides say
@@ -54,16 +55,20 @@ def schematic_path(pool: str) -> str:
 
 def config_files(stack: GpuStack, gates: Gates) -> dict[str, str]:
     """``talos/…`` files (paths relative to the stack's output folder)."""
-    files = {patch_path(pool.name): pool_patch(stack, pool, gates) for pool in stack.spec.nodePools}
-    files.update({schematic_path(pool.name): schematic(stack, pool) for pool in stack.spec.nodePools})
-    files.update({patch_path(pool.name): pool_patch(stack, pool, gates) for pool in stack.spec.systemPools})
+    files = {schematic_path(pool.name): schematic(stack, pool) for pool in stack.spec.nodePools}
+    for pool in [*stack.spec.nodePools, *stack.spec.systemPools]:
+        patch = pool_patch(stack, pool, gates)
+        if patch is not None:
+            files[patch_path(pool.name)] = patch
     control_plane = control_plane_patch(stack, gates)
     if control_plane is not None:
         files[CONTROL_PLANE_PATCH] = control_plane
     return files
 
 
-def pool_patch(stack: GpuStack, pool: NodePool | SystemPool, gates: Gates) -> str:
+def pool_patch(stack: GpuStack, pool: NodePool | SystemPool, gates: Gates) -> str | None:
+    """The pool's patch; None for a pool without GPUs, labels, taints or kubelet gates (talosctl
+    refuses an empty patch: "config not found")."""
     machine: dict[str, Any] = {}
     gpu = isinstance(pool, NodePool)
     if gpu:
@@ -84,7 +89,7 @@ def pool_patch(stack: GpuStack, pool: NodePool | SystemPool, gates: Gates) -> st
         f"#   talosctl -n \"$NODE\" patch mc --patch @{patch_path(pool.name)}\n"
         "# or at generation: talosctl gen config ... --config-patch-worker @<this file>.\n"
     )
-    return header + (dump({"machine": machine}) if machine else "{}\n")
+    return header + dump({"machine": machine}) if machine else None
 
 
 def _taint_value(taint: Taint) -> str:

@@ -13,6 +13,7 @@ then check that the extensions are there and the modules loaded.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Collection
 
 from gpustack.render.stackfiles import talos_config
 from gpustack.render.stackfiles.step import Step, all_pools, pool_list, sentences
@@ -27,11 +28,11 @@ NODE = "NODE='IP address of the node'"
 FABRIC_MANAGER_SERVICE = "ext-nvidia-fabricmanager"
 
 
-def steps(stack: GpuStack, *, control_plane_patch: bool) -> list[Step]:
-    """``control_plane_patch``: whether the tree has ``talos_config.CONTROL_PLANE_PATCH`` (the
-    cluster needs feature gates or a pod subnet)."""
+def steps(stack: GpuStack, paths: Collection[str]) -> list[Step]:
+    """``paths``: the files of the tree, which name the patches there are (a pool with nothing to
+    patch has none, the control plane one only when the cluster needs gates or a pod subnet)."""
     result = [_image_step(stack, extensions, pools) for extensions, pools in _by_extensions(stack).items()]
-    result.append(_patch_step(stack, control_plane_patch))
+    result.append(_patch_step(stack, paths))
     result.append(_check_step(stack))
     return result
 
@@ -69,10 +70,13 @@ def _image_step(stack: GpuStack, extensions: tuple[str, ...], pools: list[NodePo
     )
 
 
-def _patch_step(stack: GpuStack, control_plane: bool) -> Step:
+def _patch_step(stack: GpuStack, paths: Collection[str]) -> Step:
     commands = [NODE]
     for pool in all_pools(stack):
-        commands += [f"# a node of {pool.name}:", f'talosctl -n "$NODE" patch mc --patch @{talos_config.patch_path(pool.name)}']
+        patch = talos_config.patch_path(pool.name)
+        if patch in paths:
+            commands += [f"# a node of {pool.name}:", f'talosctl -n "$NODE" patch mc --patch @{patch}']
+    control_plane = talos_config.CONTROL_PLANE_PATCH in paths
     if control_plane:
         commands += [
             "# each control-plane node:",
