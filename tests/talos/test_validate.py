@@ -137,3 +137,15 @@ def test_the_validator_refuses_what_talos_refuses(validator, tmp_path):
     errors = {Path(r["file"]).name: " ".join(r["errors"]) for r in map(json.loads, done.stdout.splitlines())}
     assert "invalid taint effect" in errors["bad.patch.yaml"]
     assert "extensions not found" in errors["bad.schematic.yaml"]
+
+
+def test_the_kubernetes_range_per_talos_release_is_the_machinerys(validator, tmp_path):
+    """``gpustack.spec.talos.KUBERNETES_BY_TALOS`` (what the spec check refuses) says what Talos's own
+    compatibility tables say, one minor past each end included."""
+    for talos_minor, (oldest, newest) in talos.KUBERNETES_BY_TALOS.items():
+        for minor in range(oldest - 1, newest + 2):
+            done = subprocess.run(
+                [str(validator), "-talos", f"v1.{talos_minor}.0", "-kubernetes", f"1.{minor}.0", str(tmp_path)],
+                capture_output=True, text=True, timeout=60,
+            )
+            assert (done.returncode == 0) == (oldest <= minor <= newest), (talos_minor, minor, done.stdout)

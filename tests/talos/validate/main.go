@@ -1,5 +1,7 @@
 // Command validate checks a rendered stack's Talos files with Talos's own code.
 //
+// First whether the Talos release runs the Kubernetes version at all (the machinery's
+// compatibility tables: KubernetesVersion.SupportedWith).
 // For each machine-config patch under <stack>/talos/ it generates a machine config of the role
 // the patch is for (pools/*.patch.yaml: worker; controlplane.patch.yaml: control plane) with the
 // Talos machinery library (pkg/machinery/config/generate), for the given Talos release and
@@ -22,6 +24,8 @@ import (
 	"strings"
 
 	"github.com/siderolabs/image-factory/pkg/schematic"
+	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
+	"github.com/siderolabs/talos/pkg/machinery/compatibility"
 	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/configpatcher"
 	"github.com/siderolabs/talos/pkg/machinery/config/generate"
@@ -72,10 +76,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	var results []result
+	if err := supported(*talos, *kubernetes); err != nil {
+		results = append(results, result{File: *talos, Kind: "compatibility", Errors: []string{err.Error()}})
+	}
 	folder := filepath.Join(flag.Arg(0), "talos")
 	patches, _ := filepath.Glob(filepath.Join(folder, "pools", "*.patch.yaml"))
 	schematics, _ := filepath.Glob(filepath.Join(folder, "pools", "*.schematic.yaml"))
-	var results []result
 	for _, path := range patches {
 		results = append(results, checkPatch(input, machine.TypeWorker, path))
 	}
@@ -186,4 +193,17 @@ func featureGateArgs(cluster *v1alpha1.ClusterConfig) map[string]string {
 		}
 	}
 	return found
+}
+
+// supported is the machinery's verdict on running Kubernetes `kubernetes` on Talos `talos`.
+func supported(talos, kubernetes string) error {
+	talosVersion, err := compatibility.ParseTalosVersion(&machineapi.VersionInfo{Tag: talos})
+	if err != nil {
+		return err
+	}
+	kubernetesVersion, err := compatibility.ParseKubernetesVersion(kubernetes)
+	if err != nil {
+		return err
+	}
+	return kubernetesVersion.SupportedWith(talosVersion)
 }
