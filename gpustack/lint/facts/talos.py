@@ -35,6 +35,12 @@ FABRIC_MANAGER_EXTENSION = "nvidia-fabricmanager"
 CRI_DROP_IN = "/etc/cri/conf.d/"
 CRI_CUSTOMIZATION = CRI_DROP_IN + "20-customization.part"
 CRI_RUNTIME_TABLE = 'plugins."io.containerd.cri.v1.runtime".containerd'
+_RELEASE = re.compile(r"v?(\d+)\.(\d+)\.\d+")
+_RELEASE_TAG = re.compile(r"installer[^:]*:v(\d+)\.(\d+)\.\d+")
+# The last release whose nvidia-container-toolkit extension carries the toolkit itself (from
+# v1.15 it is the driver's userspace and the GPU Operator installs the toolkit):
+# https://docs.siderolabs.com/talos/v1.13/configure-your-talos-cluster/hardware-and-drivers/nvidia-gpu
+TOOLKIT_IN_EXTENSION_UNTIL = (1, 13)
 DEFAULT_RUNTIME = re.compile(r"""^\s*default_runtime_name\s*=\s*["']([^"']+)["']""", re.MULTILINE)
 
 
@@ -59,11 +65,31 @@ def official_extensions(schematic: Mapping[str, Any]) -> list[str]:
     return [str(name) for name in listed] if isinstance(listed, list) else []
 
 
-def nvidia_extensions(names: list[str]) -> Iterator[str]:
-    """The NVIDIA driver's extensions among ``names`` (kernel modules or its userspace with the toolkit)."""
+def installer_release(config: Mapping[str, Any]) -> tuple[int, int] | None:
+    """(1, 13) for a machine config installing ``…/installer…:v1.13.0`` (``machine.install.image``)."""
+    image = get_value(config, "machine", "install", "image")
+    found = _RELEASE_TAG.search(image) if isinstance(image, str) else None
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def release(version: Any) -> tuple[int, int] | None:
+    """(1, 13) for ``v1.13.0`` (talhelper's ``talosVersion``)."""
+    found = _RELEASE.fullmatch(version) if isinstance(version, str) else None
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def install_extension_images(config: Mapping[str, Any]) -> list[str]:
+    """``machine.install.extensions[].image``: extensions installed the way before schematics."""
+    listed = get_value(config, "machine", "install", "extensions")
+    return [str(e["image"]) for e in listed if isinstance(e, Mapping) and "image" in e] if isinstance(listed, list) else []
+
+
+def nvidia_extensions(names: list[str], kinds: tuple[str, ...] = (*MODULE_EXTENSIONS, TOOLKIT_EXTENSION)) -> Iterator[str]:
+    """The NVIDIA extensions among ``names`` (``siderolabs/<name>`` or an image reference): by
+    default the driver's (kernel modules, its userspace with the toolkit)."""
     for name in names:
-        bare = name.rsplit("/", 1)[-1]
-        if bare.startswith((*MODULE_EXTENSIONS, TOOLKIT_EXTENSION)):
+        bare = name.split("@")[0].rsplit("/", 1)[-1].split(":")[0]
+        if bare.startswith(kinds):
             yield name
 
 
