@@ -16,11 +16,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts import clusterpolicy, hostdriver, registered
+from gpustack.lint.facts import hostdriver, operands
 from gpustack.lint.facts.pools import ClusterFacts, Pool
-from gpustack.lint.model import Hit, Path, Resource, get_value
+from gpustack.lint.model import Hit
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import dispatch
 
 SKIP_LABEL = "nvidia.com/gpu.deploy.driver"
 
@@ -29,15 +28,12 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     reason = _host_driver(ctx)
     if reason is None:
         return
-    for resource in clusterpolicy.cluster_policies(ctx):
-        if resource.get(("spec", "driver", "enabled")) is not False:
-            yield _hit(resource, ("spec", "driver"), f"{resource.ref}", reason)
-    operator = registered.chart_of_role("gpu-operator")
-    driver = registered.bundle_values(operator, "driver")
-    for release in dispatch.releases(ctx):
-        if release.chart == operator and get_value(release.values, *driver, "enabled") is not False:
-            resource, path = release.where(*driver, "enabled")
-            yield _hit(resource, path, release.owner, reason)
+    for place in operands.operator_deploys(ctx, "driver"):
+        yield place.hit(
+            f"{reason}: the two drivers fight over the kernel modules",
+            fix=f"Set `driver.enabled: false` when no pool takes the operator's driver, else label the host "
+            f"pools' nodes `{SKIP_LABEL}=false` (and list the label in their `labels` in the spec).",
+        )
 
 
 def _host_driver(ctx: LintContext) -> str | None:
@@ -56,17 +52,6 @@ def _host_driver(ctx: LintContext) -> str | None:
 def _host_pools(cluster: ClusterFacts) -> list[Pool]:
     """Pools with a host-installed driver whose nodes the operator's driver would run on."""
     return [p for p in cluster.pools if p.driver_source == "host" and p.labels.get(SKIP_LABEL) != "false"]
-
-
-def _hit(resource: Resource, path: Path, owner: str, reason: str) -> Hit:
-    return Hit(
-        resource,
-        path,
-        f"{owner} deploys the GPU Operator's driver container (driver.enabled is true, the chart's default), "
-        f"but {reason}: the two drivers fight over the kernel modules",
-        fix=f"Set `driver.enabled: false` when no pool takes the operator's driver, else label the host "
-        f"pools' nodes `{SKIP_LABEL}=false` (and list the label in their `labels` in the spec).",
-    )
 
 
 RULE = Rule("GS035", "set", check)

@@ -16,10 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts import clusterpolicy, hostdriver, registered, talos
-from gpustack.lint.model import Hit, Path, Resource, get_value
+from gpustack.lint.facts import hostdriver, operands, talos
+from gpustack.lint.model import Hit
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import dispatch
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
@@ -28,25 +27,11 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     if not found.toolkit or not releases or max(releases) > talos.TOOLKIT_IN_EXTENSION_UNTIL:
         return
     evidence = f"{found.toolkit[0]} on Talos v{'.'.join(map(str, max(releases)))}, per {found.releases[0][0]}"
-    for resource in clusterpolicy.cluster_policies(ctx):
-        if resource.get(("spec", "toolkit", "enabled")) is not False:
-            yield _hit(resource, ("spec", "toolkit"), f"{resource.ref}", evidence)
-    operator = registered.chart_of_role("gpu-operator")
-    toolkit = registered.bundle_values(operator, "container-toolkit")
-    for release in dispatch.releases(ctx):
-        if release.chart == operator and get_value(release.values, *toolkit, "enabled") is not False:
-            resource, path = release.where(*toolkit, "enabled")
-            yield _hit(resource, path, release.owner, evidence)
-
-
-def _hit(resource: Resource, path: Path, owner: str, evidence: str) -> Hit:
-    return Hit(
-        resource,
-        path,
-        f"{owner} deploys the GPU Operator's toolkit container (toolkit.enabled is true, the chart's default), "
-        f"but the nodes already have the NVIDIA Container Toolkit: {evidence}",
-        fix="Set `toolkit.enabled: false` (and `driver.enabled: false`): the Talos extensions bring both.",
-    )
+    for place in operands.operator_deploys(ctx, "container-toolkit"):
+        yield place.hit(
+            f"the nodes already have the NVIDIA Container Toolkit: {evidence}",
+            fix="Set `toolkit.enabled: false` (and `driver.enabled: false`): the Talos extensions bring both.",
+        )
 
 
 RULE = Rule("GS055", "set", check)
