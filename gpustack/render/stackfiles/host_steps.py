@@ -58,12 +58,14 @@ def steps(stack: GpuStack, paths: Collection[str] = ()) -> list[Step]:
 
 def markdown(stack: GpuStack, paths: Collection[str] = ()) -> list[str]:
     """The "Host steps" section: one numbered heading per step, its commands in a bash block."""
-    lines = [
-        "## Host steps",
-        "",
-        "On the nodes, in this order, before the apply order below. Commands that name a file of this "
-        "folder run from a copy of it on the node.",
-    ]
+    intro = (
+        "From a machine with talosctl, in this order, before the apply order below (Talos nodes have no shell). "
+        "Commands that name a file of this folder run from a copy of it there."
+        if stack.spec.cluster.distribution == "talos"
+        else "On the nodes, in this order, before the apply order below. Commands that name a file of this "
+        "folder run from a copy of it on the node."
+    )
+    lines = ["## Host steps", "", intro]
     for number, step in enumerate(steps(stack, paths), start=1):
         lines += ["", f"### {number}. {step.title}", "", f"{step.where}{':' if step.commands else '.'}"]
         if step.commands:
