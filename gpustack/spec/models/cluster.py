@@ -166,13 +166,14 @@ class Toolkit(Versioned):
     mode: Literal["auto", "legacy", "cdi"] = Field(
         "auto",
         description="NVIDIA Container Toolkit mode: auto (the toolkit picks: just-in-time CDI where NVML "
-        "finds the GPUs from release 1.20, the legacy hook before), legacy (OCI hook) or cdi.",
+        "finds the GPUs from release 1.20, the legacy hook before), legacy (OCI hook) or cdi. Talos: auto only (its extension configures the toolkit).",
     )
     version: str | None = Field(
         None,
         pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$",
         description='Toolkit release installed on the host, e.g. "1.20.0": the README\'s apt command pins '
-        "its packages to it. Without the GPU Operator only (the operator runs its own toolkit). "
+        "its packages to it. Without the GPU Operator only (the operator runs its own toolkit), and not on "
+        "Talos (the nvidia-container-toolkit extension of the Talos release). "
         "Default: the newest release when the command runs.",
     )
 
