@@ -166,7 +166,8 @@ class Toolkit(Versioned):
     mode: Literal["auto", "legacy", "cdi"] = Field(
         "auto",
         description="NVIDIA Container Toolkit mode: auto (the toolkit picks: just-in-time CDI where NVML "
-        "finds the GPUs from release 1.20, the legacy hook before), legacy (OCI hook) or cdi. Talos: auto only (its extension configures the toolkit).",
+        "finds the GPUs from release 1.20, the legacy hook before), legacy (OCI hook) or cdi. Talos: auto "
+        "only (its extension configures the toolkit).",
     )
     version: str | None = Field(
         None,
