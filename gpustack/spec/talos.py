@@ -39,6 +39,8 @@ Branch = Literal["production", "lts"]
 # toolkit extension no longer carries the toolkit (see above).
 KUBERNETES_BY_TALOS = {9: (27, 32), 10: (28, 33), 11: (29, 34), 12: (30, 35), 13: (31, 36)}
 OLDEST_TALOS, NEWEST_TALOS = min(KUBERNETES_BY_TALOS), max(KUBERNETES_BY_TALOS)
+# What `gpustack init` writes: the release whose machinery the Talos tier validates with.
+DEFAULT_RELEASE = "v1.13.0"
 OPEN_FROM = ("turing", "ampere", "ada-lovelace", "hopper", "blackwell")  # GFD family names
 OPEN_ONLY = ("blackwell",)
 DEFAULT_BRANCH: Branch = "production"

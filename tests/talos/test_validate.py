@@ -149,3 +149,7 @@ def test_the_kubernetes_range_per_talos_release_is_the_machinerys(validator, tmp
                 capture_output=True, text=True, timeout=60,
             )
             assert (done.returncode == 0) == (oldest <= minor <= newest), (talos_minor, minor, done.stdout)
+
+
+def test_init_writes_the_release_the_tier_validates_with():
+    assert talos.DEFAULT_RELEASE == build.release()
