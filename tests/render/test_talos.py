@@ -103,6 +103,8 @@ def test_host_steps_are_talosctl_not_apt(render_spec):
     # One installer per set of extensions: a and b share one, c has its own.
     images = [s for s in steps if "installer" in s.title]
     assert [s.where for s in images] == ["For each node of pools `a`, `b`", "For each node of pool `c`"]
+    assert [s.title for s in images] == [
+        "Talos v1.13.0 installer with the NVIDIA extensions (a, b)", "Talos v1.13.0 installer with the NVIDIA extensions (c)"]
     assert 'talosctl -n "$NODE" upgrade --image "factory.talos.dev/installer/${SCHEMATIC_ID}:v1.13.0"' in commands
     assert "--data-binary @talos/pools/c.schematic.yaml https://factory.talos.dev/schematics" in commands
     for pool in "abc":

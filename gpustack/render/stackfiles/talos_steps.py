@@ -31,7 +31,8 @@ FABRIC_MANAGER_SERVICE = "ext-nvidia-fabricmanager"
 def steps(stack: GpuStack, paths: Collection[str]) -> list[Step]:
     """``paths``: the files of the tree, which name the patches there are (a pool with nothing to
     patch has none, the control plane one only when the cluster needs gates or a pod subnet)."""
-    result = [_image_step(stack, extensions, pools) for extensions, pools in _by_extensions(stack).items()]
+    groups = _by_extensions(stack)
+    result = [_image_step(stack, extensions, pools, named=len(groups) > 1) for extensions, pools in groups.items()]
     result.append(_patch_step(stack, paths))
     result.append(_check_step(stack))
     return result
@@ -45,13 +46,15 @@ def _by_extensions(stack: GpuStack) -> dict[tuple[str, ...], list[NodePool]]:
     return dict(groups)
 
 
-def _image_step(stack: GpuStack, extensions: tuple[str, ...], pools: list[NodePool]) -> Step:
+def _image_step(stack: GpuStack, extensions: tuple[str, ...], pools: list[NodePool], *, named: bool) -> Step:
+    """``named``: several installers, so the heading names its pools."""
     release = stack.spec.cluster.talosVersion
     schematic = talos_config.schematic_path(pools[0].name)
     image = talos_config.installer_image("${SCHEMATIC_ID}", stack)
     names = ", ".join(f"`{name}`" for name in extensions)
     return Step(
-        f"Talos {release} installer with the NVIDIA extensions",
+        f"Talos {release} installer with the NVIDIA extensions"
+        + (f" ({', '.join(pool.name for pool in pools)})" if named else ""),
         f"For each node of {pool_list(pools)}",
         (
             f'SCHEMATIC_ID="$(curl -sf -X POST --data-binary @{schematic} {talos_config.FACTORY}/schematics | jq -r .id)"',
