@@ -70,6 +70,13 @@ def test_init_from_options_validates(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert run(capsys, "validate", str(spec))[:2] == (0, f"{spec}: ok\n")
 
 
+def test_init_talos_pins_a_release(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "talos.yaml"
+    code, _, err = run(capsys, "init", str(spec), "--gpu", "L40S", "--distribution", "talos")
+    assert code == 0, err
+    assert "distribution: talos" in spec.read_text() and "talosVersion: v1.13.0" in spec.read_text()
+
+
 def test_init_refuses_to_overwrite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     spec = tmp_path / "gpustack.yaml"
     spec.write_text("mine\n", encoding="utf-8")

@@ -26,8 +26,8 @@ def init(
     count: Annotated[int | None, typer.Option("--count", min=1, max=16, help="GPUs per node.", show_default="1")] = None,
     nodes: Annotated[int, typer.Option("--nodes", min=1, help="Nodes in the GPU pool.")] = 1,
     distribution: Annotated[
-        Literal["k3s", "kubeadm"] | None,
-        typer.Option("--distribution", help="k3s or kubeadm.", show_default="k3s"),
+        Literal["k3s", "kubeadm", "talos"] | None,
+        typer.Option("--distribution", help="k3s, kubeadm or talos.", show_default="k3s"),
     ] = None,
     kubernetes_version: Annotated[
         str, typer.Option("--kubernetes-version", metavar="1.N", help="The cluster's Kubernetes minor version.")
@@ -88,10 +88,10 @@ def init(
 
 def _ask_distribution() -> str:
     while True:
-        answer = str(typer.prompt("Kubernetes distribution (k3s or kubeadm)", default="k3s")).strip().lower()
-        if answer in ("k3s", "kubeadm"):
+        answer = str(typer.prompt("Kubernetes distribution (k3s, kubeadm or talos)", default="k3s")).strip().lower()
+        if answer in ("k3s", "kubeadm", "talos"):
             return answer
-        typer.echo(f"{answer!r} is neither k3s nor kubeadm", err=True)
+        typer.echo(f"{answer!r} is none of k3s, kubeadm, talos", err=True)
 
 
 def _ask_gpu() -> str:

@@ -4,7 +4,7 @@ The loader reads every YAML and JSON file, but documents without apiVersion and 
 judged only where gpustack knows their shape: kustomizations, Helm chart folders
 (``Chart.yaml`` and its ``values.yaml``), values files a release takes (kustomize
 ``valuesFile``, ``values:`` in .gpustack.yaml, ``--chart``), K3s and RKE2 config files, Talos
-machine configs and talhelper configs. Any other such file was read and not checked, and the
+machine configs, talhelper configs and Image Factory schematics. Any other such file was read and not checked, and the
 report says so (a note per file, with what to do) instead of passing it over: a ``helm -f``
 values file of the GPU Operator checked against nothing looks, without it, like a file that
 passed.
@@ -26,7 +26,6 @@ NOT_CHECKED = (
     "not checked: it holds no Kubernetes objects (apiVersion and kind) and no rule reads its shape; if it is a"
     " chart's values file, name the chart (`values:` in .gpustack.yaml, or --chart NAME[@VERSION])"
 )
-SCHEMATIC = "not checked: a Talos Image Factory schematic (gpustack lint does not read system extensions)"
 
 
 def is_read(resource: Resource) -> bool:
@@ -34,7 +33,7 @@ def is_read(resource: Resource) -> bool:
     return resource.kind is not None or any(
         known(resource)
         for known in (is_kustomization, is_chart_metadata, is_k3s_config, _sets_default_runtime, talos.is_talconfig,
-                      talos.is_machine_config)
+                      talos.is_machine_config, talos.is_schematic)
     )
 
 
@@ -59,8 +58,7 @@ def notes(by_file: Mapping[str, Sequence[Resource]], releases: Iterable[HelmChar
     for file, resources in by_file.items():
         if file in layered or not objectless(resources):
             continue
-        schematic = all(isinstance(resource.data.get("customization"), Mapping) for resource in resources)
-        found.append(Note(SCHEMATIC if schematic else NOT_CHECKED, file))
+        found.append(Note(NOT_CHECKED, file))
     return found
 
 

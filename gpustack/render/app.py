@@ -45,7 +45,7 @@ from gpustack.render.components import (
     workloads,
 )
 from gpustack.render.rendered import NAMESPACES, RELEASE_NAMESPACES, Objects, Rendered
-from gpustack.render.stackfiles import cluster_config, k3s_autodeploy, lint_config, readme
+from gpustack.render.stackfiles import cluster_config, k3s_autodeploy, lint_config, readme, talos_config
 from gpustack.yamlio import dump, dump_all
 
 COMPONENTS: tuple[ModuleType, ...] = (
@@ -188,7 +188,8 @@ def values_file(release: HelmRelease) -> str:
 
 def tree(rendered: Rendered) -> dict[str, str]:
     """The output folder as {relative path: text}, sorted by path."""
-    files: dict[str, str] = dict(cluster_config.config_files(rendered.ctx.stack, rendered.feature_gates))
+    node_config = talos_config if rendered.ctx.stack.spec.cluster.distribution == "talos" else cluster_config
+    files: dict[str, str] = dict(node_config.config_files(rendered.ctx.stack, rendered.feature_gates))
     for name, objects in rendered.manifests.items():
         files[f"manifests/{name}.yaml"] = dump_all(objects)
     kustomization = {

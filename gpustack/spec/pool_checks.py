@@ -82,14 +82,20 @@ def check_unique_pools(stack: GpuStack) -> Iterator[Finding]:
         seen.add(name)
 
 
+# The field that pins each distribution's release.
+RELEASE_FIELD = {"k3s": "k3sVersion", "kubeadm": "kubeadmVersion", "talos": "talosVersion"}
+
+
 def check_cluster(stack: GpuStack) -> Iterator[Finding]:
     cluster = stack.spec.cluster
     path = ("spec", "cluster")
+    own = f"{cluster.distribution} takes {RELEASE_FIELD[cluster.distribution]}"
     if cluster.kubeadmVersion and cluster.distribution != "kubeadm":
-        yield (*path, "kubeadmVersion"), "kubeadmVersion is for distribution kubeadm; K3s takes k3sVersion"
+        yield (*path, "kubeadmVersion"), f"kubeadmVersion is for distribution kubeadm; {own}"
     if cluster.controlPlaneEndpoint and cluster.distribution != "kubeadm":
         yield (*path, "controlPlaneEndpoint"), (
-            "controlPlaneEndpoint is for distribution kubeadm; K3s agents join the server address of the README's step"
+            "controlPlaneEndpoint is for distribution kubeadm; K3s agents join the server address of the README's "
+            "step, Talos nodes the endpoint of their machine config"
         )
     if cluster.kubeadmVersion and cluster.kubeadmVersion.split(".")[1] != str(cluster.minor):
         yield (*path, "kubeadmVersion"), (
@@ -97,7 +103,7 @@ def check_cluster(stack: GpuStack) -> Iterator[Finding]:
             "make the two agree"
         )
     if cluster.k3sVersion and cluster.distribution != "k3s":
-        yield (*path, "k3sVersion"), "k3sVersion is for distribution k3s; kubeadm takes kubeadmVersion"
+        yield (*path, "k3sVersion"), f"k3sVersion is for distribution k3s; {own}"
     k3s_minor = re.fullmatch(r"v1\.([0-9]+)\.[0-9]+\+k3s[0-9]+", cluster.k3sVersion or "")
     if cluster.k3sVersion is not None and k3s_minor is None:
         yield (*path, "k3sVersion"), (
@@ -123,15 +129,15 @@ def check_cluster(stack: GpuStack) -> Iterator[Finding]:
 
 
 def check_system_pool(stack: GpuStack) -> Iterator[Finding]:
-    """kubeadm taints its control plane: with every pool tainted, the monitoring stack and the
-    NFD master (no GPU tolerations) would stay Pending."""
+    """kubeadm and Talos taint their control plane: with every pool tainted, the monitoring stack
+    and the NFD master (no GPU tolerations) would stay Pending."""
     spec = stack.spec
-    if spec.cluster.distribution != "kubeadm" or not all(repels(p.taints) for p in spec.nodePools):
+    if spec.cluster.distribution not in ("kubeadm", "talos") or not all(repels(p.taints) for p in spec.nodePools):
         return
     if any(not repels(p.taints) for p in spec.systemPools):
         return
     yield ("spec", "nodePools"), (
-        "every node pool is tainted and kubeadm taints the control plane, so Prometheus, Grafana, "
+        f"every node pool is tainted and {spec.cluster.distribution} taints the control plane, so Prometheus, Grafana, "
         "kube-state-metrics and the NFD master have nowhere to run: add an untainted pool under "
         "spec.systemPools (nodes without GPUs), or leave one pool untainted"
     )

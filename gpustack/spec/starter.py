@@ -21,7 +21,7 @@ HEADER = (
 @dataclass(frozen=True)
 class Answers:
     name: str
-    distribution: str  # k3s | kubeadm
+    distribution: str  # k3s | kubeadm | talos
     kubernetes_version: str  # "1.N"
     gpu: str  # a catalogue name or alias
     gpus_per_node: int = 1
@@ -51,6 +51,10 @@ def from_answers(answers: Answers) -> dict[str, Any]:
         "cluster": {"distribution": answers.distribution, "kubernetesVersion": answers.kubernetes_version},
         "nodePools": [pool],
     }
+    if answers.distribution == "talos":
+        from gpustack.spec.talos import DEFAULT_RELEASE
+
+        spec["cluster"]["talosVersion"] = DEFAULT_RELEASE  # the extensions are built per release
     if answers.driver == "operator":
         spec["gpuOperator"] = {"enabled": True}  # the driver container is the operator's
     return envelope(answers.name, spec)

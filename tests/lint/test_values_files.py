@@ -14,7 +14,7 @@ from gpustack.lint.context import LintContext
 from gpustack.lint.engine import lint
 from gpustack.lint.releases import dispatch
 from gpustack.lint.releases.release import HelmChartRelease
-from gpustack.lint.unread import NOT_CHECKED, SCHEMATIC
+from gpustack.lint.unread import NOT_CHECKED
 
 from lint_support import load_paths
 
@@ -89,7 +89,7 @@ def test_a_finding_on_a_dependencys_values_points_into_the_umbrellas_values_file
     report = lint(load_paths([str(tmp_path)]))
     [finding] = [f for f in report.findings if f.rule == "GS031"]
     assert (Path(finding.file).name, finding.line) == ("values.yaml", 6)
-    assert not [note for note in report.notes if note.message in (NOT_CHECKED, SCHEMATIC)]
+    assert not [note for note in report.notes if note.message == NOT_CHECKED]
 
 
 def test_a_dependency_turned_off_by_its_tags_is_no_release(tmp_path: Path) -> None:
@@ -158,7 +158,7 @@ def test_a_malformed_chart_option_is_a_usage_error(bad: str, tmp_path: Path, cap
     assert code == 2 and "--chart" in err
 
 
-def test_shapes_rules_read_are_no_note_and_a_talos_schematic_says_what_is_not_read(
+def test_shapes_rules_read_are_no_note(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _write(tmp_path, {
@@ -168,9 +168,10 @@ def test_shapes_rules_read_are_no_note_and_a_talos_schematic_says_what_is_not_re
         "config.yaml": "kubelet-arg: [feature-gates=DynamicResourceAllocation=true]\n",
         "kustomization.yaml": "resources: [ns.yaml]\n",
         "ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: gpu}\n",
-        # Talos Image Factory's schematic (https://factory.talos.dev: customization.systemExtensions)
+        # Talos Image Factory's schematic (https://factory.talos.dev: customization.systemExtensions), read
+        # by GS035 for the NVIDIA extensions
         "schematic.yaml": "customization:\n  systemExtensions:\n    officialExtensions: [siderolabs/nvidia-container-toolkit-production]\n",
     })
     _, report = _json(capsys, str(tmp_path))
     notes = {Path(n["file"]).name: n["message"] for n in report["notes"] if n["file"]}
-    assert notes == {"schematic.yaml": SCHEMATIC}
+    assert notes == {}

@@ -55,7 +55,7 @@ def test_every_command_line_of_every_example_parses(examples):
 
 def test_host_commands_name_only_files_of_the_tree(examples):
     for name, (_, files) in examples.items():
-        named = set(re.findall(r"\bcluster/[\w.-]+\.yaml\b", "\n".join(commands(files["README.md"]))))
+        named = set(re.findall(r"\b(?:cluster|talos(?:/pools)?)/[\w.-]+\.yaml\b", "\n".join(commands(files["README.md"]))))
         pools = re.findall(r'for pool in ([\w -]+); do', files["README.md"])
         named |= {f"cluster/join-{pool}.yaml" for group in pools for pool in group.split()}
         named.discard("cluster/join-$pool.yaml")

@@ -11,13 +11,14 @@ import pytest
 from ruamel.yaml import YAML
 
 from gpustack.errors import SpecError
-from gpustack.spec import chart_checks, checks, component_checks, dra_checks, pool_checks
+from gpustack.spec import chart_checks, checks, component_checks, dra_checks, pool_checks, talos_checks
 from gpustack.spec.load import load_spec
 from gpustack.spec.models import GpuStack
 
 HEADER = "apiVersion: gpustack.io/v1alpha1\nkind: GpuStack\nmetadata:\n  name: t\nspec:\n"
 K3S = "cluster:\n  distribution: k3s\n  kubernetesVersion: \"1.36\"\n"
 L4_POOL = "nodePools:\n  - name: a\n    gpu:\n      model: L4\n"
+TALOS = "cluster:\n  distribution: talos\n  kubernetesVersion: \"1.36\"\n  talosVersion: v1.13.0\n"
 H100_MIG = "nodePools:\n  - name: a\n    gpu:\n      model: H100\n    mig:\n      strategy: mixed\n      layout:\n"
 
 # (check function, spec body below `spec:`, reported path, message fragment)
@@ -52,6 +53,28 @@ CASES = [
     ("check_driver_source", K3S + L4_POOL + "    driver:\n      source: operator\n    toolkit:\n"
      "      version: 1.20.0  # <-\ngpuOperator:\n  enabled: true\n", "spec.nodePools[0].toolkit.version",
      "remove toolkit.version"),
+    ("check_talos", "cluster:  # <-\n  distribution: talos\n" + L4_POOL, "spec.cluster", "needs cluster.talosVersion"),
+    ("check_talos", "cluster:\n  distribution: talos\n  kubernetesVersion: \"1.36\"\n  talosVersion: v1.15.0  # <-\n"
+     + L4_POOL, "spec.cluster.talosVersion", "v1.9 to v1.13"),
+    ("check_talos", "cluster:\n  distribution: talos\n  kubernetesVersion: \"1.30\"  # <-\n  talosVersion: v1.13.0\n"
+     + L4_POOL, "spec.cluster.kubernetesVersion", "runs Kubernetes 1.31 to 1.36"),
+    ("check_talos", K3S + "  talosVersion: v1.13.0  # <-\n" + L4_POOL, "spec.cluster.talosVersion", "for distribution talos"),
+    ("check_talos", K3S + L4_POOL + "    driver:\n      branch: lts  # <-\n", "spec.nodePools[0].driver.branch",
+     "Talos's NVIDIA system extensions"),
+    ("check_talos", TALOS + L4_POOL + "    driver:\n      source: operator  # <-\ngpuOperator:\n  enabled: true\n",
+     "spec.nodePools[0].driver.source", "read-only root"),
+    ("check_talos", TALOS + L4_POOL + "    driver:\n      version: \"595\"  # <-\n", "spec.nodePools[0].driver.version",
+     "choose driver.branch"),
+    ("check_talos", TALOS + L4_POOL + "    toolkit:\n      version: 1.17.8  # <-\n", "spec.nodePools[0].toolkit.version",
+     "nothing to pin"),
+    ("check_talos", TALOS + L4_POOL + "    toolkit:\n      mode: cdi  # <-\n", "spec.nodePools[0].toolkit.mode",
+     "remove toolkit.mode"),
+    ("check_talos", TALOS + "nodePools:\n  - name: a\n    gpu:\n      model: H100\n    mig:  # <-\n      layout:\n"
+     "        1g.10gb: 7\n", "spec.nodePools[0].mig", "nvidia-mig-parted"),
+    ("check_talos", TALOS + "nodePools:\n  - name: a\n    gpu:\n      model: V100-SXM2-32GB\n    driver:\n"
+     "      modules: open  # <-\n", "spec.nodePools[0].driver.modules", "Turing and newer"),
+    ("check_talos", TALOS + "nodePools:\n  - name: a\n    gpu:\n      model: B200\n    driver:\n"
+     "      modules: proprietary  # <-\n", "spec.nodePools[0].driver.modules", "runs only NVIDIA's open kernel modules"),
     ("check_mig", K3S + L4_POOL + "devicePlugin:\n  migStrategy: single  # <-\n",
      "spec.devicePlugin.migStrategy", "no pool has MIG-capable GPUs"),
     ("check_mig", K3S + "nodePools:\n  - name: a\n    gpu:\n      model: H100\n"
@@ -143,7 +166,7 @@ def test_check_fires_with_path_and_line(tmp_path, rule, body, path, fragment):
     file.write_text(text, encoding="utf-8")
     # The rule itself reports it ...
     stack = GpuStack.model_validate(YAML(typ="safe").load(text))
-    module = next(m for m in (pool_checks, component_checks, chart_checks, dra_checks) if hasattr(m, rule))
+    module = next(m for m in (pool_checks, component_checks, chart_checks, dra_checks, talos_checks) if hasattr(m, rule))
     findings = getattr(module, rule)(stack)
     assert any(fragment in message for _, message in findings)
     # ... and loading locates it.

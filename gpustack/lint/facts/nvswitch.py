@@ -16,10 +16,8 @@ from functools import cache
 from typing import NamedTuple
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts import clusterpolicy, registered
+from gpustack.lint.facts import operands
 from gpustack.lint.facts.podspec import command_parts
-from gpustack.lint.model import get_value
-from gpustack.lint.releases import dispatch
 from gpustack.shipped import data_dir
 
 _FABRIC_MANAGER = re.compile(r"fabric-?manager", re.I)  # nv-fabricmanager, nvidia-fabricmanager, fabric-manager
@@ -53,10 +51,4 @@ def evidence(ctx: LintContext) -> Evidence:
 
 
 def _operator_driver(ctx: LintContext) -> bool:
-    if any(p.get(("spec", "driver", "enabled")) is not False for p in clusterpolicy.cluster_policies(ctx)):
-        return True
-    operator = registered.chart_of_role("gpu-operator")
-    driver = registered.bundle_values(operator, "driver")
-    return any(
-        r.chart == operator and get_value(r.values, *driver, "enabled") is not False for r in dispatch.releases(ctx)
-    )
+    return any(operands.operator_deploys(ctx, "driver"))

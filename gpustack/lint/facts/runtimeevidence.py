@@ -37,13 +37,11 @@ from gpustack.lint.charts import chartkeys, chartversions
 from gpustack.lint.facts import clusterpolicy, deviceplugins, registered, talos
 from gpustack.lint.facts.clusterconfig import k3s_default_runtime
 from gpustack.lint.model import Path, Resource, get_value
-from gpustack.lint.releases import dispatch, helmvalues
+from gpustack.lint.releases import dispatch
 
 if TYPE_CHECKING:
     from gpustack.lint.context import LintContext
 
-CRI_DROP_IN = "/etc/cri/conf.d/"  # Talos merges containerd's CRI config parts from here
-_DEFAULT_RUNTIME = re.compile(r"""^\s*default_runtime_name\s*=\s*["']([^"']+)["']""", re.MULTILINE)
 SET_AS_DEFAULT = ("CONTAINERD_SET_AS_DEFAULT", "NVIDIA_RUNTIME_SET_AS_DEFAULT")
 CDI_BY_DEFAULT = (25, 10, 0)  # the first GPU Operator chart with cdi.enabled: true
 PLUGIN_RUNTIME_CLASS = (0, 12, 0)  # the first nvidia-device-plugin chart with runtimeClassName
@@ -93,20 +91,12 @@ def _from_documents(resources: tuple[Resource, ...]) -> Iterator[Evidence]:
 
 
 def _talconfig(resource: Resource) -> Iterator[Evidence]:
-    """Patches at the top, under ``controlPlane``/``worker`` and per node, and nodes' machineFiles."""
-    data = resource.data
-    groups: list[tuple[Path, Any]] = [(("patches",), data.get("patches"))]
-    groups += [((role, "patches"), get_value(data, role, "patches")) for role in ("controlPlane", "worker")]
-    for index, node in enumerate(data["nodes"]):
+    """Its patches' ``machine.files`` and its nodes' ``machineFiles``."""
+    for path, patch in talos.talconfig_patches(resource):
+        yield from _machine_files(resource, path, patch)
+    for index, node in enumerate(resource.data["nodes"]):
         if isinstance(node, Mapping):
-            groups.append((("nodes", index, "patches"), node.get("patches")))
             yield from _files(resource, ("nodes", index, "machineFiles"), node.get("machineFiles"))
-    for path, patches in groups:
-        for index, patch in enumerate(patches if isinstance(patches, list) else ()):
-            if isinstance(patch, str) and not patch.lstrip().startswith("@"):  # "@file": a document of its own
-                patch = helmvalues.yaml_mapping(patch)
-            if isinstance(patch, Mapping):
-                yield from _machine_files(resource, (*path, index), patch)
 
 
 def _machine_files(resource: Resource, path: Path, config: Mapping[str, Any]) -> Iterator[Evidence]:
@@ -116,10 +106,10 @@ def _machine_files(resource: Resource, path: Path, config: Mapping[str, Any]) ->
 
 def _files(resource: Resource, path: Path, files: Any) -> Iterator[Evidence]:
     for index, file in enumerate(files if isinstance(files, list) else ()):
-        if not isinstance(file, Mapping) or not str(file.get("path", "")).startswith(CRI_DROP_IN):
+        if not isinstance(file, Mapping) or not str(file.get("path", "")).startswith(talos.CRI_DROP_IN):
             continue
         content = file.get("content")
-        for runtime in _DEFAULT_RUNTIME.findall(content if isinstance(content, str) else ""):
+        for runtime in talos.DEFAULT_RUNTIME.findall(content if isinstance(content, str) else ""):
             yield Evidence(
                 runtime == "nvidia",
                 resource,

@@ -59,6 +59,7 @@ from gpustack.lint.rules import gs051_map_where_chart_wants_list
 from gpustack.lint.rules import gs052_second_dcgm_exporter
 from gpustack.lint.rules import gs053_device_plugin_switched_off
 from gpustack.lint.rules import gs054_nvidia_runtime_without_gpu_request
+from gpustack.lint.rules import gs055_gpu_operator_toolkit_on_talos_toolkit
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -116,5 +117,6 @@ RULES: dict[str, Rule] = {
         gs052_second_dcgm_exporter.RULE,
         gs053_device_plugin_switched_off.RULE,
         gs054_nvidia_runtime_without_gpu_request.RULE,
+        gs055_gpu_operator_toolkit_on_talos_toolkit.RULE,
     )
 }

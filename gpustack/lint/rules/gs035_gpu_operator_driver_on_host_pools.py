@@ -5,7 +5,10 @@ The operator runs its driver DaemonSet on every GPU node labelled
 ``false`` (corpus: gpu-operator assets/state-driver DaemonSet). ``driver.enabled``
 is true by default in the chart and the ClusterPolicy, so installing the operator on nodes with
 an apt/DKMS driver starts a second driver that fights the host's for the kernel
-modules. Only the spec says where a pool's driver comes from: nothing without one.
+modules. The spec says where each pool's driver comes from; without one, Talos documents in the
+set that load the nvidia kernel modules or install the NVIDIA system extensions say the nodes
+bring their own (``facts.hostdriver``), and the operator's driver container cannot even run on
+Talos's read-only root.
 """
 
 from __future__ import annotations
@@ -13,50 +16,42 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts import clusterpolicy, registered
+from gpustack.lint.facts import hostdriver, operands
 from gpustack.lint.facts.pools import ClusterFacts, Pool
-from gpustack.lint.model import Hit, Path, Resource, get_value
+from gpustack.lint.model import Hit
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import dispatch
 
 SKIP_LABEL = "nvidia.com/gpu.deploy.driver"
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
-    cluster = ctx.cluster
-    if cluster is None:
+    reason = _host_driver(ctx)
+    if reason is None:
         return
-    pools = _host_pools(cluster)
-    if not pools:
-        return
-    for resource in clusterpolicy.cluster_policies(ctx):
-        if resource.get(("spec", "driver", "enabled")) is not False:
-            yield _hit(resource, ("spec", "driver"), f"{resource.ref}", pools, cluster)
-    operator = registered.chart_of_role("gpu-operator")
-    driver = registered.bundle_values(operator, "driver")
-    for release in dispatch.releases(ctx):
-        if release.chart == operator and get_value(release.values, *driver, "enabled") is not False:
-            resource, path = release.where(*driver, "enabled")
-            yield _hit(resource, path, release.owner, pools, cluster)
+    for place in operands.operator_deploys(ctx, "driver"):
+        yield place.hit(
+            f"{reason}: the two drivers fight over the kernel modules",
+            fix=f"Set `driver.enabled: false` when no pool takes the operator's driver, else label the host "
+            f"pools' nodes `{SKIP_LABEL}=false` (and list the label in their `labels` in the spec).",
+        )
+
+
+def _host_driver(ctx: LintContext) -> str | None:
+    """What says nodes of the set bring their own driver: the spec's host pools, else Talos documents."""
+    if ctx.cluster is not None:
+        pools = _host_pools(ctx.cluster)
+        if not pools:
+            return None
+        names = ", ".join(p.name for p in pools)
+        which = f"pool {names} installs" if len(pools) == 1 else f"pools {names} install"
+        return f"{which} the driver on the host ({ctx.cluster.spec_file})"
+    evidence = hostdriver.host_driver(ctx)
+    return f"{evidence[0]}: the driver comes with the nodes' OS" if evidence else None
 
 
 def _host_pools(cluster: ClusterFacts) -> list[Pool]:
     """Pools with a host-installed driver whose nodes the operator's driver would run on."""
     return [p for p in cluster.pools if p.driver_source == "host" and p.labels.get(SKIP_LABEL) != "false"]
-
-
-def _hit(resource: Resource, path: Path, owner: str, pools: list[Pool], cluster: ClusterFacts) -> Hit:
-    names = ", ".join(p.name for p in pools)
-    which = f"pool {names} installs" if len(pools) == 1 else f"pools {names} install"
-    return Hit(
-        resource,
-        path,
-        f"{owner} deploys the GPU Operator's driver container (driver.enabled is true, the chart's default), "
-        f"but {which} the driver on the host ({cluster.spec_file}): the two drivers fight over the kernel "
-        "modules",
-        fix=f"Set `driver.enabled: false` when no pool takes the operator's driver, else label the host "
-        f"pools' nodes `{SKIP_LABEL}=false` (and list the label in their `labels` in the spec).",
-    )
 
 
 RULE = Rule("GS035", "set", check)

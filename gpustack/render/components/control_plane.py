@@ -73,6 +73,8 @@ def values(stack: GpuStack) -> dict[str, Any]:
         addresses = list(stack.spec.cluster.serverAddresses)
         for job in SECURE_JOBS:
             result[job] = {"endpoints": addresses} if addresses else {"enabled": False}
+    elif stack.spec.cluster.distribution == "talos":
+        result.update({job: {"enabled": False} for job in SECURE_JOBS})
     return {job: result[job] for job in JOBS if job in result}
 
 
@@ -105,6 +107,14 @@ def _notes(stack: GpuStack) -> list[str]:
         return [
             "Control-plane metrics: `cluster/kubeadm-config.yaml` binds the controller manager and scheduler "
             f"(`{BIND_ARG}: {ANY_ADDRESS}`) to every interface on {secure}. {plain[0].upper()}{plain[1:]}"
+        ]
+    if stack.spec.cluster.distribution == "talos":
+        return [
+            "Control-plane metrics: Talos binds the controller manager and scheduler to 127.0.0.1 and labels "
+            "their static pods otherwise than kube-prometheus-stack's Services select, so gpustack turns its "
+            "kubeControllerManager and kubeScheduler jobs off rather than let their `*Down` alerts fire. "
+            "kube-proxy (10249) and etcd (2381) serve their metrics over plain HTTP to whoever connects, so they "
+            "stay on 127.0.0.1 and the `kubeProxy` and `kubeEtcd` jobs are off too."
         ]
     addresses = stack.spec.cluster.serverAddresses
     flags = "; ".join(f"`{key}: [{args[0]}]`" for key, args in K3S_ARGS.items())

@@ -56,6 +56,13 @@ def toolkit_env(stack: GpuStack) -> list[dict[str, str]]:
     return env
 
 
+def host_brings_toolkit(stack: GpuStack) -> bool:
+    """Whether the nodes' OS brings the toolkit, so the operator must not run its own: Talos's
+    nvidia-container-toolkit extension (``gpustack.spec.talos``), whose containerd config the
+    read-only root keeps the toolkit container from editing."""
+    return stack.spec.cluster.distribution == "talos"
+
+
 def driver_values(ctx: RenderContext) -> dict[str, Any]:
     """``driver.enabled`` when any pool takes the operator's driver; its version when pools name one."""
     pools = [(i, p) for i, p in enumerate(ctx.stack.spec.nodePools) if p.driver.source == "operator"]
@@ -93,7 +100,7 @@ def values(ctx: RenderContext) -> dict[str, Any]:
     result: dict[str, Any] = {
         "nfd": {"enabled": False},
         "driver": driver_values(ctx),
-        "toolkit": {"enabled": True, "env": toolkit_env(stack)},
+        "toolkit": {"enabled": False} if host_brings_toolkit(stack) else {"enabled": True, "env": toolkit_env(stack)},
         "devicePlugin": operator_plugin,
         "gfd": gfd,
         # The chart defaults to single; the spec's default is none.

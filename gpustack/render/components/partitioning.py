@@ -85,15 +85,17 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
     pools = configured_pools(stack)
     if not pools:
         return Contribution()
-    how = (
-        "its JoinConfiguration" if stack.spec.cluster.distribution == "kubeadm" else "its K3s `--node-label` flags"
-    )
+    how = {
+        "kubeadm": "its JoinConfiguration",
+        "talos": "`machine.nodeLabels` of its Talos machine-config patch",
+    }.get(stack.spec.cluster.distribution, "its K3s `--node-label` flags")
+    # Talos keeps machine.nodeLabels on the Node; elsewhere the host steps label latecomers.
+    later = "" if stack.spec.cluster.distribution == "talos" else "; the host steps label nodes that joined another way"
     notes = []
     for pool in pools:
         labels = " ".join(f"{k}={v}" for k, v in config_labels(stack, pool).items())
         notes.append(
-            f"Nodes of pool `{pool.name}` register with `{labels}` ({how}; the host steps label nodes that "
-            f"joined another way): {_what(stack, pool)}."
+            f"Nodes of pool `{pool.name}` register with `{labels}` ({how}{later}): {_what(stack, pool)}."
         )
     files = {}
     if mig_pools(stack) and not stack.spec.gpuOperator.enabled:

@@ -1,10 +1,11 @@
 """The node layers under Kubernetes: driver, container toolkit, containerd's nvidia runtime.
 
 Host-installed layers cannot be applied with kubectl: they are the README's host steps
-(host_steps.py). The one Kubernetes object is RuntimeClass ``nvidia``, emitted only where nobody
-else owns it: K3s registers its own when it finds nvidia-container-runtime and the
-GPU Operator creates one (``operator.runtimeClass``). Two owners would fight
-over it.
+(host_steps.py; on Talos, system extensions: talos_steps.py). The one Kubernetes object is
+RuntimeClass ``nvidia``, emitted only where nobody else owns it: K3s registers its own when it
+finds nvidia-container-runtime and the GPU Operator creates one (``operator.runtimeClass``). Two
+owners would fight over it. Talos's toolkit extension registers the containerd runtime only, so
+the RuntimeClass is gpustack's there as on kubeadm.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ RUNTIME_CLASS = "nvidia"
 
 
 def owns_runtime_class(stack: GpuStack) -> bool:
-    """Whether gpustack must create RuntimeClass nvidia (kubeadm without the GPU Operator)."""
-    return stack.spec.cluster.distribution == "kubeadm" and not stack.spec.gpuOperator.enabled
+    """Whether gpustack must create RuntimeClass nvidia (kubeadm or Talos without the GPU Operator)."""
+    return stack.spec.cluster.distribution in ("kubeadm", "talos") and not stack.spec.gpuOperator.enabled
 
 
 def runtime_class() -> dict[str, Any]:

@@ -6,17 +6,18 @@ labels and taints. Every command is a line of a ``bash`` block, with the version
 a value only the reader has (a join token, a node name) is a quoted shell variable to fill in.
 Ubuntu nodes with apt are assumed, as the driver packages are Ubuntu's. This module orders
 the steps and builds those of the node itself (driver, toolkit, held packages, containerd);
-``kubernetes_steps`` builds the cluster's.
+``kubernetes_steps`` builds the cluster's. Talos nodes take talosctl steps instead
+(``talos_steps``).
 """
 
 from __future__ import annotations
 
 import shlex
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from gpustack.render.components.gpu_operator import K3S_CONTAINERD_CONFIG
-from gpustack.render.stackfiles import fabric_manager, kubernetes_steps
+from gpustack.render.stackfiles import fabric_manager, kubernetes_steps, talos_steps
 from gpustack.render.stackfiles.step import Step, pool_list, sentences
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
@@ -37,8 +38,11 @@ HOLD_NVIDIA = (
 )
 
 
-def steps(stack: GpuStack) -> list[Step]:
+def steps(stack: GpuStack, paths: Collection[str] = ()) -> list[Step]:
+    """The steps in order; ``paths``: the files of the tree, which Talos's steps name."""
     spec = stack.spec
+    if spec.cluster.distribution == "talos":
+        return talos_steps.steps(stack, paths)
     result = _operator_driver_steps(stack) + _driver_steps(stack) + fabric_manager.steps(stack)
     if not spec.gpuOperator.enabled:
         result += _toolkit_steps(spec.nodePools)
@@ -52,15 +56,17 @@ def steps(stack: GpuStack) -> list[Step]:
     return result + ([labelled] if labelled else [])
 
 
-def markdown(stack: GpuStack) -> list[str]:
+def markdown(stack: GpuStack, paths: Collection[str] = ()) -> list[str]:
     """The "Host steps" section: one numbered heading per step, its commands in a bash block."""
-    lines = [
-        "## Host steps",
-        "",
-        "On the nodes, in this order, before the apply order below. Commands that name a file of this "
-        "folder run from a copy of it on the node.",
-    ]
-    for number, step in enumerate(steps(stack), start=1):
+    intro = (
+        "From a machine with talosctl, in this order, before the apply order below (Talos nodes have no shell). "
+        "Commands that name a file of this folder run from a copy of it there."
+        if stack.spec.cluster.distribution == "talos"
+        else "On the nodes, in this order, before the apply order below. Commands that name a file of this "
+        "folder run from a copy of it on the node."
+    )
+    lines = ["## Host steps", "", intro]
+    for number, step in enumerate(steps(stack, paths), start=1):
         lines += ["", f"### {number}. {step.title}", "", f"{step.where}{':' if step.commands else '.'}"]
         if step.commands:
             lines += ["", "```bash", *step.commands, "```"]

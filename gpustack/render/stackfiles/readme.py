@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from gpustack.charts import registry
 from gpustack.render.components import alerts, runtime
 from gpustack.render.rendered import RELEASE_NAMESPACES, Rendered
-from gpustack.render.stackfiles import cni, host_steps, k3s_autodeploy, lint_config
+from gpustack.render.stackfiles import cni, host_steps, k3s_autodeploy, lint_config, talos_config
 
 if TYPE_CHECKING:
     from gpustack.render.component import HelmRelease
@@ -31,9 +31,11 @@ _GENERATED_ITEM = re.compile(r"^- `([^`]+)`")
 # Chart roles (specs/charts.yaml) by the layer they deliver; gpu-operator is handled apart.
 DEVICE_ROLES = ("device-plugin", "gpu-sharing", "dra-driver")
 MONITORING_ROLES = ("metrics-exporter", "monitoring-stack")
+DISTRIBUTION_NAMES = {"k3s": "K3s", "kubeadm": "kubeadm", "talos": "Talos"}
 
 
 def render(rendered: Rendered, paths: Iterable[str]) -> str:
+    paths = list(paths)
     stack = rendered.ctx.stack
     lines = [f"{MARKER} from stack {stack.metadata.name}; re-run `gpustack render` instead of editing. -->"]
     lines += [f"# {stack.metadata.name}", ""]
@@ -42,7 +44,7 @@ def render(rendered: Rendered, paths: Iterable[str]) -> str:
     lines += [_summary(rendered), ""]
     lines += [GENERATED, ""]
     lines += [f"- `{path}`{_describe(rendered, path)}" for path in paths]
-    lines += ["", *host_steps.markdown(stack)]
+    lines += ["", *host_steps.markdown(stack, paths)]
     lines += ["", "## Apply order", ""]
     lines += [f"{i}. {step}" for i, step in enumerate(_apply_steps(rendered), start=1)]
     if rendered.notes:
@@ -87,8 +89,8 @@ def _alert_rule(rendered: Rendered) -> dict[str, Any] | None:
 
 def _summary(rendered: Rendered) -> str:
     spec = rendered.ctx.stack.spec
-    distribution = "K3s" if spec.cluster.distribution == "k3s" else "kubeadm"
-    release = spec.cluster.k3sVersion or spec.cluster.kubeadmVersion
+    distribution = DISTRIBUTION_NAMES[spec.cluster.distribution]
+    release = spec.cluster.k3sVersion or spec.cluster.kubeadmVersion or spec.cluster.talosVersion
     version = f" ({release})" if release else ""
     pools = ", ".join(
         f"`{p.name}` ({p.count} × node, {p.gpu.count} × {p.gpu.model} each)" for p in spec.nodePools
@@ -106,6 +108,8 @@ def _describe(rendered: Rendered, path: str) -> str:
         return f": values for chart {r.chart} {r.version} (release `{r.name}`, namespace `{r.namespace}`)"
     if path in objects:
         return f": {_object_list(objects[path])}"
+    if path.startswith(f"{talos_config.FOLDER}/"):
+        return _describe_talos(path)
     if path.startswith("cluster/join-"):
         pool = path.removeprefix("cluster/join-").removesuffix(".yaml")
         return f": kubeadm JoinConfiguration of pool `{pool}` (its taints and labels)"
@@ -122,6 +126,15 @@ def _describe(rendered: Rendered, path: str) -> str:
         lint_config.PATH: ": `gpustack lint` settings, so that `gpustack lint <this folder>` checks the values files "
         "against their charts",
     }.get(path, "")
+
+
+def _describe_talos(path: str) -> str:
+    if path == talos_config.CONTROL_PLANE_PATCH:
+        return ": Talos machine-config patch of the control plane (feature gates, pod subnet)"
+    pool = path.rsplit("/", 1)[-1].split(".", 1)[0]
+    if path.endswith(".schematic.yaml"):
+        return f": Image Factory schematic of pool `{pool}` (its NVIDIA system extensions)"
+    return f": Talos machine-config patch of pool `{pool}` (kernel modules, labels, taints)"
 
 
 def _early_paths() -> set[str]:
@@ -176,13 +189,20 @@ def _layers(rendered: Rendered) -> dict[str, tuple[str, list[str]]]:
     by_source: dict[str, list[str]] = defaultdict(list)
     for pool in spec.nodePools:
         by_source[pool.driver.source].append(pool.name)
+    talos = spec.cluster.distribution == "talos"
+    host = "Talos system extensions" if talos else "host: apt + DKMS"
     driver = [
-        f"{'host: apt + DKMS' if source == 'host' else 'GPU Operator driver container'} ({', '.join(pools)})"
+        f"{host if source == 'host' else 'GPU Operator driver container'} ({', '.join(pools)})"
         for source, pools in sorted(by_source.items())
     ]
     modes = ", ".join(sorted({p.toolkit.mode for p in spec.nodePools}))
     toolkit = ["GPU Operator"] if operator else [f"host package, mode {modes}"]
-    if spec.cluster.distribution == "k3s":
+    if talos:
+        toolkit = ["Talos extension nvidia-container-toolkit"]
+        owns = runtime.owns_runtime_class(rendered.ctx.stack)
+        owner = f"manifests/runtime.yaml ({runtime.RUNTIME_CLASS})" if owns else "GPU Operator (RuntimeClass)"
+        runtime_by = [f"Talos extension (containerd runtime), {owner}"]
+    elif spec.cluster.distribution == "k3s":
         runtime_by = ["K3s (detects nvidia-container-runtime)"]
     elif operator:
         runtime_by = ["GPU Operator (toolkit)"]

@@ -36,8 +36,9 @@ class Metadata(Strict):
 
 
 class Cluster(Strict):
-    distribution: Literal["k3s", "kubeadm"] = Field(
-        description="k3s (embedded containerd, RuntimeClass nvidia registered by K3s) or kubeadm."
+    distribution: Literal["k3s", "kubeadm", "talos"] = Field(
+        description="k3s (embedded containerd, RuntimeClass nvidia registered by K3s), kubeadm, or talos "
+        "(Talos Linux: driver and toolkit from NVIDIA system extensions, machine-config patches per pool)."
     )
     kubernetesVersion: str = Field(
         "1.36",
@@ -52,7 +53,8 @@ class Cluster(Strict):
     nvidiaDefaultRuntime: bool = Field(
         False,
         description="Make nvidia the default containerd runtime (K3s default-runtime: nvidia; "
-        "kubeadm: nvidia-ctk runtime configure --set-as-default). Off: pods use runtimeClassName.",
+        "kubeadm: nvidia-ctk runtime configure --set-as-default; Talos: a containerd CRI drop-in in the GPU "
+        "pools' machine-config patches). Off: pods use runtimeClassName.",
     )
     k3sVersion: str | None = Field(
         None,
@@ -66,6 +68,12 @@ class Cluster(Strict):
         "ClusterConfiguration kubernetesVersion and the pinned packages. Default: the newest patch of the "
         "minor when the packages are installed; the README's init step then writes the installed kubeadm's "
         "exact release into the configuration (never a `stable-<minor>` label resolved over the network).",
+    )
+    talosVersion: str | None = Field(
+        None,
+        pattern=r"^v1\.[0-9]+\.[0-9]+$",
+        description="Talos Linux release, e.g. v1.13.0 (required for distribution talos, only there): the NVIDIA "
+        "system extensions are built per release, so the installer image and its schematic name it.",
     )
     controlPlaneEndpoint: str | None = Field(
         None,
@@ -89,7 +97,7 @@ class Cluster(Strict):
         "kube-prometheus-stack scrapes them at these addresses, and without them those jobs are off.",
     )
 
-    @field_validator("kubernetesVersion", "k3sVersion", "kubeadmVersion", mode="before")
+    @field_validator("kubernetesVersion", "k3sVersion", "kubeadmVersion", "talosVersion", mode="before")
     @classmethod
     def _quote(cls, value: Any) -> Any:
         return version_string(value)
@@ -126,13 +134,25 @@ class Taint(Strict):
 class Driver(Versioned):
     source: Literal["host", "operator"] = Field(
         "host",
-        description="host: installed on the node (apt + DKMS, mounted at /); operator: the GPU "
-        "Operator's driver container (mounted at /run/nvidia/driver).",
+        description="host: installed on the node (apt + DKMS, mounted at /; on Talos: NVIDIA system "
+        "extensions); operator: the GPU Operator's driver container (mounted at /run/nvidia/driver), not on Talos.",
     )
     version: DriverVersion | None = Field(
         None,
         description='Driver branch or release, e.g. "595" or "595.84", of a branch in '
-        "specs/driver-branches.yaml (Ubuntu's nvidia-driver-<branch>-open; -server-open on NVSwitch boards).",
+        "specs/driver-branches.yaml (Ubuntu's nvidia-driver-<branch>-open; -server-open on NVSwitch boards). "
+        "Not on Talos, where the Talos release fixes the extensions' driver release: choose driver.branch.",
+    )
+    modules: Literal["open", "proprietary"] | None = Field(
+        None,
+        description="Talos only: the kernel-module flavour, NVIDIA's open GPU kernel modules (extension "
+        "nvidia-open-gpu-kernel-modules) or the proprietary ones (nonfree-kmod-nvidia). Default: open on "
+        "Turing and newer GPUs (Blackwell has no other), proprietary before.",
+    )
+    branch: Literal["production", "lts"] | None = Field(
+        None,
+        description="Talos only: the driver branch of the NVIDIA system extensions, production (newer "
+        "releases) or lts (NVIDIA's long-term support branch). Default: production.",
     )
     fabricManager: bool = Field(
         True,
@@ -146,13 +166,15 @@ class Toolkit(Versioned):
     mode: Literal["auto", "legacy", "cdi"] = Field(
         "auto",
         description="NVIDIA Container Toolkit mode: auto (the toolkit picks: just-in-time CDI where NVML "
-        "finds the GPUs from release 1.20, the legacy hook before), legacy (OCI hook) or cdi.",
+        "finds the GPUs from release 1.20, the legacy hook before), legacy (OCI hook) or cdi. Talos: auto "
+        "only (its extension configures the toolkit).",
     )
     version: str | None = Field(
         None,
         pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$",
         description='Toolkit release installed on the host, e.g. "1.20.0": the README\'s apt command pins '
-        "its packages to it. Without the GPU Operator only (the operator runs its own toolkit). "
+        "its packages to it. Without the GPU Operator only (the operator runs its own toolkit), and not on "
+        "Talos (the nvidia-container-toolkit extension of the Talos release). "
         "Default: the newest release when the command runs.",
     )
 

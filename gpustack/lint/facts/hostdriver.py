@@ -1,0 +1,105 @@
+"""What the linted set says about the NVIDIA driver and toolkit coming with the nodes' OS (GS035, GS055).
+
+On Talos the driver and the toolkit are system extensions of the installer image, and the machine
+config loads the driver's kernel modules
+(https://docs.siderolabs.com/talos/v1.13/configure-your-talos-cluster/hardware-and-drivers/nvidia-gpu).
+A set says so, without a spec, in documents that are not Kubernetes objects:
+
+- a machine config or patch whose ``machine.kernel.modules`` loads ``nvidia``, or whose
+  ``machine.install.extensions`` (the way before schematics) lists NVIDIA's extension images;
+- an Image Factory schematic listing NVIDIA's extensions (``nvidia-open-gpu-kernel-modules``,
+  ``nonfree-kmod-nvidia``, ``nvidia-container-toolkit``, with or without a branch suffix);
+- a talhelper ``talconfig.yaml`` with either in its patches or schematics.
+
+Which Talos release the nodes run decides what the toolkit extension holds: a machine config's
+installer image tag (``machine.install.image``) or talhelper's ``talosVersion`` says it.
+Everything is a function of the documents given, computed once per context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gpustack.lint.facts import talos
+from gpustack.lint.model import Path, Resource
+
+if TYPE_CHECKING:
+    from gpustack.lint.context import LintContext
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One place in the set that says something of the nodes' OS."""
+
+    resource: Resource
+    path: Path
+    what: str  # for messages
+
+    def __str__(self) -> str:
+        line, _ = self.resource.locate(self.path)
+        return f"{self.what} ({self.resource.file}:{line})"
+
+
+@dataclass(frozen=True)
+class HostStack:
+    driver: tuple[Evidence, ...] = ()  # the driver comes with the OS
+    toolkit: tuple[Evidence, ...] = ()  # the nvidia-container-toolkit extension is installed
+    releases: tuple[tuple[Evidence, tuple[int, int]], ...] = field(default=())  # the Talos release
+
+
+def host_stack(ctx: LintContext) -> HostStack:
+    """What the set's Talos documents say, in document order."""
+    return ctx.memo(("hostdriver",), lambda: _collect(ctx.resources))
+
+
+def host_driver(ctx: LintContext) -> tuple[Evidence, ...]:
+    """Every place in the set that brings the driver with the OS."""
+    return host_stack(ctx).driver
+
+
+def _collect(resources: tuple[Resource, ...]) -> HostStack:
+    driver: list[Evidence] = []
+    toolkit: list[Evidence] = []
+    releases: list[tuple[Evidence, tuple[int, int]]] = []
+    for resource in resources:
+        configs: list[tuple[Path, Mapping[str, Any]]] = []
+        schematics: list[tuple[Path, Mapping[str, Any]]] = []
+        if talos.is_talconfig(resource):
+            configs += talos.talconfig_patches(resource)
+            schematics += talos.talconfig_schematics(resource)
+            found = talos.release(resource.data.get("talosVersion"))
+            if found is not None:
+                releases.append((Evidence(resource, ("talosVersion",), "talhelper's talosVersion"), found))
+        elif talos.is_schematic(resource):
+            schematics.append(((), resource.data))
+        elif talos.is_machine_config(resource):
+            configs.append(((), resource.data))
+        for path, config in configs:
+            if talos.loads_nvidia_modules(config):
+                where = (*path, "machine", "kernel", "modules")
+                driver.append(Evidence(resource, where, "a Talos machine config loads the nvidia kernel modules"))
+            images = talos.install_extension_images(config)
+            listed = (*path, "machine", "install", "extensions")
+            if any(talos.nvidia_extensions(images)):
+                driver.append(Evidence(resource, listed, "a Talos machine config installs NVIDIA's extensions"))
+            toolkit += _toolkit(resource, listed, images)
+            found = talos.installer_release(config)
+            if found is not None:
+                where = (*path, "machine", "install", "image")
+                releases.append((Evidence(resource, where, "the Talos installer image"), found))
+        for path, schematic in schematics:
+            names = talos.official_extensions(schematic)
+            where = (*path, "customization", "systemExtensions", "officialExtensions")
+            nvidia = list(talos.nvidia_extensions(names))
+            if nvidia:
+                driver.append(Evidence(resource, where, f"a Talos schematic installs the NVIDIA extensions {', '.join(nvidia)}"))
+            toolkit += _toolkit(resource, where, names)
+    return HostStack(tuple(driver), tuple(toolkit), tuple(releases))
+
+
+def _toolkit(resource: Resource, path: Path, names: list[str]) -> Iterator[Evidence]:
+    found = list(talos.nvidia_extensions(names, (talos.TOOLKIT_EXTENSION,)))
+    if found:
+        yield Evidence(resource, path, f"the Talos extension {found[0]}")

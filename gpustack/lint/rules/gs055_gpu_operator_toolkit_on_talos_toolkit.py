@@ -1,0 +1,37 @@
+"""GS055: the GPU Operator's toolkit container on Talos nodes whose extension already is the toolkit.
+
+Up to Talos v1.13 the ``nvidia-container-toolkit`` system extension carries the NVIDIA Container
+Toolkit and registers the ``nvidia`` containerd runtime itself (``facts.talos``). NVIDIA's
+operator takes a pre-installed toolkit as ``toolkit.enabled: false``; its own toolkit container,
+on by default, would install a second one into the host and rewrite containerd's configuration,
+which Talos's read-only root and generated containerd config do not allow, and the operands that
+wait for it never start. Stated only where the set names both: the extension (a schematic,
+``machine.install.extensions`` or talhelper's schematics) and a release up to v1.13 (the
+installer image's tag or talhelper's ``talosVersion``); from v1.15 the extension no longer holds
+the toolkit and the operator's is the one to run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpustack.lint.context import LintContext
+from gpustack.lint.facts import hostdriver, operands, talos
+from gpustack.lint.model import Hit
+from gpustack.lint.registry import Rule
+
+
+def check(ctx: LintContext) -> Iterator[Hit]:
+    found = hostdriver.host_stack(ctx)
+    releases = [release for _, release in found.releases]
+    if not found.toolkit or not releases or max(releases) > talos.TOOLKIT_IN_EXTENSION_UNTIL:
+        return
+    evidence = f"{found.toolkit[0]} on Talos v{'.'.join(map(str, max(releases)))}, per {found.releases[0][0]}"
+    for place in operands.operator_deploys(ctx, "container-toolkit"):
+        yield place.hit(
+            f"the nodes already have the NVIDIA Container Toolkit: {evidence}",
+            fix="Set `toolkit.enabled: false` (and `driver.enabled: false`): the Talos extensions bring both.",
+        )
+
+
+RULE = Rule("GS055", "set", check)
