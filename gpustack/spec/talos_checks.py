@@ -16,6 +16,16 @@ from gpustack.spec.pool_checks import Finding
 from gpustack.spec.pools import gpu_model
 
 TALOS_FIELDS = ("modules", "branch")
+# Labels a kubelet may put on its own Node under the NodeRestriction admission plugin, which Talos
+# always enables and through which it applies machine.nodeLabels: the kubernetes.io and k8s.io
+# namespaces are refused but for these
+# (https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/#noderestriction).
+_SELF_LABELS = frozenset({
+    "kubernetes.io/hostname", "kubernetes.io/arch", "kubernetes.io/os", "beta.kubernetes.io/instance-type",
+    "node.kubernetes.io/instance-type", "failure-domain.beta.kubernetes.io/region",
+    "failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/region", "topology.kubernetes.io/zone",
+})
+_SELF_PREFIXES = ("kubelet.kubernetes.io/", "node.kubernetes.io/")
 
 
 def _pool_path(index: int, *rest: str) -> tuple[str | int, ...]:
@@ -30,6 +40,21 @@ def check_talos(stack: GpuStack) -> Iterator[Finding]:
     yield from _release(stack)
     for i, pool in enumerate(stack.spec.nodePools):
         yield from _pool(stack, i, pool)
+    for section, pools in (("nodePools", stack.spec.nodePools), ("systemPools", stack.spec.systemPools)):
+        for i, pool in enumerate(pools):
+            yield from _restricted_labels(section, i, pool.name, pool.labels)
+
+
+def _restricted_labels(section: str, index: int, name: str, labels: dict[str, str]) -> Iterator[Finding]:
+    for key in labels:
+        namespace = key.partition("/")[0] if "/" in key else ""
+        restricted = namespace.endswith(("kubernetes.io", "k8s.io"))
+        if restricted and key not in _SELF_LABELS and not key.startswith(_SELF_PREFIXES):
+            yield ("spec", section, index, "labels", key), (
+                f"pool {name!r}: Talos labels its nodes with their own credentials, and the API server's "
+                f"NodeRestriction plugin refuses {key} from a node (kubernetes.io and k8s.io labels but a few): "
+                "use a label of your own namespace, or set it with kubectl after the node joins"
+            )
 
 
 def _talos_fields_elsewhere(stack: GpuStack) -> Iterator[Finding]:

@@ -33,7 +33,9 @@ def test_a_gpu_pool_gets_a_patch_and_a_schematic_and_no_cluster_folder(render_sp
     assert [m["name"] for m in machine["kernel"]["modules"]] == list(KERNEL_MODULES)
     assert machine["sysctls"] == {"net.core.bpf_jit_harden": "1"}
     assert machine["nodeLabels"] == {"tier": "a"}
-    assert machine["nodeTaints"] == {"nvidia.com/gpu": ":NoSchedule"}
+    # Registered by the kubelet: NodeRestriction forbids a worker to change its taints later.
+    assert "nodeTaints" not in machine
+    assert machine["kubelet"]["extraConfig"]["registerWithTaints"] == [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]
     assert "files" not in machine  # nvidia stays a RuntimeClass, not the default runtime
     assert _doc(files, "talos/pools/gpu.schematic.yaml") == {"customization": {"systemExtensions": {"officialExtensions": [
         "siderolabs/nvidia-open-gpu-kernel-modules-production", "siderolabs/nvidia-container-toolkit-production"]}}}

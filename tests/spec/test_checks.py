@@ -75,6 +75,8 @@ CASES = [
      "      modules: open  # <-\n", "spec.nodePools[0].driver.modules", "Turing and newer"),
     ("check_talos", TALOS + "nodePools:\n  - name: a\n    gpu:\n      model: B200\n    driver:\n"
      "      modules: proprietary  # <-\n", "spec.nodePools[0].driver.modules", "runs only NVIDIA's open kernel modules"),
+    ("check_talos", TALOS + L4_POOL + "    labels:\n      node-role.kubernetes.io/gpu: \"\"  # <-\n",
+     "spec.nodePools[0].labels.node-role.kubernetes.io/gpu", "NodeRestriction"),
     ("check_mig", K3S + L4_POOL + "devicePlugin:\n  migStrategy: single  # <-\n",
      "spec.devicePlugin.migStrategy", "no pool has MIG-capable GPUs"),
     ("check_mig", K3S + "nodePools:\n  - name: a\n    gpu:\n      model: H100\n"

@@ -72,7 +72,11 @@ def test_example_patches_and_schematics_validate(validator, example):
         assert patched["modules"] == list(KERNEL_MODULES)
         assert patched["sysctls"]["net.core.bpf_jit_harden"] == "1"
         assert patched.get("nodeLabels", {}) == registered_labels(stack, pool)
-        assert patched.get("nodeTaints", {}) == {t.key: f"{t.value or ''}:{t.effect}" for t in pool.taints}
+        # Taints register with the kubelet: NodeRestriction forbids a node to change them later.
+        assert "nodeTaints" not in patched
+        registered = patched.get("kubeletExtraConfig", {}).get("registerWithTaints", [])
+        assert [(t["key"], t.get("value"), t["effect"]) for t in registered] == [
+            (t.key, t.value, t.effect) for t in pool.taints]
         assert results[talos_config.schematic_path(pool.name)]["extensions"] == talos.extensions(pool)
 
 
@@ -101,8 +105,10 @@ def test_default_runtime_gates_subnet_and_system_pool_validate(validator, tmp_pa
     results = validate(validator, _written(tmp_path / "out", files), rendered.ctx.stack)
 
     hgx = results[talos_config.patch_path("hgx")]
-    assert hgx["nodeTaints"] == {"nvidia.com/gpu": "present:NoSchedule"}
-    assert hgx["kubeletExtraConfig"] == {"featureGates": {"ExampleGate": True}}
+    assert hgx["kubeletExtraConfig"] == {
+        "registerWithTaints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}],
+        "featureGates": {"ExampleGate": True},
+    }
     [written] = hgx["files"]
     path, content = written.split("\n", 1)
     assert path == CRI_CUSTOMIZATION

@@ -6,9 +6,8 @@
   take it. GPU pools load the NVIDIA kernel modules and set ``net.core.bpf_jit_harden`` as
   Talos's NVIDIA guides say
   (https://docs.siderolabs.com/talos/v1.13/configure-your-talos-cluster/hardware-and-drivers/nvidia-gpu),
-  every pool registers its labels (``machine.nodeLabels``) and taints (``machine.nodeTaints``,
-  ``value:Effect`` per key) and its kubelet's feature gates
-  (``machine.kubelet.extraConfig.featureGates``); with ``cluster.nvidiaDefaultRuntime`` the GPU
+  every pool registers its labels (``machine.nodeLabels``), its taints and its kubelet's feature
+  gates (``machine.kubelet.extraConfig``: ``registerWithTaints``, ``featureGates``); with ``cluster.nvidiaDefaultRuntime`` the GPU
   pools write containerd's CRI drop-in that makes nvidia the default runtime (the fact lives in
   ``gpustack.lint.facts.talos``, which GS004 reads back).
 - ``talos/pools/<pool>.schematic.yaml``: the GPU pool's Image Factory schematic, the official
@@ -16,6 +15,13 @@
 - ``talos/controlplane.patch.yaml``: the control plane's feature gates (``extraArgs`` of the API
   server, controller manager and scheduler, the kubelet's) and pod subnet, only when the cluster
   needs any (https://www.talos.dev/v1.13/reference/configuration/v1alpha1/config/).
+
+Taints are the kubelet's ``registerWithTaints``, not ``machine.nodeTaints``: Talos applies
+``nodeTaints`` with the node's own credentials, and the API server's NodeRestriction admission
+plugin forbids a kubelet to change its Node's taints once registered ("worker nodes are not
+allowed to modify the taints", ``MachineNodeTaints`` in Talos's machinery; the plugin:
+https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/#noderestriction).
+A node registers with them when it joins; a node already in the cluster needs ``kubectl taint``.
 """
 
 from __future__ import annotations
@@ -77,10 +83,13 @@ def pool_patch(stack: GpuStack, pool: NodePool | SystemPool, gates: Gates) -> st
     labels = registered_labels(stack, pool)
     if labels:
         machine["nodeLabels"] = labels
+    kubelet: dict[str, Any] = {}
     if pool.taints:
-        machine["nodeTaints"] = {taint.key: _taint_value(taint) for taint in pool.taints}
+        kubelet["registerWithTaints"] = [_taint(taint) for taint in pool.taints]
     if gates["kubelet"]:
-        machine["kubelet"] = {"extraConfig": {"featureGates": gates["kubelet"]}}
+        kubelet["featureGates"] = gates["kubelet"]
+    if kubelet:
+        machine["kubelet"] = {"extraConfig": kubelet}
     if gpu and stack.spec.cluster.nvidiaDefaultRuntime:
         machine["files"] = [{"content": default_runtime_part("nvidia"), "path": CRI_CUSTOMIZATION, "op": "create"}]
     what = "GPU pool" if gpu else "pool"
@@ -92,9 +101,9 @@ def pool_patch(stack: GpuStack, pool: NodePool | SystemPool, gates: Gates) -> st
     return header + dump({"machine": machine}) if machine else None
 
 
-def _taint_value(taint: Taint) -> str:
-    """machine.nodeTaints maps a key to ``value:Effect`` (``:Effect`` without a value)."""
-    return f"{taint.value or ''}:{taint.effect}"
+def _taint(taint: Taint) -> dict[str, str]:
+    """A taint as KubeletConfiguration's ``registerWithTaints`` lists it (core/v1 Taint)."""
+    return {"key": taint.key, **({"value": taint.value} if taint.value else {}), "effect": taint.effect}
 
 
 def schematic(stack: GpuStack, pool: NodePool) -> str:

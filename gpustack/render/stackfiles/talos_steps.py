@@ -92,8 +92,11 @@ def _patch_step(stack: GpuStack, paths: Collection[str]) -> Step:
         sentences(
             "The GPU pools' patches load the NVIDIA kernel modules and relax Talos's BPF JIT hardening to "
             "`net.core.bpf_jit_harden: 1`, which the toolkit's nvidia-container-cli needs for its BPF programs; "
-            "every pool's patch gives its nodes the pool's labels and taints "
-            "(`machine.nodeLabels`, `machine.nodeTaints`), which Talos keeps on the Node object.",
+            "every pool's patch gives its nodes the pool's labels (`machine.nodeLabels`, which Talos keeps on "
+            "the Node object) and taints, which the kubelet registers the node with "
+            "(`machine.kubelet.extraConfig.registerWithTaints`): the API server's NodeRestriction plugin forbids "
+            "a node to change its own taints later, so a node already in the cluster needs "
+            "`kubectl taint nodes \"$NODE\" <key>[=<value>]:<effect>` once.",
             "A new cluster takes them at generation instead: `talosctl gen config` with "
             "`--config-patch-worker @<pool's patch>` per pool"
             + (f" and `--config-patch-control-plane @{talos_config.CONTROL_PLANE_PATCH}`" if control_plane else "")
