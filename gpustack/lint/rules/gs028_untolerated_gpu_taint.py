@@ -7,7 +7,10 @@ the value, effect or none) is never scheduled on such a pool; when every pool it
 tainted so, it stays Pending forever. One pool it tolerates is enough: no finding. Only
 ``NoSchedule`` and ``NoExecute`` keep pods off; the API server's ExtendedResourceToleration
 admission plugin (off by default) would add tolerations for taints named after the
-requested extended resources. Needs ``--spec`` (pools carry ``taints``).
+requested extended resources. With ``--spec`` the pools' ``taints`` decide (an error); without
+one, the GPU node groups the set itself declares (``facts/node_groups.py``: Talos machine configs,
+talhelper nodes, Karpenter NodePools, OpenShift MachineSets) do, as a warning: GPU nodes outside
+the set may take the pod.
 """
 
 from __future__ import annotations
@@ -16,15 +19,19 @@ from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts.consumers import is_gpu_workload
+from gpustack.lint.facts.node_groups import gpu_node_groups, taints_of
 from gpustack.lint.facts.podspec import subject
 from gpustack.lint.facts.scheduling import selected_pools, tolerations
-from gpustack.lint.model import Hit, Path, PodSpec
+from gpustack.lint.model import Hit, Path, PodSpec, Severity
 from gpustack.lint.registry import Rule
 
 
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     cluster = ctx.cluster
-    if cluster is None or not is_gpu_workload(pod):
+    if not is_gpu_workload(pod):
+        return
+    if cluster is None:
+        yield from _set_groups(pod, ctx)
         return
     pools = selected_pools(pod, cluster) or cluster.pools
     allowed = tolerations(pod)
@@ -44,4 +51,24 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     )
 
 
-RULE = Rule("GS028", "pod", check)
+def _set_groups(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
+    groups = ctx.set_fact(gpu_node_groups)
+    allowed = tolerations(pod)
+    blocked = [(what, [t for t in taints_of((what, taints)) if t.repels and not any(t.tolerated_by(a) for a in allowed)])
+               for what, taints in groups]
+    if not blocked or any(not taints for _, taints in blocked):
+        return
+    listed = "; ".join(f"{what} ({', '.join(map(str, taints))})" for what, taints in blocked)
+    first = blocked[0][1][0]
+    value = f", operator: Equal, value: {first.value}" if first.value else ", operator: Exists"
+    yield Hit(
+        pod.resource,
+        (*pod.path, "tolerations") if "tolerations" in pod.spec else pod.path,
+        f"{subject(pod)} tolerates the taints of none of the set's GPU node groups: {listed}; unless GPU nodes "
+        "outside the set take it, it stays Pending",
+        severity=Severity.WARNING,
+        fix=f"Add a toleration: `{{key: {first.key}{value}, effect: {first.effect}}}`.",
+    )
+
+
+RULE = Rule("GS028", "pod", check, set_fact=gpu_node_groups)

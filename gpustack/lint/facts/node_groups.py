@@ -1,0 +1,149 @@
+"""GPU node groups the set declares, with the taints their nodes register with.
+
+Without a spec, the set may still describe its GPU nodes:
+
+- a Talos machine config or patch that loads the ``nvidia`` kernel module, or a talhelper node
+  whose patches or schematic bring the NVIDIA driver (``facts/talos.py``): its taints are
+  ``machine.nodeTaints`` (``value:Effect``), the kubelet's ``registerWithTaints``
+  (``machine.kubelet.extraConfig``) and ``--register-with-taints`` (``extraArgs``), and
+  talhelper's ``nodeTaints`` (https://www.talos.dev/latest/reference/configuration/v1alpha1/config/,
+  https://budimanjojo.github.io/talhelper/latest/reference/configuration/);
+- a Karpenter ``NodePool`` whose requirements or limits name GPUs (``karpenter.k8s.aws/instance-gpu-*``,
+  the ``g`` and ``p`` instance categories, a ``nvidia.com/gpu`` limit): ``spec.template.spec.taints``
+  (https://karpenter.sh/docs/concepts/nodepools/);
+- an OpenShift ``MachineSet`` whose nodes are GPU instances (an AWS ``g``/``p`` instance type) or
+  labelled for GPUs: ``spec.template.spec.taints``.
+
+The groups are plain data (a rule's ``set_fact``, which the lint cache keys on): a name for
+messages and each taint as ``(key, value, effect)``; ``taints_of`` makes them ``Taint`` again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from gpustack.lint.facts import talos
+from gpustack.lint.facts.pools import Taint
+from gpustack.lint.model import Resource, get_value
+
+if TYPE_CHECKING:
+    from gpustack.lint.context import LintContext
+
+PlainTaint = tuple[str, str | None, str]  # key, value, effect
+NodeGroup = tuple[str, tuple[PlainTaint, ...]]  # (what, taints)
+_EFFECTS = frozenset({"NoSchedule", "PreferNoSchedule", "NoExecute"})
+_GPU_FAMILY = re.compile(r"^[gp]\d[a-z0-9-]*$")  # AWS GPU instance families: g4dn, g6e, p5
+_GPU_INSTANCE = re.compile(r"^[gp]\d[a-z0-9-]*\.")  # and their types: g4dn.xlarge, p5.48xlarge
+_GPU_REQUIREMENTS = ("karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/instance-gpu-name",
+                     "karpenter.k8s.aws/instance-gpu-manufacturer", "karpenter.k8s.aws/instance-gpu-memory")
+
+
+def gpu_node_groups(ctx: LintContext) -> tuple[NodeGroup, ...]:
+    """The set's GPU node groups, in input order."""
+    return tuple(
+        (what, tuple((t.key, t.value, t.effect) for t in taints))
+        for resource in ctx.resources
+        for what, taints in _groups(resource)
+    )
+
+
+def taints_of(group: NodeGroup) -> tuple[Taint, ...]:
+    return tuple(Taint(*taint) for taint in group[1])
+
+
+def _groups(resource: Resource) -> Iterator[tuple[str, tuple[Taint, ...]]]:
+    data = resource.data
+    if resource.kind == "NodePool" and _karpenter_gpu(data):
+        yield f"Karpenter NodePool {resource.ref.name}", _object_taints(get_value(data, "spec", "template", "spec", "taints"))
+    elif resource.kind == "MachineSet" and _machineset_gpu(data):
+        yield f"MachineSet {resource.ref.name}", _object_taints(get_value(data, "spec", "template", "spec", "taints"))
+    elif resource.kind is None and talos.is_talconfig(resource):
+        yield from _talconfig(resource)
+    elif resource.kind is None and talos.is_machine_config(resource) and talos.loads_nvidia_modules(data):
+        yield f"Talos machine config {resource.file}", _machine_taints(data)
+
+
+def _talconfig(resource: Resource) -> Iterator[tuple[str, tuple[Taint, ...]]]:
+    """talhelper nodes that get the NVIDIA driver, each with its taints."""
+    data = resource.data
+    worker_patches = [patch for path, patch in talos.talconfig_patches(resource) if path[0] in ("patches", "worker")]
+    worker_gpu = any(talos.loads_nvidia_modules(p) for p in worker_patches) or _schematic_gpu(get_value(data, "worker", "schematic"))
+    for index, node in enumerate(data["nodes"]):
+        if not isinstance(node, Mapping):
+            continue
+        own = [patch for path, patch in talos.talconfig_patches(resource) if path[:2] == ("nodes", index)]
+        worker = not node.get("controlPlane")
+        if not (any(talos.loads_nvidia_modules(p) for p in own) or _schematic_gpu(node.get("schematic"))
+                or (worker and worker_gpu)):
+            continue
+        taints = [*_taint_map(node.get("nodeTaints")), *(_taint_map(get_value(data, "worker", "nodeTaints")) if worker else ())]
+        for patch in (*own, *(worker_patches if worker else ())):
+            taints += _machine_taints(patch)
+        yield f"talhelper node {node.get('hostname', index)} ({resource.file})", tuple(taints)
+
+
+def _machine_taints(config: Mapping[str, Any]) -> tuple[Taint, ...]:
+    kubelet = get_value(config, "machine", "kubelet")
+    kubelet = kubelet if isinstance(kubelet, Mapping) else {}
+    flag = get_value(kubelet, "extraArgs", "register-with-taints")
+    return (
+        *_taint_map(get_value(config, "machine", "nodeTaints")),
+        *_object_taints(get_value(kubelet, "extraConfig", "registerWithTaints")),
+        *(_flag_taints(flag) if isinstance(flag, str) else ()),
+    )
+
+
+def _taint_map(taints: Any) -> Iterator[Taint]:
+    """``key: value:Effect`` (``:Effect``, or ``Effect`` alone), as Talos and talhelper write them."""
+    for key, text in (taints.items() if isinstance(taints, Mapping) else ()):
+        value, _, effect = str(text).rpartition(":")
+        if effect in _EFFECTS:
+            yield Taint(str(key), value or None, effect)
+
+
+def _flag_taints(text: str) -> Iterator[Taint]:
+    """The kubelet's ``--register-with-taints``: ``key=value:Effect,key:Effect``."""
+    for item in text.split(","):
+        head, _, effect = item.strip().rpartition(":")
+        key, _, value = head.partition("=")
+        if key and effect in _EFFECTS:
+            yield Taint(key, value or None, effect)
+
+
+def _object_taints(taints: Any) -> tuple[Taint, ...]:
+    """core/v1 Taint objects: ``{key, value, effect}``."""
+    return tuple(
+        Taint(str(t["key"]), str(t["value"]) if t.get("value") is not None else None, str(t["effect"]))
+        for t in (taints if isinstance(taints, list) else ())
+        if isinstance(t, Mapping) and t.get("key") and t.get("effect") in _EFFECTS
+    )
+
+
+def _schematic_gpu(schematic: Any) -> bool:
+    return isinstance(schematic, Mapping) and any(talos.nvidia_extensions(talos.official_extensions(schematic)))
+
+
+def _karpenter_gpu(data: Mapping[str, Any]) -> bool:
+    if get_value(data, "spec", "limits", "nvidia.com/gpu") is not None:
+        return True
+    requirements = get_value(data, "spec", "template", "spec", "requirements")
+    for item in requirements if isinstance(requirements, list) else ():
+        if not isinstance(item, Mapping) or item.get("operator") not in ("In", "Exists", "Gt"):
+            continue
+        key, values = item.get("key"), [str(v) for v in item.get("values") or ()]
+        if key in _GPU_REQUIREMENTS:
+            return True
+        if key == "karpenter.k8s.aws/instance-category" and values and set(values) <= {"g", "p"}:
+            return True
+        if key == "node.kubernetes.io/instance-type" and values and all(_GPU_INSTANCE.match(v) for v in values):
+            return True
+        if key == "karpenter.k8s.aws/instance-family" and values and all(_GPU_FAMILY.match(v) for v in values):
+            return True
+    return False
+
+
+def _machineset_gpu(data: Mapping[str, Any]) -> bool:
+    instance = get_value(data, "spec", "template", "spec", "providerSpec", "value", "instanceType")
+    return isinstance(instance, str) and bool(_GPU_INSTANCE.match(instance))
