@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.cluster.build import _go, find_go
+from tests.cluster.build import find_go, run_go
 
 # The newest release whose go.mod (`go 1.26.0`) builds on Go 1.26; v5.8.3 asks for Go 1.27.
 VERSION = "v5.8.2"
@@ -44,7 +44,7 @@ def build() -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if built() is None:
             env = {**os.environ, "GOBIN": str(bin_dir()), "CGO_ENABLED": "0"}
-            _go(go, ["install", "-trimpath", f"{MODULE}@{VERSION}"], bin_dir(), env)
+            run_go(go, ["install", "-trimpath", f"{MODULE}@{VERSION}"], bin_dir(), env)
     return bin_dir() / "kustomize"
 
 
