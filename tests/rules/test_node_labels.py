@@ -40,6 +40,8 @@ SOURCES = {
     "talos-machine": "machine:\n  nodeLabels: {LABEL: 'true'}\n",
     "talos-kubelet": "machine:\n  kubelet: {extraArgs: {node-labels: LABEL=true}}\n",
     "talconfig": "clusterName: home\nnodes:\n  - hostname: gpu-1\n    nodeLabels: {LABEL: 'true'}\n",
+    "talconfig-patch": "clusterName: home\nnodes:\n  - hostname: gpu-1\n    patches:\n      - |-\n"
+    "        machine:\n          nodeLabels: {LABEL: 'true'}\n",
     "node-feature-rule": "apiVersion: nfd.k8s-sigs.io/v1alpha1\nkind: NodeFeatureRule\nmetadata: {name: gpu}\n"
     "spec:\n  rules:\n    - name: nvidia\n      labels: {LABEL: 'true'}\n      matchFeatures: []\n",
     "karpenter": "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: gpu}\n"

@@ -9,7 +9,7 @@ What a repository says about its nodes' labels, read from:
   ``nodeRegistration.kubeletExtraArgs`` (a map, or v1beta4's ``{name, value}`` list), a Talos
   machine config's ``machine.kubelet.extraArgs``;
 - a Talos machine config or patch (``machine.nodeLabels``), and talhelper's ``talconfig.yaml``
-  (``nodeLabels`` per node and under ``controlPlane``/``worker``)
+  (``nodeLabels`` per node and under ``controlPlane``/``worker``, and its inline patches)
   (https://www.talos.dev/latest/reference/configuration/v1alpha1/config/);
 - NFD ``NodeFeatureRule`` objects (``spec.rules[].labels``), which NFD's master applies
   (https://kubernetes-sigs.github.io/node-feature-discovery/stable/usage/custom-resources.html);
@@ -60,9 +60,16 @@ def _label_keys(resource: Resource) -> Iterator[str]:
         if talos.is_talconfig(resource):
             for group in (data, data.get("controlPlane"), data.get("worker"), *data["nodes"]):
                 yield from _keys(group.get("nodeLabels") if isinstance(group, Mapping) else None)
+            for _, patch in talos.talconfig_patches(resource):
+                yield from _machine_labels(patch)
         elif talos.is_machine_config(resource):
-            yield from _keys(get_value(data, "machine", "nodeLabels"))
-            yield from _kubelet_flag(get_value(data, "machine", "kubelet", "extraArgs"))
+            yield from _machine_labels(data)
+
+
+def _machine_labels(config: Mapping[str, Any]) -> Iterator[str]:
+    """A Talos machine config's ``machine.nodeLabels`` and the kubelet's ``--node-labels``."""
+    yield from _keys(get_value(config, "machine", "nodeLabels"))
+    yield from _kubelet_flag(get_value(config, "machine", "kubelet", "extraArgs"))
 
 
 def _keys(labels: Any) -> Iterator[str]:
