@@ -51,8 +51,11 @@ Objects = list[dict[str, Any]]
 
 
 def k3s_enabled(stack: GpuStack) -> bool:
+    """On by default for K3s, unless Flux delivers the releases (one delivery per stack)."""
     wanted = stack.spec.gitops.k3sHelmCharts
-    return stack.spec.cluster.distribution == "k3s" if wanted is None else wanted
+    if wanted is None:
+        return stack.spec.cluster.distribution == "k3s" and not stack.spec.gitops.flux.enabled
+    return wanted
 
 
 def k3s_helm_charts(ctx: RenderContext, releases: Sequence[HelmRelease]) -> Mapping[str, Objects]:
@@ -141,7 +144,7 @@ def root_application(stack: GpuStack) -> dict[str, Any]:
 
 def stack_path(stack: GpuStack) -> str:
     """The rendered stack's folder in the Git repository (``gpustack render``'s default folder)."""
-    return stack.spec.gitops.argocd.path or f"output/{stack.metadata.name}"
+    return stack.spec.gitops.stack_path(stack.metadata.name)
 
 
 def build(chart: Any, ctx: RenderContext) -> Contribution:
