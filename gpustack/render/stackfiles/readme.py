@@ -106,6 +106,8 @@ def _describe(rendered: Rendered, path: str) -> str:
         return f": values for chart {r.chart} {r.version} (release `{r.name}`, namespace `{r.namespace}`)"
     if path in objects:
         return f": {_object_list(objects[path])}"
+    if path.startswith("flux/") and path.endswith("/kustomization.yaml"):
+        return ": lists the files of this Flux layer (its Kustomization in `flux/stack.yaml` applies the folder)"
     if path.startswith("cluster/join-"):
         pool = path.removeprefix("cluster/join-").removesuffix(".yaml")
         return f": kubeadm JoinConfiguration of pool `{pool}` (its taints and labels)"
@@ -155,11 +157,17 @@ def _apply_steps(rendered: Rendered) -> list[str]:
             "`kubectl apply -k manifests/` once the releases are up: custom resources need the charts' "
             "CRDs, and GPU workloads the device plugin."
         )
-    if rendered.delivery:
+    others = sorted(path for path in rendered.delivery if not path.startswith("flux/"))
+    if others:
         steps.append(
             "Or, instead of the Helm commands, let the delivery objects install the releases: "
-            + ", ".join(f"`{path}`" for path in sorted(rendered.delivery))
+            + ", ".join(f"`{path}`" for path in others)
             + "."
+        )
+    if any(path.startswith("flux/") for path in rendered.delivery):
+        steps.append(
+            "Or, instead of all of these steps, let Flux apply the stack: commit this folder and add "
+            "`flux/stack.yaml` under `clusters/<cluster>/` of the repository `flux bootstrap` set up (Notes, flux)."
         )
     return steps
 
