@@ -59,7 +59,7 @@ def find_go() -> str | None:
         (str(p) for p in (Path("/usr/local/go/bin/go"),) if p.is_file()), None)
 
 
-def _go(go: str, args: list[str], cwd: Path, env: dict[str, str]) -> str:
+def run_go(go: str, args: list[str], cwd: Path, env: dict[str, str]) -> str:
     done = subprocess.run([go, *args], cwd=cwd, env=env, text=True, capture_output=True)
     if done.returncode != 0:
         raise SystemExit(f"go {' '.join(args)} failed in {cwd}:\n{done.stderr[-4000:]}")
@@ -102,7 +102,7 @@ def _build(minor: str) -> Path:
     src = root / "src"
     src.mkdir(exist_ok=True)
     env = {**os.environ, "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0"}
-    info = json.loads(_go(go, ["mod", "download", "-json", f"k8s.io/kubernetes@{release}"], src, env))
+    info = json.loads(run_go(go, ["mod", "download", "-json", f"k8s.io/kubernetes@{release}"], src, env))
     (src / "go.mod").write_text(wrapper_go_mod(release, Path(info["GoMod"]).read_text()))
     major, minor_number = minor.split(".")
     version_pkg = "k8s.io/component-base/version"
@@ -116,8 +116,8 @@ def _build(minor: str) -> Path:
     out = root / "bin.partial"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir()
-    _go(go, ["mod", "download"], src, env)
-    _go(go, ["build", "-trimpath", f"-ldflags={ldflags}", "-o", f"{out}/", *PACKAGES], src, env)
+    run_go(go, ["mod", "download"], src, env)
+    run_go(go, ["build", "-trimpath", f"-ldflags={ldflags}", "-o", f"{out}/", *PACKAGES], src, env)
     # go names a binary after the path element before a major-version suffix: server/v3 -> server
     (out / "server").rename(out / "etcd")
     shutil.rmtree(bin_dir(minor), ignore_errors=True)
