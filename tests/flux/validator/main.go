@@ -35,13 +35,13 @@ type header struct {
 type check func(doc []byte) []string
 
 var checks = map[string]check{
-	helmv2.GroupVersion.String() + "/" + helmv2.HelmReleaseKind:             helmRelease,
-	kustomizev1.GroupVersion.String() + "/" + kustomizev1.KustomizationKind: kustomization,
-	sourcev1.GroupVersion.String() + "/" + sourcev1.HelmRepositoryKind:      decodeOnly[sourcev1.HelmRepository],
-	sourcev1.GroupVersion.String() + "/" + sourcev1.GitRepositoryKind:       gitRepository,
-	sourcev1.GroupVersion.String() + "/" + sourcev1.OCIRepositoryKind:       ociRepository,
-	sourcev1.GroupVersion.String() + "/" + sourcev1.HelmChartKind:           decodeOnly[sourcev1.HelmChart],
-	sourcev1.GroupVersion.String() + "/" + sourcev1.BucketKind:              decodeOnly[sourcev1.Bucket],
+	helmv2.GroupVersion.String() + "/" + helmv2.HelmReleaseKind:             typed(helmRelease),
+	kustomizev1.GroupVersion.String() + "/" + kustomizev1.KustomizationKind: typed(kustomization),
+	sourcev1.GroupVersion.String() + "/" + sourcev1.HelmRepositoryKind:      typed(nothingMore[sourcev1.HelmRepository]),
+	sourcev1.GroupVersion.String() + "/" + sourcev1.GitRepositoryKind:       typed(gitRepository),
+	sourcev1.GroupVersion.String() + "/" + sourcev1.OCIRepositoryKind:       typed(ociRepository),
+	sourcev1.GroupVersion.String() + "/" + sourcev1.HelmChartKind:           typed(nothingMore[sourcev1.HelmChart]),
+	sourcev1.GroupVersion.String() + "/" + sourcev1.BucketKind:              typed(nothingMore[sourcev1.Bucket]),
 }
 
 var fluxGroups = []string{helmv2.GroupVersion.Group, kustomizev1.GroupVersion.Group, sourcev1.GroupVersion.Group}
@@ -55,12 +55,18 @@ func strict[T any](doc []byte) (*T, error) {
 	return &out, nil
 }
 
-func decodeOnly[T any](doc []byte) []string {
-	if _, err := strict[T](doc); err != nil {
-		return []string{err.Error()}
+// typed is a check that decodes the document strictly into T, then runs more checks on it.
+func typed[T any](more func(*T) []string) check {
+	return func(doc []byte) []string {
+		obj, err := strict[T](doc)
+		if err != nil {
+			return []string{err.Error()}
+		}
+		return more(obj)
 	}
-	return nil
 }
+
+func nothingMore[T any](*T) []string { return nil }
 
 func oneOf[T ~string](value T, allowed ...T) bool {
 	for _, a := range allowed {
@@ -71,11 +77,7 @@ func oneOf[T ~string](value T, allowed ...T) bool {
 	return false
 }
 
-func helmRelease(doc []byte) []string {
-	hr, err := strict[helmv2.HelmRelease](doc)
-	if err != nil {
-		return []string{err.Error()}
-	}
+func helmRelease(hr *helmv2.HelmRelease) []string {
 	var problems []string
 	if hr.HasChartRef() == hr.HasChartTemplate() {
 		problems = append(problems, "exactly one of spec.chart and spec.chartRef must be set")
@@ -114,11 +116,7 @@ func helmRelease(doc []byte) []string {
 	return problems
 }
 
-func kustomization(doc []byte) []string {
-	k, err := strict[kustomizev1.Kustomization](doc)
-	if err != nil {
-		return []string{err.Error()}
-	}
+func kustomization(k *kustomizev1.Kustomization) []string {
 	var problems []string
 	if !oneOf(k.Spec.SourceRef.Kind, sourcev1.GitRepositoryKind, sourcev1.OCIRepositoryKind, sourcev1.BucketKind) {
 		problems = append(problems, "spec.sourceRef.kind "+k.Spec.SourceRef.Kind+" is no source of manifests")
@@ -132,22 +130,14 @@ func kustomization(doc []byte) []string {
 	return problems
 }
 
-func gitRepository(doc []byte) []string {
-	repo, err := strict[sourcev1.GitRepository](doc)
-	if err != nil {
-		return []string{err.Error()}
-	}
+func gitRepository(repo *sourcev1.GitRepository) []string {
 	if repo.Spec.Reference == nil || (repo.Spec.Reference.Tag == "" && repo.Spec.Reference.Commit == "" && repo.Spec.Reference.SemVer == "") {
 		return []string{"spec.ref pins no tag, semver or commit: a push upstream would change the cluster"}
 	}
 	return nil
 }
 
-func ociRepository(doc []byte) []string {
-	repo, err := strict[sourcev1.OCIRepository](doc)
-	if err != nil {
-		return []string{err.Error()}
-	}
+func ociRepository(repo *sourcev1.OCIRepository) []string {
 	var problems []string
 	if !strings.HasPrefix(repo.Spec.URL, sourcev1.OCIRepositoryPrefix) {
 		problems = append(problems, "spec.url must start with "+sourcev1.OCIRepositoryPrefix)
