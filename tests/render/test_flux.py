@@ -130,3 +130,15 @@ def test_readme_says_how_to_bootstrap(render_spec):
     assert "flux bootstrap git" in readme
     assert "commit this folder at `clusters/gpu/stack`" in readme
     assert "`clusters/<cluster>/test.yaml`" in readme
+
+
+def test_every_object_flux_applies_has_one_layer(examples):
+    """What the layers apply (their folders and manifests/) holds no object twice, and no
+    namespace both in the namespaces layer and in manifests/."""
+    delivered = [(name, r) for name, r in examples.items() if r[0].ctx.stack.spec.gitops.flux.enabled]
+    assert delivered
+    for _, (rendered, _) in delivered:
+        applied = [o for path, objs in flux_files(rendered).items() if path != flux.ENTRY_PATH for o in objs]
+        applied += [o for objs in rendered.manifests.values() for o in objs]
+        ids = [(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in applied]
+        assert len(ids) == len(set(ids)), "an object applied by two layers"
