@@ -56,9 +56,13 @@ def _locked(name: str) -> Any:
     return lock
 
 
+def crd_folder_path() -> Path:
+    return cache_root() / "crds" / "-".join(v for v in CONTROLLERS.values())
+
+
 def crd_folder() -> Path:
     """The controllers' CRD files, copied out of the module cache once."""
-    folder = cache_root() / "crds" / "-".join(v for v in CONTROLLERS.values())
+    folder = crd_folder_path()
     if folder.is_dir():
         return folder
     with _locked("crds"):
@@ -74,6 +78,11 @@ def crd_folder() -> Path:
                 shutil.copyfile(crd, partial / crd.name)
         partial.rename(folder)
     return folder
+
+
+def available() -> bool:
+    """Whether the CRDs are cached or Go can fetch them."""
+    return find_go() is not None or crd_folder_path().is_dir()
 
 
 def crds() -> list[dict[str, Any]]:

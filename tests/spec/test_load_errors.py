@@ -30,13 +30,6 @@ BAD = [
     ("unknown GPU model", "model: L4", "model: L5", "12:9: spec.nodePools[0].gpu.model", "unknown GPU model"),
     ("unquoted version", '"1.36"', "1.30", "8:5: spec.cluster.kubernetesVersion", 'quote it, "1.30"'),
     ("invalid YAML", "  nodePools:\n", "  nodePools: [\n", "10:5", "invalid YAML"),
-    ("Flux and Argo CD", "  nodePools:\n",
-     "  gitops:\n    flux:\n      enabled: true\n    argocd:\n      enabled: true\n"
-     "      repoURL: https://github.com/o/r.git\n  nodePools:\n",
-     "11:7: spec.gitops.flux.enabled", "enable one of gitops.flux and gitops.argocd"),
-    ("Flux and K3s HelmCharts", "  nodePools:\n",
-     "  gitops:\n    k3sHelmCharts: true\n    flux:\n      enabled: true\n  nodePools:\n",
-     "10:5: spec.gitops.k3sHelmCharts", "remove k3sHelmCharts: true"),
 ]
 
 
