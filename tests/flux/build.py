@@ -41,14 +41,14 @@ def cache_root() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gpustack" / "flux"
 
 
-def _go() -> str:
+def go_binary() -> str:
     go = find_go()
     if go is None:
         raise SystemExit("go not found: the Flux tier fetches Flux's CRDs and builds its validator with Go")
     return go
 
 
-def _locked(name: str) -> Any:
+def locked(name: str) -> Any:
     root = cache_root()
     root.mkdir(parents=True, exist_ok=True)
     lock = open(root / f".{name}.lock", "w")  # noqa: SIM115 - held by the caller's with
@@ -65,7 +65,7 @@ def crd_folder() -> Path:
     folder = crd_folder_path()
     if folder.is_dir():
         return folder
-    with _locked("crds"):
+    with locked("crds"):
         if folder.is_dir():
             return folder
         partial = folder.with_suffix(".partial")
@@ -73,7 +73,7 @@ def crd_folder() -> Path:
         partial.mkdir(parents=True)
         env = {**os.environ, "GOFLAGS": "-mod=mod"}
         for module, version in CONTROLLERS.items():
-            info = json.loads(run_go(_go(), ["mod", "download", "-json", f"{module}@{version}"], partial, env))
+            info = json.loads(run_go(go_binary(), ["mod", "download", "-json", f"{module}@{version}"], partial, env))
             for crd in sorted((Path(info["Dir"]) / "config" / "crd" / "bases").glob("*.yaml")):
                 shutil.copyfile(crd, partial / crd.name)
         partial.rename(folder)
@@ -99,10 +99,10 @@ def validator() -> Path:
     binary = cache_root() / f"validator-{digest.hexdigest()[:12]}"
     if binary.is_file():
         return binary
-    with _locked("validator"):
+    with locked("validator"):
         if not binary.is_file():
             env = {**os.environ, "CGO_ENABLED": "0"}
-            run_go(_go(), ["build", "-trimpath", "-o", str(binary), "."], SOURCE, env)
+            run_go(go_binary(), ["build", "-trimpath", "-o", str(binary), "."], SOURCE, env)
     return binary
 
 

@@ -52,5 +52,18 @@ def flux_files(folder: Path) -> list[Path]:
     return sorted(p for p in (folder / "flux").rglob("*.yaml") if p.name != "kustomization.yaml")
 
 
+def require_charts() -> None:
+    """The packaged upstream charts and helm, or the tier is unavailable (skipped; failed in CI)."""
+    from tests.cluster import deploy
+    from tests.cluster.support import unavailable
+
+    if not deploy.CHARTS.is_dir():
+        unavailable(f"{deploy.CHARTS} not present (the packaged upstream charts)")
+    try:
+        deploy.find_helm()
+    except deploy.Unavailable as missing:
+        unavailable(str(missing))
+
+
 def documents(path: Path) -> list[dict[str, Any]]:
     return [doc for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")) if doc]

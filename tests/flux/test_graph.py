@@ -17,9 +17,8 @@ import pytest
 import yaml
 
 from tests.cluster import deploy
-from tests.cluster.support import unavailable
 from tests.flux import graph
-from tests.flux.support import EXAMPLES, FLUX_EXAMPLES, REPO, documents, flux_files, flux_variant, stack
+from tests.flux.support import EXAMPLES, FLUX_EXAMPLES, REPO, documents, flux_files, flux_variant, require_charts, stack
 
 pytestmark = pytest.mark.flux
 
@@ -55,12 +54,7 @@ def chart_of(spec: dict[str, Any], by_kind: dict[tuple[str, str], dict[str, Any]
 
 
 def stack_graph(folder: Path, spec: Path, scratch: Path) -> tuple[graph.Graph, dict[tuple[str, str], str]]:
-    if not deploy.CHARTS.is_dir():
-        unavailable(f"{deploy.CHARTS} not present (the packaged upstream charts)")
-    try:
-        deploy.find_helm()
-    except deploy.Unavailable as missing:
-        unavailable(str(missing))
+    require_charts()
     loaded = stack(spec)
     charts = chart_objects(folder, loaded.spec.cluster.kubernetesVersion, scratch)
     return graph.load(folder, loaded.spec.gitops.stack_path(loaded.metadata.name), charts), graph.crd_installers(charts)
