@@ -1,6 +1,6 @@
 """Flux's own source-controller and helm-controller reconcile the rendered HelmReleases to Ready
 on the cluster tier's control plane (fake GPU nodes), the packaged charts served by a loopback
-HTTP Helm repository.
+HTTP Helm repository (a chart kept in Git from it too, at its tag).
 
 Per example that enables Flux, rendered with Flux at its defaults (``chart.spec`` from
 HelmRepositories: the loopback repository serves no OCI artifacts, so the HelmRepositories' URLs
@@ -45,16 +45,35 @@ def binaries() -> Path:
     return controllers.build()
 
 
+def from_loopback(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The objects with every chart from a HelmRepository: a chart kept in Git (no Git server
+    here) is taken from the HelmRepository of the first chart, at the packaged chart of its tag."""
+    sources = {o["metadata"]["name"]: o for o in objects if o["kind"] == "GitRepository"}
+    helm_repository_name = next(o["metadata"]["name"] for o in objects if o["kind"] == "HelmRepository")
+    for release in (o for o in objects if o["kind"] == "HelmRelease"):
+        chart = release["spec"]["chart"]["spec"]
+        git = sources.get(chart["sourceRef"]["name"]) if chart["sourceRef"]["kind"] == "GitRepository" else None
+        if git is not None:
+            chart.update(chart=chart["chart"].rstrip("/").rsplit("/", 1)[-1], version=git["spec"]["ref"]["tag"].lstrip("v"),
+                         sourceRef={"kind": "HelmRepository", "name": helm_repository_name})
+    return [o for o in objects if o["kind"] != "GitRepository"]
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        """No line per request on stderr."""
+
+
 def helm_repository(objects: list[dict[str, Any]], folder: Path) -> Iterator[str]:
     """Serve the packaged charts the HelmReleases name, with an index, at a loopback URL."""
     folder.mkdir()
     for release in (o for o in objects if o["kind"] == "HelmRelease"):
         chart = release["spec"]["chart"]["spec"]
-        packaged = deploy.Release(release["spec"]["releaseName"], chart["chart"], chart.get("version", ""),
+        packaged = deploy.Release(release["spec"]["releaseName"], chart["chart"], chart["version"],
                                   release["spec"]["targetNamespace"], folder).chart_file()
         shutil.copy(packaged, folder)
     subprocess.run([deploy.find_helm(), "repo", "index", str(folder)], check=True, capture_output=True)
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
+    handler = functools.partial(QuietHandler, directory=str(folder))
     server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
@@ -145,7 +164,7 @@ def ready(cluster: Cluster) -> dict[str, tuple[str, str]]:
 def test_flux_reconciles_every_release_to_ready(example, binaries, tmp_path):
     require_charts()
     folder = flux_variant(example, tmp_path / "out")
-    objects = [doc for path in flux_files(folder) for doc in documents(path)]
+    objects = from_loopback([doc for path in flux_files(folder) for doc in documents(path)])
     repository = helm_repository(objects, tmp_path / "charts")
     url = next(repository)
     for source in (o for o in objects if o["kind"] == "HelmRepository"):
