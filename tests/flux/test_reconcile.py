@@ -17,7 +17,6 @@ import functools
 import http.server
 import os
 import shutil
-import socketserver
 import subprocess
 import threading
 import time
@@ -27,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from tests import loopback
 from tests.cluster import deploy
 from tests.cluster.api import ApiError
 from tests.cluster.support import Cluster, start, unavailable
@@ -59,9 +59,8 @@ def from_loopback(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [o for o in objects if o["kind"] != "GitRepository"]
 
 
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
-        """No line per request on stderr."""
+class ChartFiles(loopback.Quiet, http.server.SimpleHTTPRequestHandler):
+    """The packaged charts and their index, as files."""
 
 
 def helm_repository(objects: list[dict[str, Any]], folder: Path) -> Iterator[str]:
@@ -73,23 +72,13 @@ def helm_repository(objects: list[dict[str, Any]], folder: Path) -> Iterator[str
                                   release["spec"]["targetNamespace"], folder).chart_file()
         shutil.copy(packaged, folder)
     subprocess.run([deploy.find_helm(), "repo", "index", str(folder)], check=True, capture_output=True)
-    handler = functools.partial(QuietHandler, directory=str(folder))
-    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-
-
-def free_port() -> int:
-    with socketserver.TCPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler) as probe:
-        return int(probe.server_address[1])
+    with loopback.serving(functools.partial(ChartFiles, directory=str(folder))) as address:
+        yield f"http://{address}"
 
 
 def run_controllers(binaries: Path, cluster: Cluster, work: Path) -> list[subprocess.Popen[bytes]]:
     env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig), "RUNTIME_NAMESPACE": "flux-system"}
-    storage = f"127.0.0.1:{free_port()}"
+    storage = f"127.0.0.1:{loopback.free_port()}"
     (work / "storage").mkdir()
     common = ["--metrics-addr=127.0.0.1:0", "--health-addr=127.0.0.1:0", "--enable-leader-election=false",
               "--watch-all-namespaces"]
