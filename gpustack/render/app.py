@@ -184,7 +184,7 @@ def tree(rendered: Rendered) -> dict[str, str]:
         files[RELEASE_NAMESPACES] = dump_all(rendered.namespaces)
     for path, objects in rendered.delivery.items():
         files[path] = dump_all(objects)
-    files.update(flux.layer_kustomizations_files(rendered.delivery))
+    files.update(flux.layer_kustomizations_files(rendered.delivery, rendered.manifests))
     for path, text in rendered.files.items():
         if path in files:
             raise GpustackError(f"internal: a contributed file overwrites {path}")

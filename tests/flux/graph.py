@@ -21,6 +21,7 @@ from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 from typing import Any
 
+from gpustack.render import pod_security
 from tests.flux.support import documents
 
 # Flux's own kinds: `flux bootstrap` installs their CRDs, in the namespace of the entry file's objects.
@@ -93,8 +94,8 @@ class Graph:
                 found.append(f"dependsOn cycle: {' -> '.join(cycle.args[1])}")
         if found:
             return found
-        namespaces = {o["metadata"]["name"]: k for k, u in self.kustomizations.items() for o in u.objects
-                      if o["kind"] == "Namespace"}
+        namespaces = self._applied("Namespace")
+        runtime_classes = self._applied("RuntimeClass")
         for name, unit in [*self.kustomizations.items(), *self.releases.items()]:
             ready = self.before(name)
             for obj in unit.objects:
@@ -103,6 +104,23 @@ class Graph:
                 found += self._namespace_order(name, unit, obj, namespace, namespaces, ready)
             if unit.namespace:
                 found += self._namespace_order(name, unit, None, unit.namespace, namespaces, ready)
+            found += self._runtime_class_order(name, unit, runtime_classes, ready)
+        return found
+
+    def _applied(self, kind: str) -> dict[str, str]:
+        """Name → the Kustomization that applies the object of ``kind`` of that name."""
+        return {o["metadata"]["name"]: k for k, u in self.kustomizations.items() for o in u.objects if o["kind"] == kind}
+
+    def _runtime_class_order(self, name: str, unit: Unit, runtime_classes: Mapping[str, str],
+                             ready: set[str]) -> list[str]:
+        """A pod naming a RuntimeClass the stack applies is refused until it exists: after it."""
+        found = []
+        for obj in unit.objects:
+            wanted = (pod_security.pod_spec(obj) or {}).get("runtimeClassName")
+            creator = runtime_classes.get(wanted or "")
+            if creator and creator not in ready and creator != name:
+                found.append(f"{obj['kind']} {obj['metadata']['name']} (applied by {name}) names RuntimeClass "
+                             f"{wanted}, which {creator} applies, not before it")
         return found
 
     def _dangling(self) -> list[str]:
@@ -147,7 +165,7 @@ def load(folder: Path, stack_path: str, chart_objects: Mapping[str, list[dict[st
     for k in (doc for doc in entry if doc["kind"] == "Kustomization"):
         path = k["spec"]["path"].removeprefix("./")
         assert path.startswith(f"{stack_path}/"), f"{k['metadata']['name']} applies {path}, outside the stack"
-        objects = [doc for file in _folder_files(folder / path.removeprefix(f"{stack_path}/")) for doc in documents(file)]
+        objects = [doc for file in folder_files(folder / path.removeprefix(f"{stack_path}/")) for doc in documents(file)]
         name = k["metadata"]["name"]
         kustomizations[name] = Unit(
             name, [o for o in objects if o["kind"] != "HelmRelease"],
@@ -165,7 +183,7 @@ def load(folder: Path, stack_path: str, chart_objects: Mapping[str, list[dict[st
     return Graph(kustomizations, releases, applied_by, bootstrapped)
 
 
-def _folder_files(folder: Path) -> list[Path]:
+def folder_files(folder: Path) -> list[Path]:
     """What kustomize builds from a folder: the files its kustomization.yaml lists."""
     listed = documents(folder / "kustomization.yaml")[0]["resources"]
     return [folder / name for name in listed]

@@ -95,7 +95,7 @@ def test_the_manifests_wait_for_the_releases_that_install_their_crds(committed):
 def test_the_releases_wait_for_their_namespaces(committed):
     broken, crds = copy.deepcopy(committed)
     releases = next(k for name, k in broken.kustomizations.items() if name.endswith("-releases"))
-    releases.depends_on = [d for d in releases.depends_on if not d.endswith("-namespaces")]
+    releases.depends_on = [d for d in releases.depends_on if not d.endswith("-prerequisites")]
     problems = broken.problems(crds)
     assert any("its release is in namespace" in p for p in problems), problems
 
@@ -126,3 +126,18 @@ def test_a_cycle_and_a_dangling_reference_are_found(committed):
     assert any("cycle" in p for p in broken.problems(crds))
     broken.kustomizations[first].depends_on = ["missing"]
     assert broken.problems(crds) == [f"{first} dependsOn missing, which does not exist"]
+
+
+def test_pods_wait_for_the_runtime_class_the_stack_applies(tmp_path):
+    """On a host-driver stack the device plugin's pods name RuntimeClass nvidia from manifests/:
+    applied with the rest of manifests/, after the releases, they would be refused for ever."""
+    example = REPO / "examples" / "kubeadm-host-driver.yaml"
+    broken, crds = stack_graph(flux_variant(example, tmp_path / "out"), example, tmp_path)
+    assert broken.problems(crds) == []
+    prerequisites = next(k for name, k in broken.kustomizations.items() if name.endswith("-prerequisites"))
+    manifests = next(k for name, k in broken.kustomizations.items() if name.endswith("-manifests"))
+    runtime = [o for o in prerequisites.objects if o["kind"] == "RuntimeClass"]
+    assert runtime
+    prerequisites.objects = [o for o in prerequisites.objects if o["kind"] != "RuntimeClass"]
+    manifests.objects += runtime
+    assert any("names RuntimeClass nvidia" in p for p in broken.problems(crds))

@@ -4,9 +4,9 @@ HTTP Helm repository (a chart kept in Git from it too, at its tag).
 
 Per example that enables Flux, rendered with Flux at its defaults (``chart.spec`` from
 HelmRepositories: the loopback repository serves no OCI artifacts, so the HelmRepositories' URLs
-are pointed at it): Flux's CRDs, the namespaces, sources and HelmReleases are applied as the
-layers would, both controllers run against the API server, and every HelmRelease must become
-Ready in the order its ``dependsOn`` gives. The fake kubelet runs every pod and never ends one;
+are pointed at it): Flux's CRDs, then the layers in their order (prerequisites, sources and
+releases, the rest of manifests/ once the releases are Ready), both controllers running against
+the API server; every HelmRelease must become Ready in the order its ``dependsOn`` gives. The fake kubelet runs every pod and never ends one;
 the pods of Helm hook Jobs (kube-prometheus-stack's admission webhook certificates) are marked
 Succeeded here, as their containers would exit.
 """
@@ -26,12 +26,14 @@ from typing import Any
 
 import pytest
 
+from gpustack.render.components import flux
 from tests import loopback
 from tests.cluster import deploy
 from tests.cluster.api import ApiError
 from tests.cluster.support import Cluster, start, unavailable
 from tests.flux import build, controllers
-from tests.flux.support import FLUX_EXAMPLES, documents, flux_files, flux_variant, require_charts
+from tests.flux.graph import folder_files
+from tests.flux.support import FLUX_EXAMPLES, documents, flux_variant, require_charts
 
 pytestmark = [pytest.mark.cluster, pytest.mark.flux]
 READY_SECONDS = 600
@@ -153,7 +155,9 @@ def ready(cluster: Cluster) -> dict[str, tuple[str, str]]:
 def test_flux_reconciles_every_release_to_ready(example, binaries, tmp_path):
     require_charts()
     folder = flux_variant(example, tmp_path / "out")
-    objects = from_loopback([doc for path in flux_files(folder) for doc in documents(path)])
+    layers = {layer: [doc for path in folder_files(folder / "flux" / layer) for doc in documents(path)]
+              for layer in flux.LAYERS}
+    objects = from_loopback([o for layer in ("sources", "releases") for o in layers[layer]])
     repository = helm_repository(objects, tmp_path / "charts")
     url = next(repository)
     for source in (o for o in objects if o["kind"] == "HelmRepository"):
@@ -166,10 +170,13 @@ def test_flux_reconciles_every_release_to_ready(example, binaries, tmp_path):
         applier = deploy.Applier(cluster.kubectl, cluster.kubeconfig)
         applier.apply(build.crds(), "Flux's CRDs")
         applier.wait_established()
-        applier.apply(deploy.namespaces(objects), "the namespaces")
+        # The layers in their order: prerequisites (with the flux-system namespace the bootstrap
+        # makes), sources and releases, and once every release is Ready the rest of manifests/.
+        applier.apply(deploy.namespaces(layers["prerequisites"] + objects), "flux/prerequisites")
+        applier.apply([o for o in layers["prerequisites"] if o["kind"] != "Namespace"], "flux/prerequisites")
         processes = run_controllers(binaries, cluster, tmp_path)
         threading.Thread(target=finish_hook_jobs, args=(cluster, stop), daemon=True).start()
-        applier.apply([o for o in objects if o["kind"] != "Kustomization"], "flux/ (sources, releases)")
+        applier.apply(objects, "flux/sources and flux/releases")
         deadline = time.monotonic() + READY_SECONDS
         while time.monotonic() < deadline and not all(s == "True" for s, _ in ready(cluster).values()):
             time.sleep(5)
@@ -177,6 +184,7 @@ def test_flux_reconciles_every_release_to_ready(example, binaries, tmp_path):
         assert state and all(s == "True" for s, _ in state.values()), state
         assert installed_after_dependencies(cluster) == []
         assert helm_storage(cluster, objects) == []
+        applier.apply(layers["manifests"], "flux/manifests")
     finally:
         stop.set()
         for process in processes:

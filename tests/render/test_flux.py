@@ -4,13 +4,19 @@ Flux's own code checks the objects in tests/flux (API types, CRDs, the dependsOn
 from __future__ import annotations
 
 from render_helpers import REPO
+from ruamel.yaml import YAML
 
 from gpustack.render import app
 from gpustack.render.component import RenderContext
 from gpustack.render.components import flux
+from gpustack.render.rendered import EARLY_MANIFESTS
 from gpustack.spec.load import load_spec
 
 FLUX = {"flux": {"enabled": True}}
+
+
+def yaml_load(text):
+    return YAML(typ="safe").load(text)
 
 
 def flux_stack(example):
@@ -38,15 +44,21 @@ def test_no_flux_no_flux_folder(render_spec):
 def test_the_entry_file_chains_the_layers(render_spec):
     rendered, tree = render_spec(gitops=FLUX)
     layers = {k["metadata"]["name"]: k["spec"] for k in rendered.delivery[flux.ENTRY_PATH]}
-    assert list(layers) == ["test-namespaces", "test-sources", "test-releases", "test-manifests"]
-    assert [d["name"] for d in layers["test-releases"]["dependsOn"]] == ["test-namespaces", "test-sources"]
+    assert list(layers) == ["test-prerequisites", "test-sources", "test-releases", "test-manifests"]
+    assert [d["name"] for d in layers["test-releases"]["dependsOn"]] == ["test-prerequisites", "test-sources"]
     assert [d["name"] for d in layers["test-manifests"]["dependsOn"]] == ["test-releases"]
-    assert layers["test-manifests"]["path"] == "./output/test/manifests"
+    assert layers["test-manifests"]["path"] == "./output/test/flux/manifests"
     for spec in layers.values():
         assert spec["wait"] is True and spec["prune"] is True
         assert spec["sourceRef"] == {"kind": "GitRepository", "name": "flux-system", "namespace": "flux-system"}
     for layer in flux.LAYERS:
         assert f"flux/{layer}/kustomization.yaml" in tree
+    # manifests/ split: what the charts' pods need first (namespaces, a RuntimeClass), the rest last.
+    early = yaml_load(tree["flux/prerequisites/kustomization.yaml"])["resources"]
+    late = yaml_load(tree["flux/manifests/kustomization.yaml"])["resources"]
+    early.remove("namespaces.yaml")
+    assert set(early) <= {f"../../manifests/{name}.yaml" for name in EARLY_MANIFESTS}
+    assert sorted(early + late) == sorted(f"../../manifests/{name}.yaml" for name in rendered.manifests)
 
 
 def test_k3s_delivers_by_flux_alone(render_spec):
@@ -117,7 +129,7 @@ def test_a_chart_kept_in_git_comes_from_a_git_repository():
 
 def test_namespaces_carry_pod_security_labels_and_are_never_pruned(render_spec):
     rendered, _ = render_spec(gitops=FLUX)
-    namespaces = rendered.delivery["flux/namespaces/namespaces.yaml"]
+    namespaces = rendered.delivery["flux/prerequisites/namespaces.yaml"]
     assert {n["metadata"]["name"] for n in namespaces} == {r.namespace for r in rendered.releases} - {"kube-system"}
     for namespace in namespaces:
         assert namespace["metadata"]["labels"] == {"pod-security.kubernetes.io/enforce": "privileged"}

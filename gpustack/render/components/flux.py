@@ -4,17 +4,23 @@ by ``flux bootstrap``.
 - ``flux/stack.yaml``, the entry file the user puts under ``clusters/<cluster>/``: one Flux
   ``Kustomization`` per layer, read from the bootstrap source (``gitops.flux.sourceRef``), each
   with ``prune``, ``wait`` (every object it applies Ready, HelmReleases included) and a
-  ``timeout``, chained by ``dependsOn``: namespaces and sources → releases → ``manifests/``.
-- ``flux/namespaces/``: the releases' namespaces with their Pod Security labels, never pruned
-  (a pruned namespace takes its chart with it).
+  ``timeout``, chained by ``dependsOn``: prerequisites and sources → releases → manifests.
+- ``flux/prerequisites/``: what the charts' pods need before they start: the releases' namespaces
+  with their Pod Security labels, never pruned (a pruned namespace takes its chart with it), and
+  the early files of ``manifests/`` (``rendered.EARLY_MANIFESTS``: the workloads' namespaces, the
+  RuntimeClass the device plugin's and exporter's pods name).
 - ``flux/sources/``: a HelmRepository per chart repository, an OCIRepository per chart installed
   by ``chartRef`` (only charts published as OCI, ``specs/charts.yaml`` ``oci``), a GitRepository
   per chart kept in Git (``HelmRelease.path``).
 - ``flux/releases/``: one HelmRelease per release, its values inline or in a ConfigMap next to it
   (``valuesFrom``); ``dependsOn`` the releases of the wave before (``delivery.previous_wave``:
   what Argo CD's sync waves express, e.g. a chart's ServiceMonitors after kube-prometheus-stack).
-- ``manifests/`` (rendered by the pipeline) last, once every release is Ready, so the CRDs of
-  its custom resources exist.
+- ``flux/manifests/``: the rest of ``manifests/``, once every release is Ready, so the CRDs of its
+  custom resources exist.
+
+The prerequisites and manifests layers list files of ``manifests/`` (``../../manifests/…``):
+kustomize-controller builds without kustomize's root-only load restriction, within the source
+(``SecureBuild`` in https://github.com/fluxcd/pkg/blob/main/kustomize/kustomize_generator.go).
 
 API versions are those Flux 2.7 serves (the controllers' CRDs: source-controller v1.9,
 helm-controller v1.6, kustomize-controller v1.9): https://fluxcd.io/flux/components/
@@ -23,12 +29,13 @@ helm-controller v1.6, kustomize-controller v1.9): https://fluxcd.io/flux/compone
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from gpustack import charts
 from gpustack.render.component import Contribution, HelmRelease, RenderContext
 from gpustack.render.delivery import kustomization, previous_wave, release_namespaces, stack_path
+from gpustack.render.rendered import EARLY_MANIFESTS
 from gpustack.spec.models import GpuStack
 from gpustack.yamlio import dump
 
@@ -36,7 +43,7 @@ SOURCE_API = "source.toolkit.fluxcd.io/v1"
 HELM_API = "helm.toolkit.fluxcd.io/v2"
 KUSTOMIZE_API = "kustomize.toolkit.fluxcd.io/v1"
 ENTRY_PATH = "flux/stack.yaml"
-LAYERS = ("namespaces", "sources", "releases")  # folders under flux/, one Kustomization each
+LAYERS = ("prerequisites", "sources", "releases", "manifests")  # folders under flux/, one Kustomization each
 # https://fluxcd.io/flux/components/kustomize/kustomizations/#prune: objects with it are never deleted.
 PRUNE = "kustomize.toolkit.fluxcd.io/prune"
 # https://fluxcd.io/flux/components/helm/helmreleases/#values-references: helm-controller
@@ -63,7 +70,7 @@ def flux_objects(ctx: RenderContext, releases: Sequence[HelmRelease]) -> Mapping
     namespaces = release_namespaces(releases)
     for namespace in namespaces:
         namespace["metadata"]["annotations"] = {PRUNE: "disabled"}
-    files["flux/namespaces/namespaces.yaml"] = namespaces
+    files["flux/prerequisites/namespaces.yaml"] = namespaces
     for source in sources(stack, releases):
         files[f"flux/sources/{source['metadata']['name']}.yaml"] = [source]
     for release in releases:
@@ -71,24 +78,29 @@ def flux_objects(ctx: RenderContext, releases: Sequence[HelmRelease]) -> Mapping
     return files
 
 
-def layer_kustomizations_files(delivery: Mapping[str, Objects]) -> dict[str, str]:
-    """``flux/<layer>/kustomization.yaml`` for each layer folder, listing its files."""
-    by_layer: dict[str, list[str]] = {}
+def layer_kustomizations_files(delivery: Mapping[str, Objects], manifests: Iterable[str]) -> dict[str, str]:
+    """``flux/<layer>/kustomization.yaml`` for each layer: its own files, and for the prerequisites
+    and manifests layers their part of ``manifests/`` (``manifests``: its files' names)."""
+    if ENTRY_PATH not in delivery:
+        return {}
+    listed: dict[str, list[str]] = {layer: [] for layer in LAYERS}
     for path in delivery:
         folder, _, file = path.rpartition("/")
-        if folder in {f"flux/{layer}" for layer in LAYERS}:
-            by_layer.setdefault(folder, []).append(file)
-    return {f"{folder}/kustomization.yaml": kustomization(sorted(files)) for folder, files in by_layer.items()}
+        if folder.removeprefix("flux/") in listed:
+            listed[folder.removeprefix("flux/")].append(file)
+    for name in manifests:
+        listed["prerequisites" if name in EARLY_MANIFESTS else "manifests"].append(f"../../manifests/{name}.yaml")
+    return {f"flux/{layer}/kustomization.yaml": kustomization(sorted(files)) for layer, files in listed.items()}
 
 
 def layer_kustomizations(stack: GpuStack) -> Objects:
-    """The entry file: namespaces and sources first, then the releases, then ``manifests/``."""
+    """The entry file: prerequisites and sources first, then the releases, then the manifests."""
     root = stack_path(stack)
-    namespaces = _kustomization(stack, "namespaces", f"{root}/flux/namespaces", [])
+    prerequisites = _kustomization(stack, "prerequisites", f"{root}/flux/prerequisites", [])
     sources_layer = _kustomization(stack, "sources", f"{root}/flux/sources", [])
-    releases = _kustomization(stack, "releases", f"{root}/flux/releases", [namespaces, sources_layer])
-    manifests = _kustomization(stack, "manifests", f"{root}/manifests", [releases])
-    return [namespaces, sources_layer, releases, manifests]
+    releases = _kustomization(stack, "releases", f"{root}/flux/releases", [prerequisites, sources_layer])
+    manifests = _kustomization(stack, "manifests", f"{root}/flux/manifests", [releases])
+    return [prerequisites, sources_layer, releases, manifests]
 
 
 def _kustomization(stack: GpuStack, layer: str, path: str, after: Objects) -> dict[str, Any]:
@@ -237,13 +249,14 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         f"Kustomizations read), commit this folder at `{root}`, copy `flux/stack.yaml` to "
         f"`clusters/<cluster>/{name}.yaml`, commit and push. `flux get kustomizations -n {flux.namespace}` "
         "shows the layers as they become Ready.",
-        f"The layers: `{name}-namespaces` (the charts' namespaces with the Pod Security label `enforce: "
-        f"privileged`, never pruned) and `{name}-sources` (the chart sources) first, then `{name}-releases` "
-        "(one HelmRelease per chart, each waiting for the charts whose CRDs its values use: "
-        f"`dependsOn`), then `{name}-manifests` (`manifests/`), once every release is Ready, so the CRDs of "
-        "its custom resources exist. Each layer waits for what it applies to be Ready (`wait: true`, "
-        f"timeout {flux.timeout}); a failed install or upgrade is retried {flux.retries} times, a failed "
-        "upgrade then rolled back. It converges on an empty cluster without a manual step.",
+        f"The layers: `{name}-prerequisites` (the charts' namespaces with the Pod Security label `enforce: "
+        "privileged`, never pruned; the workloads' namespaces and the RuntimeClass from `manifests/`) and "
+        f"`{name}-sources` (the chart sources) first, then `{name}-releases` (one HelmRelease per chart, each "
+        f"waiting for the charts whose CRDs its values use: `dependsOn`), then `{name}-manifests` (the rest of "
+        "`manifests/`), once every release is Ready, so the CRDs of its custom resources exist. Each layer waits "
+        f"for what it applies to be Ready (`wait: true`, timeout {flux.timeout}); a failed install or upgrade is "
+        f"retried {flux.retries} times, a failed upgrade then rolled back. It converges on an empty cluster "
+        "without a manual step.",
         "Flux applies this committed folder: re-render and commit to change the stack. "
         + ("Each Kustomization deletes what is removed from its folder (`gitops.flux.prune`)."
            if flux.prune else "Nothing removed from Git is deleted (`gitops.flux.prune: false`)."),
