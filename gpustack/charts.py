@@ -34,6 +34,7 @@ class Chart:
     repository: str
     version: str
     oci: str | None = None
+    crds: bool = False  # ships CRDs in a crds/ folder, which Helm installs but never upgrades
     path: str | None = None  # the chart's folder when ``repository`` is a Git repository
     source_name: str | None = None
     dra_driver: str | None = None
@@ -73,6 +74,7 @@ def _chart(name: str, entry: dict[str, Any]) -> Chart:
         repository=entry["repository"],
         version=entry["version"],
         oci=entry.get("oci"),
+        crds=bool(entry.get("crds", False)),
         path=entry.get("path"),
         source_name=entry.get("sourceName"),
         dra_driver=entry.get("draDriver"),

@@ -112,3 +112,24 @@ def test_the_linters_chart_facts_come_from_the_registry():
     assert not registered.gpu_device_classes() & registered.non_gpu_device_classes()
     # Releases name NVIDIA's DRA driver chart as NGC publishes it, or as its source folder.
     assert {"nvidia-dra-driver-gpu", "dra-driver-nvidia-gpu"} <= registered.names_of_roles("dra-driver")
+
+
+def test_crds_says_which_packaged_charts_ship_a_crds_folder():
+    """`crds` (Flux's upgrade.crds: CreateReplace) agrees with the real chart at its pinned version."""
+    import tarfile
+
+    from tests.cluster.deploy import CHARTS
+
+    checked = 0
+    for chart in charts.registry().values():
+        packaged = CHARTS / f"{chart.name}-{chart.version.removeprefix('v')}.tgz"
+        if not packaged.is_file():
+            packaged = CHARTS / f"{chart.name}-{chart.version}.tgz"
+        if not packaged.is_file():
+            continue
+        with tarfile.open(packaged) as archive:
+            ships = any("/crds/" in name and name.endswith((".yaml", ".yml")) for name in archive.getnames())
+        assert chart.crds == ships, chart.name
+        checked += 1
+    if not checked:
+        pytest.skip(f"no packaged chart in {CHARTS}")

@@ -6,7 +6,7 @@
    component with the user's gates, notes per component, extra files). This is the one place
    where contributions meet.
 3. ``DELIVERY``: steps that turn the merged Helm releases into delivery objects (K3s HelmCharts,
-   Argo CD Applications), written under their own paths and printed by ``-o -``.
+   Argo CD Applications, Flux objects), written under their own paths and printed by ``-o -``.
 4. Every Kubernetes object is validated for the spec's Kubernetes version; ``tree`` lays out
    the files.
 """
@@ -20,6 +20,7 @@ from typing import Any
 
 from gpustack.errors import GpustackError
 from gpustack.render import jsii_env, k8s_validate, pod_security
+from gpustack.render.delivery import kustomization, release_namespaces
 from gpustack.render.component import (
     BUILTIN_NAMESPACES,
     Contribution,
@@ -31,6 +32,7 @@ from gpustack.render.components import (
     control_plane,
     device_plugin,
     dra,
+    flux,
     gitops,
     gpu_operator,
     hami,
@@ -50,12 +52,12 @@ from gpustack.yamlio import dump, dump_all
 
 COMPONENTS: tuple[ModuleType, ...] = (
     runtime, nfd, device_plugin, gpu_operator, partitioning, hami, dra, monitoring, control_plane, secrets, workloads,
-    smoke, minio_users, network_policies, gitops,
+    smoke, minio_users, network_policies, gitops, flux,
 )
 
 # (context, merged releases sorted by wave) → {path relative to the stack folder: objects}
 DeliveryStep = Callable[[RenderContext, Sequence[HelmRelease]], Mapping[str, Objects]]
-DELIVERY: tuple[DeliveryStep, ...] = (gitops.k3s_helm_charts, gitops.argocd_applications)
+DELIVERY: tuple[DeliveryStep, ...] = (gitops.k3s_helm_charts, gitops.argocd_applications, flux.flux_objects)
 
 def component_name(module: ModuleType) -> str:
     return module.__name__.rsplit(".", 1)[-1].replace("_", "-")
@@ -142,22 +144,6 @@ def _merge_values(a: Mapping[str, Any], b: Mapping[str, Any], where: str) -> dic
     return result
 
 
-def release_namespaces(releases: Sequence[HelmRelease]) -> Objects:
-    """``helm/namespaces.yaml``: the releases' namespaces, for the Helm commands and K3s HelmCharts.
-
-    They hold GPU node agents (NFD worker, device plugin, operator operands, node-exporter) that use
-    host paths, so Pod Security admission must allow them from the start (``pod_security``). Argo CD
-    creates them itself, labels included (``gitops.release_application``), so they are not in
-    ``manifests/``: the manifests Application owning them would delete them, charts inside, when
-    it is pruned or deleted.
-    """
-    names = sorted({r.namespace for r in releases} - BUILTIN_NAMESPACES)
-    return [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": pod_security.privileged_labels()}}
-        for name in names
-    ]
-
-
 def namespace_objects(rendered: Rendered) -> Objects:
     """Namespaces of ``manifests/`` objects that no release creates (the built-in ones exist),
     with the Pod Security labels their pods meet (``security.podSecurityLabels``)."""
@@ -192,18 +178,14 @@ def tree(rendered: Rendered) -> dict[str, str]:
     files: dict[str, str] = dict(node_config.config_files(rendered.ctx.stack, rendered.feature_gates))
     for name, objects in rendered.manifests.items():
         files[f"manifests/{name}.yaml"] = dump_all(objects)
-    kustomization = {
-        "apiVersion": "kustomize.config.k8s.io/v1beta1",
-        "kind": "Kustomization",
-        "resources": [f"{name}.yaml" for name in rendered.manifests],
-    }
-    files["manifests/kustomization.yaml"] = dump(kustomization)
+    files["manifests/kustomization.yaml"] = kustomization(f"{name}.yaml" for name in rendered.manifests)
     for release in rendered.releases:
         files[release.values_path] = values_file(release)
     if rendered.namespaces:
         files[RELEASE_NAMESPACES] = dump_all(rendered.namespaces)
     for path, objects in rendered.delivery.items():
         files[path] = dump_all(objects)
+    files.update(flux.layer_kustomizations_files(rendered.delivery, rendered.manifests))
     for path, text in rendered.files.items():
         if path in files:
             raise GpustackError(f"internal: a contributed file overwrites {path}")

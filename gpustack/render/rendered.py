@@ -18,6 +18,9 @@ Objects = list[dict[str, Any]]
 
 NAMESPACES = "namespaces"
 RELEASE_NAMESPACES = "helm/namespaces.yaml"
+# manifests/<name>.yaml that the charts' pods need before they start: the workloads' namespaces
+# and the RuntimeClass their pods name.
+EARLY_MANIFESTS = (NAMESPACES, "runtime")
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ RENDER_CHECKS: tuple[Callable[[GpuStack], Iterator[Finding]], ...] = (
     chart_checks.check_chart_versions,
     dra_checks.check_dra_selectors,
     component_checks.check_runbook_base,
+    component_checks.check_delivery,
 )
 
 

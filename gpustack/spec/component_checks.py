@@ -166,10 +166,27 @@ def check_runbook_base(stack: GpuStack) -> Iterator[Finding]:
     if not (monitoring.enabled and monitoring.alerts.enabled) or monitoring.alerts.runbookBaseUrl:
         return
     if argocd.enabled and argocd.repoURL and runbooks.repository_readme(stack) is None:
-        folder = (argocd.path or f"output/{stack.metadata.name}").strip("/")
+        folder = stack.spec.gitops.stack_path(stack.metadata.name)
         # Located at repoURL, the line that makes it necessary (runbookBaseUrl is not in the file).
         yield ("spec", "gitops", "argocd", "repoURL"), (
             f"the alerts' runbook links point into the rendered README, and gpustack can form its page only on "
             f"GitHub or GitLab, not in {argocd.repoURL}: set monitoring.alerts.runbookBaseUrl to the https URL "
             f"of {folder}/README.md at revision {argocd.targetRevision} in that repository's web view"
+        )
+
+
+def check_delivery(stack: GpuStack) -> Iterator[Finding]:
+    """One delivery per stack: two would install every chart twice and fight over its objects."""
+    gitops = stack.spec.gitops
+    if not gitops.flux.enabled:
+        return
+    if gitops.argocd.enabled:
+        yield ("spec", "gitops", "flux", "enabled"), (
+            "Flux and Argo CD would both install every chart and fight over its objects: enable one of "
+            "gitops.flux and gitops.argocd"
+        )
+    if gitops.k3sHelmCharts:
+        yield ("spec", "gitops", "k3sHelmCharts"), (
+            "K3s HelmCharts and Flux HelmReleases would both install every chart: remove k3sHelmCharts: true "
+            "(with Flux it defaults to off)"
         )

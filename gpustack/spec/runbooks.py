@@ -43,6 +43,6 @@ def repository_readme(stack: GpuStack) -> str | None:
     if parts.scheme != "https" or blob is None:
         return None
     repository = parts.path.removesuffix("/").removesuffix(".git")
-    folder = argocd.path or f"output/{stack.metadata.name}"
-    return f"https://{host}{repository}/{blob}/{argocd.targetRevision}/{folder.strip('/')}/README.md"
+    folder = stack.spec.gitops.stack_path(stack.metadata.name)
+    return f"https://{host}{repository}/{blob}/{argocd.targetRevision}/{folder}/README.md"
 

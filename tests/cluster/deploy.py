@@ -28,6 +28,7 @@ import yaml
 
 from gpustack.render import pod_security
 from tests.cluster.control_plane import REPO
+from tests.flux import build as flux_build
 
 ESTABLISHED_SECONDS = 120  # generous: CI machines may be busy
 
@@ -122,15 +123,18 @@ def kustomize(kubectl: str, folder: Path) -> list[dict[str, Any]]:
 
 
 def upstream_crds() -> list[dict[str, Any]]:
-    """Argo CD's Application and K3s' HelmChart CRDs, for the delivery objects."""
+    """Argo CD's Application and K3s' HelmChart CRDs, and Flux's from its controllers' modules
+    (tests/flux/build.py), for the delivery objects: the API server holds each to its schema."""
     docs = [doc for path in sorted(UPSTREAM_CRDS.glob("*.yaml")) for doc in documents(path.read_text())]
-    return [doc for doc in docs if doc["kind"] == "CustomResourceDefinition"]
+    return [doc for doc in docs if doc["kind"] == "CustomResourceDefinition"] + flux_build.crds()
 
 
 def delivery_objects(folder: Path) -> list[dict[str, Any]]:
-    """K3s HelmCharts and Argo CD Applications (plugin.yaml configures Argo CD: not an API object)."""
+    """K3s HelmCharts, Argo CD Applications and Flux's objects (the Flux layers' kustomization.yaml
+    lists are no API objects)."""
     paths = sorted((folder / "k3s").glob("*.yaml")) + [folder / "argocd" / "root.yaml"]
     paths += sorted((folder / "argocd" / "apps").glob("*.yaml"))
+    paths += sorted(p for p in (folder / "flux").rglob("*.yaml") if p.name != "kustomization.yaml")
     return [doc for path in paths if path.is_file() for doc in documents(path.read_text())]
 
 

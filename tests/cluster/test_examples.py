@@ -96,7 +96,7 @@ def apply_stack(cluster: Cluster, stack: GpuStack, folder: Path) -> Deployed:
     for release in releases:
         applier.apply([o for o in charts[release.name] if o["kind"] not in late], f"Helm release {release.name}")
     applier.apply([o for o in manifests if o["kind"] not in late], "manifests/")
-    applier.apply(delivery, "the delivery objects (k3s/, argocd/)")
+    applier.apply(delivery, "the delivery objects (k3s/, argocd/, flux/)")
     _wait_for_rollouts(cluster.api, [o for o in everything if o["kind"] in WORKLOAD_KINDS], fail=False)
     applier.apply([o for o in everything if o["kind"] in deploy.WEBHOOKS], "the admission webhooks")
     return Deployed(cluster, stack, everything, applier.applied, applier.sent)

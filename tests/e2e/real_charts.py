@@ -29,6 +29,7 @@ from jsonschema.validators import Draft202012Validator
 
 from gpustack.render.component import HelmRelease
 from gpustack.yamlio import dump
+from tests.flux import build as flux_build
 
 # ../shared next to the clone, or where $GPUSTACK_SHARED says (a worktree elsewhere, a CI cache).
 SHARED = Path(os.environ.get("GPUSTACK_SHARED") or Path(__file__).resolve().parents[3] / "shared")
@@ -158,9 +159,13 @@ class CrdSchemas:
                 self._schemas[(f"{group}/{version['name']}", kind)] = Draft202012Validator(schema)
 
     def add_upstream(self) -> None:
+        """The reference CRDs (Argo CD, K3s, Prometheus Operator) and Flux's, from its controllers'
+        modules where Go can fetch them (tests/flux/build.py)."""
         if UPSTREAM_CRDS.is_dir():
             for path in sorted(UPSTREAM_CRDS.glob("*.yaml")):
                 self.add(objects(path.read_text(encoding="utf-8")))
+        if flux_build.available():
+            self.add(flux_build.crds())
 
     def knows(self, obj: Mapping[str, Any]) -> bool:
         return (obj["apiVersion"], obj["kind"]) in self._schemas

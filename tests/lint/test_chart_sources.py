@@ -74,3 +74,42 @@ def test_a_release_whose_source_is_missing_is_named_in_a_note(capsys: pytest.Cap
     assert code == 0
     assert note["line"] == 5
     assert note["message"].startswith("HelmRelease kube-system/plugin: its chartRef OCIRepository kube-system/plugin-chart")
+
+
+VALUES_FROM = """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: plugin, namespace: flux-system}
+spec:
+  chart: {spec: {chart: nvidia-device-plugin, version: 0.20.0, sourceRef: {kind: HelmRepository, name: nvidia}}}
+  valuesFrom:
+    - {kind: ConfigMap, name: first}
+    - {kind: ConfigMap, name: second, valuesKey: custom.yaml}
+    - {kind: Secret, name: hidden}
+  values: {migStrategy: mixed}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: first, namespace: flux-system}
+data:
+  values.yaml: |
+    migStrategy: none
+    runtimeClassName: nvidia
+    gfd: {enabled: false}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: second, namespace: flux-system}
+data:
+  custom.yaml: |
+    gfd: {enabled: true}
+"""
+
+
+def test_values_from_config_maps_merge_in_order_below_the_inline_values() -> None:
+    """helm-controller merges valuesFrom in order, then spec.values over them; a Secret is not read."""
+    release = _release(VALUES_FROM)
+    assert release.values == {"migStrategy": "mixed", "runtimeClassName": "nvidia", "gfd": {"enabled": True}}
+    resource, path = release.where("runtimeClassName")
+    assert (resource.kind, resource.ref.name, path) == ("ConfigMap", "first", ("data", "values.yaml", "runtimeClassName"))
+    assert release.where("migStrategy")[0].kind == "HelmRelease"

@@ -13,18 +13,16 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
-import threading
 import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from alert_cases import TRAINER
+from tests import loopback
 from cluster_series import Scrape, Slice, hami_series, labels_of, node_name
 from promtool_support import alerts_of, require
 
@@ -53,28 +51,15 @@ def exporter_text() -> str:
 def serving(text: str) -> Iterator[str]:
     """``text`` served as /metrics on a loopback port; its address."""
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(loopback.Quiet):
         def do_GET(self) -> None:  # noqa: N802 (http.server's name)
             self.send_response(200)
             self.send_header("Content-Type", "text/plain; version=0.0.4")
             self.end_headers()
             self.wfile.write(text.encode())
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    with loopback.serving(Handler) as address:
+        yield address
 
 
 def scrape_job(address: str, stored: dict[str, str]) -> dict:
@@ -103,7 +88,7 @@ def prometheus(jobs: list[dict], folder: Path) -> Iterator[int]:
     binary = require(shutil.which("prometheus"), "prometheus")
     config = {"global": {"scrape_interval": "1s"}, "scrape_configs": jobs}
     (folder / "prometheus.json").write_text(json.dumps(config), encoding="utf-8")
-    port = _free_port()
+    port = loopback.free_port()
     server = subprocess.Popen(
         [binary, f"--config.file={folder / 'prometheus.json'}", f"--storage.tsdb.path={folder / 'data'}",
          f"--web.listen-address=127.0.0.1:{port}"],

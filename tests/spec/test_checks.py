@@ -153,6 +153,10 @@ CASES = [
      "spec.dra.deviceClasses[0].migProfile", "publishes no MIG devices"),
     ("check_chart_versions", K3S + L4_POOL + "nfd:\n  version: 0.99.1  # <-\n", "spec.nfd.version",
      "no key data for, so `gpustack lint` could not check its values: use one of 0.14.6"),
+    ("check_delivery", K3S + L4_POOL + "gitops:\n  flux:\n    enabled: true  # <-\n  argocd:\n    enabled: true\n"
+     "    repoURL: https://github.com/o/r.git\n", "spec.gitops.flux.enabled", "enable one of gitops.flux and gitops.argocd"),
+    ("check_delivery", K3S + L4_POOL + "gitops:\n  k3sHelmCharts: true  # <-\n  flux:\n    enabled: true\n",
+     "spec.gitops.k3sHelmCharts", "K3s HelmCharts and Flux HelmReleases would both install every chart"),
 ]
 
 

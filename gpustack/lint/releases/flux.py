@@ -10,6 +10,11 @@ semver range, or None); resolving it to what gpustack knows is the chart-key loo
 
 A release whose source is not in the linted set, or whose version cannot be told, still counts:
 ``SourceIndex.resolve`` says so in a note, so that no release is skipped without the user knowing.
+
+``spec.valuesFrom`` ConfigMaps of the set add values below ``spec.values``, in their order, as
+helm-controller merges them (https://fluxcd.io/flux/components/helm/helmreleases/#values-references),
+each positioned inside the ConfigMap's values text. Secrets are not read, nor a reference with a
+``targetPath`` (it sets one value, not a values file).
 """
 
 from __future__ import annotations
@@ -19,13 +24,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gpustack.lint.model import Resource, nonempty_text
-from gpustack.lint.releases.helmvalues import ValuesLayer, mapping
-from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release, spec_of
+from gpustack.lint.releases.helmvalues import ValuesLayer, mapping, text_layer
+from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release, spec_of, with_layers
 
 KINDS = frozenset({"HelmRelease"})
 CHART_REF_PATH = ("spec", "chartRef", "name")  # where a release with a chartRef names its chart
 SOURCE_GROUP = "source.toolkit.fluxcd.io/"
 SOURCE_KINDS = frozenset({"OCIRepository", "HelmChart"})
+DEFAULT_VALUES_KEY = "values.yaml"  # helm-controller's default valuesKey
 # Mirrors that republish an upstream chart under another repository name (the chart inside is
 # the upstream one): the name gpustack's chart knowledge uses.
 MIRRORED_NAMES: Mapping[str, str] = {"nvidia-gpu-operator": "gpu-operator", "bjw-s-app-template": "app-template"}
@@ -52,7 +58,9 @@ def releases_of(resource: Resource) -> Iterator[HelmChartRelease]:
 
 
 def settle(release: HelmChartRelease, whole: WholeSet) -> HelmChartRelease:
-    """A chartRef release with the chart, version and repository its source object names."""
+    """The release with its ``valuesFrom`` ConfigMaps' values; a chartRef release with the chart,
+    version and repository its source object names."""
+    release = _with_values_from(release, whole)
     if release.path != CHART_REF_PATH:
         return release
     ref = chart_ref(release.resource, release.resource.get(("spec",)))
@@ -62,6 +70,35 @@ def settle(release: HelmChartRelease, whole: WholeSet) -> HelmChartRelease:
         sources = whole.memo["flux-sources"] = SourceIndex(whole.resources)
     source = sources.resolve(ref, str(release.resource.ref))
     return replace(release, chart=source.chart, version=source.version, repo=source.repo, note=source.note)
+
+
+def _with_values_from(release: HelmChartRelease, whole: WholeSet) -> HelmChartRelease:
+    references = release.resource.get(("spec", "valuesFrom"))
+    if not isinstance(references, list) or not references:
+        return release
+    config_maps = whole.memo.get("flux-configmaps")
+    if config_maps is None:
+        config_maps = whole.memo["flux-configmaps"] = _config_maps(whole.resources)
+    layers = []
+    for reference in references:
+        if not isinstance(reference, Mapping) or reference.get("kind") != "ConfigMap" or reference.get("targetPath"):
+            continue
+        candidates = config_maps.get(str(reference.get("name")), [])
+        namespace = release.resource.ref.namespace
+        found = [c for c in candidates if namespace is None or c.ref.namespace in (None, namespace)]
+        key = nonempty_text(reference.get("valuesKey")) or DEFAULT_VALUES_KEY
+        layer = text_layer(found[0], ("data", key)) if found else None
+        if layer is not None:
+            layers.append(layer)
+    return with_layers(release, (*layers, *release.layers)) if layers else release
+
+
+def _config_maps(resources: Iterable[Resource]) -> dict[str, list[Resource]]:
+    found: dict[str, list[Resource]] = {}
+    for resource in resources:
+        if resource.kind == "ConfigMap" and resource.ref.name:
+            found.setdefault(resource.ref.name, []).append(resource)
+    return found
 
 
 def set_releases(whole: WholeSet) -> Iterator[HelmChartRelease]:

@@ -25,6 +25,7 @@ from typing import Any
 
 from gpustack.render import pod_security
 from gpustack.render.component import BUILTIN_NAMESPACES, Contribution, HelmRelease, RenderContext
+from gpustack.render.delivery import last_wave, stack_path
 from gpustack.spec.models import GpuStack
 from gpustack.yamlio import dump
 
@@ -51,8 +52,11 @@ Objects = list[dict[str, Any]]
 
 
 def k3s_enabled(stack: GpuStack) -> bool:
+    """On by default for K3s, unless Flux delivers the releases (one delivery per stack)."""
     wanted = stack.spec.gitops.k3sHelmCharts
-    return stack.spec.cluster.distribution == "k3s" if wanted is None else wanted
+    if wanted is None:
+        return stack.spec.cluster.distribution == "k3s" and not stack.spec.gitops.flux.enabled
+    return wanted
 
 
 def k3s_helm_charts(ctx: RenderContext, releases: Sequence[HelmRelease]) -> Mapping[str, Objects]:
@@ -87,8 +91,7 @@ def argocd_applications(ctx: RenderContext, releases: Sequence[HelmRelease]) -> 
     # Waves order the first apply only: without a health check for Application objects (an
     # argocd-cm customization gpustack does not own), Argo CD does not wait for a wave to be
     # healthy. Convergence rests on RETRY and CHILD_SYNC_OPTIONS instead.
-    last_wave = max((r.wave for r in releases), default=0) + 1
-    apps[MANIFESTS_APP_PATH] = [manifests_application(stack, wave=last_wave)]
+    apps[MANIFESTS_APP_PATH] = [manifests_application(stack, wave=last_wave(releases))]
     return {ROOT_PATH: [root_application(stack)], **apps}
 
 
@@ -137,11 +140,6 @@ def root_application(stack: GpuStack) -> dict[str, Any]:
         sync_options=[],
         cascade=False,
     )
-
-
-def stack_path(stack: GpuStack) -> str:
-    """The rendered stack's folder in the Git repository (``gpustack render``'s default folder)."""
-    return stack.spec.gitops.argocd.path or f"output/{stack.metadata.name}"
 
 
 def build(chart: Any, ctx: RenderContext) -> Contribution:

@@ -333,8 +333,65 @@ class ArgoCd(Strict):
         return self
 
 
+class FluxSourceRef(Strict):
+    """The Flux source holding the rendered stack: by default the GitRepository ``flux bootstrap`` creates."""
+
+    kind: Literal["GitRepository", "OCIRepository", "Bucket"] = "GitRepository"
+    name: str = Field("flux-system", pattern=DNS_LABEL)
+    namespace: str = Field("flux-system", pattern=DNS_LABEL)
+
+
+class Flux(Strict):
+    enabled: bool = Field(
+        False,
+        description="Emit Flux objects under flux/: Kustomizations per layer (stack.yaml, for clusters/<cluster>/ "
+        "of a repository bootstrapped by `flux bootstrap`), sources, namespaces and one HelmRelease per chart.",
+    )
+    sourceRef: FluxSourceRef = Field(
+        default_factory=FluxSourceRef, description="The source the Kustomizations read the rendered stack from."
+    )
+    path: str | None = Field(
+        None, description="Path of the rendered stack in that source; default output/<metadata.name>."
+    )
+    namespace: str = Field(
+        "flux-system", pattern=DNS_LABEL, description="Namespace of the Kustomizations, sources and HelmReleases."
+    )
+    chartReference: Literal["chartSpec", "chartRef"] = Field(
+        "chartSpec",
+        description="chartSpec: each HelmRelease names its chart in spec.chart.spec, from a HelmRepository (or the "
+        "GitRepository of a chart kept in Git). chartRef: spec.chartRef to an OCIRepository for the charts published "
+        "as OCI artifacts (specs/charts.yaml `oci`); the others keep spec.chart.spec.",
+    )
+    values: Literal["inline", "configMap"] = Field(
+        "inline",
+        description="inline: the Helm values in each HelmRelease's spec.values; configMap: in a ConfigMap next to it, "
+        "read through spec.valuesFrom.",
+    )
+    interval: str = Field("10m", pattern=DURATION, description="How often Flux reconciles every object.")
+    timeout: str = Field(
+        "15m", pattern=DURATION, description="How long a Helm action or a layer's health checks may take."
+    )
+    retries: int = Field(
+        3,
+        ge=0,
+        description="Failed installs and upgrades are retried this many times (install/upgrade.remediation.retries); "
+        "a failed upgrade is then rolled back.",
+    )
+    prune: bool = Field(
+        True, description="Each Kustomization deletes the objects removed from its folder in Git (spec.prune)."
+    )
+
+
 class Gitops(Strict):
     k3sHelmCharts: bool | None = Field(
-        None, description="Emit helm.cattle.io/v1 HelmCharts for K3s auto-deploy; default on for k3s."
+        None,
+        description="Emit helm.cattle.io/v1 HelmCharts for K3s auto-deploy; default on for k3s unless Flux "
+        "delivers the stack.",
     )
     argocd: ArgoCd = Field(default_factory=ArgoCd)
+    flux: Flux = Field(default_factory=Flux)
+
+    def stack_path(self, stack_name: str) -> str:
+        """The rendered stack's folder in the delivery's Git repository (``gpustack render``'s default folder)."""
+        chosen = self.flux.path if self.flux.enabled else self.argocd.path
+        return (chosen or f"output/{stack_name}").strip("/")
