@@ -55,3 +55,7 @@ def _build(module: str) -> None:
     run_go(go_binary(), ["mod", "edit", *edits], src, env)
     run_go(go_binary(), ["build", "-trimpath", "-ldflags=-s -w", "-o", str(binary(module)), "."], src, env)
     shutil.rmtree(src, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    print(build())

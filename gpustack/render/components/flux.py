@@ -135,13 +135,21 @@ def oci_url(release: HelmRelease) -> str | None:
     return charts.chart(release.chart).oci
 
 
+# Words of a chart repository's URL that name no one: a HelmRepository is named by the rest
+# (https://nvidia.github.io/dcgm-exporter/helm-charts: nvidia-dcgm-exporter).
+_URL_NOISE = frozenset({"https", "http", "www", "github", "io", "com", "org", "helm", "charts"})
+
+
 def source_name(stack: GpuStack, release: HelmRelease) -> str:
     """The source a release's chart comes from: its own OCIRepository or GitRepository, else
     the HelmRepository of its chart repository (shared by the charts published there)."""
     if release.path is not None or uses_chart_ref(stack, release):
         return f"{stack.metadata.name}-{release.name}"
-    slug = re.sub(r"[^a-z0-9]+", "-", re.sub(r"^https?://", "", release.repo.lower())).strip("-")
-    return f"{stack.metadata.name}-{slug}"[:63].rstrip("-")
+    words: list[str] = []
+    for word in re.split(r"[^a-z0-9]+", release.repo.lower()):
+        if word and word not in _URL_NOISE and word not in words:
+            words.append(word)
+    return f"{stack.metadata.name}-{'-'.join(words)}"[:63].rstrip("-")
 
 
 def sources(stack: GpuStack, releases: Sequence[HelmRelease]) -> Objects:
