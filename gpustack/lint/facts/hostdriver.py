@@ -13,6 +13,12 @@ A set says so, without a spec, in documents that are not Kubernetes objects:
 
 Which Talos release the nodes run decides what the toolkit extension holds: a machine config's
 installer image tag (``machine.install.image``) or talhelper's ``talosVersion`` says it.
+
+Bottlerocket's NVIDIA variants carry the driver too
+(https://bottlerocket.dev/en/os/1.54.x/version-information/gpu-drivers): a Karpenter
+``EC2NodeClass`` on Bottlerocket (``amiFamily: Bottlerocket``, or an ``amiSelectorTerms`` alias
+``bottlerocket@…``, https://karpenter.sh/docs/concepts/nodeclasses/) that a GPU NodePool of the
+set uses (``facts/node_groups.py``) says the driver comes with the OS.
 Everything is a function of the documents given, computed once per context.
 """
 
@@ -23,7 +29,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gpustack.lint.facts import talos
-from gpustack.lint.model import Path, Resource
+from gpustack.lint.facts.node_groups import karpenter_gpu
+from gpustack.lint.model import Path, Resource, get_value
 
 if TYPE_CHECKING:
     from gpustack.lint.context import LintContext
@@ -96,7 +103,26 @@ def _collect(resources: tuple[Resource, ...]) -> HostStack:
             if nvidia:
                 driver.append(Evidence(resource, where, f"a Talos schematic installs the NVIDIA extensions {', '.join(nvidia)}"))
             toolkit += _toolkit(resource, where, names)
+    driver += _bottlerocket(resources)
     return HostStack(tuple(driver), tuple(toolkit), tuple(releases))
+
+
+def _bottlerocket(resources: tuple[Resource, ...]) -> Iterator[Evidence]:
+    """EC2NodeClasses on Bottlerocket that a GPU NodePool of the set uses."""
+    used = {
+        str(get_value(r.data, "spec", "template", "spec", "nodeClassRef", "name"))
+        for r in resources if r.kind == "NodePool" and karpenter_gpu(r.data)
+    }
+    for resource in resources:
+        if resource.kind != "EC2NodeClass" or resource.ref.name not in used:
+            continue
+        if str(get_value(resource.data, "spec", "amiFamily")).lower() == "bottlerocket":
+            yield Evidence(resource, ("spec", "amiFamily"), "a GPU NodePool's EC2NodeClass runs Bottlerocket, whose NVIDIA variants carry the driver")
+        terms = get_value(resource.data, "spec", "amiSelectorTerms")
+        for index, term in enumerate(terms if isinstance(terms, list) else ()):
+            if isinstance(term, Mapping) and str(term.get("alias", "")).lower().startswith("bottlerocket@"):
+                yield Evidence(resource, ("spec", "amiSelectorTerms", index, "alias"),
+                               "a GPU NodePool's EC2NodeClass runs Bottlerocket, whose NVIDIA variants carry the driver")
 
 
 def _toolkit(resource: Resource, path: Path, names: list[str]) -> Iterator[Evidence]:

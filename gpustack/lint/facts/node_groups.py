@@ -55,7 +55,7 @@ def taints_of(group: NodeGroup) -> tuple[Taint, ...]:
 
 def _groups(resource: Resource) -> Iterator[tuple[str, tuple[Taint, ...]]]:
     data = resource.data
-    if resource.kind == "NodePool" and _karpenter_gpu(data):
+    if resource.kind == "NodePool" and karpenter_gpu(data):
         yield f"Karpenter NodePool {resource.ref.name}", _object_taints(get_value(data, "spec", "template", "spec", "taints"))
     elif resource.kind == "MachineSet" and _machineset_gpu(data):
         yield f"MachineSet {resource.ref.name}", _object_taints(get_value(data, "spec", "template", "spec", "taints"))
@@ -125,7 +125,8 @@ def _schematic_gpu(schematic: Any) -> bool:
     return isinstance(schematic, Mapping) and any(talos.nvidia_extensions(talos.official_extensions(schematic)))
 
 
-def _karpenter_gpu(data: Mapping[str, Any]) -> bool:
+def karpenter_gpu(data: Mapping[str, Any]) -> bool:
+    """Whether a Karpenter NodePool's requirements or limits name GPUs."""
     if get_value(data, "spec", "limits", "nvidia.com/gpu") is not None:
         return True
     requirements = get_value(data, "spec", "template", "spec", "requirements")

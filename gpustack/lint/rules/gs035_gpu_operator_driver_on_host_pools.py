@@ -8,7 +8,8 @@ an apt/DKMS driver starts a second driver that fights the host's for the kernel
 modules. The spec says where each pool's driver comes from; without one, Talos documents in the
 set that load the nvidia kernel modules or install the NVIDIA system extensions say the nodes
 bring their own (``facts.hostdriver``), and the operator's driver container cannot even run on
-Talos's read-only root.
+Talos's read-only root; so does a GPU NodePool's EC2NodeClass on Bottlerocket, whose NVIDIA
+variants carry the driver.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def check(ctx: LintContext) -> Iterator[Hit]:
 
 
 def _host_driver(ctx: LintContext) -> str | None:
-    """What says nodes of the set bring their own driver: the spec's host pools, else Talos documents."""
+    """What says nodes of the set bring their own driver: the spec's host pools, else the node
+images of the set (Talos documents, Bottlerocket node classes)."""
     if ctx.cluster is not None:
         pools = _host_pools(ctx.cluster)
         if not pools:
