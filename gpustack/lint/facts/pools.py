@@ -128,6 +128,12 @@ class Sharing:
         return self.strategy == "hami"
 
 
+def untolerated(taints: Iterable[Taint], tolerations: Iterable[Mapping[str, Any]]) -> tuple[Taint, ...]:
+    """The taints that keep a pod with ``tolerations`` off a node carrying ``taints``."""
+    tolerations = list(tolerations)
+    return tuple(t for t in taints if t.repels and not any(t.tolerated_by(tol) for tol in tolerations))
+
+
 @dataclass(frozen=True)
 class Pool:
     """A node pool: ``nodes`` nodes with ``gpus`` GPUs each."""
@@ -173,8 +179,7 @@ class Pool:
 
     def untolerated(self, tolerations: Iterable[Mapping[str, Any]]) -> tuple[Taint, ...]:
         """The taints that keep a pod with ``tolerations`` off the pool's nodes."""
-        tolerations = list(tolerations)
-        return tuple(t for t in self.taints if t.repels and not any(t.tolerated_by(tol) for tol in tolerations))
+        return untolerated(self.taints, tolerations)
 
     def offers_mig(self, profile: str) -> bool:
         return profile in self.gpu.mig_profiles

@@ -21,6 +21,7 @@ from gpustack.lint.context import LintContext
 from gpustack.lint.facts.consumers import is_gpu_workload
 from gpustack.lint.facts.node_groups import gpu_node_groups, taints_of
 from gpustack.lint.facts.podspec import subject
+from gpustack.lint.facts.pools import Taint, untolerated
 from gpustack.lint.facts.scheduling import selected_pools, tolerations
 from gpustack.lint.model import Hit, Path, PodSpec, Severity
 from gpustack.lint.registry import Rule
@@ -30,43 +31,31 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     cluster = ctx.cluster
     if not is_gpu_workload(pod):
         return
+    allowed = tolerations(pod)
     if cluster is None:
-        yield from _set_groups(pod, ctx)
+        groups = [(what, untolerated(taints_of((what, taints)), allowed)) for what, taints in ctx.set_fact(gpu_node_groups)]
+        yield from _hit(pod, groups, "tolerates the taints of none of the set's GPU node groups: {listed}; unless GPU "
+                        "nodes outside the set take it, it stays Pending", Severity.WARNING)
         return
     pools = selected_pools(pod, cluster) or cluster.pools
-    allowed = tolerations(pod)
-    blocked = [(pool, pool.untolerated(allowed)) for pool in pools]
-    if any(not taints for _, taints in blocked):
+    groups = [(pool.name, pool.untolerated(allowed)) for pool in pools]
+    yield from _hit(pod, groups, "is kept off every GPU pool it may run on by taints it does not tolerate: {listed}; "
+                    "it stays Pending", None)
+
+
+def _hit(pod: PodSpec, blocked: list[tuple[str, tuple[Taint, ...]]], message: str, severity: Severity | None) -> Iterator[Hit]:
+    """One finding when every group keeps the pod off (``message`` lists them at ``{listed}``)."""
+    if not blocked or any(not taints for _, taints in blocked):
         return
-    listed = "; ".join(f"{pool.name} ({', '.join(map(str, taints))})" for pool, taints in blocked)
+    listed = "; ".join(f"{name} ({', '.join(map(str, taints))})" for name, taints in blocked)
     first = blocked[0][1][0]
     path: Path = (*pod.path, "tolerations") if "tolerations" in pod.spec else pod.path
     value = f", operator: Equal, value: {first.value}" if first.value else ", operator: Exists"
     yield Hit(
         pod.resource,
         path,
-        f"{subject(pod)} is kept off every GPU pool it may run on by taints it does not tolerate: {listed}; "
-        "it stays Pending",
-        fix=f"Add a toleration: `{{key: {first.key}{value}, effect: {first.effect}}}`.",
-    )
-
-
-def _set_groups(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
-    groups = ctx.set_fact(gpu_node_groups)
-    allowed = tolerations(pod)
-    blocked = [(what, [t for t in taints_of((what, taints)) if t.repels and not any(t.tolerated_by(a) for a in allowed)])
-               for what, taints in groups]
-    if not blocked or any(not taints for _, taints in blocked):
-        return
-    listed = "; ".join(f"{what} ({', '.join(map(str, taints))})" for what, taints in blocked)
-    first = blocked[0][1][0]
-    value = f", operator: Equal, value: {first.value}" if first.value else ", operator: Exists"
-    yield Hit(
-        pod.resource,
-        (*pod.path, "tolerations") if "tolerations" in pod.spec else pod.path,
-        f"{subject(pod)} tolerates the taints of none of the set's GPU node groups: {listed}; unless GPU nodes "
-        "outside the set take it, it stays Pending",
-        severity=Severity.WARNING,
+        f"{subject(pod)} " + message.format(listed=listed),
+        severity=severity,
         fix=f"Add a toleration: `{{key: {first.key}{value}, effect: {first.effect}}}`.",
     )
 

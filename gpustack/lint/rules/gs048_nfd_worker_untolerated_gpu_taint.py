@@ -20,7 +20,7 @@ from gpustack.lint.context import LintContext
 from gpustack.lint.facts.components import pod_components
 from gpustack.lint.facts.nfd import nfd_releases
 from gpustack.lint.facts.node_groups import gpu_node_groups, taints_of
-from gpustack.lint.facts.pools import Taint
+from gpustack.lint.facts.pools import Taint, untolerated
 from gpustack.lint.facts.scheduling import tolerations
 from gpustack.lint.model import Hit, Path, Resource
 from gpustack.lint.registry import Rule
@@ -57,10 +57,7 @@ def _hits(
     groups: list[tuple[str, tuple[Taint, ...]]], allowed: Sequence[Mapping[str, Any]], resource: Resource, path: Path,
     what: str,
 ) -> Iterator[Hit]:
-    blocked = [
-        (name, untolerated) for name, taints in groups
-        if (untolerated := [t for t in taints if t.repels and not any(t.tolerated_by(a) for a in allowed)])
-    ]
+    blocked = [(name, found) for name, taints in groups if (found := untolerated(taints, allowed))]
     if not blocked:
         return
     listed = "; ".join(f"{name} ({', '.join(map(str, taints))})" for name, taints in blocked)
