@@ -38,6 +38,7 @@ _KINDS: Mapping[str, tuple[str, str, Path]] = {  # controller type -> apiVersion
 # Container keys the charts convert or do not pass on as they are.
 _CONTAINER_SKIPPED = frozenset({"image", "env", "probes", "dependsOn", "enabled", "nameOverride", "order"})
 _POD_METADATA = ("labels", "annotations")
+PLACEMENT_KEYS = ("nodeSelector", "affinity")
 
 
 def value_workloads(release: HelmChartRelease) -> list[Resource]:
@@ -60,6 +61,19 @@ def value_pod_specs(release: HelmChartRelease, claims: ClaimIndex | None = None)
     from gpustack.lint.facts.podspec import extract_pod_specs
 
     return [pod for workload in value_workloads(release) for pod in extract_pod_specs(workload, claims)]
+
+
+def placement_pod_specs(release: HelmChartRelease, keys: tuple[str, ...] = PLACEMENT_KEYS) -> Iterator[PodSpec]:
+    """A release's top-level ``keys`` (most charts copy ``nodeSelector`` and ``affinity`` into
+    their pods) read as pod specs, for their paths: one per object and place that sets them."""
+    found: dict[tuple[int, Path], tuple[Resource, dict[str, Any]]] = {}
+    for key in keys:
+        value = get_value(release.values, key)
+        resource, path = release.where(key)
+        if isinstance(value, Mapping) and path[-1:] == (key,):
+            found.setdefault((id(resource), path[:-1]), (resource, {}))[1][key] = value
+    for (_, parent), (resource, spec) in found.items():
+        yield PodSpec(resource, parent, spec, {}, gpu_consumer=False, system_component=True)
 
 
 def _home_layer(release: HelmChartRelease) -> ValuesLayer | None:

@@ -26,6 +26,7 @@ from gpustack.lint.context import LintContext
 from gpustack.lint.facts import registered
 from gpustack.lint.facts.nfd import STOCK_FIELDS, nfd_releases
 from gpustack.lint.facts.podspec import node_label_tests, subject
+from gpustack.lint.facts.valuepods import placement_pod_specs
 from gpustack.lint.model import Hit, Path, PodSpec, Resource, get_value
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import dispatch, helmvalues
@@ -98,11 +99,7 @@ def _selections(ctx: LintContext) -> Iterator[_Selection]:
             for label in selector if isinstance(selector, Mapping) else ():
                 if label == VENDOR_LABEL or label in CLASS_LABELS:
                     yield _Selection(str(release), label, *release.where(*keys, label))
-        affinity = get_value(release.values, "affinity")
-        resource, path = release.where("affinity")
-        if isinstance(affinity, Mapping) and path[-1:] == ("affinity",):
-            # The values' affinity read as a pod spec's, for its paths.
-            pod = PodSpec(resource, path[:-1], {"affinity": affinity}, {}, gpu_consumer=False, system_component=True)
+        for pod in placement_pod_specs(release, ("affinity",)):
             yield from _tests(pod, str(release))
         if _default_affinity(release) and get_value(release.values, "affinity") is None:
             yield _Selection(f"{release} (the chart's default affinity)", VENDOR_LABEL, release.resource, release.path)

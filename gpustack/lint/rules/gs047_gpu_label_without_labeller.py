@@ -12,8 +12,7 @@ instead, so this rule needs none and says nothing under one.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import clusterpolicy, registered
@@ -28,12 +27,12 @@ from gpustack.lint.facts.podspec import (
     subject,
 )
 from gpustack.lint.facts.pools import GFD_LABELS, GPU_PRESENT_LABEL
-from gpustack.lint.model import Hit, Path, PodSpec, get_value
+from gpustack.lint.facts.valuepods import placement_pod_specs
+from gpustack.lint.model import Hit, PodSpec, get_value
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import dispatch
 
 GFD = "gpu-feature-discovery"
-_POD_KEYS = ("nodeSelector", "affinity")  # the values keys most charts copy into their pods
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
@@ -82,16 +81,8 @@ def _selecting_pods(ctx: LintContext) -> Iterator[tuple[str, PodSpec]]:
     for pod in ctx.pod_specs:
         yield subject(pod), pod
     for release in dispatch.releases(ctx):
-        # The values read as a pod spec's, for their paths: one per place that sets them.
-        found: dict[tuple[int, Path], dict[str, Any]] = {}
-        for key in _POD_KEYS:
-            value = get_value(release.values, key)
-            resource, path = release.where(key)
-            if isinstance(value, Mapping) and path[-1:] == (key,):
-                found.setdefault((id(resource), path[:-1]), {"resource": resource})[key] = value
-        for (_, parent), spec in found.items():
-            resource = spec.pop("resource")
-            yield str(release), PodSpec(resource, parent, spec, {}, gpu_consumer=False, system_component=True)
+        for pod in placement_pod_specs(release):
+            yield str(release), pod
 
 
 def _operator(ctx: LintContext) -> bool:
