@@ -117,8 +117,21 @@ def _exited(pid: int) -> bool:
     return False
 
 
-def up(spec_path: Path, state: Path) -> Path:
-    """Start a cluster for the spec under ``state`` (which must not exist); its kubeconfig."""
+def render(spec_path: Path, folder: Path) -> Path:
+    """Render the spec into ``folder`` with gpustack's CLI (the files a person would apply)."""
+    done = subprocess.run([sys.executable, "-m", "gpustack", "render", str(spec_path), "-o", str(folder)],
+                          capture_output=True, text=True, check=False, cwd=REPO)
+    if done.returncode:
+        raise RuntimeError(f"gpustack render {spec_path} failed:\n{done.stderr}")
+    return folder
+
+
+def up(spec_path: Path, state: Path, folder: Path | None = None) -> Path:
+    """Start a cluster for the spec under ``state`` (which must not exist); its kubeconfig.
+
+    The nodes are the spec's inventory with the host facts of the rendered stack in ``folder``
+    (rendered into ``state/stack`` when not given): tests/cluster/nodes.py.
+    """
     stack = load(spec_path)
     minor = stack.spec.cluster.kubernetesVersion
     bin_dir = build.build(minor)
@@ -126,8 +139,11 @@ def up(spec_path: Path, state: Path) -> Path:
     state = state.resolve()
     launcher = Launcher(state)
     try:
+        folder = folder or render(spec_path, state / "stack")
+        machines = nodes.stack_nodes(stack, folder)
+        (state / "machines.json").write_text(json.dumps([nodes.to_json(n) for n in machines], indent=1))
         api = _start_control_plane(launcher, bin_dir, stack.spec.cluster.featureGates)
-        nodes.register(api, stack, build.RELEASES[minor])
+        nodes.register(api, machines, build.RELEASES[minor], stack.spec.cluster.distribution)
         _distribution_objects(api, stack.spec.cluster.distribution)
         _save(state, api, launcher.pids)  # the fake kubelet reads the server and token from it
         launcher.start("kubelet", [sys.executable, "-m", "tests.cluster.kubelet", str(state)], cwd=REPO)

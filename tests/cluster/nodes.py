@@ -1,196 +1,112 @@
-"""Fake nodes for a spec's pools: the labels, taints, allocatable resources and DRA
-ResourceSlices that the real node agents would publish for each pool's GPUs.
+"""The harness's nodes as machines: their hardware and what their host steps gave them, nothing more.
 
-Where each piece comes from on a real cluster:
+A node starts with its PCI devices (the GPUs' vendor, class and device ids from the GPU
+catalogue, ``specs/gpus.yaml``; the NVSwitch chips of an HGX board; the BMC's VGA controller
+that servers carry), its CPU and memory, and the host facts its rendered cluster config and host
+steps establish (tests/cluster/host.py): registration labels and taints, driver, containerd
+runtime handlers, read-only paths. No GPU label, extended resource or ResourceSlice is put here:
+those come from the node agents' pods once they run (tests/cluster/agents/).
 
-- ``feature.node.kubernetes.io/pci-*.present``: Node Feature Discovery's PCI source,
-  https://kubernetes-sigs.github.io/node-feature-discovery/stable/usage/features.html#pci
-  (label name from ``deviceLabelFields``: ``[class, vendor]`` by default, ``pci-0302_10de``;
-  ``[vendor]`` as gpustack's NFD values and the GPU Operator set it, ``pci-10de``). Both are
-  put on the nodes, so a selector written for either configuration can be checked.
-- ``nvidia.com/gpu.present``: set by the GPU Operator on every node it takes for a GPU node
-  (https://github.com/NVIDIA/gpu-operator, ``controllers/state_manager.go``), and the manual
-  override the device plugin chart's default node affinity accepts
-  (https://github.com/NVIDIA/k8s-device-plugin, the chart's ``values.yaml``).
-- ``nvidia.com/gpu.*``, ``nvidia.com/cuda.*``, ``nvidia.com/mig*``: GPU Feature Discovery,
-  https://github.com/NVIDIA/k8s-device-plugin/blob/main/docs/gpu-feature-discovery/README.md
-- ``nvidia.com/gpu`` and ``nvidia.com/mig-<profile>`` (mixed strategy), time-slicing replicas:
-  the device plugin, https://github.com/NVIDIA/k8s-device-plugin#shared-access-to-gpus and
-  https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-mig.html
-- ``nvidia.com/gpu``, ``nvidia.com/gpumem``, ``nvidia.com/gpucores``: HAMi's device plugin,
-  https://github.com/Project-HAMi/HAMi/blob/master/docs/config.md
-- ResourceSlices: NVIDIA's DRA driver (driver ``gpu.nvidia.com``, one pool per node, attributes
-  ``type``, ``uuid``, ``index``, ``minor``, ``productName``, ``brand``, ``architecture``,
-  ``cudaComputeCapability``, ``driverVersion``, ``cudaDriverVersion``; capacity ``memory``),
-  https://github.com/NVIDIA/k8s-dra-driver-gpu/blob/main/cmd/gpu-kubelet-plugin/deviceinfo.go;
-  HAMi's (driver ``hami-core-gpu.project-hami.io``, attribute ``type: hami-gpu``, consumable
-  capacity ``cores`` and ``memory`` on devices allowing several allocations),
-  https://github.com/Project-HAMi/k8s-dra-driver
+The spec names only the inventory: how many nodes each pool has, and which GPU, how many.
 """
 
 from __future__ import annotations
 
 import datetime
-import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from gpustack.spec.gpu_catalogue import GpuModel
 from gpustack.spec.models import GpuStack
-from gpustack.spec.models.cluster import NodePool, SystemPool, TimeSlicing
-from gpustack.spec.partitioning import mig_slices, pool_mig_strategy, pool_sharing
 from tests.cluster.api import Api
+from tests.cluster.host import Host, host_facts
 from tests.cluster.spec import gpu_model
 
 # Marks the harness's nodes with their pool; not a label any real agent sets.
 POOL_LABEL = "cluster.gpustack.test/pool"
-DRA_DRIVERS = {"nvidia": "gpu.nvidia.com", "hami": "hami-core-gpu.project-hami.io"}
-DEFAULT_DRIVER = "595.84"
-CUDA_DRIVER = "13.2"
 GPU_NODE = {"cpu": "64", "memory": "512Gi"}
 SYSTEM_NODE = {"cpu": "16", "memory": "64Gi"}
+# The BMC's VGA controller on server boards (ASPEED AST2500/2600, https://pci-ids.ucw.cz/read/PC/1a03/2000).
+BMC_VGA = {"vendor": "1a03", "device": "2000", "class": "0300"}
+# NVSwitch chips of the HGX 8-GPU boards: 6 on A100 boards (10de:1af1), 4 on H100/H200 boards
+# (10de:22a3), PCI class 0680 (https://pci-ids.ucw.cz/read/PC/10de; Fabric Manager user guide,
+# https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/).
+NVSWITCHES = {"ampere": ("1af1", 6), "hopper": ("22a3", 4)}
+
+
+@dataclass
+class Machine:
+    """A node's hardware: PCI devices (lspci -nn's ids) and the GPUs' own facts."""
+
+    pci: list[dict[str, str]]
+    gpu: GpuModel | None = None
+    gpus: int = 0
+
+    def nvswitches(self) -> int:
+        return sum(1 for device in self.pci if device["class"] == "0680" and device["vendor"] == "10de")
 
 
 @dataclass
 class FakeNode:
     name: str
     pool: str
-    labels: dict[str, str]
-    taints: list[dict[str, str]]
-    allocatable: dict[str, str]
-    gpus: list[dict[str, Any]] = field(default_factory=list)  # DRA devices, when the stack uses DRA
+    machine: Machine
+    host: Host
+    allocatable: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """The labels the node registers with (agents add theirs on the API server)."""
+        return {**self.host.labels, POOL_LABEL: self.pool}
+
+    @property
+    def taints(self) -> list[dict[str, str]]:
+        return self.host.taints
 
 
-def stack_nodes(stack: GpuStack) -> list[FakeNode]:
-    """Every node of every pool: GPU pools, then system pools."""
-    result = [node for pool in stack.spec.nodePools for node in _gpu_pool(stack, pool)]
-    result += [node for pool in stack.spec.systemPools for node in _system_pool(pool)]
+def gpu_machine(model: GpuModel, count: int) -> Machine:
+    pci = [dict(BMC_VGA)] + [{"vendor": model.pciVendor, "device": model.pciDevice, "class": model.pciClass}] * count
+    if model.on_nvswitch(count) and model.architecture in NVSWITCHES:
+        device, chips = NVSWITCHES[model.architecture]
+        pci += [{"vendor": "10de", "device": device, "class": "0680"}] * chips
+    return Machine(pci, model, count)
+
+
+def stack_nodes(stack: GpuStack, folder: Path) -> list[FakeNode]:
+    """Every node of the spec's inventory, GPU pools then system pools, with the host facts of
+    the rendered stack in ``folder``."""
+    distribution = stack.spec.cluster.distribution
+    result = []
+    for pool in stack.spec.nodePools:
+        model = gpu_model(pool)
+        for index in range(pool.count):
+            result.append(FakeNode(f"{pool.name}-{index}", pool.name, gpu_machine(model, pool.gpu.count),
+                                   host_facts(folder, distribution, pool.name, True), dict(GPU_NODE)))
+    for system in stack.spec.systemPools:
+        for index in range(system.count):
+            result.append(FakeNode(f"{system.name}-{index}", system.name, Machine([dict(BMC_VGA)]),
+                                   host_facts(folder, distribution, system.name, False), dict(SYSTEM_NODE)))
     return result
 
 
-def _taints(pool: NodePool | SystemPool) -> list[dict[str, str]]:
-    return [{k: v for k, v in taint.model_dump().items() if v is not None} for taint in pool.taints]
+def to_json(node: FakeNode) -> dict[str, Any]:
+    """The node as the fake kubelet reads it from the state folder (``machines.json``)."""
+    return {"name": node.name, "pool": node.pool, "pci": node.machine.pci, "gpus": node.machine.gpus,
+            "gpu": node.machine.gpu.model_dump(mode="json") if node.machine.gpu else None,
+            "host": {**asdict(node.host), "runtimes": sorted(node.host.runtimes)}, "allocatable": node.allocatable}
 
 
-def _system_pool(pool: SystemPool) -> Iterator[FakeNode]:
-    for index in range(pool.count):
-        yield FakeNode(f"{pool.name}-{index}", pool.name, {**pool.labels, POOL_LABEL: pool.name},
-                       _taints(pool), dict(SYSTEM_NODE))
+def from_json(data: dict[str, Any]) -> FakeNode:
+    host = Host(**{**data["host"], "runtimes": set(data["host"]["runtimes"])})
+    gpu = GpuModel.model_validate(data["gpu"]) if data["gpu"] else None
+    return FakeNode(data["name"], data["pool"], Machine(data["pci"], gpu, data["gpus"]), host, data["allocatable"])
 
 
-def _gpu_pool(stack: GpuStack, pool: NodePool) -> Iterator[FakeNode]:
-    model = gpu_model(pool)
-    labels = {POOL_LABEL: pool.name, **gpu_labels(stack, pool, model), **pool.labels}
-    resources = {**GPU_NODE, **{k: str(v) for k, v in gpu_resources(stack, pool, model).items()}}
-    for index in range(pool.count):
-        name = f"{pool.name}-{index}"
-        gpus = [_device(stack, pool, model, name, i) for i in range(pool.gpu.count)] if stack.spec.dra.enabled else []
-        yield FakeNode(name, pool.name, dict(labels), _taints(pool), dict(resources), gpus)
-
-
-def gpu_labels(stack: GpuStack, pool: NodePool, model: GpuModel) -> dict[str, str]:
-    """NFD's, the NFD rule's and GFD's labels for a node of ``pool``."""
-    driver = (pool.driver.version or DEFAULT_DRIVER).split(".")
-    compute = model.computeCapability.split(".")
-    cuda = CUDA_DRIVER.split(".")
-    labels = {
-        f"feature.node.kubernetes.io/pci-{model.pciVendor}.present": "true",
-        f"feature.node.kubernetes.io/pci-{model.pciClass}_{model.pciVendor}.present": "true",
-        "nvidia.com/gpu.present": "true",
-        "nvidia.com/gpu.product": model.product,
-        "nvidia.com/gpu.count": str(pool.gpu.count),
-        "nvidia.com/gpu.memory": str(model.memoryMiB),
-        "nvidia.com/gpu.family": model.architecture,
-        "nvidia.com/gpu.compute.major": compute[0],
-        "nvidia.com/gpu.compute.minor": compute[1],
-        "nvidia.com/gpu.machine": "gpustack-fake-node",
-        "nvidia.com/cuda.driver.major": driver[0],
-        "nvidia.com/cuda.driver.minor": driver[1] if len(driver) > 1 else "0",
-        "nvidia.com/cuda.driver.rev": driver[2] if len(driver) > 2 else "",
-        "nvidia.com/cuda.runtime.major": cuda[0],
-        "nvidia.com/cuda.runtime.minor": cuda[1],
-        "nvidia.com/mig.capable": str(model.mig_capable).lower(),
-        "nvidia.com/mps.capable": "false",
-        "nvidia.com/gpu.replicas": "1",
-        "nvidia.com/gpu.sharing-strategy": "none",
-    }
-    sharing = pool_sharing(stack, pool)
-    if sharing.strategy != "none":
-        labels["nvidia.com/gpu.replicas"] = str(sharing.replicas)
-        labels["nvidia.com/gpu.sharing-strategy"] = "time-slicing" if isinstance(sharing, TimeSlicing) else "mps"
-        if not sharing.renameByDefault:
-            labels["nvidia.com/gpu.product"] = f"{model.product}-SHARED"
-    strategy = pool_mig_strategy(stack, pool)
-    if model.mig_capable and strategy != "none":
-        labels["nvidia.com/mig.strategy"] = strategy
-    if pool.mig is not None:
-        labels["nvidia.com/mig.config.state"] = "success"  # the GPU Operator's MIG manager, once applied
-        for profile, per_gpu in pool.mig.layout.items():
-            slices = mig_slices(profile, model)
-            prefix = f"nvidia.com/mig-{profile}"
-            labels |= {f"{prefix}.count": str(per_gpu * pool.gpu.count), f"{prefix}.product": f"{model.product}-MIG-{profile}"}
-            if slices:
-                labels |= {f"{prefix}.slices.gi": str(slices[0]), f"{prefix}.slices.ci": str(slices[0])}
-    return labels
-
-
-def _advertises_gpus(stack: GpuStack) -> bool:
-    """Whether a device plugin (NVIDIA's, the operator's or HAMi's) advertises GPUs."""
-    return stack.spec.devicePlugin.enabled or stack.spec.gpuOperator.enabled or stack.spec.sharing.hami.enabled
-
-
-def _hami_pool(stack: GpuStack, pool: NodePool) -> bool:
-    hami = stack.spec.sharing.hami
-    return hami.enabled and (hami.pools is None or pool.name in hami.pools)
-
-
-def gpu_resources(stack: GpuStack, pool: NodePool, model: GpuModel) -> dict[str, int]:
-    """Allocatable extended resources of a node of ``pool`` as its device plugin advertises them."""
-    count = pool.gpu.count
-    if _hami_pool(stack, pool):
-        hami = stack.spec.sharing.hami
-        return {"nvidia.com/gpu": count * hami.splitCount,
-                "nvidia.com/gpumem": int(count * model.memoryMiB * hami.memoryScaling),
-                "nvidia.com/gpucores": int(count * 100 * hami.coreScaling)}
-    if not _advertises_gpus(stack):
-        return {}
-    if pool.mig is not None and pool.mig.strategy == "mixed":
-        return {f"nvidia.com/mig-{profile}": n * count for profile, n in pool.mig.layout.items()}
-    if pool.mig is not None:  # single: every GPU split the same way, each instance an nvidia.com/gpu
-        return {"nvidia.com/gpu": count * sum(pool.mig.layout.values())}
-    sharing = pool_sharing(stack, pool)
-    if sharing.strategy == "none":
-        return {"nvidia.com/gpu": count}
-    resource = "nvidia.com/gpu.shared" if sharing.renameByDefault else "nvidia.com/gpu"
-    return {resource: count * sharing.replicas}
-
-
-def _device(stack: GpuStack, pool: NodePool, model: GpuModel, node: str, index: int) -> dict[str, Any]:
-    """One GPU as the stack's DRA driver lists it in its ResourceSlice."""
-    driver_version = ".".join(((pool.driver.version or DEFAULT_DRIVER).split(".") + ["0", "0"])[:3])
-    attributes = {
-        "uuid": {"string": f"GPU-{uuid.uuid5(uuid.NAMESPACE_DNS, f'{node}.{index}')}"},
-        "index": {"int": index},
-        "minor": {"int": index},
-        "productName": {"string": model.product.replace("-", " ")},
-        "brand": {"string": "Nvidia"},
-        "architecture": {"string": model.architecture.replace("-", " ").title()},
-        "cudaComputeCapability": {"version": f"{model.computeCapability}.0"},
-        "driverVersion": {"version": driver_version},
-        "cudaDriverVersion": {"version": f"{CUDA_DRIVER}.0"},
-    }
-    memory = {"value": f"{model.memoryMiB}Mi"}
-    if stack.spec.dra.driver == "nvidia":
-        return {"name": f"gpu-{index}", "attributes": {"type": {"string": "gpu"}, **attributes},
-                "capacity": {"memory": memory}}
-    return {"name": f"gpu-{index}", "attributes": {"type": {"string": "hami-gpu"}, **attributes},
-            "capacity": {"cores": {"value": "100"}, "memory": memory}, "allowMultipleAllocations": True}
-
-
-def node_object(node: FakeNode, kubelet_version: str, address: str) -> dict[str, Any]:
+def node_object(name: str, labels: dict[str, str], taints: list[dict[str, str]], allocatable: dict[str, str],
+                kubelet_version: str, address: str, *, os_image: str = "Ubuntu 24.04.3 LTS") -> dict[str, Any]:
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    allocatable = {**node.allocatable, "pods": "110", "ephemeral-storage": "1Ti"}
+    allocatable = {**allocatable, "pods": "110", "ephemeral-storage": "1Ti"}
     conditions = [{"type": kind, "status": "False", "reason": f"Kubelet Has No {kind}"}
                   for kind in ("MemoryPressure", "DiskPressure", "PIDPressure")]
     conditions.append({"type": "Ready", "status": "True", "reason": "KubeletReady"})
@@ -198,47 +114,39 @@ def node_object(node: FakeNode, kubelet_version: str, address: str) -> dict[str,
         condition |= {"lastHeartbeatTime": now, "lastTransitionTime": now, "reason": condition["reason"].replace(" ", "")}
     return {
         "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": node.name, "labels": {
-            "kubernetes.io/hostname": node.name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-            **node.labels}},
-        "spec": {"taints": node.taints} if node.taints else {},
+        "metadata": {"name": name, "labels": {
+            "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", **labels}},
+        "spec": {"taints": taints} if taints else {},
         "status": {
             "capacity": allocatable, "allocatable": allocatable, "conditions": conditions,
-            "addresses": [{"type": "InternalIP", "address": address}, {"type": "Hostname", "address": node.name}],
+            "addresses": [{"type": "InternalIP", "address": address}, {"type": "Hostname", "address": name}],
             "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
             "nodeInfo": {
                 "kubeletVersion": kubelet_version, "kubeProxyVersion": kubelet_version,
                 "containerRuntimeVersion": "containerd://2.1.4", "operatingSystem": "linux", "architecture": "amd64",
-                "osImage": "Ubuntu 24.04.3 LTS", "kernelVersion": "6.8.0-85-generic",
-                "machineID": node.name, "systemUUID": node.name, "bootID": node.name,
+                "osImage": os_image, "kernelVersion": "6.8.0-85-generic",
+                "machineID": name, "systemUUID": name, "bootID": name,
             },
         },
     }
 
 
-def resource_slice(node: FakeNode, driver: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-        "metadata": {"name": f"{node.name}-{driver}"},
-        "spec": {"driver": driver, "nodeName": node.name,
-                 "pool": {"name": node.name, "generation": 1, "resourceSliceCount": 1}, "devices": node.gpus},
-    }
-
-
-def register(api: Api, stack: GpuStack, kubelet_version: str) -> list[FakeNode]:
-    """Create the stack's nodes and their ResourceSlices.
+def create_node(api: Api, body: dict[str, Any]) -> None:
+    """Create a node with its status and taints.
 
     The status is set again after the create, which may drop it; the taints too, since the
     TaintNodesByCondition admission plugin adds ``node.kubernetes.io/not-ready`` to every new
     node and only the node-lifecycle controller (off here) would take it away.
     """
-    result = stack_nodes(stack)
-    for number, node in enumerate(result):
-        body = node_object(node, kubelet_version, f"10.0.{number // 250}.{number % 250 + 1}")
-        api.create("/api/v1/nodes", body)
-        api.merge_patch(f"/api/v1/nodes/{node.name}/status", {"status": body["status"]})
-        api.merge_patch(f"/api/v1/nodes/{node.name}", {"spec": {"taints": node.taints or None}})
-        if node.gpus:
-            api.create("/apis/resource.k8s.io/v1/resourceslices",
-                       resource_slice(node, DRA_DRIVERS[stack.spec.dra.driver]))
-    return result
+    name = body["metadata"]["name"]
+    api.create("/api/v1/nodes", body)
+    api.merge_patch(f"/api/v1/nodes/{name}/status", {"status": body["status"]})
+    api.merge_patch(f"/api/v1/nodes/{name}", {"spec": {"taints": body["spec"].get("taints") or None}})
+
+
+def register(api: Api, found: list[FakeNode], kubelet_version: str, distribution: str) -> None:
+    """Register the nodes as their kubelets would: registration labels and taints, CPU and memory."""
+    os_image = "Talos (v1.13.0)" if distribution == "talos" else "Ubuntu 24.04.3 LTS"
+    for number, node in enumerate(found):
+        create_node(api, node_object(node.name, node.labels, node.taints, node.allocatable, kubelet_version,
+                                     f"10.0.{number // 250}.{number % 250 + 1}", os_image=os_image))

@@ -16,8 +16,9 @@ from typing import Any, TypeVar
 
 import pytest
 
-from tests.cluster import build, control_plane, nodes
+from tests.cluster import build, control_plane
 from tests.cluster.api import Api
+from tests.cluster.kubelet import load_machines
 from tests.cluster.nodes import FakeNode
 from tests.cluster.spec import load
 
@@ -60,13 +61,15 @@ def require(minor: str) -> Path:
     return build.build(minor)
 
 
-def start(spec: Path, state: Path) -> Iterator[Cluster]:
-    """A cluster for ``spec`` while the generator is suspended; stopped and removed when it is closed."""
+def start(spec: Path, state: Path, folder: Path | None = None) -> Iterator[Cluster]:
+    """A cluster for ``spec`` (its rendered stack in ``folder``, else rendered anew) while the
+    generator is suspended; stopped and removed when it is closed."""
     stack = load(spec)
     bin_dir = require(stack.spec.cluster.kubernetesVersion)
     try:
-        kubeconfig = control_plane.up(spec, state)
-        yield Cluster(state, kubeconfig, Api.from_state(state), str(bin_dir / "kubectl"), nodes.stack_nodes(stack))
+        kubeconfig = control_plane.up(spec, state, folder)
+        machines = list(load_machines(state.resolve()).values())
+        yield Cluster(state, kubeconfig, Api.from_state(state), str(bin_dir / "kubectl"), machines)
     finally:
         control_plane.down(state)
 

@@ -32,8 +32,10 @@ from typing import Any
 from gpustack.lint.facts.pools import GPU_PRESENT_LABEL, NFD_GPU_LABEL, PCI_LABEL_PREFIX
 from gpustack.spec.models import GpuStack
 from tests.cluster import nodes
+from tests.cluster.agents import dra as dra_agent
+from tests.differential import declared
 from tests.cluster.api import Api, ApiError
-from tests.cluster.nodes import FakeNode
+from tests.differential.declared import DeclaredNode
 from tests.differential import dra
 from tests.differential.scenarios import Scenario
 from tests.differential.verdicts import CEL_ERROR, SELECTOR, TAINT
@@ -47,7 +49,7 @@ CLASSES = "/apis/resource.k8s.io/v1/deviceclasses"
 SLICES = "/apis/resource.k8s.io/v1/resourceslices"
 BUSY = (429, 500, 503, 504)  # the API server's answers when it is overloaded: worth another try
 BUSY_RETRIES = 3  # a pod waiting for the provisioner: not decided yet
-# GFD's labels (tests/cluster/nodes.gpu_labels): the standalone device plugin chart's GFD shares the
+# GFD's labels (tests/differential/declared.gpu_labels): the standalone device plugin chart's GFD shares the
 # plugin's node affinity, which gpustack renders to keep off HAMi's pools (gpustack/render/components).
 GFD_PREFIXES = ("nvidia.com/gpu.", "nvidia.com/cuda.", "nvidia.com/mig", "nvidia.com/mps.")
 
@@ -65,7 +67,7 @@ class Observed:
         return self.node is None
 
 
-def scenario_nodes(scenario: Scenario) -> list[FakeNode]:
+def scenario_nodes(scenario: Scenario) -> list[DeclaredNode]:
     """The scenario's nodes as the harness models the node agents, with what the stack renders
     that the harness leaves open (it carries both configurations on purpose):
 
@@ -80,12 +82,12 @@ def scenario_nodes(scenario: Scenario) -> list[FakeNode]:
     hami = scenario.hami_pools()
     gfd = stack.spec.devicePlugin.enabled and stack.spec.devicePlugin.gfd.enabled
     found = []
-    for node in nodes.stack_nodes(stack):
+    for node in declared.stack_nodes(stack):
         labels = {key: value for key, value in node.labels.items()
                   if not _unrendered(key, node.pool in hami or not gfd)}
         labels[ISOLATION] = scenario.name
         taints = [*node.taints, {"key": ISOLATION, "value": scenario.name, "effect": "NoSchedule"}]
-        found.append(FakeNode(f"{scenario.name}-{node.name}", node.pool, labels, taints, node.allocatable,
+        found.append(DeclaredNode(f"{scenario.name}-{node.name}", node.pool, labels, taints, node.allocatable,
                               dra.with_mig_devices(scenario, node)))
     return found
 
@@ -157,14 +159,14 @@ class Batch:
                     raise
                 time.sleep(1 + attempt)
 
-    def _node(self, node: FakeNode) -> None:
-        body = nodes.node_object(node, KUBELET_VERSION, "10.1.0.1")
+    def _node(self, node: DeclaredNode) -> None:
+        body = nodes.node_object(node.name, node.labels, node.taints, node.allocatable, KUBELET_VERSION, "10.1.0.1")
         self._create("/api/v1/nodes", body)
         self.api.merge_patch(f"/api/v1/nodes/{node.name}/status", {"status": body["status"]})
         # The TaintNodesByCondition admission plugin adds node.kubernetes.io/not-ready: set them again.
         self.api.merge_patch(f"/api/v1/nodes/{node.name}", {"spec": {"taints": node.taints}})
         if node.gpus:
-            self._create(SLICES, nodes.resource_slice(node, dra.DRIVER))
+            self._create(SLICES, dra_agent.resource_slice(node.name, dra.DRIVER, node.gpus))
 
     def _namespace(self, scenario: Scenario) -> None:
         self._create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": scenario.name}})

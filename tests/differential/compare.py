@@ -38,7 +38,7 @@ from fractions import Fraction
 from typing import Any
 
 from gpustack.lint.facts.quantities import parse_quantity
-from tests.cluster.nodes import FakeNode
+from tests.differential.declared import DeclaredNode
 from tests.differential.cluster import Observed
 from tests.differential.rollouts import Rolled
 from tests.differential.verdicts import (
@@ -91,7 +91,7 @@ class Outcome:
 
 
 def outcome(seed: int, workload: dict[str, Any], rules: set[str], observed: Observed,
-            own: list[FakeNode], judged: Callable[[str], bool], hami: set[str], claim_fits: bool = False) -> Outcome:
+            own: list[DeclaredNode], judged: Callable[[str], bool], hami: set[str], claim_fits: bool = False) -> Outcome:
     """``judged(key)``: whether the lint knows every node's value of label ``key``; ``hami``:
     the pools HAMi serves; ``claim_fits``: whether an empty node has the devices of the pod's
     DRA claim (then a claim not allocated waits on other pods)."""
@@ -115,7 +115,7 @@ def outcome(seed: int, workload: dict[str, Any], rules: set[str], observed: Obse
 
 
 def rollout_outcome(seed: int, workload: dict[str, Any], rules: set[str], rolled: Rolled,
-                    own: list[FakeNode], hami: set[str]) -> Outcome:
+                    own: list[DeclaredNode], hami: set[str]) -> Outcome:
     """``hami``: the pools HAMi serves; an update that completed there is ``hami-only``."""
     name, fired = workload["metadata"]["name"], ROLLOUT_RULE in rules
     claimed = frozenset(rules & {ROLLOUT_RULE})
@@ -144,7 +144,7 @@ def label_keys(workload: dict[str, Any]) -> set[str]:
     return {*spec.get("nodeSelector", {}), *(e["key"] for t in terms for e in t.get("matchExpressions", []))}
 
 
-def _over_every_node(workload: dict[str, Any], reason: str, own: list[FakeNode]) -> bool:
+def _over_every_node(workload: dict[str, Any], reason: str, own: list[DeclaredNode]) -> bool:
     """Whether the pod asks for more of the resource named in ``Insufficient <resource>`` than
     any node of the scenario has allocatable (then no other pod is to blame)."""
     resource = reason.split(INSUFFICIENT, 1)[1].strip()

@@ -30,7 +30,7 @@ from gpustack import charts
 from gpustack.render.components import dra
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.components import DeviceClassSpec
-from tests.cluster.nodes import FakeNode
+from tests.differential.declared import DeclaredNode
 from tests.differential.scenarios import IMAGE, KUBERNETES, MODELS, TAINTS, Scenario, _catalogue
 
 DRIVER = "gpu.nvidia.com"
@@ -92,7 +92,7 @@ def _pool(rng: random.Random, index: int) -> dict[str, Any]:
 
 
 def _product(models: dict[str, Any], model: str) -> str:
-    return str(models[model].product).replace("-", " ")  # as the driver publishes it (tests/cluster/nodes.py)
+    return str(models[model].product).replace("-", " ")  # as the driver publishes it (tests/cluster/agents/dra.py)
 
 
 def _class(rng: random.Random, name: str, pools: list[dict[str, Any]], models: dict[str, Any]) -> dict[str, Any]:
@@ -160,7 +160,7 @@ def device_classes(scenario: Scenario) -> list[dict[str, Any]]:
     return [*DRIVER_CLASSES, *spec_classes]
 
 
-def with_mig_devices(scenario: Scenario, node: FakeNode) -> list[dict[str, Any]]:
+def with_mig_devices(scenario: Scenario, node: DeclaredNode) -> list[dict[str, Any]]:
     """The node's devices as the driver publishes them: a GPU of a MIG pool as its instances."""
     layout = scenario.mig.get(node.pool)
     if not layout:
@@ -181,7 +181,7 @@ def with_mig_devices(scenario: Scenario, node: FakeNode) -> list[dict[str, Any]]
     return devices
 
 
-def fits_on_a_node(scenario: Scenario, workload: dict[str, Any], own: list[FakeNode]) -> bool:
+def fits_on_a_node(scenario: Scenario, workload: dict[str, Any], own: list[DeclaredNode]) -> bool:
     """Whether one of the scenario's nodes, empty, has the devices the workload's claim asks for:
     as many as ``count`` that its class's and its own selectors admit (evaluated with the CEL
     library the lint uses). A Pending pod that fits one is waiting for devices its scenario's

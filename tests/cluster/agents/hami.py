@@ -1,0 +1,62 @@
+"""HAMi's device plugin (https://github.com/Project-HAMi/HAMi): on a node where its pod runs it
+registers ``resourceCountName`` (``nvidia.com/gpu``) as GPUs × ``deviceSplitCount``, from the
+``nvidia:`` section of the ``--config-file`` it mounts (the chart's ``hami-scheduler-device``
+ConfigMap, ``device-config.yaml``; pkg/device/nvidia/device.go), a node's entry in the
+``hami-device-plugin`` ConfigMap's ``nodeconfig`` overriding the split and memory scaling
+(docs/config.md).
+
+Memory and cores (``resourceMemoryName``, ``resourceCoreName``) are not node resources on a real
+cluster: HAMi's scheduler extender tracks them from the plugin's registration annotation and
+kube-scheduler ignores them. The harness has no extender, so the plugin's pod publishes them as
+extended resources too (GPUs × memory × ``deviceMemoryScaling`` MiB, GPUs × 100 ×
+``deviceCoreScaling``), which lets the stand-in scheduler profile ``hami-scheduler`` place pods.
+HAMi's plugin hands devices over as ``NVIDIA_VISIBLE_DEVICES`` (envvar): the NVIDIA runtime must
+run the pod.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+
+from tests.cluster.agents.world import Published, World, containers, image_has
+
+IMAGE = "projecthami/hami"
+
+
+def is_plugin(pod: dict[str, Any]) -> bool:
+    return image_has(pod, IMAGE, command="nvidia-device-plugin")
+
+
+def _mounted(world: World, pod: dict[str, Any], path: str) -> str:
+    volumes = {v["name"]: v for v in pod["spec"].get("volumes", [])}
+    for container in containers(pod):
+        for mount in container.get("volumeMounts", []):
+            source = volumes.get(mount["name"], {}).get("configMap")
+            if source and mount["mountPath"] == path:
+                data = world.configmap(pod["metadata"]["namespace"], source["name"]) or {}
+                return data.get(mount.get("subPath", ""), "") or next(iter(data.values()), "")
+    return ""
+
+
+def publish(world: World, out: Published) -> None:
+    machine = world.node.machine
+    for pod in world.running(is_plugin):
+        if machine.gpu is None:
+            continue
+        nvidia = (yaml.safe_load(_mounted(world, pod, "/device-config.yaml")) or {}).get("nvidia", {})
+        node_config: dict[str, Any] = {}
+        text = _mounted(world, pod, "/config")
+        if text:
+            node_config = next((n for n in json.loads(text).get("nodeconfig", []) if n.get("name") == world.node.name), {})
+        split = int(node_config.get("devicesplitcount", nvidia.get("deviceSplitCount", 10)))
+        memory = float(node_config.get("devicememoryscaling", nvidia.get("deviceMemoryScaling", 1)))
+        cores = float(nvidia.get("deviceCoreScaling", 1))
+        out.resources |= {
+            nvidia.get("resourceCountName", "nvidia.com/gpu"): machine.gpus * split,
+            nvidia.get("resourceMemoryName", "nvidia.com/gpumem"): int(machine.gpus * machine.gpu.memoryMiB * memory),
+            nvidia.get("resourceCoreName", "nvidia.com/gpucores"): int(machine.gpus * 100 * cores),
+        }
+        out.injection.add("envvar")
