@@ -18,9 +18,10 @@ Objects = list[dict[str, Any]]
 
 NAMESPACES = "namespaces"
 RELEASE_NAMESPACES = "helm/namespaces.yaml"
-# manifests/<name>.yaml that the charts' pods need before they start: the workloads' namespaces
-# and the RuntimeClass their pods name.
-EARLY_MANIFESTS = (NAMESPACES, "runtime")
+# manifests/<name>.yaml that the charts' pods need before they start: the workloads' namespaces,
+# the RuntimeClass their pods name, and the generated Secrets (Grafana's admin Secret: a pod whose
+# non-optional Secret is missing never starts, https://kubernetes.io/docs/concepts/configuration/secret/).
+EARLY_MANIFESTS = (NAMESPACES, "runtime", "secrets")
 
 
 @dataclass(frozen=True)

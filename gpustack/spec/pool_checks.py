@@ -221,6 +221,7 @@ def check_pool_partitioning(stack: GpuStack) -> Iterator[Finding]:
     spec = stack.spec
     hami = {p.name for p in hami_pools(stack)}
     for i, pool in enumerate(spec.nodePools):
+        yield from _config_label_problems(i, pool)
         if pool.sharing is not None or pool.mig is not None:
             yield from _pool_config_problems(stack, i, pool, in_hami=pool.name in hami)
         if pool.mig is not None:
@@ -243,11 +244,26 @@ def _pool_config_problems(stack: GpuStack, i: int, pool: NodePool, *, in_hami: b
         )
     if pool.sharing is not None and pool.mig is not None and pool.sharing.strategy != "none":
         yield _pool_path(i, "sharing"), f"pool {pool.name!r} sets both sharing and a MIG layout: choose one"
+
+
+def _config_label_problems(i: int, pool: NodePool) -> Iterator[Finding]:
+    """The labels selecting a pool's configs must name the configs the stack renders for it."""
+    own_config = {DEVICE_PLUGIN_CONFIG_LABEL: pool.sharing is not None or pool.mig is not None,
+                  MIG_CONFIG_LABEL: pool.mig is not None}
     for label in (DEVICE_PLUGIN_CONFIG_LABEL, MIG_CONFIG_LABEL):
         value = pool.labels.get(label)
         if value is not None and value != pool.name:
             yield _pool_path(i, "labels", label), (
                 f"gpustack names pool {pool.name!r}'s configs after the pool: the label must be {label}={pool.name}"
+            )
+        elif value is not None and not own_config[label]:
+            # config-manager and mig-parted fail on a name their config file lacks:
+            # https://github.com/NVIDIA/k8s-device-plugin/blob/v0.19.3/cmd/config-manager/main.go
+            agent = "the MIG manager" if label == MIG_CONFIG_LABEL else "the device plugin's config-manager"
+            yield _pool_path(i, "labels", label), (
+                f"pool {pool.name!r} sets no {'mig' if label == MIG_CONFIG_LABEL else 'sharing or mig'} of its own, so "
+                f"the stack renders no config {value!r} and {agent} fails on its nodes (\"specified config {value} "
+                "does not exist\"): remove the label, and the pool takes the default config"
             )
 
 

@@ -18,7 +18,6 @@ import http.server
 import os
 import shutil
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,7 +36,6 @@ from tests.flux.support import FLUX_EXAMPLES, documents, flux_variant, require_c
 
 pytestmark = [pytest.mark.cluster, pytest.mark.flux]
 READY_SECONDS = 600
-HOOK = "helm.sh/hook"
 
 
 @pytest.fixture(scope="module")
@@ -96,25 +94,6 @@ def run_controllers(binaries: Path, cluster: Cluster, work: Path) -> list[subpro
     return started
 
 
-def finish_hook_jobs(cluster: Cluster, stop: threading.Event) -> None:
-    """Mark the running pods of Helm hook Jobs Succeeded, as their containers would exit."""
-    while not stop.wait(1):
-        try:
-            hooks = {(j["metadata"]["namespace"], j["metadata"]["name"]) for j in cluster.api.items("/apis/batch/v1/jobs")
-                     if HOOK in j["metadata"].get("annotations", {})}
-            for pod in cluster.api.items("/api/v1/pods", fieldSelector="status.phase=Running"):
-                owner = next((o["name"] for o in pod["metadata"].get("ownerReferences", []) if o["kind"] == "Job"), None)
-                if (pod["metadata"]["namespace"], owner) in hooks:
-                    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-                    done = {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": now, "finishedAt": now}}
-                    statuses = [{**s, "state": done, "ready": False} for s in pod["status"].get("containerStatuses", [])]
-                    cluster.api.merge_patch(f"/api/v1/namespaces/{pod['metadata']['namespace']}/pods/"
-                                            f"{pod['metadata']['name']}/status",
-                                            {"status": {"phase": "Succeeded", "containerStatuses": statuses}})
-        except ApiError:
-            continue
-
-
 def installed_after_dependencies(cluster: Cluster) -> list[str]:
     """Releases first deployed before one of their dependsOn was Ready (RFC 3339 times compare as text)."""
     releases = {r["metadata"]["name"]: r for r in cluster.api.items("/apis/helm.toolkit.fluxcd.io/v2/helmreleases")}
@@ -164,7 +143,6 @@ def test_flux_reconciles_every_release_to_ready(example, binaries, tmp_path):
         source["spec"]["url"] = url
     generator = start(tmp_path / "out" / example.name, tmp_path / "state")
     cluster = next(generator)
-    stop = threading.Event()
     processes: list[subprocess.Popen[bytes]] = []
     try:
         applier = deploy.Applier(cluster.kubectl, cluster.kubeconfig)
@@ -175,7 +153,6 @@ def test_flux_reconciles_every_release_to_ready(example, binaries, tmp_path):
         applier.apply(deploy.namespaces(layers["prerequisites"] + objects), "flux/prerequisites")
         applier.apply([o for o in layers["prerequisites"] if o["kind"] != "Namespace"], "flux/prerequisites")
         processes = run_controllers(binaries, cluster, tmp_path)
-        threading.Thread(target=finish_hook_jobs, args=(cluster, stop), daemon=True).start()
         applier.apply(objects, "flux/sources and flux/releases")
         deadline = time.monotonic() + READY_SECONDS
         while time.monotonic() < deadline and not all(s == "True" for s, _ in ready(cluster).values()):
@@ -186,7 +163,6 @@ def test_flux_reconciles_every_release_to_ready(example, binaries, tmp_path):
         assert helm_storage(cluster, objects) == []
         applier.apply(layers["manifests"], "flux/manifests")
     finally:
-        stop.set()
         for process in processes:
             process.terminate()
             process.wait(30)

@@ -24,6 +24,11 @@ WAVE = 1  # with the device plugins, after NFD
 OPERATOR_DRIVER_ROOT = "/run/nvidia/driver"
 
 
+# A folder of Talos's writable /var for HAMi's vGPU library (Talos keeps / and /usr read-only:
+# https://www.talos.dev/v1.13/learn-more/architecture/#the-file-system).
+TALOS_VGPU_PATH = "/var/lib/hami/vgpu"
+
+
 def driver(stack: GpuStack) -> Chart:
     """The chart of the spec's DRA driver (its ``dra_driver`` is the driver name). Each release
     and its namespace take the chart's name (HAMi's chart refuses the default namespace)."""
@@ -47,6 +52,10 @@ def values(stack: GpuStack) -> dict[str, Any]:
         # off on the nodes; the spec checks make sure it is.
         "gpuResourcesEnabledOverride": True,
     }
+    if stack.spec.dra.driver == "hami" and stack.spec.cluster.distribution == "talos":
+        # The chart mounts driver.vgpuInitPath (default /usr/local/vgpu) as a hostPath of type
+        # DirectoryOrCreate, which the kubelet cannot create under Talos's read-only /usr.
+        result["driver"] = {"vgpuInitPath": TALOS_VGPU_PATH}
     kubelet_plugin: dict[str, Any] = {}
     if stack.spec.dra.driver == "hami":
         # NVIDIA's chart has this affinity by default; HAMi's runs on every node.
@@ -156,6 +165,14 @@ def _notes(stack: GpuStack, dra_driver: Chart, gates: dict[str, dict[str, bool]]
         "follows upstream, whose default is `/` for host-installed drivers: no need to bind-mount `/` onto "
         "/run/nvidia/driver.",
     ]
+    if stack.spec.dra.driver == "hami" and stack.spec.cluster.distribution == "talos":
+        notes.append(
+            f"On Talos the HAMi driver's vGPU library goes to `{TALOS_VGPU_PATH}` (`driver.vgpuInitPath`): the chart's "
+            "/usr/local/vgpu is a hostPath the kubelet would have to create under Talos's read-only /usr. The driver "
+            "0.1.0 also looks for the NVIDIA libraries where Talos's extensions do not put them "
+            "(https://github.com/Project-HAMi/k8s-dra-driver/issues/46): check that its kubelet plugin starts "
+            "(`kubectl -n hami-dra-driver get pods`) before relying on the pool."
+        )
     if dra_driver.path:
         notes.append(
             f"The `{dra_driver.name}` chart is not published to a Helm repository: Argo CD installs it from "

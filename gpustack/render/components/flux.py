@@ -8,7 +8,8 @@ by ``flux bootstrap``.
 - ``flux/prerequisites/``: what the charts' pods need before they start: the releases' namespaces
   with their Pod Security labels, never pruned (a pruned namespace takes its chart with it), and
   the early files of ``manifests/`` (``rendered.EARLY_MANIFESTS``: the workloads' namespaces, the
-  RuntimeClass the device plugin's and exporter's pods name).
+  RuntimeClass the device plugin's and exporter's pods name, the generated Secrets the charts'
+  pods mount, such as Grafana's admin Secret).
 - ``flux/sources/``: a HelmRepository per chart repository, an OCIRepository per chart installed
   by ``chartRef`` (only charts published as OCI, ``specs/charts.yaml`` ``oci``), a GitRepository
   per chart kept in Git (``HelmRelease.path``).
