@@ -1,13 +1,28 @@
-"""`python -m tests.cluster up --spec SPEC --state DIR` starts a cluster for the spec and prints
-its kubeconfig's path (in DIR) last; `python -m tests.cluster down --state DIR` stops it and
-removes DIR."""
+"""`python -m tests.cluster up --spec SPEC --state DIR [--install]` starts a cluster for the spec
+(its nodes the spec's inventory with the host facts of the rendered stack, DIR/stack) and prints
+its kubeconfig's path (in DIR) last; with ``--install`` it first installs the rendered stack and
+waits until it converges, or exits 1 listing what did not start and why (the cluster stays up
+for a look). `python -m tests.cluster down --state DIR` stops it and removes DIR."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from tests.cluster import control_plane
+import pytest
+
+from tests.cluster import build, control_plane, install
+from tests.cluster.api import Api
+from tests.cluster.kubelet import load_machines
+from tests.cluster.spec import load
+from tests.cluster.support import Cluster
+
+
+def _cluster(state: Path, spec: Path) -> Cluster:
+    state = state.resolve()
+    kubectl = str(build.build(load(spec).spec.cluster.kubernetesVersion) / "kubectl")
+    return Cluster(state, state / "kubeconfig", Api.from_state(state), kubectl, list(load_machines(state).values()))
 
 
 def main() -> None:
@@ -16,11 +31,21 @@ def main() -> None:
     up = commands.add_parser("up", help="start a cluster for a spec; prints the kubeconfig path last")
     up.add_argument("--spec", type=Path, required=True, help="a gpustack spec (its pools become the nodes)")
     up.add_argument("--state", type=Path, required=True, help="folder for the cluster's files (must not exist)")
+    up.add_argument("--install", action="store_true",
+                    help="install the rendered stack (DIR/stack) and wait until it converges; exit 1 if it does not")
     down = commands.add_parser("down", help="stop the cluster and remove its state folder")
     down.add_argument("--state", type=Path, required=True)
     args = parser.parse_args()
     if args.command == "up":
-        print(control_plane.up(args.spec, args.state))
+        kubeconfig = control_plane.up(args.spec, args.state)
+        if args.install:
+            try:
+                install.install(_cluster(args.state, args.spec), load(args.spec), args.state.resolve() / "stack")
+            except (install.NotConverged, pytest.fail.Exception) as error:
+                print(f"the stack did not converge:\n{error}", file=sys.stderr)
+                print(kubeconfig)
+                sys.exit(1)
+        print(kubeconfig)
     else:
         control_plane.down(args.state)
 

@@ -116,7 +116,8 @@ class Kubelet:
     def _sync_slices(self, name: str, published: Published) -> None:
         from tests.cluster.agents import dra
 
-        have = {s["spec"]["driver"]: s for s in self.api.items(SLICES, fieldSelector=f"spec.nodeName={name}")}
+        have = {s["spec"]["driver"]: s for s in self.api.items(SLICES, fieldSelector=f"spec.nodeName={name}",
+                                                                labelSelector=dra.PUBLISHED_LABEL)}
         for driver, devices in published.slices.items():
             if driver not in have:
                 self.api.create(SLICES, dra.resource_slice(name, driver, devices))

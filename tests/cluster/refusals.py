@@ -12,6 +12,7 @@ containers). Each row names its upstream source.
 | config | env / envFrom of a missing non-optional Secret or ConfigMap, or a missing key | waiting CreateContainerConfigError: ``secret "<name>" not found``, ``couldn't find key <k> in Secret <ns>/<name>`` | pkg/kubelet/kubelet_pods.go (makeEnvironmentVariables) |
 | init | an init container that exits non-zero blocks the pod's containers | init container terminated (Error), then waiting CrashLoopBackOff; pod Pending (``Init:CrashLoopBackOff``) | pkg/kubelet/kuberuntime/kuberuntime_container.go (computeInitContainerActions) |
 | start | a GPU container whose devices no runtime injects runs ``nvidia-smi`` | terminated StartError, exit 128: ``exec: "nvidia-smi": executable file not found in $PATH`` | the binary comes from the driver through the NVIDIA runtime or CDI: https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/arch-overview.html |
+| run | a GPU container on an NVSwitch board without Fabric Manager (host service or the operator's driver container) | terminated Error, exit 1: ``CUDA error 802: system not yet initialized`` | https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/ |
 | run | any other GPU container without devices | terminated Error, exit 1, then CrashLoopBackOff: ``no CUDA-capable device is detected`` | CUDA's cudaErrorNoDevice |
 | run | an agent that fails on this node (its config, NVML) | terminated Error, exit 1, then CrashLoopBackOff, with the agent's message | tests/cluster/agents/ |
 | done | a Job's pod whose containers exit 0 | phase Succeeded, containers terminated Completed | pkg/kubelet/kubelet_pods.go (getPhase) |
@@ -172,6 +173,9 @@ def run(pod: dict[str, Any], container: dict[str, Any], node: Node,
     failure = agent_failure(pod, container, handler)
     if failure:
         return Exit(1, "Error", failure)
+    fabric = node.fake.host.fabric_manager or node.published.driver
+    if wants_gpus(pod) and node.fake.machine.nvswitches() and not fabric:
+        return Exit(1, "Error", "CUDA error 802: system not yet initialized (no Fabric Manager on this NVSwitch board)")
     if wants_gpus(pod) and not devices_injected(pod, node):
         if "nvidia-smi" in command_line(container):
             return Exit(128, "StartError", 'failed to create containerd task: OCI runtime create failed: runc create '

@@ -8,7 +8,6 @@ all server-side applied (deploy.py); then every workload Running where it belong
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,15 +15,13 @@ import pytest
 
 from gpustack.lint.facts.quantities import parse_quantity
 from gpustack.render import pod_security
-from gpustack.spec.models import GpuStack
 from tests.cluster import deploy
 from tests.cluster.api import ApiError
 from tests.cluster.control_plane import REPO
+from tests.cluster.install import Deployed, apply_stack, wait_for_rollouts
 from tests.cluster.spec import gpu_model, load
 from tests.cluster.support import (
     WAIT_SECONDS,
-    WORKLOAD_KINDS,
-    Cluster,
     describe,
     gpu_requests,
     owned_pods,
@@ -33,7 +30,6 @@ from tests.cluster.support import (
     start,
     unavailable,
     wait_for,
-    warnings,
     workload_path,
 )
 
@@ -43,23 +39,10 @@ EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
 STACKS = {path: load(path) for path in EXAMPLES}
 VLLM_EXAMPLES = [p for p, stack in STACKS.items() if any(w.type == "vllm" for w in stack.spec.workloads)]
 DRA_EXAMPLES = [p for p, stack in STACKS.items() if stack.spec.dra.enabled and stack.spec.dra.claimTemplates]
-ROLLOUT_SECONDS = 120
 # DaemonSets of GPU node agents: on every GPU node of the pools they serve and nowhere else.
 GPU_AGENT = re.compile(r"device-plugin|gpu-feature-discovery|dcgm-exporter|hami|dra")
 # DaemonSets that belong on every node (metrics and feature discovery of the whole fleet).
 NODE_AGENT = re.compile(r"node-exporter|nfd-worker|node-feature-discovery-worker")
-
-
-@dataclass(frozen=True)
-class Deployed:
-    cluster: Cluster
-    stack: GpuStack
-    objects: list[dict[str, Any]]
-    accepted: list[str]  # kubectl's "<kind>/<name> serverside-applied" lines
-    sent: int
-
-    def workloads(self) -> list[dict[str, Any]]:
-        return [o for o in self.objects if o["kind"] in WORKLOAD_KINDS]
 
 
 @pytest.fixture(scope="module", params=EXAMPLES, ids=[p.stem for p in EXAMPLES])
@@ -71,79 +54,6 @@ def deployed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     cluster = next(generator)
     request.addfinalizer(generator.close)
     return apply_stack(cluster, STACKS[spec], REPO / "output" / spec.stem)
-
-
-def apply_stack(cluster: Cluster, stack: GpuStack, folder: Path) -> Deployed:
-    """Everything the stack's README applies, in its order (see deploy.py)."""
-    applier = deploy.Applier(cluster.kubectl, cluster.kubeconfig)
-    releases = deploy.releases(folder)
-    charts = {r.name: deploy.helm_template(r, stack.spec.cluster.kubernetesVersion) for r in releases}
-    # README step 1: the namespaces (with their Pod Security labels) the charts install into.
-    manifests = deploy.documents((folder / "helm" / "namespaces.yaml").read_text())
-    manifests += deploy.kustomize(cluster.kubectl, folder / "manifests")
-    delivery = deploy.delivery_objects(folder)
-    everything = [o for objects in charts.values() for o in objects] + manifests + delivery
-
-    crds = [o for o in everything if o["kind"] == "CustomResourceDefinition"]
-    have = {c["metadata"]["name"] for c in crds}
-    crds += [c for c in deploy.upstream_crds() if c["metadata"]["name"] not in have]
-    applier.apply(crds, "the CRDs")
-    applier.wait_established()
-    applier.apply(deploy.namespaces(everything, [r.namespace for r in releases]), "the namespaces")
-    applier.apply(deploy.workload_secrets(manifests), "the workloads' Secrets")
-    applier.apply(deploy.operator_runtime_class(stack), "the GPU Operator's RuntimeClass")
-    late = ("CustomResourceDefinition", "Namespace", *deploy.WEBHOOKS)
-    for release in releases:
-        applier.apply([o for o in charts[release.name] if o["kind"] not in late], f"Helm release {release.name}")
-    applier.apply([o for o in manifests if o["kind"] not in late], "manifests/")
-    applier.apply(delivery, "the delivery objects (k3s/, argocd/, flux/)")
-    _wait_for_rollouts(cluster.api, [o for o in everything if o["kind"] in WORKLOAD_KINDS], fail=False)
-    applier.apply([o for o in everything if o["kind"] in deploy.WEBHOOKS], "the admission webhooks")
-    return Deployed(cluster, stack, everything, applier.applied, applier.sent)
-
-
-def rolled_out(api: Any, workload: dict[str, Any]) -> bool:
-    try:
-        status = api.get(workload_path(workload)).get("status", {})
-    except ApiError as error:  # a finished Job removed by its ttlSecondsAfterFinished
-        if error.code == 404 and workload["kind"] == "Job":
-            return True
-        raise
-    kind, replicas = workload["kind"], workload.get("spec", {}).get("replicas", 1)
-    if kind == "Deployment":
-        return status.get("availableReplicas", 0) == replicas == status.get("updatedReplicas", 0)
-    if kind == "StatefulSet":
-        return status.get("readyReplicas", 0) == replicas
-    if kind == "DaemonSet":
-        desired = status.get("desiredNumberScheduled", -1)
-        return desired == status.get("updatedNumberScheduled", 0) == status.get("numberReady", 0)
-    return status.get("succeeded", 0) > 0  # a Job: complete
-
-
-def _wait_for_rollouts(api: Any, workloads: list[dict[str, Any]], *, fail: bool) -> None:
-    """Until every workload is rolled out; then, or at the time limit, return or (``fail``) fail."""
-
-    def waiting() -> list[dict[str, Any]]:
-        return [w for w in workloads if not rolled_out(api, w)]
-
-    def report() -> str:
-        lines = []
-        for workload in waiting():
-            lines.append(f"{workload['kind']} {workload['metadata']['namespace']}/{workload['metadata']['name']} "
-                         f"not rolled out: {api.get(workload_path(workload)).get('status')}")
-            lines += warnings(api, workload)
-            lines.append(describe(api, [p for p in owned_pods(api, workload) if p["status"].get("phase") != "Running"]))
-        return "\n".join(lines)
-
-    try:
-        wait_for(lambda: not waiting(), ROLLOUT_SECONDS, report)
-    except AssertionError:
-        if fail:
-            raise
-
-
-def wait_for_rollouts(deployed: Deployed) -> None:
-    _wait_for_rollouts(deployed.cluster.api, deployed.workloads(), fail=True)
 
 
 def test_every_object_is_accepted(deployed: Deployed) -> None:

@@ -1,5 +1,6 @@
-"""The harness's command line, as a developer uses it: `up` prints the kubeconfig last, the
-nodes are Ready with their GPU labels and resources, a GPU pod runs, `down` leaves nothing."""
+"""The harness's command line, as a developer uses it: `up --install` installs the rendered stack
+and prints the kubeconfig last, the node is Ready with the labels and resources its agents
+published, a GPU pod runs, `down` leaves nothing."""
 
 from __future__ import annotations
 
@@ -18,14 +19,14 @@ pytestmark = pytest.mark.cluster
 SPEC = REPO / "examples" / "k3s-l4.yaml"
 GPU_POD = {
     "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "cuda", "namespace": "default"},
-    "spec": {"containers": [{"name": "cuda", "image": "nvcr.io/nvidia/cuda:13.0.1-base-ubuntu24.04",
+    "spec": {"runtimeClassName": "nvidia", "containers": [{"name": "cuda", "image": "nvcr.io/nvidia/cuda:13.0.1-base-ubuntu24.04",
                              "resources": {"limits": {"nvidia.com/gpu": 1}}}]},
 }
 
 
 def harness(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "tests.cluster", *args], cwd=REPO, capture_output=True,
-                          text=True, check=False, timeout=300)
+                          text=True, check=False, timeout=600)
 
 
 def alive(pid: int) -> bool:
@@ -39,7 +40,7 @@ def alive(pid: int) -> bool:
 def test_up_then_down_from_the_command_line(tmp_path: Path) -> None:
     kubectl = str(require("1.36") / "kubectl")
     state = tmp_path / "state"
-    started = harness("up", "--spec", str(SPEC), "--state", str(state))
+    started = harness("up", "--spec", str(SPEC), "--state", str(state), "--install")
     try:
         assert started.returncode == 0, started.stderr
         kubeconfig = started.stdout.splitlines()[-1]
@@ -59,7 +60,7 @@ def test_up_then_down_from_the_command_line(tmp_path: Path) -> None:
 
         subprocess.run([kubectl, f"--kubeconfig={kubeconfig}", "apply", "-f", "-"], input=json.dumps(GPU_POD),
                        text=True, check=True, capture_output=True)
-        wait_for(lambda: kubectl_json("get", "pod", "cuda")["status"].get("phase") == "Running", WAIT_SECONDS,
+        wait_for(lambda: all(c["ready"] for c in kubectl_json("get", "pod", "cuda")["status"].get("containerStatuses", [{"ready": False}])), WAIT_SECONDS,
                  lambda: json.dumps(kubectl_json("get", "pod", "cuda")["status"]))
         pids = json.loads((state / "cluster.json").read_text())["pids"]
     finally:

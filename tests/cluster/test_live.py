@@ -23,7 +23,8 @@ from gpustack.lint.live.compare import combined, describes
 from gpustack.lint.live.pools import live_facts
 from gpustack.lint.live.rbac import manifests
 from tests.cluster.control_plane import LIMITED_USER
-from tests.cluster.support import Cluster, start
+from tests.cluster.install import installed
+from tests.cluster.support import Cluster
 
 pytestmark = pytest.mark.cluster
 
@@ -35,8 +36,8 @@ RBAC = "/apis/rbac.authorization.k8s.io/v1"
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    generator = start(SPEC, tmp_path_factory.mktemp("live") / "state")
-    yield next(generator)
+    generator = installed(SPEC, tmp_path_factory.mktemp("live") / "state")
+    yield next(generator)[0]
     generator.close()
 
 

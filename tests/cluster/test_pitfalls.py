@@ -1,8 +1,9 @@
 """The field reports' pitfalls, reproduced on a real scheduler: each stays Pending (or never
 completes) for the reason the scheduler gives, and its fix runs.
 
-The cluster (specs/pitfalls.yaml) has datacenter GPUs only, both pools tainted: one L4 and one
-H100 split by MIG (mixed strategy) into 1g.10gb and 3g.40gb instances.
+The cluster (specs/pitfalls.yaml, its rendered stack installed: NFD, the GPU Operator with its MIG
+manager) has datacenter GPUs only, both pools tainted: one L4 and one H100 split by MIG (mixed
+strategy) into 1g.10gb and 3g.40gb instances, all labels and resources from the node agents.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import Any
 import pytest
 
 from tests.cluster import deploy
-from tests.cluster.support import WAIT_SECONDS, Cluster, describe, pods, scheduling_message, start, wait_for
+from tests.cluster.install import installed
+from tests.cluster.support import WAIT_SECONDS, Cluster, describe, pods, scheduling_message, wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -27,8 +29,8 @@ _numbers = itertools.count()
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    generator = start(SPEC, tmp_path_factory.mktemp("pitfalls") / "state")
-    yield next(generator)
+    generator = installed(SPEC, tmp_path_factory.mktemp("pitfalls") / "state")
+    yield next(generator)[0]
     generator.close()
 
 
@@ -88,13 +90,18 @@ def stays_pending(cluster: Cluster, namespace: str, name: str, reason: str) -> s
 
 
 def test_a_pci_0300_selector_leaves_a_gpu_pod_pending_on_datacenter_gpus(cluster: Cluster, namespace: str) -> None:
-    """Datacenter GPUs are PCI class 0302 (3D controller): NFD labels them pci-0302_10de."""
+    """Datacenter GPUs are PCI class 0302 (3D controller), never 0300; and the rendered NFD config
+    names PCI labels by vendor alone (``deviceLabelFields: [vendor]``), so the NFD agent labels
+    the GPU nodes ``pci-10de.present`` and nothing else of NVIDIA's."""
     vga = {"feature.node.kubernetes.io/pci-0300_10de.present": "true"}
     create_pod(cluster, namespace, "vga-selector", gpu_pod_spec(selector=vga))
     stays_pending(cluster, namespace, "vga-selector", "didn't match Pod's node affinity/selector")
-    controller = {"feature.node.kubernetes.io/pci-0302_10de.present": "true"}
-    create_pod(cluster, namespace, "3d-selector", gpu_pod_spec(selector=controller))
-    assert runs_on(cluster, namespace, "3d-selector") == "l4-0"
+    by_class = {"feature.node.kubernetes.io/pci-0302_10de.present": "true"}  # stock NFD's name, not this stack's
+    create_pod(cluster, namespace, "class-selector", gpu_pod_spec(selector=by_class))
+    stays_pending(cluster, namespace, "class-selector", "didn't match Pod's node affinity/selector")
+    by_vendor = {"feature.node.kubernetes.io/pci-10de.present": "true", "nvidia.com/gpu.product": "NVIDIA-L4"}
+    create_pod(cluster, namespace, "vendor-selector", gpu_pod_spec(selector=by_vendor))
+    assert runs_on(cluster, namespace, "vendor-selector") == "l4-0"
 
 
 def test_a_gpu_pod_without_the_gpu_taints_toleration_stays_pending(cluster: Cluster, namespace: str) -> None:

@@ -19,6 +19,8 @@ from gpustack.spec.gpu_catalogue import GpuModel
 from tests.cluster.agents.device_plugin import CUDA_VERSION, DEFAULT_DRIVER
 from tests.cluster.agents.world import Published, World, image_has
 
+# Marks the slices a running plugin published (the kubelet withdraws only those).
+PUBLISHED_LABEL = "cluster.gpustack.test/published"
 DRIVERS = {"k8s-dra-driver-gpu": "gpu.nvidia.com", "projecthami/k8s-dra-driver": "hami-core-gpu.project-hami.io"}
 
 
@@ -50,7 +52,7 @@ def device(driver: str, model: GpuModel, node: str, index: int, driver_version: 
 def resource_slice(node: str, driver: str, devices: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-        "metadata": {"name": f"{node}-{driver}"},
+        "metadata": {"name": f"{node}-{driver}", "labels": {PUBLISHED_LABEL: "true"}},
         "spec": {"driver": driver, "nodeName": node,
                  "pool": {"name": node, "generation": 1, "resourceSliceCount": 1}, "devices": devices},
     }
