@@ -122,8 +122,14 @@ def _wait_for_rollouts(api: Any, workloads: list[dict[str, Any]], *, fail: bool)
 
 
 def wait_for_rollouts(deployed: Deployed) -> None:
-    """Until the stack converged; NotConverged with what waits and why."""
-    _wait_for_rollouts(deployed.cluster.api, deployed.workloads(), fail=True)
+    """Until the stack converged; NotConverged with what waits and why, and why node agents did
+    not act (the kubelet's log)."""
+    try:
+        _wait_for_rollouts(deployed.cluster.api, deployed.workloads(), fail=True)
+    except NotConverged as error:
+        log = deployed.cluster.state / "logs" / "kubelet.log"
+        agents = [line for line in log.read_text(errors="replace").splitlines() if line.startswith("kubelet: ")]
+        raise NotConverged("\n".join([str(error), *agents[-20:]])) from None
 
 
 def install(cluster: Cluster, stack: GpuStack, folder: Path) -> Deployed:
@@ -142,3 +148,17 @@ def installed(spec: Path, state: Path) -> Iterator[tuple[Cluster, Deployed]]:
         yield cluster, install(cluster, load(spec), state.resolve() / "stack")
     finally:
         generator.close()
+
+
+def unconverged(api: Any) -> list[str]:
+    """Every workload of the cluster not rolled out, with its pods that do not run and why: for a
+    stack installed by something else (Flux's controllers)."""
+    waiting = []
+    for kind, resource in WORKLOAD_KINDS.items():
+        group = "batch/v1" if kind == "Job" else "apps/v1"
+        for item in api.items(f"/apis/{group}/{resource}"):
+            workload = {**item, "kind": kind}
+            if not rolled_out(api, workload):
+                pods = [p for p in owned_pods(api, workload) if p["status"].get("phase") not in ("Running", "Succeeded")]
+                waiting.append(f"{kind} {item['metadata']['namespace']}/{item['metadata']['name']}: {describe(api, pods)}")
+    return waiting

@@ -61,6 +61,7 @@ class Kubelet:
         self.pod_ips: dict[str, str] = {}
         self.events: set[tuple[str, str]] = set()
         self.tried: dict[str, float] = {}  # pod uid → when its commands last ran
+        self.logged: set[str] = set()
 
     # --- one round -------------------------------------------------------------------------------
     def round(self) -> None:
@@ -81,6 +82,8 @@ class Kubelet:
             world = World(fake, nodes[name]["metadata"].get("labels", {}), by_node.get(name, []), pods, configmaps,
                           objects, self.memory[name])
             self.published[name] = node_agents.publish(world)
+            for problem in self.published[name].problems:
+                self._log_once(f"{name}: {problem}")
             self._sync_node(nodes[name], fake, self.published[name])
             self._sync_slices(name, self.published[name])
         for pod in pods:
@@ -90,6 +93,12 @@ class Kubelet:
             fake = self.machines.get(node_name)
             view = refusals.Node(fake, self.published.get(node_name, Published()), classes, secrets, configmaps) if fake else None
             self._handle(pod, nodes[node_name], view)
+
+    def _log_once(self, line: str) -> None:
+        """Why an agent does not act on a node, in the kubelet's log (state/logs/kubelet.log)."""
+        if line not in self.logged:
+            self.logged.add(line)
+            print(f"kubelet: {line}", file=sys.stderr, flush=True)
 
     def _custom(self, path: str) -> list[dict[str, Any]]:
         try:

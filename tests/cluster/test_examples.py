@@ -202,7 +202,6 @@ def test_dra_claims_are_allocated_to_devices_their_class_means(deployed: Deploye
 
     dra = deployed.stack.spec.dra
     api, applier = deployed.cluster.api, deploy.Applier(deployed.cluster.kubectl, deployed.cluster.kubeconfig)
-    slices = {s["spec"]["pool"]["name"]: s for s in api.items("/apis/resource.k8s.io/v1/resourceslices")}
     gpus = sum(p.count * p.gpu.count for p in deployed.stack.spec.nodePools)
     for template in dra.claimTemplates:
         live = api.get(f"/apis/resource.k8s.io/v1/namespaces/{template.namespace}/resourceclaimtemplates/{template.name}")
@@ -225,6 +224,7 @@ def test_dra_claims_are_allocated_to_devices_their_class_means(deployed: Deploye
         assert len(pending) == 1, f"{fits} claims fill the GPUs; one more must wait: {phases()}"
         wait_for(lambda: "cannot allocate all claims" in scheduling_message(api, pending[0]), WAIT_SECONDS,
                  lambda: scheduling_message(api, pending[0]))
+        slices = {s["spec"]["pool"]["name"]: s for s in api.items("/apis/resource.k8s.io/v1/resourceslices")}
         for pod in pods(api, template.namespace):
             if pod["metadata"]["name"] not in names or pod["status"].get("phase") != "Running":
                 continue

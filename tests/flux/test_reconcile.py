@@ -27,9 +27,9 @@ import pytest
 
 from gpustack.render.components import flux
 from tests import loopback
-from tests.cluster import deploy
+from tests.cluster import deploy, install
 from tests.cluster.api import ApiError
-from tests.cluster.support import Cluster, start, unavailable
+from tests.cluster.support import Cluster, start, unavailable, wait_for
 from tests.flux import build, controllers
 from tests.flux.graph import folder_files
 from tests.flux.support import FLUX_EXAMPLES, documents, flux_variant, require_charts
@@ -162,6 +162,9 @@ def test_flux_reconciles_every_release_to_ready(example, binaries, tmp_path):
         assert installed_after_dependencies(cluster) == []
         assert helm_storage(cluster, objects) == []
         applier.apply(layers["manifests"], "flux/manifests")
+        # End to end: every workload of the stack rolled out, every Job (the smoke Jobs) complete.
+        wait_for(lambda: not install.unconverged(cluster.api), READY_SECONDS,
+                 lambda: "\n".join(install.unconverged(cluster.api)))
     finally:
         for process in processes:
             process.terminate()

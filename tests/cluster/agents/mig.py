@@ -15,6 +15,9 @@ from typing import Any
 from tests.cluster.agents import nvidia_config
 from tests.cluster.agents.world import World
 
+# The all-disabled entry of the GPU Operator's default-mig-parted-config, which it uses when
+# migManager.config.name is empty (https://github.com/NVIDIA/gpu-operator, assets/state-mig-manager/).
+ALL_DISABLED = "version: v1\nmig-configs:\n  all-disabled:\n  - devices: all\n    mig-enabled: false\n"
 CONFIG_LABEL = "nvidia.com/mig.config"
 STATE_LABEL = "nvidia.com/mig.config.state"
 

@@ -96,18 +96,25 @@ def _mig_manager(world: World, out: Published, policy: dict[str, Any], namespace
     config = (policy.get("migManager") or {}).get("config") or {}
     selected = world.labels.get(mig.CONFIG_LABEL) or config.get("default") or "all-disabled"
     out.labels[mig.CONFIG_LABEL] = selected
-    data = world.configmap(namespace, config.get("name", "")) or {}
+    if not config.get("name"):
+        # The operator's own default-mig-parted-config then; the harness knows its all-disabled entry only.
+        out.labels[mig.STATE_LABEL] = mig.apply(world, mig.ALL_DISABLED, selected)
+        return
+    data = world.configmap(namespace, config["name"]) or {}
     out.labels[mig.STATE_LABEL] = mig.apply(world, data.get("config.yaml", ""), selected)
 
 
 def _device_plugin(world: World, out: Published, policy: dict[str, Any], namespace: str) -> None:
     config_ref = (policy.get("devicePlugin") or {}).get("config") or {}
-    configs = world.configmap(namespace, config_ref.get("name", "")) or {}
     env = {"MIG_STRATEGY": (policy.get("mig") or {}).get("strategy", "single")}
     try:
-        name = device_plugin.choose(world.labels.get(device_plugin.CONFIG_LABEL), configs,
-                                    {"DEFAULT_CONFIG": config_ref.get("default", ""), "FALLBACK_STRATEGIES": "named,single"})
-        config = device_plugin.parsed((configs.get(name, "") if name else "") if configs else None, env)
+        text = None  # without devicePlugin.config.name the operator runs no config-manager: flags only
+        if config_ref.get("name"):
+            configs = world.configmap(namespace, config_ref["name"]) or {}
+            name = device_plugin.choose(world.labels.get(device_plugin.CONFIG_LABEL), configs,
+                                        {"DEFAULT_CONFIG": config_ref.get("default", ""), "FALLBACK_STRATEGIES": "named,single"})
+            text = configs.get(name, "")
+        config = device_plugin.parsed(text, env)
     except device_plugin.nvidia_config.ConfigError as error:
         out.problems.append(f"the operator's device plugin (config-manager init container): {error}")
         return
