@@ -66,6 +66,30 @@ def run_go(go: str, args: list[str], cwd: Path, env: dict[str, str]) -> str:
     return done.stdout
 
 
+def go_build_once(target: Path, source: Path, *, cgo: bool, what: str) -> Path:
+    """``go build`` of the module in ``source`` into ``target`` unless it is there: one build at a
+    time (a file lock; a second caller waits and reuses it), written to a temporary file renamed
+    into place, so a killed build never leaves a half binary a later run would take as built."""
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if target.is_file():
+            return target
+        go = find_go()
+        if go is None:
+            raise SystemExit(f"go not found: {what} is built with Go from the Go module proxy; install Go 1.26")
+        env = {**os.environ, "CGO_ENABLED": "1" if cgo else "0"}
+        partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+        try:
+            run_go(go, ["build", "-trimpath", "-ldflags=-s -w", "-o", str(partial), "."], source, env)
+            partial.rename(target)
+        finally:
+            partial.unlink(missing_ok=True)
+    return target
+
+
 def wrapper_go_mod(release: str, kubernetes_go_mod: str) -> str:
     """The wrapper module: kubernetes at `release`, each staging module at its v0.Y.Z tag."""
     staging_tag = "v0." + release.split(".", 1)[1]

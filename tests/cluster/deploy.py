@@ -138,14 +138,6 @@ def delivery_objects(folder: Path) -> list[dict[str, Any]]:
     return [doc for path in paths if path.is_file() for doc in documents(path.read_text())]
 
 
-def operator_runtime_class(stack: GpuStack) -> list[dict[str, Any]]:
-    """RuntimeClass nvidia, which the GPU Operator's toolkit operand creates (chart value
-    ``operator.runtimeClass``) and which no operand creates here, where no container runs."""
-    if not stack.spec.gpuOperator.enabled:
-        return []
-    return [{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia"}, "handler": "nvidia"}]
-
-
 def workload_secrets(manifests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The Secrets the README says to create before applying: every Secret the manifests' pods read
     (the workloads' S3 and Hugging Face credentials, MinIO's root and its workload users')."""

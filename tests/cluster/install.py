@@ -4,9 +4,10 @@ faithful kubelet and node agents (tests/cluster/kubelet.py). ``python -m tests.c
 --install``, the example tests and the tests that need a stack's agents running use it.
 
 The apply order (deploy.py): the charts' CRDs, the namespaces, the Secrets a person creates by
-hand, each release's ``helm template`` output (the real chart with the rendered values), the
-rendered manifests with the early files among them, the delivery objects, and the admission
-webhooks last (nothing serves them here). Flux's own controllers reconcile the Flux stacks in
+hand, the early manifests (the README's first step: namespaces, RuntimeClass, generated
+Secrets), each release's ``helm template`` output (the real chart with the rendered values), and
+once the releases' workloads are up the rest of the manifests, the delivery objects, and the
+admission webhooks last (nothing serves them here). Flux's own controllers reconcile the Flux stacks in
 tests/flux/test_reconcile.py, layer by layer.
 """
 
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpustack.render.rendered import EARLY_MANIFESTS
 from gpustack.spec.models import GpuStack
 from tests.cluster import deploy
 from tests.cluster.api import ApiError
@@ -70,10 +72,15 @@ def apply_stack(cluster: Cluster, stack: GpuStack, folder: Path) -> Deployed:
     applier.wait_established()
     applier.apply(deploy.namespaces(everything, [r.namespace for r in releases]), "the namespaces")
     applier.apply(deploy.workload_secrets(manifests), "the workloads' Secrets")
-    applier.apply(deploy.operator_runtime_class(stack), "the GPU Operator's RuntimeClass")
     late = ("CustomResourceDefinition", "Namespace", *deploy.WEBHOOKS)
+    early = [o for name in EARLY_MANIFESTS if (folder / "manifests" / f"{name}.yaml").is_file()
+             for o in deploy.documents((folder / "manifests" / f"{name}.yaml").read_text())]
+    applier.apply([o for o in early if o["kind"] not in late], "the early manifests (README step 1)")
     for release in releases:
         applier.apply([o for o in charts[release.name] if o["kind"] not in late], f"Helm release {release.name}")
+    # "kubectl apply -k manifests/ once the releases are up" (the README's last step).
+    release_workloads = [o for objects in charts.values() for o in objects if o["kind"] in WORKLOAD_KINDS]
+    _wait_for_rollouts(cluster.api, release_workloads, fail=False)
     applier.apply([o for o in manifests if o["kind"] not in late], "manifests/")
     applier.apply(delivery, "the delivery objects (k3s/, argocd/, flux/)")
     _wait_for_rollouts(cluster.api, [o for o in everything if o["kind"] in WORKLOAD_KINDS], fail=False)

@@ -86,6 +86,10 @@ class Kubelet:
                 self._log_once(f"{name}: {problem}")
             self._sync_node(nodes[name], fake, self.published[name])
             self._sync_slices(name, self.published[name])
+        for name, handler in {k: v for p in self.published.values() for k, v in p.runtime_classes.items()}.items():
+            if name not in classes:
+                self._create_runtime_class(name, handler)
+                classes[name] = handler
         for pod in pods:
             node_name = pod["spec"]["nodeName"]
             if node_name not in nodes:
@@ -99,6 +103,14 @@ class Kubelet:
         if line not in self.logged:
             self.logged.add(line)
             print(f"kubelet: {line}", file=sys.stderr, flush=True)
+
+    def _create_runtime_class(self, name: str, handler: str) -> None:
+        try:
+            self.api.create("/apis/node.k8s.io/v1/runtimeclasses", {
+                "apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": name}, "handler": handler})
+        except ApiError as error:
+            if error.code != 409:
+                raise
 
     def _custom(self, path: str) -> list[dict[str, Any]]:
         try:

@@ -142,3 +142,12 @@ def gpu_requests(pod: dict[str, Any]) -> dict[str, str]:
     if pod["spec"].get("resourceClaims"):
         found["resourceClaims"] = str(len(pod["spec"]["resourceClaims"]))
     return found
+
+
+def new_namespace(cluster: Cluster, name: str) -> str:
+    """Create namespace ``name`` and wait for its default ServiceAccount (pods need it)."""
+    cluster.api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    wait_for(lambda: any(a["metadata"]["name"] == "default"
+                         for a in cluster.api.items(f"/api/v1/namespaces/{name}/serviceaccounts")),
+             WAIT_SECONDS, lambda: f"no default ServiceAccount in {name}")
+    return name

@@ -17,7 +17,7 @@ import pytest
 from tests.cluster import deploy
 from tests.cluster.control_plane import REPO
 from tests.cluster.install import installed
-from tests.cluster.support import WAIT_SECONDS, Cluster, describe, pods, wait_for, warnings
+from tests.cluster.support import WAIT_SECONDS, Cluster, describe, new_namespace, pods, wait_for, warnings
 
 pytestmark = pytest.mark.cluster
 
@@ -36,12 +36,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 @pytest.fixture
 def namespace(cluster: Cluster) -> str:
-    name = f"fidelity-{next(_numbers)}"
-    cluster.api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    wait_for(lambda: any(a["metadata"]["name"] == "default"
-                         for a in cluster.api.items(f"/api/v1/namespaces/{name}/serviceaccounts")),
-             WAIT_SECONDS, lambda: f"no default ServiceAccount in {name}")
-    return name
+    return new_namespace(cluster, f"fidelity-{next(_numbers)}")
 
 
 def apply(cluster: Cluster, *objects: dict[str, Any]) -> None:

@@ -17,7 +17,7 @@ import pytest
 
 from tests.cluster import deploy
 from tests.cluster.install import installed
-from tests.cluster.support import WAIT_SECONDS, Cluster, describe, pods, scheduling_message, wait_for
+from tests.cluster.support import WAIT_SECONDS, Cluster, describe, new_namespace, pods, scheduling_message, wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -37,18 +37,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 @pytest.fixture
 def namespace(cluster: Cluster) -> Iterator[str]:
     """A namespace of the test's own; its workloads and pods are gone before the next test."""
-    name = f"pitfall-{next(_numbers)}"
-    cluster.api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    wait_for(lambda: _has_default_account(cluster, name), WAIT_SECONDS, lambda: f"no default ServiceAccount in {name}")
+    name = new_namespace(cluster, f"pitfall-{next(_numbers)}")
     yield name
     cluster.api.delete(f"/apis/apps/v1/namespaces/{name}/deployments")
     cluster.api.delete(f"/api/v1/namespaces/{name}/pods")
     wait_for(lambda: not pods(cluster.api, name), WAIT_SECONDS, lambda: describe(cluster.api, pods(cluster.api, name)))
-
-
-def _has_default_account(cluster: Cluster, namespace: str) -> bool:
-    return any(a["metadata"]["name"] == "default"
-               for a in cluster.api.items(f"/api/v1/namespaces/{namespace}/serviceaccounts"))
 
 
 def gpu_pod_spec(resource: str = "nvidia.com/gpu", *, selector: dict[str, str] | None = None,

@@ -9,7 +9,6 @@ unchanged one reused at once. Go and the build lock come from the cluster tier's
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import re
@@ -17,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.cluster.build import find_go, run_go
+from tests.cluster.build import go_build_once
 
 SOURCE = Path(__file__).parent / "validate"
 SOURCES = ("main.go", "go.mod", "go.sum")
@@ -39,22 +38,8 @@ def binary() -> Path:
 
 
 def build() -> Path:
-    """The validator, built now unless it is already there (one build at a time: a file lock)."""
-    target = binary()
-    if target.is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not target.is_file():
-            go = find_go()
-            if go is None:
-                raise SystemExit("go not found: the Talos tier builds its validator with Go")
-            env = {**os.environ, "CGO_ENABLED": "0"}
-            partial = target.with_suffix(".partial")
-            run_go(go, ["build", "-trimpath", "-ldflags=-s -w", "-o", str(partial), "."], SOURCE, env)
-            partial.rename(target)
-    return target
+    """The validator, built now unless it is already there."""
+    return go_build_once(binary(), SOURCE, cgo=False, what="the Talos tier's validator")
 
 
 def main() -> None:

@@ -22,10 +22,8 @@ imports ``github.com/NVIDIA/go-nvml``, whose bindings are cgo; nothing loads lib
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -34,7 +32,7 @@ from pathlib import Path
 from collections.abc import Iterable
 from typing import Any
 
-from tests.cluster.build import cache_root, find_go, run_go
+from tests.cluster.build import cache_root, find_go, go_build_once
 
 SOURCE = Path(__file__).parent / "nvidia"
 SOURCES = ("go.mod", "go.sum", "main.go")
@@ -70,32 +68,14 @@ def is_built() -> bool:
 def binary() -> Path:
     """``nvidia-config``, built now unless this source's build is already cached.
 
-    One build at a time (a file lock, as tests.talos.build does): a second caller waits and
-    reuses the result. The build goes to a temporary file renamed into place, so a killed build
-    never leaves a half-written binary that a later run would take as built.
+    One build at a time, never a half binary: tests.cluster.build.go_build_once.
     """
-    target = _target()
-    if target.is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if target.is_file():
-            return target
-        go = find_go()
-        if go is None:
-            raise GoMissing(f"go not found: the cluster tier builds {NAME} ({SOURCE}) with Go "
-                            "from the Go module proxy; install Go 1.26 or put it on PATH")
-        # cgo on: github.com/NVIDIA/go-nvml (imported by mig-parted's api/spec/v1 through
-        # pkg/types) does not compile without it.
-        env = {**os.environ, "CGO_ENABLED": "1"}
-        partial = target.with_name(f".{NAME}.{os.getpid()}.partial")
-        try:
-            run_go(go, ["build", "-trimpath", "-ldflags=-s -w", "-o", str(partial), "."], SOURCE, env)
-            partial.rename(target)
-        finally:
-            partial.unlink(missing_ok=True)
-    return target
+    if find_go() is None and not _target().is_file():
+        raise GoMissing(f"go not found: the cluster tier builds {NAME} ({SOURCE}) with Go "
+                        "from the Go module proxy; install Go 1.26 or put it on PATH")
+    # cgo on: github.com/NVIDIA/go-nvml (imported by mig-parted's api/spec/v1 through
+    # pkg/types) does not compile without it.
+    return go_build_once(_target(), SOURCE, cgo=True, what=NAME)
 
 
 def _run(args: list[str], env: dict[str, str]) -> Any:

@@ -12,7 +12,9 @@ each only where the operator would put its pod.
   enabled, and only on nodes whose taints ``spec.daemonsets.tolerations`` tolerate.
 - driver: loads the kernel modules, except on a read-only root (Talos), where its container
   cannot build and install them; toolkit (needs a driver): adds the ``nvidia`` handler, the
-  default with ``CONTAINERD_SET_AS_DEFAULT=true``; device plugin and GFD (need both): as in
+  default with ``CONTAINERD_SET_AS_DEFAULT=true``; the operator makes RuntimeClasses
+  ``operator.runtimeClass`` (nvidia), ``nvidia-cdi`` and ``nvidia-legacy`` for its handlers
+  (controllers/object_controls.go); device plugin and GFD (need both): as in
   agents/device_plugin.py, their config from ``devicePlugin.config`` (the ConfigMap in the
   operator's namespace), ``MIG_STRATEGY`` from ``mig.strategy``, devices through CDI when
   ``cdi.enabled`` (the default since v25.10); MIG manager: agents/mig.py, the node's
@@ -61,6 +63,8 @@ def publish(world: World, out: Published) -> None:
     if not operators or not policies or not any(current.get(k) == "true" for k in NFD_GPU_LABELS):
         return
     namespace, policy = operators[0]["metadata"]["namespace"], policies[0]["spec"]
+    name = (policy.get("operator") or {}).get("runtimeClass") or "nvidia"
+    out.runtime_classes |= {name: "nvidia", "nvidia-cdi": "nvidia-cdi", "nvidia-legacy": "nvidia-legacy"}
     out.labels["nvidia.com/gpu.present"] = "true"
     deploy = {}
     for operand in OPERANDS:
@@ -78,7 +82,7 @@ def publish(world: World, out: Published) -> None:
     if not (world.driver_loaded or out.driver):
         return
     if _enabled(policy, "toolkit") and deploy["container-toolkit"]:
-        out.runtimes.add("nvidia")
+        out.runtimes |= {"nvidia", "nvidia-cdi", "nvidia-legacy"}
         toolkit_env = {e["name"]: str(e.get("value", "")) for e in (policy.get("toolkit") or {}).get("env") or []}
         if toolkit_env.get("CONTAINERD_SET_AS_DEFAULT", "").lower() == "true":
             out.default_runtime = "nvidia"

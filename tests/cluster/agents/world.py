@@ -36,6 +36,7 @@ class Published:
     injection: set[str] = field(default_factory=set)  # how devices reach containers: "envvar", "cdi"
     driver: bool = False  # a driver container (the GPU Operator's) loaded the kernel modules
     default_runtime: str | None = None  # containerd's default handler, when an operand changed it
+    runtime_classes: dict[str, str] = field(default_factory=dict)  # RuntimeClasses an operator makes: name → handler
     problems: list[str] = field(default_factory=list)  # why an operand without a pod here does not act
 
 
