@@ -14,6 +14,7 @@ from gpustack.lint.catalogue import Example, load_catalogue, policy_problems
 from gpustack.lint.engine import lint
 from gpustack.lint.input.load import load_text
 from gpustack.lint.policy.config import Config
+from gpustack.lint.policy.selection import Choice, Selection
 from gpustack.lint.report.model import Report
 from gpustack.lint.rule_docs import DOCS_PATH, catalogue_markdown
 from gpustack.lint.rules import RULES
@@ -53,7 +54,18 @@ def examples() -> list[object]:
 def _lint_example(rule_id: str, fires: bool, index: int, example: Example) -> Report:
     name = f"policies/{rule_id}.yaml#{'fires' if fires else 'clean'}[{index}]"
     spec = data_dir("policies").parent / example.spec if example.spec else None
-    return lint(load_text(name, example.manifest), Config(distribution=example.distribution, spec=spec))
+    selection = Selection((Choice(on=frozenset({rule_id})),))  # an opt-in rule runs where selected
+    config = Config(distribution=example.distribution, spec=spec, selection=selection)
+    return lint(load_text(name, example.manifest), config)
+
+
+def test_opt_in_rules_stay_off_in_a_default_run() -> None:
+    """An opt-in rule's own fires example reports nothing until the rule is selected."""
+    opt_in = [info for info in CATALOGUE.values() if info.opt_in]
+    assert opt_in, "GS023 (hardening advice) is opt-in"
+    for info in opt_in:
+        report = lint(load_text(f"policies/{info.id}.yaml#fires[0]", info.fires[0].manifest), Config())
+        assert info.id not in {finding.rule for finding in report.findings}
 
 
 @pytest.mark.parametrize(("rule_id", "fires", "index", "example"), examples())

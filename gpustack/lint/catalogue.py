@@ -1,8 +1,8 @@
 """The rule catalogue: ``policies/GSNNN.yaml`` as typed, frozen ``RuleInfo``.
 
-Data says what a rule is (name, default severity, rationale, remediation, examples); the
-code in ``gpustack.lint.rules`` says how it detects. ``policy.schema.json`` beside this module
-defines the policy format; ``policy_problems`` checks a file against it (the catalogue test
+Data says what a rule is (name, default severity, whether it runs by default, rationale,
+remediation, examples); the code in ``gpustack.lint.rules`` says how it detects.
+``policy.schema.json`` beside this module defines the policy format; ``policy_problems`` checks a file against it (the catalogue test
 runs it on every policy). Loading trusts the shipped, tested data and stays cheap, since every
 ``gpustack lint`` reads the whole catalogue: a malformed policy still gives a clean error.
 """
@@ -47,6 +47,7 @@ class RuleInfo:
     remediation: str
     fixable: bool = False
     security: bool = False
+    opt_in: bool = False  # off by default: runs only when selected by id (policy/selection.py)
     references: tuple[str, ...] = ()
     fires: tuple[Example, ...] = ()
     clean: tuple[Example, ...] = ()
@@ -93,6 +94,7 @@ def read_policy(path: Path) -> RuleInfo:
             remediation=data["remediation"].strip(),
             fixable=data.get("fixable", False),
             security=data.get("security", False),
+            opt_in=data.get("optIn", False),
             references=tuple(data.get("references", ())),
             fires=tuple(Example(**example) for example in examples["fires"]),
             clean=tuple(Example(**example) for example in examples["clean"]),

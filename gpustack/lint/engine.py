@@ -223,7 +223,11 @@ class Run:
         if missing:
             raise GpustackError(f"rules without a policy in the catalogue: {', '.join(missing)}")
         self.config, self.partial, self.catalogue = config, partial, catalogue
-        self.enabled = [rules[rule_id] for rule_id in sorted(rules) if config.selection.enabled(rule_id)]
+        self.enabled = [
+            rules[rule_id]
+            for rule_id in sorted(rules)
+            if config.selection.enabled(rule_id, default=not catalogue[rule_id].opt_in)
+        ]
         cluster = cluster or config.cluster(cache)
         self.each = LintContext(
             resources=(),

@@ -16,7 +16,7 @@ def catalogue_table(catalogue: Mapping[str, RuleInfo]) -> str:
     """Aligned columns for a terminal."""
     rows = [("ID", "NAME", "SEVERITY", "SCOPE", "AUTOFIX", "SUMMARY")]
     rows += [
-        (info.id, info.name, str(info.severity), info.scope, _yes(info.fixable), info.summary)
+        (info.id, info.name, _severity(info), info.scope, _yes(info.fixable), info.summary)
         for info in catalogue.values()
     ]
     return aligned(rows)
@@ -30,13 +30,14 @@ def catalogue_markdown(catalogue: Mapping[str, RuleInfo]) -> str:
         f"<!-- Generated from policies/ by `gpustack rules --format markdown > {DOCS_PATH}`; do not edit. -->",
         "",
         "Severity is the default: context (`--distribution`, a spec) and `.gpustack.yaml` may change it.",
+        "Opt-in rules run only when selected by id (`--select`, or `rules: {GSNNN: on}` in `.gpustack.yaml`).",
         "`gpustack explain GSNNN` prints one rule in a terminal.",
         "",
         "| Rule | Severity | Scope | Autofix | Summary |",
         "|---|---|---|---|---|",
     ]
     lines += [
-        f"| [{info.id} {info.name}](#{anchor(info)}) | {info.severity} | {info.scope} | {_yes(info.fixable)} "
+        f"| [{info.id} {info.name}](#{anchor(info)}) | {_severity(info)} | {info.scope} | {_yes(info.fixable)} "
         f"| {_cell(info.summary)} |"
         for info in catalogue.values()
     ]
@@ -55,7 +56,7 @@ def rule_markdown(info: RuleInfo, *, level: int) -> str:
     sub = "#" * (level + 1)
     parts = [
         f"{heading} {info.id} {info.name}",
-        f"**Severity** {info.severity} · **Scope** {info.scope} · **Autofix** {_yes(info.fixable)} · "
+        f"**Severity** {_severity(info)} · **Scope** {info.scope} · **Autofix** {_yes(info.fixable)} · "
         f"**Security** {_yes(info.security)}",
         info.summary,
         f"{sub} Why\n\n{info.rationale}",
@@ -73,6 +74,11 @@ def _example(example: Example) -> str:
     flags += [f"--spec {example.spec}"] if example.spec else []
     context = f" (`{' '.join(flags)}`)" if flags else ""
     return f"{example.description.strip()}{context}\n\n```yaml\n{example.manifest.rstrip()}\n```"
+
+
+def _severity(info: RuleInfo) -> str:
+    """The default severity; an opt-in rule says it runs only when selected."""
+    return f"{info.severity} (opt-in)" if info.opt_in else str(info.severity)
 
 
 def _yes(flag: bool) -> str:

@@ -4,7 +4,7 @@ The loader reads every YAML and JSON file, but documents without apiVersion and 
 judged only where gpustack knows their shape: kustomizations, Helm chart folders
 (``Chart.yaml`` and its ``values.yaml``), values files a release takes (kustomize
 ``valuesFile``, ``values:`` in .gpustack.yaml, ``--chart``), K3s and RKE2 config files, Talos
-machine configs, talhelper configs and Image Factory schematics. Any other such file was read and not checked, and the
+machine configs, talhelper configs, Omni config patches and Image Factory schematics. Any other such file was read and not checked, and the
 report says so (a note per file, with what to do) instead of passing it over: a ``helm -f``
 values file of the GPU Operator checked against nothing looks, without it, like a file that
 passed.
@@ -18,7 +18,7 @@ from gpustack.lint.facts import talos
 from gpustack.lint.facts.clusterconfig import is_k3s_config, k3s_default_runtime
 from gpustack.lint.model import Note, Resource
 from gpustack.lint.policy.config import Config
-from gpustack.lint.releases.helmchart import is_chart_metadata
+from gpustack.lint.releases.helmchart import chart_values_files, is_chart_metadata
 from gpustack.lint.releases.kustomize import is_kustomization
 from gpustack.lint.releases.release import HelmChartRelease
 
@@ -33,7 +33,7 @@ def is_read(resource: Resource) -> bool:
     return resource.kind is not None or any(
         known(resource)
         for known in (is_kustomization, is_chart_metadata, is_k3s_config, _sets_default_runtime, talos.is_talconfig,
-                      talos.is_machine_config, talos.is_schematic)
+                      talos.is_machine_config, talos.is_schematic, talos.is_omni_patch)
     )
 
 
@@ -54,6 +54,7 @@ def chart_of_values(config: Config, file: str, resources: Sequence[Resource]) ->
 def notes(by_file: Mapping[str, Sequence[Resource]], releases: Iterable[HelmChartRelease]) -> list[Note]:
     """A note for each file no rule reads: object-less, unknown shape, and values of no release."""
     layered = {layer.resource.file for release in releases for layer in release.layers}
+    layered |= chart_values_files(by_file)  # a chart folder's: read by Helm, if only for conditions
     found = []
     for file, resources in by_file.items():
         if file in layered or not objectless(resources):

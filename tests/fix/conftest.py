@@ -3,6 +3,7 @@
 - ``before-NAME.yaml`` must make its rule fire, fixable; ``after-NAME.yaml`` is what the fix
   writes (every fixable rule's fixes, through the real loader, engine and splicer).
 - ``unfixed-NAME.yaml`` makes its rule fire where no safe fix exists: --fix leaves it as it is.
+- Each case is fixed with its own rule selected, so an opt-in rule (GS023) runs on its files.
 - An optional first-line comment sets the cluster context: ``# distribution: k3s``, or
   ``# spec: examples/k3s-l4.yaml`` (a spec, relative to the repository root).
 """
@@ -20,6 +21,7 @@ from gpustack.lint.engine import lint
 from gpustack.lint.fix.apply import FixOutcome, fix
 from gpustack.lint.input.load import load_text
 from gpustack.lint.policy.config import Config
+from gpustack.lint.policy.selection import Choice, Selection
 from gpustack.lint.report.model import Report
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,12 +30,14 @@ _DISTRIBUTION = re.compile(r"^#\s*distribution:\s*(\S+)")
 _SPEC = re.compile(r"^#\s*spec:\s*(\S+)")
 
 
-def context(text: str) -> Config:
-    """The cluster context a fixture's first line names."""
+def context(text: str, turn_on: tuple[str, ...] = ()) -> Config:
+    """The cluster context a fixture's first line names, with the opt-in rules ``turn_on``
+    selected besides the default ones."""
     distribution, spec = _DISTRIBUTION.match(text), _SPEC.match(text)
     return Config(
         distribution=distribution.group(1) if distribution else None,
         spec=REPO / spec.group(1) if spec else None,
+        selection=Selection((Choice(on=frozenset(turn_on)),)) if turn_on else Selection(),
     )
 
 
@@ -44,9 +48,12 @@ class Fixed:
     outcome: FixOutcome
 
 
-def fix_text(text: str, *, name: str = "fixture.yaml", config: Config | None = None) -> Fixed:
-    """``gpustack lint --fix`` on one manifest stream, without writing anything."""
-    config = config or context(text)
+def fix_text(
+    text: str, *, name: str = "fixture.yaml", config: Config | None = None, turn_on: tuple[str, ...] = ()
+) -> Fixed:
+    """``gpustack lint --fix`` on one manifest stream, without writing anything; ``turn_on``:
+    opt-in rules selected besides the default ones."""
+    config = config or context(text, turn_on)
     loaded = load_text(name, text)
     report = lint(loaded, config)
     outcome = fix(loaded, report, lambda again: lint(again, config))
@@ -86,8 +93,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture(name="fix_text")
 def fix_text_() -> Callable[..., Fixed]:
-    """``fix_text(text, name=..., config=None)``: --fix on a manifest stream (context from
-    its first line when ``config`` is None), nothing written."""
+    """``fix_text(text, name=..., config=None, turn_on=())``: --fix on a manifest stream
+    (context from its first line when ``config`` is None), nothing written."""
     return fix_text
 
 

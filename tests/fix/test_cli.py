@@ -45,6 +45,12 @@ spec:
 FIXED = VLLM.replace(
     "              nvidia.com/gpu: 2  # copied from the two-GPU box\n",
     "              nvidia.com/gpu: 1  # copied from the two-GPU box\n"
+    "      runtimeClassName: nvidia\n",
+)
+# With the opt-in GS023 turned on, its hardening too.
+HARDENED = VLLM.replace(
+    "              nvidia.com/gpu: 2  # copied from the two-GPU box\n",
+    "              nvidia.com/gpu: 1  # copied from the two-GPU box\n"
     "          securityContext:\n"
     "            allowPrivilegeEscalation: false\n"
     "            capabilities:\n"
@@ -55,17 +61,12 @@ FIXED = VLLM.replace(
 DIFF = """\
 --- a/vllm.yaml
 +++ b/vllm.yaml
-@@ -25,4 +25,10 @@
+@@ -25,4 +25,5 @@
                nvidia.com/gpu: 1
              limits:
                memory: 24Gi
 -              nvidia.com/gpu: 2  # copied from the two-GPU box
 +              nvidia.com/gpu: 1  # copied from the two-GPU box
-+          securityContext:
-+            allowPrivilegeEscalation: false
-+            capabilities:
-+              drop:
-+                - ALL
 +      runtimeClassName: nvidia
 """
 CLEAN = "1 file, 1 object: no findings\n"
@@ -88,8 +89,8 @@ def test_diff_prints_the_diff_changes_nothing_and_exits_by_the_files_as_they_are
     Path("vllm.yaml").write_text(VLLM)
     code, out, err = gpustack(capsys, "--diff", "vllm.yaml")
     assert (code, out) == (1, DIFF)
-    assert err.startswith("--fix would fix 3 findings in 1 file\nvllm.yaml:16:5: warning GS004 missing-runtime-class:")
-    assert err.endswith("1 file, 1 object: 2 findings (1 error, 1 warning), 1 info hidden (--show-info lists them)\n")
+    assert err.startswith("--fix would fix 2 findings in 1 file\nvllm.yaml:16:5: warning GS004 missing-runtime-class:")
+    assert err.endswith("1 file, 1 object: 2 findings (1 error, 1 warning)\n")
     assert Path("vllm.yaml").read_text() == VLLM
 
 
@@ -98,7 +99,7 @@ def test_fix_writes_keeps_the_mode_reports_what_remains_and_a_second_fix_changes
 ) -> None:
     Path("vllm.yaml").write_text(VLLM)
     os.chmod("vllm.yaml", 0o640)
-    assert gpustack(capsys, "--fix", "vllm.yaml") == (0, CLEAN, "fixed 3 findings in 1 file\n")
+    assert gpustack(capsys, "--fix", "vllm.yaml") == (0, CLEAN, "fixed 2 findings in 1 file\n")
     assert Path("vllm.yaml").read_text() == FIXED
     assert os.stat("vllm.yaml").st_mode & 0o777 == 0o640
     assert gpustack(capsys, "--fix", "vllm.yaml") == (0, CLEAN, "fixed 0 findings in 0 files\n")
@@ -109,14 +110,14 @@ def test_fix_writes_keeps_the_mode_reports_what_remains_and_a_second_fix_changes
 def test_fix_exits_by_what_remains(capsys: pytest.CaptureFixture[str]) -> None:
     Path("vllm.yaml").write_text(VLLM.replace("nvidia.com/gpu: 1\n", "nvidia.com/gpu: 0.5\n"))
     code, out, err = gpustack(capsys, "--fix", "vllm.yaml")
-    assert (code, err) == (1, "fixed 2 findings in 1 file\n")
+    assert (code, err) == (1, "fixed 1 finding in 1 file\n")
     assert "GS006" in out and "0.5 is not a whole number" in out and "GS004" not in out
 
 
 def test_fix_on_standard_input_prints_the_fixed_stream_and_reports_on_standard_error(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert gpustack(capsys, "--fix", "-", stdin=VLLM.encode()) == (0, FIXED, "fixed 3 findings in 1 file\n" + CLEAN)
+    assert gpustack(capsys, "--fix", "-", stdin=VLLM.encode()) == (0, FIXED, "fixed 2 findings in 1 file\n" + CLEAN)
 
 
 def test_a_file_that_does_not_parse_is_never_written_and_the_others_are_fixed(
@@ -125,7 +126,7 @@ def test_a_file_that_does_not_parse_is_never_written_and_the_others_are_fixed(
     Path("broken.yaml").write_bytes(b"a: [\n  # the rest got lost\n")
     Path("vllm.yaml").write_text(VLLM)
     code, out, err = gpustack(capsys, "--fix", "broken.yaml", "vllm.yaml")
-    assert (code, err) == (1, "fixed 3 findings in 1 file\n")
+    assert (code, err) == (1, "fixed 2 findings in 1 file\n")
     assert out.startswith("broken.yaml:3:1: error: invalid YAML:")
     assert Path("broken.yaml").read_bytes() == b"a: [\n  # the rest got lost\n"
     assert Path("vllm.yaml").read_text() == FIXED
@@ -137,6 +138,14 @@ def test_fix_through_a_link_keeps_the_link_the_byte_order_mark_and_crlf(capsys: 
     assert gpustack(capsys, "--fix", "vllm.yaml")[0] == 0
     assert Path("vllm.yaml").is_symlink()
     assert Path("real.yaml").read_bytes() == codecs.BOM_UTF8 + FIXED.replace("\n", "\r\n").encode()
+
+
+def test_an_opt_in_rule_fixes_where_the_config_turns_it_on(capsys: pytest.CaptureFixture[str]) -> None:
+    """GS023 (opt-in) adds its hardening only where selected: here by ``rules: {GS023: on}``."""
+    Path("vllm.yaml").write_text(VLLM)
+    Path(".gpustack.yaml").write_text("rules: {GS023: on}\n")
+    assert gpustack(capsys, "--fix", "vllm.yaml") == (0, CLEAN, "fixed 3 findings in 1 file\n")
+    assert Path("vllm.yaml").read_text() == HARDENED
 
 
 def test_fix_and_diff_exclude_each_other(capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,7 +12,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def test_before_fires_fixable_and_fixes_to_after(golden, fix_text) -> None:  # type: ignore[no-untyped-def]
-    fixed = fix_text(golden.path.read_text("utf-8"))
+    fixed = fix_text(golden.path.read_text("utf-8"), turn_on=(golden.rule,))
     fired = [f for f in fixed.before.findings if f.rule == golden.rule]
     assert fired and all(f.fixable for f in fired), fired
     assert not fixed.outcome.failures and not fixed.outcome.notes
@@ -21,7 +21,7 @@ def test_before_fires_fixable_and_fixes_to_after(golden, fix_text) -> None:  # t
 
 def test_fixing_after_changes_nothing(golden, fix_text) -> None:  # type: ignore[no-untyped-def]
     after = golden.after.read_text("utf-8")
-    fixed = fix_text(after)
+    fixed = fix_text(after, turn_on=(golden.rule,))
     assert fixed.text == after and fixed.outcome.count == 0
 
 
@@ -29,13 +29,13 @@ def test_after_parses_as_before_and_nothing_fixable_remains(golden, fix_text) ->
     before = load_text("before.yaml", golden.path.read_text("utf-8"))
     after = load_text("after.yaml", golden.after.read_text("utf-8"))
     assert not after.errors and len(after.resources) == len(before.resources)
-    remaining = fix_text(golden.after.read_text("utf-8")).before.findings
+    remaining = fix_text(golden.after.read_text("utf-8"), turn_on=(golden.rule,)).before.findings
     assert [f for f in remaining if f.rule == golden.rule or f.fixable] == []
 
 
 def test_unfixed_fires_without_a_fix_and_stays_as_it_is(unfixed, fix_text) -> None:  # type: ignore[no-untyped-def]
     text = unfixed.path.read_text("utf-8")
-    fixed = fix_text(text)
+    fixed = fix_text(text, turn_on=(unfixed.rule,))
     fired = [f for f in fixed.before.findings if f.rule == unfixed.rule]
     assert fired and not any(f.fixable for f in fired), fired
     assert fixed.text == text

@@ -388,7 +388,8 @@ def test_fix_never_applies_a_stored_result(capsys: pytest.CaptureFixture[str], t
         work.mkdir()
         manifest = work / "m.yaml"
         manifest.write_text(text)
-        options = ("--cache-dir", str(folder)) if cached else ("--no-cache",)
+        # GS023's hardening edits (an opt-in rule, selected) are the fixes here.
+        options = ("--select", "GS023", *(("--cache-dir", str(folder)) if cached else ("--no-cache",)))
         gpustack(capsys, "lint", *options, str(manifest))
         manifest.write_text("# moved\n# down\n" + text)
         gpustack(capsys, "lint", *options, "--fix", str(manifest))

@@ -54,7 +54,7 @@ def test_every_setting(tmp_path: Path) -> None:
     (tmp_path / "clusters" / "prod").mkdir(parents=True)
     assert load_config(path, known_rules=KNOWN) == Config(
         path=path,
-        selection=Selection((Choice(None, frozenset({"GS023"})),)),
+        selection=Selection((Choice(None, frozenset({"GS023"}), frozenset({"GS001", "GS004"})),)),
         severities={"GS004": Severity.INFO},
         fail_on=Severity.ERROR,
         exclude=("charts/*/templates",),

@@ -20,6 +20,7 @@ from gpustack.lint.engine import lint
 from gpustack.lint.input import kustomizebin
 from gpustack.lint.input.overlaid import overlaid
 from gpustack.lint.policy.config import Config
+from gpustack.lint.policy.selection import Choice, Selection
 
 from lint_support import load_paths
 
@@ -41,9 +42,12 @@ def no_binary(monkeypatch: pytest.MonkeyPatch) -> None:
     kustomizebin.binary.cache_clear()
 
 
-def findings(*folders: str, distribution: str = "k3s") -> list[tuple[str, int, int, str, str]]:
+def findings(
+    *folders: str, distribution: str = "k3s", turn_on: frozenset[str] = frozenset()
+) -> list[tuple[str, int, int, str, str]]:
+    """Findings of a default run, with the opt-in rules ``turn_on`` selected besides."""
     loaded = load_paths([str(FIXTURES / folder) for folder in folders], jobs=1)
-    report = lint(loaded, Config(distribution=distribution), jobs=1)
+    report = lint(loaded, Config(distribution=distribution, selection=Selection((Choice(on=turn_on),))), jobs=1)
     return [(str(Path(f.file).relative_to(FIXTURES)), f.line, f.column, f.rule, f.message) for f in report.findings]
 
 
@@ -52,8 +56,8 @@ def rules(found: list[tuple[str, int, int, str, str]]) -> list[str]:
 
 
 def test_a_runtime_class_and_gpu_an_overlay_adds_are_what_the_rules_judge() -> None:
-    alone = findings("bare")
-    overlaid_ = findings("bare", "adds")
+    alone = findings("bare", turn_on=frozenset({"GS023"}))  # GS023 is opt-in
+    overlaid_ = findings("bare", "adds", turn_on=frozenset({"GS023"}))
     assert "GS023" not in rules(alone)  # the base asks for no GPU
     assert ("bare/deployment.yaml", 13, 11, "GS023") in [f[:4] for f in overlaid_]  # the JSON 6902 GPU limit
     assert "GS004" not in rules(overlaid_)  # the strategic merge patch's runtimeClassName

@@ -128,9 +128,50 @@ def test_config_with_unknown_ids_exits_2(capsys: pytest.CaptureFixture[str]) -> 
 def test_one_decision_for_every_source() -> None:
     config = Choice(None, frozenset({"GS900"}))
     assert not Selection((config,)).enabled("GS900")
+    assert not Selection((config,)).enabled("GS902", default=False)  # an opt-in rule nobody names
+    assert Selection((Choice(on=frozenset({"GS902"})),)).enabled("GS902", default=False)
+    assert not Selection((Choice(on=frozenset({"GS902"})),)).before(Choice(ignore=frozenset({"GS902"}))).enabled("GS902")
     assert Selection((config,)).before(Choice(frozenset({"GS900"}))).enabled("GS900")
     assert not Selection((config,)).before(Choice(frozenset({"GS901"}))).enabled("GS902")
     assert Selection((config,)).before(Choice(ignore=frozenset({"GS901"}))).enabled("GS902")
+
+
+def test_an_opt_in_rule_runs_only_when_selected_by_id(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``optIn: true``: off in a default run; ``--select``, the config's ``select`` or
+    ``rules: {ID: on}`` (or a severity) turn it on; ``ignore`` still wins within a source."""
+    import dataclasses
+
+    from lint_support import TEST_CATALOGUE
+
+    catalogue = {**TEST_CATALOGUE, "GS902": dataclasses.replace(TEST_CATALOGUE["GS902"], opt_in=True)}
+    monkeypatch.setattr("gpustack.lint.catalogue.load_catalogue", lambda: catalogue)
+    assert sorted(found(capsys)) == EVERYTHING[:2]
+    assert found(capsys, "--select", "GS902") == [("GS902", "info")]
+    assert sorted(found(capsys, "--ignore", "GS900")) == [("GS901", "error")]
+    write(".gpustack.yaml", "rules: {GS902: on}\n")
+    assert sorted(found(capsys)) == EVERYTHING  # the defaults, and GS902
+    write(".gpustack.yaml", "rules: {GS902: warning}\n")
+    assert ("GS902", "warning") in found(capsys)
+    write(".gpustack.yaml", "select: [GS900, GS902]\n")
+    assert sorted(found(capsys)) == [("GS900", "warning"), ("GS902", "info")]
+    write(".gpustack.yaml", "rules: {GS902: on}\nignore: [GS902]\n")
+    assert "GS902" not in {rule for rule, _ in found(capsys)}
+    write(".gpustack.yaml", "rules: {GS902: on}\n")
+    assert "GS902" not in {rule for rule, _ in found(capsys, "--ignore", "GS902")}  # the nearer source
+
+
+def test_an_opt_in_rule_is_marked_in_the_rules_table() -> None:
+    import dataclasses
+
+    from lint_support import TEST_CATALOGUE
+
+    from gpustack.lint.rule_docs import catalogue_markdown, catalogue_table
+
+    catalogue = {**TEST_CATALOGUE, "GS902": dataclasses.replace(TEST_CATALOGUE["GS902"], opt_in=True)}
+    assert "GS902  two-services    info (opt-in)" in catalogue_table(catalogue)
+    assert "**Severity** info (opt-in) · **Scope** set" in catalogue_markdown(catalogue)
 
 
 # --- exemptions ---------------------------------------------------------------------------

@@ -85,6 +85,11 @@ def test_findings_point_at_values_keys_through_the_cli(capsys: pytest.CaptureFix
     code, out, _ = gpustack(capsys, "lint", "--distribution", "k3s", "--format", "json", file)
     found = {(f["rule"], f["line"]) for f in json.loads(out)["findings"]}
     assert code == 1
+    assert found == {("GS001", 18), ("GS004", 20), ("GS007", 27), ("GS002", 30)}
+    # GS023 is opt-in: the config turns it on, and it points at the values key too.
+    write(str(tmp_path / ".gpustack.yaml"), "rules: {GS023: on}\n")
+    code, out, _ = gpustack(capsys, "lint", "--distribution", "k3s", "--format", "json", file)
+    found = {(f["rule"], f["line"]) for f in json.loads(out)["findings"]}
     assert found == {("GS001", 18), ("GS004", 20), ("GS007", 27), ("GS023", 29), ("GS002", 30)}
 
 

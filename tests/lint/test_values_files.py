@@ -113,6 +113,47 @@ def test_an_unpacked_subchart_is_the_lowest_layer_of_its_parents_dependency(tmp_
     assert plugin.values["nodeSelector"] == {"gpu": "yes"}
 
 
+def test_a_wrapper_chart_is_no_release_of_the_chart_it_wraps(tmp_path: Path) -> None:
+    """A chart folder named like the chart it depends on wraps it: only the dependency is a
+    release, at the version the dependency pins, with the block under its name as values."""
+    _write(tmp_path, {
+        "Chart.yaml": (
+            "apiVersion: v2\nname: gpu-operator\nversion: 1.0.0\ndependencies:\n"
+            "  - name: gpu-operator\n    version: v25.3.4\n    condition: gpu-operator.enabled\n"
+        ),
+        "values.yaml": "gpu-operator:\n  enabled: true\n  devicePlugin:\n    enabled: false\n",
+    })
+    [release] = dispatch.releases(_context(tmp_path))
+    assert (release.chart, release.version, release.release) == ("gpu-operator", "v25.3.4", "gpu-operator")
+    assert release.values == {"enabled": True, "devicePlugin": {"enabled": False}}
+    resource, _ = release.where("devicePlugin", "enabled")
+    assert Path(resource.file).name == "values.yaml"
+    assert release.owner == f"dependency gpu-operator of {tmp_path / 'Chart.yaml'}"
+    # The condition key is Helm's, not a template's.
+    [layer] = release.layers
+    assert layer.helm_reads == {("enabled",)}
+
+
+def test_a_wrapper_whose_dependency_is_off_installs_nothing_and_its_values_are_read(tmp_path: Path) -> None:
+    _write(tmp_path, {
+        "Chart.yaml": "apiVersion: v2\nname: hami\nversion: 1.0.0\ndependencies:\n  - name: hami\n    condition: hami.enabled\n",
+        "values.yaml": "hami:\n  enabled: false\n",
+    })
+    assert _releases(tmp_path) == {}
+    report = lint(load_paths([str(tmp_path)]))
+    assert not [note for note in report.notes if note.message == NOT_CHECKED]
+
+
+def test_a_condition_reads_the_unpacked_subcharts_own_default(tmp_path: Path) -> None:
+    """Helm tells a condition from the parent's values over its subcharts' under their keys."""
+    chart = "apiVersion: v2\nname: stack\nversion: 1.0.0\ndependencies:\n  - name: hami\n    condition: hami.enabled\n"
+    sub = {"charts/hami/Chart.yaml": "apiVersion: v2\nname: hami\nversion: 2.10.0\n", "charts/hami/values.yaml": "enabled: false\n"}
+    _write(tmp_path, {"Chart.yaml": chart, "values.yaml": "global: {}\n", **sub})
+    assert "hami" not in _releases(tmp_path)
+    _write(tmp_path, {"values.yaml": "hami:\n  enabled: true\n"})
+    assert "hami" in _releases(tmp_path)
+
+
 def test_a_vendored_chart_folder_is_a_release_of_that_chart_at_its_version(tmp_path: Path) -> None:
     _write(tmp_path, {
         "gpu-operator/Chart.yaml": "apiVersion: v2\nname: gpu-operator\nversion: v25.3.0\n",

@@ -4,6 +4,8 @@
   ``# expect: GSNNN`` (several ids: ``# expect: GS002, GS023``); the reported lines of that
   rule must be exactly those.
 - A ``clean-*`` fixture must produce no finding of its rule.
+- A fixture is linted with its own rule selected, so an opt-in rule (``optIn: true``) runs on its
+  fixtures; other opt-in rules stay off, as in a default run.
 - An optional first-line comment sets the cluster context: ``# distribution: k3s``, or
   ``# spec: l4-hami.yaml`` (a spec under ``specs/``, as ``gpustack lint --spec`` reads it).
 
@@ -24,6 +26,7 @@ import pytest
 from gpustack.lint.engine import lint
 from gpustack.lint.input.load import load_text
 from gpustack.lint.policy.config import Config
+from gpustack.lint.policy.selection import Choice, Selection
 from gpustack.lint.rules import RULES
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -83,12 +86,19 @@ class Reported:
 
 
 def lint_text(
-    text: str, *, name: str = "fixture.yaml", distribution: str | None = None, spec: Path | None = None
+    text: str,
+    *,
+    name: str = "fixture.yaml",
+    distribution: str | None = None,
+    spec: Path | None = None,
+    turn_on: tuple[str, ...] = (),
 ) -> list[Reported]:
-    """Every finding of the real loader and engine on one manifest stream."""
+    """Every finding of the real loader and engine on one manifest stream: the rules of a
+    default run, and ``turn_on`` (opt-in rules, selected by id) besides."""
     loaded = load_text(name, text)
     assert not loaded.errors, loaded.errors
-    report = lint(loaded, Config(distribution=distribution, spec=spec))
+    selection = Selection((Choice(on=frozenset(turn_on)),)) if turn_on else Selection()
+    report = lint(loaded, Config(distribution=distribution, spec=spec, selection=selection))
     assert not report.errors, report.errors  # a rule that raised
     return [Reported(f.rule, f.line, f.column, f.message, str(f.severity)) for f in report.findings]
 
@@ -104,5 +114,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture(name="lint")
 def lint_fixture_() -> Callable[..., list[Reported]]:
-    """``lint(text, name=..., distribution=None, spec=None)``: every finding on a manifest stream."""
+    """``lint(text, name=..., distribution=None, spec=None, turn_on=())``: every finding on a
+    manifest stream."""
     return lint_text

@@ -16,7 +16,10 @@ FIXTURES = Path(__file__).parent / "fixtures"
 def test_fixture(rule_fixture, lint) -> None:  # type: ignore[no-untyped-def]
     fixture = rule_fixture
     assert fixture.rule in RULES, f"{fixture.path}: no rule {fixture.rule}"
-    reported = lint(fixture.text, name=str(fixture.path), distribution=fixture.distribution, spec=fixture.spec)
+    reported = lint(
+        fixture.text, name=str(fixture.path), distribution=fixture.distribution, spec=fixture.spec,
+        turn_on=(fixture.rule,),
+    )
     lines = {r.line for r in reported if r.rule == fixture.rule}
     if fixture.fires:
         expected = fixture.expected_lines()

@@ -82,6 +82,68 @@ def test_visible_devices_all_by_the_nodes_gpu_count(
     assert found == ([severity] if severity else [])
 
 
+PRIVILEGED_POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: legacy, namespace: lab}
+spec:
+  tolerations: [{key: nvidia.com/gpu, operator: Exists}]
+  containers:
+    - name: cuda
+      image: ghcr.io/example/cuda-app:1.0
+      securityContext: {privileged: true}
+      resources: {limits: {nvidia.com/gpu: 1}}
+"""
+KARPENTER = """
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: gpu}
+spec:
+  template:
+    spec:
+      requirements: [{key: node.kubernetes.io/instance-type, operator: In, values: [%s]}]
+      taints: [{key: %s, effect: NoSchedule}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "spec", "severity"),
+    [
+        # No evidence of the nodes' GPU count: the message says it assumes more, a warning.
+        ("", None, "warning"),
+        # A spec: pools of 8 and 4 GPUs per node an error; one GPU per node, taken, nothing.
+        ("", "kubeadm-1.35.yaml", "error"),
+        ("", "l4.yaml", None),
+        # A node group of the set that the pod tolerates, with multi-GPU instance types.
+        (KARPENTER % ("g5.xlarge, g5.12xlarge", "nvidia.com/gpu"), None, "error"),
+        # Its instance types have one GPU each, or its taint keeps the pod off: no evidence.
+        (KARPENTER % ("g5.xlarge, g6.2xlarge", "nvidia.com/gpu"), None, "warning"),
+        (KARPENTER % ("p5.48xlarge", "dedicated"), None, "warning"),
+    ],
+)
+def test_privileged_gpu_pod_by_the_evidence_of_the_nodes_gpu_count(
+    lint: Callable[..., list], extra: str, spec: str | None, severity: str | None
+) -> None:
+    """Evidence before severity: a privileged container reaching "every GPU of its node" is an
+    error only where nodes with more GPUs than it requests are shown."""
+    found = [r for r in lint(PRIVILEGED_POD + extra, spec=SPECS / spec if spec else None) if r.rule == "GS002"]
+    assert [r.severity for r in found] == ([severity] if severity else [])
+    if severity == "warning":
+        assert "assuming nodes with more GPUs than that" in found[0].message
+
+
+def test_privileged_gpu_pod_fixtures_by_evidence(lint: Callable[..., list]) -> None:
+    """The fixtures' cases: multi-GPU evidence errors, sidecars that take GPUs without it warnings."""
+    fixtures = Path(__file__).parent / "fixtures" / "GS002"
+    evidence = (fixtures / "fires-multi-gpu-nodes-evidence.yaml").read_text("utf-8")
+    assert [r.severity for r in lint(evidence) if r.rule == "GS002"] == ["error"] * 3
+    sidecars = (fixtures / "fires-privileged-sidecars-that-take-gpus.yaml").read_text("utf-8")
+    assert [r.severity for r in lint(sidecars) if r.rule == "GS002"] == ["warning"] * 3
+    shared = (fixtures / "fires-escalation-and-admin-capability.yaml").read_text("utf-8")  # a MIG slice
+    assert [r.severity for r in lint(shared) if r.rule == "GS002"] == ["error"] * 2
+
+
 UNLABELLED_RULE = """
 apiVersion: monitoring.coreos.com/v1
 kind: PrometheusRule

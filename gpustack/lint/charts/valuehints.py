@@ -14,14 +14,16 @@ from gpustack.lint.releases.helmvalues import ValuesLayer
 
 
 def written(layer: ValuesLayer) -> Iterator[KeyPath]:
-    """Every key path a layer writes: the leaves and maps of a tree, each ``--set`` key."""
+    """Every key path a layer writes: the leaves and maps of a tree, each ``--set`` key; not
+    the keys Helm reads itself (a dependency's ``condition`` and ``tags``)."""
     if layer.written is not None:
-        yield from layer.written
+        yield from (path for path in layer.written if path not in layer.helm_reads)
         return
 
     def walk(values: Mapping[str, Any], prefix: KeyPath) -> Iterator[KeyPath]:
         for key, value in values.items():
-            yield (*prefix, key)
+            if (*prefix, key) not in layer.helm_reads:
+                yield (*prefix, key)
             if isinstance(value, Mapping):
                 yield from walk(value, (*prefix, key))
 

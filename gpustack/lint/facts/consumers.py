@@ -16,9 +16,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from gpustack.lint.facts.claims import ClaimIndex
-from gpustack.lint.facts.hostpaths import gpu_specific, is_under, normalise_host_path
+from gpustack.lint.facts.hostpaths import gpu_specific, normalise_host_path
 from gpustack.lint.facts.images import image_repository
-from gpustack.lint.facts.quantities import DRI, gpu_requests, requests_other_gpus
+from gpustack.lint.facts.quantities import gpu_requests
 from gpustack.lint.model import Container, Path, PodSpec, scalar_text
 
 # --- NVIDIA_VISIBLE_DEVICES ----------------------------------------------------------------
@@ -76,25 +76,24 @@ _ENTERS_HOST = ("chroot ", "nsenter ")
 
 def gpus_reached(pod: PodSpec, host_paths: Iterable[str]) -> str | None:
     """How a pod reaches GPUs by itself, whatever it requests, or None: a visible-devices
-    variable, a GPU device node or driver file mounted from the host (``/dev/dri`` not in a pod
-    that asks for Intel's or AMD's GPUs), or the host's whole ``/dev`` in a pod that runs
+    variable, an NVIDIA device node or driver file mounted from the host (``/dev/dri``'s DRM
+    render nodes are none: ``hostpaths``), or the host's whole ``/dev`` in a pod that runs
     NVIDIA's images or tools."""
     for container in pod.containers():
         if var := visible_devices(container):
             return f"sets {VISIBLE_DEVICES}={var.value}"
     paths = [normalise_host_path(path) for path in host_paths]
-    other_vendor = any(is_under(path, DRI) for path in paths) and requests_other_gpus(pod)
     for path in paths:
-        if other_vendor and is_under(path, DRI):
-            continue  # that vendor's render nodes, which its device plugin hands out
         if gpu_specific(path):
             return f"mounts host path {path}"
-    if "/dev" in paths and any(_runs_nvidia_software(c) for c in pod.containers()):
+    if "/dev" in paths and any(runs_nvidia_software(c) for c in pod.containers()):
         return "mounts host path /dev and runs NVIDIA software"
     return None
 
 
-def _runs_nvidia_software(container: Container) -> bool:
+def runs_nvidia_software(container: Container) -> bool:
+    """An NVIDIA image (whose CUDA base sets ``NVIDIA_VISIBLE_DEVICES=all``) or an NVIDIA tool
+    in the command, not run inside the host (``chroot``, ``nsenter``)."""
     command = container.data.get("command"), container.data.get("args")
     text = " ".join(str(part) for items in command if isinstance(items, list) for part in items)
     if any(entry in text for entry in _ENTERS_HOST):

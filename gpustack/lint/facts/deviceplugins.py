@@ -68,7 +68,10 @@ class DevicePlugin:
             name = "HAMi's device plugin"
         else:
             name = "the GPU Operator's device plugin" if self.operator else "NVIDIA's device plugin"
-        where = self.resource.ref if self.resource.kind else f"values file {self.resource.file}"
+        if self.release is not None:
+            where = self.release.owner
+        else:
+            where = self.resource.ref if self.resource.kind else f"values file {self.resource.file}"
         return f"{name} ({where})"
 
 

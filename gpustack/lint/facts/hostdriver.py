@@ -18,7 +18,11 @@ Bottlerocket's NVIDIA variants carry the driver too
 (https://bottlerocket.dev/en/os/1.54.x/version-information/gpu-drivers): a Karpenter
 ``EC2NodeClass`` on Bottlerocket (``amiFamily: Bottlerocket``, or an ``amiSelectorTerms`` alias
 ``bottlerocket@…``, https://karpenter.sh/docs/concepts/nodeclasses/) that a GPU NodePool of the
-set uses (``facts/node_groups.py``) says the driver comes with the OS.
+set uses (``facts/node_groups.py``) says the driver comes with the OS; so does the same pair of
+Karpenter's v1alpha5 API, a GPU ``Provisioner`` and the ``AWSNodeTemplate`` of its ``providerRef``
+(or its inline ``provider``) with ``amiFamily: Bottlerocket``. ``bottlerocket_node_classes`` is that
+one fact: runtime evidence (GS004) reads it too, since the same variants make nvidia containerd's
+default runtime.
 Everything is a function of the documents given, computed once per context.
 """
 
@@ -107,22 +111,51 @@ def _collect(resources: tuple[Resource, ...]) -> HostStack:
     return HostStack(tuple(driver), tuple(toolkit), tuple(releases))
 
 
+def bottlerocket_node_classes(ctx: LintContext) -> tuple[tuple[Resource, Path], ...]:
+    """The set's Karpenter node classes on Bottlerocket that a GPU node pool uses, each with the
+    field that says Bottlerocket."""
+    return ctx.memo(("hostdriver", "bottlerocket"), lambda: tuple(_bottlerocket_classes(ctx.resources)))
+
+
+def bottlerocket_subject(resource: Resource) -> str:
+    """How messages name a Bottlerocket node class: "a GPU NodePool's EC2NodeClass"."""
+    return {"EC2NodeClass": "a GPU NodePool's EC2NodeClass", "AWSNodeTemplate": "a GPU Provisioner's AWSNodeTemplate"}.get(
+        resource.kind or "", "a GPU Provisioner")
+
+
 def _bottlerocket(resources: tuple[Resource, ...]) -> Iterator[Evidence]:
-    """EC2NodeClasses on Bottlerocket that a GPU NodePool of the set uses."""
+    for resource, path in _bottlerocket_classes(resources):
+        yield Evidence(resource, path, f"{bottlerocket_subject(resource)} runs Bottlerocket, whose NVIDIA variants carry the driver")
+
+
+def _bottlerocket_classes(resources: tuple[Resource, ...]) -> Iterator[tuple[Resource, Path]]:
+    """EC2NodeClasses (AWSNodeTemplates) on Bottlerocket that a GPU NodePool (Provisioner) of the
+    set uses, and GPU Provisioners with an inline Bottlerocket ``provider``."""
     used = {
         str(get_value(r.data, "spec", "template", "spec", "nodeClassRef", "name"))
         for r in resources if r.kind == "NodePool" and karpenter_gpu(r.data)
     }
+    templates = set()
     for resource in resources:
-        if resource.kind != "EC2NodeClass" or resource.ref.name not in used:
+        if resource.kind != "Provisioner" or not karpenter_gpu(resource.data):
             continue
-        if str(get_value(resource.data, "spec", "amiFamily")).lower() == "bottlerocket":
-            yield Evidence(resource, ("spec", "amiFamily"), "a GPU NodePool's EC2NodeClass runs Bottlerocket, whose NVIDIA variants carry the driver")
+        templates.add(str(get_value(resource.data, "spec", "providerRef", "name")))
+        if _is_bottlerocket(get_value(resource.data, "spec", "provider", "amiFamily")):
+            yield resource, ("spec", "provider", "amiFamily")
+    for resource in resources:
+        if not ((resource.kind == "EC2NodeClass" and resource.ref.name in used)
+                or (resource.kind == "AWSNodeTemplate" and resource.ref.name in templates)):
+            continue
+        if _is_bottlerocket(get_value(resource.data, "spec", "amiFamily")):
+            yield resource, ("spec", "amiFamily")
         terms = get_value(resource.data, "spec", "amiSelectorTerms")
         for index, term in enumerate(terms if isinstance(terms, list) else ()):
             if isinstance(term, Mapping) and str(term.get("alias", "")).lower().startswith("bottlerocket@"):
-                yield Evidence(resource, ("spec", "amiSelectorTerms", index, "alias"),
-                               "a GPU NodePool's EC2NodeClass runs Bottlerocket, whose NVIDIA variants carry the driver")
+                yield resource, ("spec", "amiSelectorTerms", index, "alias")
+
+
+def _is_bottlerocket(family: Any) -> bool:
+    return str(family).lower() == "bottlerocket"
 
 
 def _toolkit(resource: Resource, path: Path, names: list[str]) -> Iterator[Evidence]:

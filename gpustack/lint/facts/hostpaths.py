@@ -1,4 +1,4 @@
-"""Host paths that hold GPU device nodes, driver files or the device plugins' sockets.
+"""Host paths that hold NVIDIA GPU device nodes, driver files or the device plugins' sockets.
 
 What a ``hostPath`` volume reaches: ``gpu_specific`` paths, the folders above them
 (``exposes_gpus``), and host paths in one written form (``normalise_host_path``).
@@ -9,12 +9,18 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 
-# Host paths that hold GPU device nodes or driver files (normalised: /var/run is /run). GKE's
-# driver folder /home/kubernetes/bin/nvidia is not among them: GKE has no nvidia runtime, and
-# its documented GPUDirect sidecars mount the driver's libraries (no device nodes) from there.
+# Host paths that hold NVIDIA GPU device nodes or driver files (normalised: /var/run is /run):
+# /dev/nvidia* covers the GPUs, nvidiactl, nvidia-uvm, nvidia-modeset, the NVSwitches and the
+# MIG and IMEX capability nodes under /dev/nvidia-caps*. /dev/dri is not among them: it holds
+# DRM card and render nodes (Intel's and AMD's GPUs for VA-API and Mesa; for NVIDIA GPUs only
+# the nvidia-drm display nodes), and CUDA, NVENC/NVDEC and NVML open /dev/nvidia* alone, so
+# mounting it reaches no NVIDIA GPU around the scheduler (container toolkit: the device nodes a
+# GPU container gets, https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/arch-overview.html).
+# GKE's driver folder /home/kubernetes/bin/nvidia is not among them either: GKE has no nvidia
+# runtime, and its documented GPUDirect sidecars mount the driver's libraries (no device nodes)
+# from there.
 GPU_HOST_PATHS = (
     "/dev/nvidia*",
-    "/dev/dri",
     "/usr/bin/nvidia-*",
     "/usr/lib/x86_64-linux-gnu/libnvidia*",
     "/usr/lib/x86_64-linux-gnu/libcuda*",

@@ -126,11 +126,13 @@ def _schematic_gpu(schematic: Any) -> bool:
 
 
 def karpenter_gpu(data: Mapping[str, Any]) -> bool:
-    """Whether a Karpenter NodePool's requirements or limits name GPUs."""
-    if get_value(data, "spec", "limits", "nvidia.com/gpu") is not None:
+    """Whether a Karpenter NodePool's requirements or limits name GPUs (or those of a v1alpha5
+    ``Provisioner``: ``spec.requirements``, ``spec.limits.resources``)."""
+    if any(get_value(data, "spec", "limits", *under, "nvidia.com/gpu") is not None for under in ((), ("resources",))):
         return True
-    requirements = get_value(data, "spec", "template", "spec", "requirements")
-    for item in requirements if isinstance(requirements, list) else ():
+    listed = [get_value(data, "spec", "template", "spec", "requirements"), get_value(data, "spec", "requirements")]
+    requirements = [item for found in listed if isinstance(found, list) for item in found]
+    for item in requirements:
         if not isinstance(item, Mapping) or item.get("operator") not in ("In", "Exists", "Gt"):
             continue
         key, values = item.get("key"), [str(v) for v in item.get("values") or ()]

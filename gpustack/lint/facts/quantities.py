@@ -1,6 +1,6 @@
 """GPU resource names and the amounts containers ask for, as exact quantities.
 
-Which extended resources hand out (part of) a GPU, other vendors' GPU resources, Kubernetes
+Which extended resources hand out (part of) a GPU, Kubernetes
 quantities (``500m``, ``4Gi``) as fractions, each container's ``resources`` entries and the
 GPU amounts it gets, and the template placeholders (``${GPUS}``) that still ask for GPUs.
 """
@@ -15,7 +15,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from gpustack.lint.model import Container, Path, PodSpec, get_value
+from gpustack.lint.model import Container, Path, get_value
 
 # --- resource names and quantities -------------------------------------------------------
 
@@ -29,22 +29,6 @@ _GPU_RESOURCE = re.compile(r"^nvidia\.com/(gpu|gpu\.shared|mig-.+|gpumem.*|gpuco
 def is_gpu_resource(name: str) -> bool:
     """An extended resource that hands out (part of) a GPU."""
     return bool(_GPU_RESOURCE.match(name))
-
-
-# Other vendors' GPUs, which their own device plugins hand out: in a pod that asks for one, a
-# /dev/dri mount is that vendor's render nodes, not a way to NVIDIA's GPUs around the
-# scheduler (CUDA needs /dev/nvidia*). The NVIDIA rules do not otherwise look at them.
-DRI = "/dev/dri"
-_OTHER_GPU_RESOURCE = re.compile(r"^(gpu\.intel\.com/.+|amd\.com/gpu|amd\.com/gpu-.+)$")
-
-
-def requests_other_gpus(pod: PodSpec) -> bool:
-    """Whether a container asks for another vendor's GPUs (Intel's, AMD's)."""
-    return any(
-        _OTHER_GPU_RESOURCE.match(amount.name) and (amount.quantity is None or amount.quantity > 0)
-        for container in pod.containers()
-        for amount in resource_amounts(container)
-    )
 
 
 def is_shared_gpu_resource(name: str) -> bool:

@@ -4,10 +4,20 @@ A pod without ``runtimeClassName`` gets its GPUs only where nvidia is containerd
 runtime, or where the devices reach it through CDI whatever the runtime. The set may say so
 itself, in files that are not Kubernetes objects (the loader reads them like any document):
 
-- a Talos machine-config patch (``machine.files``) or full machine config, or a talhelper
-  ``talconfig.yaml`` (patches inline as YAML strings, ``nodes[].machineFiles``), writing
-  containerd config with ``default_runtime_name`` into ``/etc/cri/conf.d/``
-  (https://www.talos.dev/latest/talos-guides/configuration/nvidia-gpu/);
+- a Talos machine-config patch (``machine.files``) or full machine config, a talhelper
+  ``talconfig.yaml`` (patches inline as YAML strings, ``nodes[].machineFiles``) or an Omni config
+  patch (``spec.data``), writing containerd config with ``default_runtime_name`` into
+  ``/etc/cri/conf.d/`` (https://www.talos.dev/latest/talos-guides/configuration/nvidia-gpu/), in
+  the TOML table containerd reads for the nodes' CRI config version (``talos.CRI_DEFAULT_TABLES``:
+  version 3 from Talos v1.8 on, per the set's installer image or ``talosVersion``, else the
+  drop-in's own ``version``; neither said: version 3, today's Talos, assumed). In the other table the key
+  is not read and runc stays the default: that is evidence of runc, and a pitfall of its own
+  (``misplaced_defaults``, GS004). The containerd 1.x table where nothing says the release is
+  no evidence either way (Talos v1.7 and older read it), only a pitfall to check;
+- a Karpenter node class on Bottlerocket for a GPU node pool (``hostdriver.bottlerocket_node_classes``):
+  Bottlerocket's NVIDIA variants make nvidia containerd's default runtime
+  (https://github.com/bottlerocket-os/bottlerocket-core-kit/blob/a10182f974abd19de803bb7a324b5a0bdeab4ced/packages/containerd/containerd-config-toml_k8s_nvidia_containerd_sock:
+  ``default_runtime_name = "nvidia"``, the containerd template of the ``k8s`` variants' ``nvidia`` flavor);
 - a K3s or RKE2 ``config.yaml`` with ``default-runtime`` (the agent's "Set the default runtime in
   containerd");
 - the GPU Operator (a chart release or a ``ClusterPolicy``): its toolkit makes nvidia the default
@@ -22,6 +32,13 @@ itself, in files that are not Kubernetes objects (the loader reads them like any
   of its own. On K3s, RKE2, k0s and Talos, whose documented way is the ``nvidia``
   RuntimeClass, the same DaemonSet is the mistake GS004 is for, not evidence.
 
+On OpenShift (``facts/openshift.py``: its API groups, an OperatorHub Subscription, the GPU Operator's
+``platform.openshift``) CRI-O runs the pods and the GPU Operator's toolkit installs NVIDIA's OCI hook
+into CRI-O's hooks folder, which CRI-O applies to every container (NVIDIA/gpu-operator
+``controllers/object_controls.go``, the toolkit's ``crio-hooks`` volume;
+https://docs.nvidia.com/datacenter/cloud-native/openshift/latest/index.html): that evidence wins over
+any containerd setting of the set, which CRI-O does not read.
+
 Containerd TOML outside YAML is not read: the linter reads YAML and JSON only. The evidence is a
 function of the documents given (one set, or one root of a set), computed once per context.
 """
@@ -34,7 +51,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpustack.lint.charts import chartkeys, chartversions
-from gpustack.lint.facts import clusterpolicy, deviceplugins, registered, talos
+from gpustack.lint.facts import clusterpolicy, deviceplugins, hostdriver, openshift, registered, talos
 from gpustack.lint.facts.clusterconfig import k3s_default_runtime
 from gpustack.lint.model import Path, Resource, get_value
 from gpustack.lint.releases import dispatch
@@ -66,12 +83,45 @@ class Evidence:
 def default_runtime(ctx: LintContext) -> Evidence | None:
     """The set's verdict: the first evidence found when all of it agrees, else None (no
     evidence, or some saying nvidia and some runc: the nodes differ and the set cannot tell
-    which are the GPU nodes)."""
+    which are the GPU nodes). Evidence of OpenShift wins over the rest (CRI-O reads none of it)."""
     return ctx.memo(("runtimeevidence",), lambda: _verdict(ctx))
 
 
+@dataclass(frozen=True)
+class Misplaced:
+    """A CRI drop-in whose ``default_runtime_name`` sits in a table containerd does not read."""
+
+    resource: Resource
+    path: Path
+    file: str  # the drop-in's path on the node
+    runtime: str
+    table: str
+    version: int  # the CRI config version the nodes' containerd reads (assumed 3 when not known)
+    known: str | None  # what says the version (the drop-in's ``version``, a Talos release); None: assumed
+
+    @property
+    def wanted(self) -> str:
+        return talos.CRI_DEFAULT_TABLES[self.version]
+
+    @property
+    def certain(self) -> bool:
+        """Whether the table is wrong whatever the release: the version is known, or the table is
+        neither containerd's 1.x nor its 2.x one."""
+        return self.known is not None or self.table not in talos.CRI_DEFAULT_TABLES.values()
+
+
+def misplaced_defaults(ctx: LintContext) -> tuple[Misplaced, ...]:
+    """The set's CRI drop-ins that name a default runtime other than runc in a table containerd
+    does not read, so that runc stays the default."""
+    return _documents(ctx)[1]
+
+
 def _verdict(ctx: LintContext) -> Evidence | None:
-    found = [*_from_documents(ctx.resources), *_from_releases(ctx), *_from_static_plugins(ctx)]
+    hooked = [Evidence(True, resource, path, f"{what}: on OpenShift CRI-O applies NVIDIA's OCI hook to every container")
+              for resource, path, what in openshift.evidence(ctx)]
+    if hooked:
+        return hooked[0]
+    found = [*_documents(ctx)[0], *_bottlerocket(ctx), *_from_releases(ctx), *_from_static_plugins(ctx)]
     if not found or len({evidence.gpus_without_class for evidence in found}) > 1:
         return None
     return found[0]
@@ -80,42 +130,82 @@ def _verdict(ctx: LintContext) -> Evidence | None:
 # --- node configs -----------------------------------------------------------------------------
 
 
-def _from_documents(resources: tuple[Resource, ...]) -> Iterator[Evidence]:
-    for resource in resources:
+def _documents(ctx: LintContext) -> tuple[tuple[Evidence, ...], tuple[Misplaced, ...]]:
+    return ctx.memo(("runtimeevidence", "documents"), lambda: _read_documents(ctx))
+
+
+def _read_documents(ctx: LintContext) -> tuple[tuple[Evidence, ...], tuple[Misplaced, ...]]:
+    reader = _DropIns(_talos_config_version(ctx))
+    for resource in ctx.resources:
         if (runtime := k3s_default_runtime(resource)) is not None:
-            yield Evidence(runtime == "nvidia", resource, ("default-runtime",), f"K3s/RKE2 config sets default-runtime: {runtime}")
-        elif talos.is_talconfig(resource):
-            yield from _talconfig(resource)
+            reader.evidence.append(
+                Evidence(runtime == "nvidia", resource, ("default-runtime",), f"K3s/RKE2 config sets default-runtime: {runtime}"))
         elif resource.kind is None:
-            yield from _machine_files(resource, (), resource.data)
+            for path, config in talos.machine_configs(resource):
+                reader.files(resource, (*path, "machine", "files"), get_value(config, "machine", "files"))
+            if talos.is_talconfig(resource):
+                for index, node in enumerate(resource.data["nodes"]):
+                    if isinstance(node, Mapping):
+                        reader.files(resource, ("nodes", index, "machineFiles"), node.get("machineFiles"))
+    return tuple(reader.evidence), tuple(reader.misplaced)
 
 
-def _talconfig(resource: Resource) -> Iterator[Evidence]:
-    """Its patches' ``machine.files`` and its nodes' ``machineFiles``."""
-    for path, patch in talos.talconfig_patches(resource):
-        yield from _machine_files(resource, path, patch)
-    for index, node in enumerate(resource.data["nodes"]):
-        if isinstance(node, Mapping):
-            yield from _files(resource, ("nodes", index, "machineFiles"), node.get("machineFiles"))
+def _talos_config_version(ctx: LintContext) -> tuple[int, str] | None:
+    """The CRI config version the set's Talos releases run (and what says it), when they agree."""
+    releases = hostdriver.host_stack(ctx).releases
+    versions = {talos.cri_config_version(release) for _, release in releases}
+    if len(versions) != 1:
+        return None
+    where, release = releases[0]
+    return versions.pop(), f"Talos v{release[0]}.{release[1]}, per {where}"
 
 
-def _machine_files(resource: Resource, path: Path, config: Mapping[str, Any]) -> Iterator[Evidence]:
-    """A Talos machine config (or patch): ``machine.files``."""
-    yield from _files(resource, (*path, "machine", "files"), get_value(config, "machine", "files"))
+class _DropIns:
+    """Talos ``machine.files`` entries in ``/etc/cri/conf.d/``: their evidence and misplaced keys."""
+
+    def __init__(self, release_version: tuple[int, str] | None) -> None:
+        self.release_version = release_version
+        self.evidence: list[Evidence] = []
+        self.misplaced: list[Misplaced] = []
+
+    def files(self, resource: Resource, path: Path, files: Any) -> None:
+        for index, file in enumerate(files if isinstance(files, list) else ()):
+            if not isinstance(file, Mapping) or not str(file.get("path", "")).startswith(talos.CRI_DROP_IN):
+                continue
+            content = file.get("content")
+            where = (*path, index, "content")
+            for found in talos.default_runtimes(content if isinstance(content, str) else ""):
+                self._default(resource, where, str(file["path"]), found)
+
+    def _default(self, resource: Resource, where: Path, file: str, found: talos.DefaultRuntime) -> None:
+        said = f'Talos machine config writes default_runtime_name = "{found.runtime}" to {file}'
+        version, known = self._version(found)
+        if found.table is None or found.table == talos.CRI_DEFAULT_TABLES[version]:
+            self.evidence.append(Evidence(found.runtime == "nvidia", resource, where, said))
+            return
+        if found.runtime == "runc":  # read or not, runc is the default
+            self.evidence.append(Evidence(False, resource, where, said))
+            return
+        self.misplaced.append(Misplaced(resource, where, file, found.runtime, found.table, version, known))
+        if known is None and found.table == talos.CRI_DEFAULT_TABLES[2]:
+            return  # right for Talos v1.7 and older: the set does not say which
+        self.evidence.append(Evidence(False, resource, where, f"{said} under [{found.table}], which containerd does not read "
+                                      f"under CRI config version {version}"))
+
+    def _version(self, found: talos.DefaultRuntime) -> tuple[int, str | None]:
+        """The CRI config version the nodes' containerd reads: the Talos release's, else the one
+        the drop-in declares, else today's Talos (3, assumed)."""
+        if self.release_version is not None:
+            return self.release_version
+        if found.version in talos.CRI_DEFAULT_TABLES:
+            return found.version, f"the drop-in's version = {found.version}"
+        return 3, None
 
 
-def _files(resource: Resource, path: Path, files: Any) -> Iterator[Evidence]:
-    for index, file in enumerate(files if isinstance(files, list) else ()):
-        if not isinstance(file, Mapping) or not str(file.get("path", "")).startswith(talos.CRI_DROP_IN):
-            continue
-        content = file.get("content")
-        for runtime in talos.DEFAULT_RUNTIME.findall(content if isinstance(content, str) else ""):
-            yield Evidence(
-                runtime == "nvidia",
-                resource,
-                (*path, index, "content"),
-                f"Talos machine config writes default_runtime_name = \"{runtime}\" to {file['path']}",
-            )
+def _bottlerocket(ctx: LintContext) -> Iterator[Evidence]:
+    for resource, path in hostdriver.bottlerocket_node_classes(ctx):
+        yield Evidence(True, resource, path, f"{hostdriver.bottlerocket_subject(resource)} runs Bottlerocket, whose NVIDIA "
+                       "variants make nvidia containerd's default runtime")
 
 
 # --- the GPU Operator and the device plugin ---------------------------------------------------

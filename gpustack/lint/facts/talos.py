@@ -5,7 +5,10 @@
 - talhelper's ``talconfig.yaml``: a cluster name and its nodes, patches inline
   (https://budimanjojo.github.io/talhelper/latest/reference/configuration/);
 - an Image Factory schematic: ``customization.systemExtensions.officialExtensions``
-  (https://github.com/siderolabs/image-factory#schematics).
+  (https://github.com/siderolabs/image-factory#schematics);
+- an Omni config patch (``metadata.type: ConfigPatches.omni.sidero.dev``): a machine-config
+  patch as a YAML string in ``spec.data``, as ``omnictl apply`` takes it
+  (https://docs.siderolabs.com/omni/omni-cluster-setup/how-configuration-works-in-omni).
 
 The facts of Talos's NVIDIA support that both gpustack render (``gpustack.spec.talos``,
 ``render/stackfiles/talos_config``) and the lint rules read live here, in one place: the kernel
@@ -16,7 +19,9 @@ runtime (https://docs.siderolabs.com/talos/v1.13/configure-your-talos-cluster/ha
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from gpustack.lint.model import Path, Resource, get_value
@@ -31,10 +36,20 @@ MODULE_EXTENSIONS = ("nvidia-open-gpu-kernel-modules", "nonfree-kmod-nvidia")
 TOOLKIT_EXTENSION = "nvidia-container-toolkit"
 FABRIC_MANAGER_EXTENSION = "nvidia-fabricmanager"
 # Talos merges containerd's CRI config parts from this folder; the NVIDIA guide's default-runtime
-# part is 20-customization.part, a containerd 2 TOML table (Talos 1.9 and later).
+# part is 20-customization.part, a containerd 2 TOML table (Talos 1.8 and later).
 CRI_DROP_IN = "/etc/cri/conf.d/"
 CRI_CUSTOMIZATION = CRI_DROP_IN + "20-customization.part"
 CRI_RUNTIME_TABLE = 'plugins."io.containerd.cri.v1.runtime".containerd'
+# Where containerd reads default_runtime_name, by CRI config version: 2 (containerd 1.x) and 3
+# (containerd 2.x, whose CRI plugin moved its runtime settings to io.containerd.cri.v1.runtime;
+# https://github.com/containerd/containerd/blob/main/docs/cri/config.md). In the other table the
+# key is not read and runc stays the default. Talos runs containerd 2 with CRI config version 3
+# from v1.8.0 on (hack/cri-containerd.toml at siderolabs/talos v1.8.0; NVIDIA guides:
+# https://www.talos.dev/v1.7/talos-guides/configuration/nvidia-gpu-proprietary/ uses the v2 table,
+# https://www.talos.dev/v1.8/talos-guides/configuration/nvidia-gpu-proprietary/ the v3 one).
+CRI_DEFAULT_TABLES = {2: 'plugins."io.containerd.grpc.v1.cri".containerd', 3: CRI_RUNTIME_TABLE}
+CRI_CONFIG_3_FROM = (1, 8)
+OMNI_CONFIG_PATCH = "ConfigPatches.omni.sidero.dev"
 _RELEASE = re.compile(r"v?(\d+)\.(\d+)\.\d+")
 _RELEASE_TAG = re.compile(r"installer[^:]*:v(\d+)\.(\d+)\.\d+")
 # The last release whose nvidia-container-toolkit extension carries the toolkit itself (from
@@ -42,6 +57,41 @@ _RELEASE_TAG = re.compile(r"installer[^:]*:v(\d+)\.(\d+)\.\d+")
 # https://docs.siderolabs.com/talos/v1.13/configure-your-talos-cluster/hardware-and-drivers/nvidia-gpu
 TOOLKIT_IN_EXTENSION_UNTIL = (1, 13)
 DEFAULT_RUNTIME = re.compile(r"""^\s*default_runtime_name\s*=\s*["']([^"']+)["']""", re.MULTILINE)
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+@dataclass(frozen=True)
+class DefaultRuntime:
+    """A ``default_runtime_name`` a CRI drop-in writes, and where in its TOML."""
+
+    runtime: str
+    table: str | None  # the dotted table that holds it (``plugins."io.containerd…".containerd``); None: not TOML
+    version: int | None  # the drop-in's own ``version`` key, if it has one
+
+
+def default_runtimes(content: str) -> list[DefaultRuntime]:
+    """Every ``default_runtime_name`` of a CRI drop-in's content, with its table (text that is not
+    TOML: found line by line, tables unknown)."""
+    try:
+        parsed = tomllib.loads(content)
+    except tomllib.TOMLDecodeError:
+        return [DefaultRuntime(runtime, None, None) for runtime in DEFAULT_RUNTIME.findall(content)]
+    version = parsed.get("version")
+    version = version if isinstance(version, int) and not isinstance(version, bool) else None
+    return [DefaultRuntime(runtime, table, version) for table, runtime in _default_runtime_keys(parsed, ())]
+
+
+def _default_runtime_keys(table: Mapping[str, Any], path: tuple[str, ...]) -> Iterator[tuple[str, str]]:
+    for key, value in table.items():
+        if isinstance(value, Mapping):
+            yield from _default_runtime_keys(value, (*path, key))
+        elif key == "default_runtime_name" and isinstance(value, str):
+            yield ".".join(part if _BARE_KEY.fullmatch(part) else f'"{part}"' for part in path), value
+
+
+def cri_config_version(release: tuple[int, int]) -> int:
+    """The CRI config version a Talos release's containerd reads (3 from v1.8 on)."""
+    return 3 if release >= CRI_CONFIG_3_FROM else 2
 
 
 def default_runtime_part(runtime: str) -> str:
@@ -106,6 +156,26 @@ def is_talconfig(resource: Resource) -> bool:
 def is_machine_config(resource: Resource) -> bool:
     """A Talos machine config or patch: a ``machine`` or ``cluster`` section, no kind."""
     return resource.kind is None and any(isinstance(resource.data.get(key), Mapping) for key in MACHINE_SECTIONS)
+
+
+def is_omni_patch(resource: Resource) -> bool:
+    """An Omni config patch: ``metadata.type: ConfigPatches.omni.sidero.dev``, the patch in ``spec.data``."""
+    data = resource.data
+    return (resource.kind is None and get_value(data, "metadata", "type") == OMNI_CONFIG_PATCH
+            and isinstance(get_value(data, "spec", "data"), str))
+
+
+def machine_configs(resource: Resource) -> Iterator[tuple[Path, Mapping[str, Any]]]:
+    """The machine configs or patches a Talos document holds, each with where it sits: the
+    document itself, a talconfig's patches, an Omni config patch's ``spec.data``."""
+    if is_talconfig(resource):
+        yield from talconfig_patches(resource)
+    elif is_omni_patch(resource):
+        patch = helmvalues.yaml_mapping(resource.data["spec"]["data"])
+        if isinstance(patch, Mapping):
+            yield ("spec", "data"), patch
+    elif is_machine_config(resource):
+        yield (), resource.data
 
 
 def talconfig_patches(resource: Resource) -> Iterator[tuple[Path, Mapping[str, Any]]]:

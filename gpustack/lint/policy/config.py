@@ -4,10 +4,11 @@ Found from the linted paths' folder upward (the first one wins) or named with ``
 Every key is optional::
 
     rules:                 # per rule: off (disable), on, or a severity that replaces the default
-      GS023: off
+      GS007: off
       GS004: warning
+      GS023: on            # an opt-in rule runs only when turned on or selected by id
     select: [GS001, GS004] # only these rules (and those `rules:` turns on); see selection.py
-    ignore: [GS023]        # not these
+    ignore: [GS007]        # not these
     exemptions:            # findings accepted, matched exactly; see exemption.py
       - {rules: [GS002], namespace: gpu-system, kind: DaemonSet, name: agent, reason: needs /dev}
     baseline: .gpustack-baseline.json   # report only findings not in it (relative to this file)
@@ -209,7 +210,8 @@ class _Reader:
             select = self.choice.get("select")
             selected = None if select is None else frozenset(select | self.choice.get("on", set()))
             ignored = frozenset(self.choice.get("ignore", set()) | self.choice.get("off", set()))
-            settings["selection"] = Selection((Choice(selected, ignored),))
+            turned_on = frozenset(self.choice.get("on", set()))
+            settings["selection"] = Selection((Choice(selected, ignored, turned_on),))
         return Config(path=self.path, **settings)
 
     def problem(self, path: tuple[str | int, ...], message: str) -> None:

@@ -1,11 +1,14 @@
 """Which rules run: the one decision, from the command line and ``.gpustack.yaml``.
 
-Each source gives a ``Choice``: ``select`` (only these rules; absent: every rule) and
-``ignore`` (not these). The config's ``rules: {GS023: off}`` is an ``ignore``, and its
-``rules: {GS004: on}`` adds GS004 to the config's ``select`` when it has one. A rule is
-decided by the nearest source that names it, or that selects and so excludes it: the command
-line, then the config, then the default (on). Within one source ``ignore`` wins over
-``select``. So ``--select GS023`` runs GS023 even where the config ignores it, and
+Each source gives a ``Choice``: ``select`` (only these rules; absent: every rule), ``ignore``
+(not these) and ``on`` (these, named one by one). The config's ``rules: {GS004: off}`` is an
+``ignore``, and its ``rules: {GS023: on}`` (or a severity) is an ``on``, which also joins the
+config's ``select`` when it has one. A rule is decided by the nearest source that names it, or
+that selects and so excludes it: the command line, then the config, then the rule's default.
+The default is on, except for the catalogue's opt-in rules (``optIn: true`` in
+``policies/GSNNN.yaml``: advice that is no GPU pitfall, such as GS023's hardening), which run
+only where a source selects or turns them on by id. Within one source ``ignore`` wins over
+``select`` and ``on``. So ``--select GS023`` runs GS023 even where the config ignores it, and
 ``--ignore GS004`` leaves the config's choice for every other rule.
 
 Rule ids are whole ids in any case (``GS004``, ``gs004``; never a prefix: ``GS4`` is unknown,
@@ -28,11 +31,14 @@ class Choice:
 
     select: frozenset[str] | None = None
     ignore: frozenset[str] = frozenset()
+    on: frozenset[str] = frozenset()  # named on (the config's rules:), opt-in rules included
 
     def decide(self, rule: str) -> bool | None:
         """On, off, or None: this source leaves the rule to the next."""
         if rule in self.ignore:
             return False
+        if rule in self.on:
+            return True
         return None if self.select is None else rule in self.select
 
 
@@ -42,12 +48,13 @@ class Selection:
 
     choices: tuple[Choice, ...] = ()
 
-    def enabled(self, rule: str) -> bool:
+    def enabled(self, rule: str, *, default: bool = True) -> bool:
+        """Whether ``rule`` runs; ``default`` where no source decides (False: an opt-in rule)."""
         for choice in self.choices:
             decision = choice.decide(rule)
             if decision is not None:
                 return decision
-        return True
+        return default
 
     def before(self, choice: Choice) -> Selection:
         """This selection with ``choice`` (a nearer source) deciding first."""

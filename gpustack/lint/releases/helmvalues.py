@@ -21,12 +21,14 @@ class ValuesLayer:
     """One place that sets a release's values. ``path`` is where they sit in ``resource``
     (it may go on into a YAML string: the loader locates inside it). ``written`` maps each
     key path of a ``--set``-style layer (K3s ``set``, Argo CD ``parameters``) to where it is
-    written; None for a values tree."""
+    written; None for a values tree. ``helm_reads``: key paths of ``values`` that Helm itself
+    reads, not a template (a chart folder's dependency ``condition`` and ``tags`` keys)."""
 
     resource: Resource
     path: Path
     values: Mapping[str, Any]
     written: Mapping[tuple[str, ...], Path] | None = None
+    helm_reads: frozenset[tuple[str, ...]] = frozenset()
 
     def where(self, keys: tuple[str, ...]) -> Path | None:
         """Where this layer sets ``keys`` (or a key below it), or None."""

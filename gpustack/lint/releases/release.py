@@ -29,6 +29,7 @@ class HelmChartRelease:
     version: str | None = None  # as written: "2.10.0", "v26.7.0", a range, a Git revision
     layers: tuple[ValuesLayer, ...] = ()
     note: str | None = None  # why the chart or its version could not be told
+    label: str | None = None  # what declares it, where its object's kind does not tell (a chart folder)
 
     def where(self, *keys: str) -> tuple[Resource, Path]:
         """The object and path of the highest-precedence layer that sets ``keys``; the chart
@@ -41,7 +42,10 @@ class HelmChartRelease:
 
     @property
     def owner(self) -> str:
-        """What declares the release: ``HelmChart kube-system/hami``, ``values file helm/hami.values.yaml``."""
+        """What declares the release: ``HelmChart kube-system/hami``, ``values file helm/hami.values.yaml``,
+        ``dependency hami of charts/hami/Chart.yaml``."""
+        if self.label:
+            return self.label
         return str(self.resource.ref) if self.resource.kind else f"values file {self.resource.file}"
 
     def __str__(self) -> str:

@@ -1,8 +1,12 @@
-"""GS003: GPU devices or the driver reached through hostPath volumes.
+"""GS003: NVIDIA GPU devices or the driver reached through hostPath volumes.
 
 With ``runtimeClassName: nvidia`` the runtime injects the allocated GPUs' device nodes and the
-driver's libraries and binaries; mounting ``/dev``, ``/dev/nvidia*``, driver folders or the
-device plugins' socket folder instead bypasses allocation and isolation.
+driver's libraries and binaries; mounting ``/dev``, ``/dev/nvidia*`` (``/dev/nvidia-caps``
+too), driver folders or the device plugins' socket folder instead bypasses allocation and
+isolation. ``/dev/dri`` does not: its DRM card and render nodes are Intel's and AMD's GPUs
+(VA-API, Mesa) or NVIDIA's display nodes, and CUDA, NVENC/NVDEC and NVML open ``/dev/nvidia*``
+only, so a media server's ``/dev/dri`` beside its GPU request takes no GPU the scheduler did
+not allocate (``facts.hostpaths``).
 A pod that mounts such paths without requesting GPUs reaches GPUs outside the scheduler
 (``consumers.gpus_reached``). GPU system components legitimately mount some of these; they are held
 to the host paths their kind needs (``data/system-components.yaml``) instead.

@@ -7,10 +7,20 @@ starts without the devices and driver files. The device
 plugin, GFD and DCGM Exporter read GPUs through NVML and need it too.
 
 Where no spec is given, the set itself may settle it (``runtimeevidence``): a Talos patch, K3s
-or RKE2 config or GPU Operator that makes nvidia the default (or injects GPUs through CDI), or
+or RKE2 config or GPU Operator that makes nvidia the default (or injects GPUs through CDI), a
+Karpenter node class on Bottlerocket for the GPU nodes, objects that only OpenShift serves, or
 on kubeadm NVIDIA's static device plugin as NVIDIA publishes it (no RuntimeClass), silences the rule; one that keeps runc the default makes it an error whatever the
 distribution. A managed cloud (``--distribution``, config or the pod's node labels) and a spec
 (``--spec`` or config ``spec:``, ``cluster.nvidiaDefaultRuntime``) win over the set's evidence.
+Without any of it the finding is info, and says what it assumes.
+
+The rule owns containerd's default runtime, so it also reports where the set means to make nvidia
+the default and does not: a Talos CRI drop-in whose ``default_runtime_name`` sits in the TOML
+table of the other CRI config version (``[plugins."io.containerd.grpc.v1.cri".containerd]`` is
+containerd 1.x's; containerd 2, Talos v1.8 and later, reads
+``[plugins."io.containerd.cri.v1.runtime".containerd]``), where containerd never reads it: an
+error where the set (a Talos release, the drop-in's ``version``) says which containerd reads it,
+a warning where it only assumes today's Talos.
 
 DRA claims are exempt: DRA drivers hand devices over through CDI, which containerd applies
 under any runtime (a system DaemonSet with an admin claim, such as DCGM Exporter in DRA mode,
@@ -52,6 +62,7 @@ MANAGED_LABEL_PREFIXES = (
 )
 FIX = "Add `runtimeClassName: nvidia` to the pod spec."
 RUNC_DEFAULT = "K3s, RKE2, k0s, kubeadm"
+ASSUMED = "assumed: the set names no distribution, and on OpenShift, GKE, EKS or AKS none is needed"
 
 
 def _distribution(pod: PodSpec, ctx: LintContext) -> str | None:
@@ -92,11 +103,14 @@ def _class_exists(severity: Severity, distribution: str | None) -> bool:
 
 
 def _where(distribution: str | None, ctx: LintContext) -> str:
-    """Where the message says runc is the default: the set's evidence, else the distribution."""
+    """Where the message says runc is the default: the set's evidence, else the distribution,
+    else what the rule assumes."""
     if (evidence := ctx.set_fact(_evidence)) is not None:
         return f"where runc is the default runtime ({evidence[1]})"
     if distribution in RUNTIME_CLASS_DISTRIBUTIONS:
         return f"on {distribution}"
+    if distribution is None:
+        return f"where runc is the default runtime ({RUNC_DEFAULT}; {ASSUMED})"
     return f"where runc is the default runtime ({RUNC_DEFAULT})"
 
 
@@ -157,7 +171,32 @@ def chart_runtime_class() -> dict[str, tuple[str, ...]]:
 
 def check_values(ctx: LintContext) -> Iterator[Hit]:
     """Chart releases of GPU DaemonSets that leave runtimeClassName unset. A K3s HelmChart is
-    K3s context for itself (RKE2's helm-controller reads it too; both keep runc the default)."""
+    K3s context for itself (RKE2's helm-controller reads it too; both keep runc the default).
+    Then the set's CRI drop-ins that set the default runtime where containerd does not read it."""
+    yield from _releases_without_class(ctx)
+    yield from _misplaced_defaults(ctx)
+
+
+def _misplaced_defaults(ctx: LintContext) -> Iterator[Hit]:
+    for found in runtimeevidence.misplaced_defaults(ctx):
+        said = f'Talos CRI drop-in {found.file} sets default_runtime_name = "{found.runtime}" under [{found.table}]'
+        if found.certain:
+            message = (f"{said}, a table containerd does not read under CRI config version {found.version} "
+                       f"({found.known or 'any Talos release'}): runc stays the default runtime, and GPU pods without "
+                       "runtimeClassName start without GPU devices or driver")
+        else:
+            message = (f"{said}, containerd 1.x's table: from Talos v1.8 on, containerd 2 (CRI config version 3) reads only "
+                       f"[{found.wanted}], and runc stays the default runtime (assumed: the set names no Talos release)")
+        yield Hit(
+            found.resource,
+            found.path,
+            message,
+            severity=Severity.ERROR if found.certain else Severity.WARNING,
+            fix=f"Put `default_runtime_name` under [{found.wanted}].",
+        )
+
+
+def _releases_without_class(ctx: LintContext) -> Iterator[Hit]:
     for release in dispatch.releases(ctx):
         keys = chart_runtime_class().get(release.chart)
         value = get_value(release.values, *keys) if keys else None

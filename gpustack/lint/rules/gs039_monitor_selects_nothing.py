@@ -1,4 +1,5 @@
-"""GS039: a ServiceMonitor or PodMonitor whose selector matches nothing the set deploys.
+"""GS039: a ServiceMonitor or PodMonitor whose selector matches nothing the set deploys, or a
+ServiceMonitor endpoint on a port name no Service it selects has.
 
 A ServiceMonitor scrapes the endpoints of the Services that ``spec.selector`` matches in the
 namespaces of ``spec.namespaceSelector`` (its own namespace when unset); a PodMonitor the pods.
@@ -9,6 +10,17 @@ chart releases whose objects ``data/monitor-targets.yaml`` describes, and from t
 Operator's ClusterPolicy; a release of any other chart, or a namespaced custom resource (an
 operator's), in a namespace the monitor selects may create the target, and so does the cluster
 itself in kube-system: such monitors are not judged.
+
+The GPU Operator creates its exporters' Services at run time, from its ClusterPolicy, not from
+its chart's templates (NVIDIA/gpu-operator ``assets/state-dcgm-exporter/``): a set that shows
+neither the operator's release nor a ClusterPolicy may still run it, installed where the linter
+does not read (the helm CLI, OLM, Fleet's ``fleet.yaml``, Terraform). A monitor that selects
+exactly what the operator creates counts as matching there, in any namespace.
+
+Where every Service a ServiceMonitor selects is known, ports and all (the set's own, or those
+the data describes), an endpoint whose ``port`` none of them names scrapes nothing either
+(the Prometheus Operator keeps only endpoints of that Service port name): the GPU Operator's
+DCGM exporter Service names its port ``gpu-metrics``, the dcgm-exporter chart's ``metrics``.
 """
 
 from __future__ import annotations
@@ -47,17 +59,58 @@ Namespaces = frozenset[str] | None  # None: any namespace
 
 
 @dataclass(frozen=True)
+class _Described:
+    """A Service or pod something creates without the set spelling it out."""
+
+    labels: Mapping[str, str]
+    name: str | None = None  # the Service's name, for messages
+    ports: tuple[str, ...] | None = None  # the Service's port names, when known
+
+
+Described = Mapping[str, list[_Described]]  # by target kind: Service, Pod
+
+
+@dataclass(frozen=True)
 class Targets:
-    charts: Mapping[str, Mapping[str, list[Mapping[str, str]]]]
-    kinds: Mapping[str, Mapping[str, list[Mapping[str, str]]]]
+    charts: Mapping[str, Described]
+    kinds: Mapping[str, Described]
+    kind_charts: Mapping[str, str]  # kind -> the chart that runs its operator
     namespaces: frozenset[str]
-    cluster: Mapping[str, Mapping[str, list[Mapping[str, str]]]]
+    cluster: Mapping[str, Described]
 
 
 @cache
 def known_targets() -> Targets:
     data = lint_data("monitor-targets.yaml")
-    return Targets(data["charts"], data["kinds"], frozenset(data["namespaces"]), data["cluster"])
+    kinds = data["kinds"]
+    return Targets(
+        {chart: _entries(listed) for chart, listed in data["charts"].items()},
+        {kind: _entries(listed) for kind, listed in kinds.items()},
+        {kind: listed["chart"] for kind, listed in kinds.items() if "chart" in listed},
+        frozenset(data["namespaces"]),
+        {namespace: _entries(listed) for namespace, listed in data["cluster"].items()},
+    )
+
+
+def _entries(listed: Mapping[str, Any]) -> Described:
+    described: dict[str, list[_Described]] = {}
+    for target in MONITORS.values():
+        for entry in listed.get(target) or ():
+            if isinstance(entry.get("labels"), Mapping):
+                ports = entry.get("ports")
+                described.setdefault(target, []).append(
+                    _Described(entry["labels"], entry.get("name"), tuple(ports) if isinstance(ports, list) else None))
+            else:
+                described.setdefault(target, []).append(_Described(entry))
+    return described
+
+
+@dataclass(frozen=True)
+class _Target:
+    """A target a monitor selects: what it is (for messages) and its port names, when known."""
+
+    what: str
+    ports: tuple[str, ...] | None
 
 
 class _Placement:
@@ -151,47 +204,72 @@ class _Monitor:
     def matches(self, labels: Mapping[str, Any], namespace: str | None) -> bool:
         return _in(namespace, self.namespaces) and labelselectors.selector_matches(self.selector, labels)
 
+    def matched(self, described: Described, release: str | None, name: str, namespace: str | None, owner: str) -> list[_Target]:
+        """The described targets the monitor selects, as targets of ``owner``."""
+        found = []
+        for entry in described.get(self.target_kind, ()):
+            if self.matches(_described(entry.labels, release, name), namespace):
+                service = f" {str(entry.name).replace('{name}', name)}" if entry.name else ""
+                found.append(_Target(f"{self.target_kind}{service} that {owner} creates", entry.ports))
+        return found
 
-def _in_set(monitor: _Monitor, ctx: LintContext) -> bool:
+
+def _in_set(monitor: _Monitor, ctx: LintContext) -> list[_Target]:
     if monitor.target_kind == "Service":
-        return any(
-            monitor.matches(labelselectors.labels_of(r), monitor.placement.of(r)) for r in ctx.resources if r.kind == "Service"
-        )
-    return any(
-        monitor.matches(_mapping(pod.template_metadata.get("labels")), monitor.placement.of(pod.resource))
+        return [
+            _Target(str(r.ref), _port_names(r))
+            for r in ctx.resources
+            if r.kind == "Service" and monitor.matches(labelselectors.labels_of(r), monitor.placement.of(r))
+        ]
+    return [
+        _Target(str(pod.resource.ref), None)
         for pod in ctx.pod_specs
-    )
+        if monitor.matches(_mapping(pod.template_metadata.get("labels")), monitor.placement.of(pod.resource))
+    ]
 
 
-def _created_elsewhere(monitor: _Monitor, namespaces: frozenset[str], ctx: LintContext) -> bool:
-    """Whether a chart release, an operator or the cluster may create a target the set does not
-    hold in ``namespaces`` (those the monitor selects)."""
+def _port_names(service: Resource) -> tuple[str, ...] | None:
+    """A Service's port names; None where one is not plain text."""
+    ports = service.get(("spec", "ports"))
+    names = [port.get("name") for port in ports if isinstance(port, Mapping)] if isinstance(ports, list) else []
+    if not all(name is None or (isinstance(name, str) and "{{" not in name) for name in names):
+        return None
+    return tuple(name for name in names if name)
+
+
+def _created_elsewhere(monitor: _Monitor, namespaces: frozenset[str], ctx: LintContext) -> tuple[list[_Target], bool]:
+    """The targets a chart release, an operator or the cluster creates that the set does not
+    hold, in ``namespaces`` (those the monitor selects), and whether something may create
+    others the linter cannot describe."""
     known = known_targets()
+    found: list[_Target] = []
     if namespaces & known.namespaces:
-        return True
+        return found, True
     for namespace, described in known.cluster.items():
-        if any(monitor.matches(labels, namespace) for labels in described.get(monitor.target_kind, ())):
-            return True
+        found += [_Target(target.what, None) for target in monitor.matched(described, None, "", namespace, "the cluster")]
+    deployed: set[str] = set()  # charts and kinds the set deploys
     for release in dispatch.releases(ctx):
+        deployed.add(release.chart)
         namespace = _release_namespace(release, monitor.placement)
         if not _in(namespace, monitor.namespaces):
             continue
         described = known.charts.get(release.chart)
         if described is None:
-            return True  # any other chart may create anything in its namespace
+            return found, True  # any other chart may create anything in its namespace
         name = get_value(release.values, "nameOverride") or release.chart
-        if any(monitor.matches(_described(labels, release.release, str(name)), None)
-               for labels in described.get(monitor.target_kind, ())):
-            return True
+        found += monitor.matched(described, release.release, str(name), None, str(release))
     for resource in ctx.resources:
         described = known.kinds.get(resource.kind or "")
         if described is not None:
-            if any(monitor.matches(_described(labels, None, ""), None) for labels in described.get(monitor.target_kind, ())):
-                return True
+            deployed.add(resource.kind or "")
+            found += monitor.matched(described, None, "", None, f"{resource.ref}'s operator")
         elif _operator_input(resource) and (namespace := monitor.placement.of(resource)):
             if _in(namespace, monitor.namespaces):
-                return True  # an operator's input in a selected namespace
-    return False
+                return found, True  # an operator's input in a selected namespace
+    for kind, chart in known.kind_charts.items():
+        if kind not in deployed and chart not in deployed:  # the operator may run, installed where the linter does not read
+            found += monitor.matched(known.kinds[kind], None, "", None, f"the {chart} chart's operator (installed outside these files)")
+    return found, False
 
 
 def _operator_input(resource: Resource) -> bool:
@@ -221,7 +299,16 @@ def check(ctx: LintContext) -> Iterator[Hit]:
             continue
         placement = placement or _Placement(ctx.resources)
         monitor = _Monitor(resource, target_kind, selector, _namespaces(resource, placement), placement)
-        if monitor.namespaces is None or _in_set(monitor, ctx) or _created_elsewhere(monitor, monitor.namespaces, ctx):
+        if monitor.namespaces is None:
+            continue
+        targets = _in_set(monitor, ctx)
+        elsewhere, unknown = _created_elsewhere(monitor, monitor.namespaces, ctx)
+        targets += elsewhere
+        if unknown:
+            continue
+        if targets:
+            if target_kind == "Service" and all(target.ports is not None for target in targets):
+                yield from _unnamed_ports(resource, targets)
             continue
         what = "Service" if target_kind == "Service" else "pod"
         yield Hit(
@@ -232,6 +319,24 @@ def check(ctx: LintContext) -> Iterator[Hit]:
             fix=f"Match the labels of the {what}s to scrape (`kubectl get {what.lower()}s -n <namespace> "
             "--show-labels`), or set `spec.namespaceSelector`; lint the set that deploys them with it, "
             "or pass `--partial`.",
+        )
+
+
+def _unnamed_ports(monitor: Resource, targets: list[_Target]) -> Iterator[Hit]:
+    """Endpoints on a port name that no selected Service has (all their port names known)."""
+    names = sorted({name for target in targets for name in target.ports or ()})
+    endpoints = monitor.get(("spec", "endpoints"))
+    for index, endpoint in enumerate(endpoints if isinstance(endpoints, list) else ()):
+        port = endpoint.get("port") if isinstance(endpoint, Mapping) else None
+        if not isinstance(port, str) or not port or "{{" in port or port in names:
+            continue
+        selected = "; ".join(f"{target.what}, ports: {', '.join(target.ports or ()) or 'none named'}" for target in targets[:3])
+        yield Hit(
+            monitor,
+            ("spec", "endpoints", index, "port"),
+            f"{monitor.ref} scrapes port `{port}`, which no Service it selects names ({selected}): the Prometheus "
+            "Operator keeps only endpoints of that Service port name, so this endpoint scrapes nothing",
+            fix=f"Set `port: {names[0]}`." if len(names) == 1 else "Name one of the selected Services' ports.",
         )
 
 
