@@ -20,6 +20,7 @@ from gpustack import charts
 from gpustack.render.components import dra
 from gpustack.spec.models.components import DeviceClassSpec
 from tests.cluster import deploy
+from tests.cluster.agents import dra as dra_agent
 from tests.cluster.support import WAIT_SECONDS, Cluster, describe, pods, scheduling_message, start, wait_for
 
 pytestmark = pytest.mark.cluster
@@ -68,6 +69,17 @@ def classes() -> list[dict[str, Any]]:
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     generator = start(SPEC, tmp_path_factory.mktemp("dra-classes") / "state")
     found = next(generator)
+    # The node's state is declared here, as the driver's kubelet plugin would publish it (NVIDIA's
+    # chart is not among the packaged charts the tier installs): its whole GPUs, and the MIG
+    # devices of GPU 2 in a pool of their own.
+    (node,) = [n for n in found.nodes if n.name == NODE]
+    assert node.machine.gpu is not None
+    whole = [dra_agent.device(DRIVER, node.machine.gpu, NODE, index) for index in range(node.machine.gpus)]
+    found.api.create("/apis/resource.k8s.io/v1/resourceslices", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{NODE}-gpus"},
+        "spec": {"driver": DRIVER, "nodeName": NODE, "pool": {"name": NODE, "generation": 1, "resourceSliceCount": 1},
+                 "devices": whole},
+    })
     found.api.create("/apis/resource.k8s.io/v1/resourceslices", {
         "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{NODE}-mig"},
         "spec": {"driver": DRIVER, "nodeName": NODE, "pool": {"name": f"{NODE}-mig", "generation": 1,
