@@ -1,7 +1,8 @@
 """`python -m tests.cluster up --spec SPEC --state DIR [--install]` starts a cluster for the spec
 (its nodes the spec's inventory with the host facts of the rendered stack, DIR/stack) and prints
-its kubeconfig's path (in DIR) last; with ``--install`` it first installs the rendered stack and
-waits until it converges, or exits 1 listing what did not start and why (the cluster stays up
+its kubeconfig's path (in DIR) last; with ``--install`` it first delivers the rendered stack as
+the spec does (Flux's controllers for a Flux spec, else the README's apply order) and waits
+until it converges, or exits 1 listing what did not start and why (the cluster stays up
 for a look). `python -m tests.cluster down --state DIR` stops it and removes DIR."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.cluster import build, control_plane, install
+from tests.cluster.deliver import deliver
 from tests.cluster.api import Api
 from tests.cluster.kubelet import load_machines
 from tests.cluster.spec import load
@@ -40,7 +42,7 @@ def main() -> None:
         kubeconfig = control_plane.up(args.spec, args.state)
         if args.install:
             try:
-                install.install(_cluster(args.state, args.spec), load(args.spec), args.state.resolve() / "stack")
+                deliver(_cluster(args.state, args.spec), args.spec, load(args.spec))
             except (install.NotConverged, pytest.fail.Exception) as error:
                 print(f"the stack did not converge:\n{error}", file=sys.stderr)
                 print(kubeconfig)

@@ -84,10 +84,10 @@ class Launcher:
         self.pids: dict[str, int] = {}
         (state / "logs").mkdir(parents=True, exist_ok=True)
 
-    def start(self, name: str, argv: list[str], cwd: Path | None = None) -> None:
+    def start(self, name: str, argv: list[str], cwd: Path | None = None, env: Mapping[str, str] | None = None) -> None:
         with open(self.state / "logs" / f"{name}.log", "wb") as log:
             process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                       start_new_session=True, cwd=cwd)
+                                       start_new_session=True, cwd=cwd, env=env)
         self.pids[name] = process.pid
         process.returncode = 0  # stopped by `down`, by process group: no "still running" warning
 
@@ -154,6 +154,15 @@ def up(spec_path: Path, state: Path, folder: Path | None = None) -> Path:
         down(state, keep=True)
         raise
     return state / "kubeconfig"
+
+
+def start_process(state: Path, name: str, argv: list[str], env: Mapping[str, str] | None = None) -> None:
+    """Start a process that belongs to the running cluster in ``state`` (a controller, a loopback
+    server): in a session of its own, logging to ``state/logs/<name>.log``, stopped by ``down``."""
+    launcher = Launcher(state)
+    launcher.start(name, argv, env=env)
+    info = json.loads((state / "cluster.json").read_text())
+    _save_pids(state, {**info.get("pids", {}), **launcher.pids})
 
 
 def _distribution_objects(api: Api, distribution: str) -> None:

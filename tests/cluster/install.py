@@ -13,7 +13,6 @@ tests/flux/test_reconcile.py, layer by layer.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,13 +21,11 @@ from gpustack.render.rendered import EARLY_MANIFESTS
 from gpustack.spec.models import GpuStack
 from tests.cluster import deploy
 from tests.cluster.api import ApiError
-from tests.cluster.spec import load
 from tests.cluster.support import (
     WORKLOAD_KINDS,
     Cluster,
     describe,
     owned_pods,
-    start,
     wait_for,
     warnings,
     workload_path,
@@ -144,17 +141,6 @@ def install(cluster: Cluster, stack: GpuStack, folder: Path) -> Deployed:
     deployed = apply_stack(cluster, stack, folder)
     wait_for_rollouts(deployed)
     return deployed
-
-
-def installed(spec: Path, state: Path) -> Iterator[tuple[Cluster, Deployed]]:
-    """A cluster for ``spec`` with its rendered stack installed and converged, while the generator
-    is suspended; stopped and removed when it is closed."""
-    generator = start(spec, state)
-    cluster = next(generator)
-    try:
-        yield cluster, install(cluster, load(spec), state.resolve() / "stack")
-    finally:
-        generator.close()
 
 
 def unconverged(api: Any) -> list[str]:

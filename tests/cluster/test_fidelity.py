@@ -16,7 +16,7 @@ import pytest
 
 from tests.cluster import deploy
 from tests.cluster.control_plane import REPO
-from tests.cluster.install import installed
+from tests.cluster.deliver import installed
 from tests.cluster.support import WAIT_SECONDS, Cluster, describe, new_namespace, pods, wait_for, warnings
 
 pytestmark = pytest.mark.cluster
@@ -30,7 +30,7 @@ _numbers = itertools.count()
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     generator = installed(SPEC, tmp_path_factory.mktemp("fidelity") / "state")
-    yield next(generator)[0]
+    yield next(generator)
     generator.close()
 
 

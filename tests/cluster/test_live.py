@@ -23,7 +23,7 @@ from gpustack.lint.live.compare import combined, describes
 from gpustack.lint.live.pools import live_facts
 from gpustack.lint.live.rbac import manifests
 from tests.cluster.control_plane import LIMITED_USER
-from tests.cluster.install import installed
+from tests.cluster.deliver import installed
 from tests.cluster.support import Cluster
 
 pytestmark = pytest.mark.cluster
@@ -37,7 +37,7 @@ RBAC = "/apis/rbac.authorization.k8s.io/v1"
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     generator = installed(SPEC, tmp_path_factory.mktemp("live") / "state")
-    yield next(generator)[0]
+    yield next(generator)
     generator.close()
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.cluster import deploy
-from tests.cluster.install import installed
+from tests.cluster.deliver import installed
 from tests.cluster.support import WAIT_SECONDS, Cluster, describe, new_namespace, pods, scheduling_message, wait_for
 
 pytestmark = pytest.mark.cluster
@@ -30,7 +30,7 @@ _numbers = itertools.count()
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     generator = installed(SPEC, tmp_path_factory.mktemp("pitfalls") / "state")
-    yield next(generator)[0]
+    yield next(generator)
     generator.close()
 
 
