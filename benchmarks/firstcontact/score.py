@@ -246,6 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     all_notes: list[str] = []
     print("# First-contact benchmark scores\n")
     for batch in batches:
+        if not (batch / "findings.tsv").is_file():
+            print(f"## {batch.name}\n\nlabelled, not linted yet\n")
+            continue
         try:
             md, failures, notes = score_batch(batch)
         except (InputError, FileNotFoundError) as e:
