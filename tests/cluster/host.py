@@ -16,7 +16,8 @@ stack whose host steps forget the toolkit gets a node without the ``nvidia`` han
 - K3s: the same host steps; K3s adds the ``nvidia`` and ``nvidia-cdi`` handlers when it finds
   the toolkit's runtimes on the node (https://docs.k3s.io/advanced#nvidia-container-runtime-support),
   ``default-runtime`` in ``cluster/config.yaml`` picks the default, ``node-label`` and
-  ``node-taint`` register the node (https://docs.k3s.io/cli/agent).
+  ``node-taint`` there or as flags of the install command register the node
+  (https://docs.k3s.io/cli/agent).
 - Talos: the pool's Image Factory schematic (``talos/pools/<pool>.schematic.yaml``): the NVIDIA
   kernel-module extension is the driver, ``nvidia-container-toolkit`` the ``nvidia`` handler
   (https://www.talos.dev/v1.13/talos-guides/configuration/nvidia-gpu-proprietary/); the patch's
@@ -29,6 +30,7 @@ stack whose host steps forget the toolkit gets a node without the ``nvidia`` han
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,6 +88,24 @@ def _apply_command(host: Host, command: str) -> None:
         host.fabric_manager = True
     if "apt-get install" in command and "nvidia-container-toolkit" in command:
         host.runtimes.add("toolkit")  # K3s turns it into handlers (_k3s); kubeadm needs nvidia-ctk
+    if "get.k3s.io" in command:  # the K3s install's own flags register the node
+        words = shlex.split(command.split("|", 1)[-1]) if "|" in command else shlex.split(command)
+        for flag, value in _flags(words):
+            if flag == "--node-label":
+                host.labels.update([value.split("=", 1)])
+            elif flag == "--node-taint":
+                host.taints.append(_taint(value))
+
+
+def _flags(words: list[str]) -> list[tuple[str, str]]:
+    """``--flag value`` and ``--flag=value`` pairs of a command line."""
+    found = []
+    for index, word in enumerate(words):
+        if word.startswith("--") and "=" in word:
+            found.append(tuple(word.split("=", 1)))
+        elif word.startswith("--") and index + 1 < len(words) and not words[index + 1].startswith("-"):
+            found.append((word, words[index + 1]))
+    return found
 
 
 def pool_commands(readme: Path, pool: str, has_gpus: bool) -> list[str]:

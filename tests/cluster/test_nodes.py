@@ -71,3 +71,15 @@ def test_a_host_step_for_other_pools_does_not_apply(tmp_path: Path) -> None:
     assert a.driver and a.default_runtime == "nvidia"
     assert not b.driver and b.default_runtime == "nvidia"
     assert not system.driver and system.runtimes == {"runc"}
+
+
+def test_k3s_install_flags_register_the_node(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text("## Host steps\n\n### 6. K3s server\n\nOn the node:\n\n```bash\n"
+                      "curl -sfL https://get.k3s.io | INSTALL_K3S_CHANNEL=v1.36 sh -s - server "
+                      "--node-taint gpu=true:NoSchedule --node-label=pool=a\n```\n\n## Apply order\n")
+    (tmp_path / "cluster").mkdir()
+    (tmp_path / "cluster" / "config.yaml").write_text("{}\n")
+    node = host.host_facts(tmp_path, "k3s", "a", True)
+    assert node.taints == [{"key": "gpu", "value": "true", "effect": "NoSchedule"}]
+    assert node.labels == {"pool": "a"}
