@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.cluster import refusals, runner
-from tests.cluster.agents import device_plugin, node as node_agents
+from tests.cluster.agents import device_plugin, dra
+from tests.cluster.agents import node as node_agents
 from tests.cluster.agents.world import NodeMemory, Published, World
 from tests.cluster.api import Api, ApiError
 from tests.cluster.nodes import POOL_LABEL, FakeNode, from_json
@@ -135,8 +136,6 @@ class Kubelet:
                                  {"status": {"allocatable": {**wanted, **gone}, "capacity": {**wanted, **gone}}})
 
     def _sync_slices(self, name: str, published: Published) -> None:
-        from tests.cluster.agents import dra
-
         have = {s["spec"]["driver"]: s for s in self.api.items(SLICES, fieldSelector=f"spec.nodeName={name}",
                                                                 labelSelector=dra.PUBLISHED_LABEL)}
         for driver, devices in published.slices.items():
