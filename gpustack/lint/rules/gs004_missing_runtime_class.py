@@ -41,25 +41,15 @@ from gpustack.lint.context import RUNTIME_CLASS_DISTRIBUTIONS, LintContext
 from gpustack.lint.facts import registered, runtimeevidence
 from gpustack.lint.facts.components import pod_components
 from gpustack.lint.facts.consumers import is_gpu_workload, visible_devices
-from gpustack.lint.facts.podspec import node_label_tests, subject
+from gpustack.lint.facts.managed import MANAGED, pod_cloud
+from gpustack.lint.facts.podspec import subject
 from gpustack.lint.facts.quantities import gpu_requests
 from gpustack.lint.model import Hit, PodSpec, SetValue, Severity, get_value
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import dispatch, flux, k3s
 
-MANAGED = frozenset({"gke", "eks", "aks"})
 # Distributions whose GPU stack hooks the nvidia runtime into every container (module docstring).
 HOOKED = frozenset({"openshift"})
-# Node labels only a managed cloud sets: a pod that selects one runs there (GKE's
-# cloud.google.com/gke-accelerator; the others follow the same reasoning).
-MANAGED_LABEL_PREFIXES = (
-    ("cloud.google.com/gke-", "gke"),
-    ("cloud.google.com/compute-class", "gke"),
-    ("eks.amazonaws.com/", "eks"),
-    ("karpenter.k8s.aws/", "eks"),
-    ("sagemaker.amazonaws.com/", "eks"),
-    ("kubernetes.azure.com/", "aks"),
-)
 FIX = "Add `runtimeClassName: nvidia` to the pod spec."
 RUNC_DEFAULT = "K3s, RKE2, k0s, kubeadm"
 ASSUMED = "assumed: the set names no distribution, and on OpenShift, GKE, EKS or AKS none is needed"
@@ -67,11 +57,7 @@ ASSUMED = "assumed: the set names no distribution, and on OpenShift, GKE, EKS or
 
 def _distribution(pod: PodSpec, ctx: LintContext) -> str | None:
     """The context's distribution, or the managed cloud whose node labels the pod selects."""
-    for test in node_label_tests(pod):
-        for prefix, cloud in MANAGED_LABEL_PREFIXES:
-            if test.required and test.selects and test.key.startswith(prefix):
-                return cloud
-    return ctx.distribution
+    return pod_cloud(pod) or ctx.distribution
 
 
 def _evidence(ctx: LintContext) -> tuple[bool, str] | None:
