@@ -3,16 +3,7 @@ the wrong containerd table, beyond what the fixtures show."""
 
 from __future__ import annotations
 
-GPU_POD = """
-apiVersion: v1
-kind: Pod
-metadata: { name: gpu-test }
-spec:
-  containers:
-    - name: cuda
-      image: nvcr.io/nvidia/cuda:13.0.1-base-ubuntu24.04
-      resources: { limits: { nvidia.com/gpu: 1 } }
-"""
+from tests.rules.test_runtime_evidence import GPU_POD
 
 V2_TABLE = 'plugins."io.containerd.grpc.v1.cri".containerd'
 V3_TABLE = 'plugins."io.containerd.cri.v1.runtime".containerd'
