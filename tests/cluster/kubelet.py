@@ -173,6 +173,7 @@ class Kubelet:
         sidecars = [c for c in spec.get("initContainers", []) if c.get("restartPolicy") == "Always"]
         if view is None:
             return self._running(pod, base, {}, init)
+        labels = {**node["metadata"].get("labels", {}), **view.published.labels}  # with this round's agent labels
         blocked = refusals.sandbox(pod, view) or refusals.mounts(pod, view)
         if blocked:
             self._event(pod, blocked.event, blocked.message)
@@ -183,7 +184,7 @@ class Kubelet:
             if config:
                 self._event(pod, config.event, config.message)
                 return _pending(pod, base, config.waiting, config.message, done_init)
-            end = refusals.run(pod, container, view, self._agent_failure(view))
+            end = refusals.run(pod, container, view, self._agent_failure(view, labels))
             if end is None:
                 end = runner.run(self.api, self.state, pod, container)
             if end is not None and end.code:
@@ -198,7 +199,7 @@ class Kubelet:
             if config:
                 self._event(pod, config.event, config.message)
                 return _pending(pod, base, config.waiting, config.message, init)
-            ends[container["name"]] = refusals.run(pod, container, view, self._agent_failure(view))
+            ends[container["name"]] = refusals.run(pod, container, view, self._agent_failure(view, labels))
             if ends[container["name"]] is None and _owner(pod) == "Job":
                 ends[container["name"]] = runner.run(self.api, self.state, pod, container)
         if any(e is not None and e.code for e in ends.values()):
@@ -208,18 +209,15 @@ class Kubelet:
                     self._event(pod, "BackOff", f"Back-off restarting failed container {name}: {end.message}")
         return self._running(pod, base, ends, init)
 
-    def _agent_failure(self, view: refusals.Node):  # noqa: ANN202 - refusals.run's callback
+    def _agent_failure(self, view: refusals.Node, labels: dict[str, str]):  # noqa: ANN202 - refusals.run's callback
+        """Why an agent's container fails on the node whose labels are ``labels`` (this round's)."""
         def failure(pod: dict[str, Any], container: dict[str, Any], handler: str) -> str | None:
             if not (device_plugin.is_plugin(pod) or device_plugin.is_gfd(pod)):
                 return None
-            world = World(view.fake, {}, [], [], view.configmaps, {}, self.memory[view.fake.name],
+            world = World(view.fake, labels, [], [], view.configmaps, {}, self.memory[view.fake.name],
                           view.fake.host.driver or view.published.driver)
-            world.labels = self._labels(view.fake.name)
             return device_plugin.plugin_failure(world, pod, container, handler)
         return failure
-
-    def _labels(self, node: str) -> dict[str, str]:
-        return self.api.get(f"/api/v1/nodes/{node}")["metadata"].get("labels", {})
 
     def _running(self, pod: dict[str, Any], base: dict[str, Any], ends: dict[str, refusals.Exit | None],
                  init: list[dict[str, Any]]) -> dict[str, Any]:

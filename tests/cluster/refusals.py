@@ -4,7 +4,7 @@ containers). Each row names its upstream source.
 
 | stage | what | reason in the pod's status / event | source |
 |---|---|---|---|
-| sandbox | RuntimeClass whose handler the node's containerd lacks | event FailedCreatePodSandBox: ``no runtime for "<handler>" is configured`` | containerd internal/cri/server/sandbox_run.go; kubelet pkg/kubelet/kuberuntime/kuberuntime_sandbox.go |
+| sandbox | RuntimeClass whose handler the node's containerd (2.x) lacks | event FailedCreatePodSandBox: ``unable to get OCI runtime for sandbox: no runtime for "<handler>" is configured`` | containerd internal/cri/server/sandbox_run.go; kubelet pkg/kubelet/kuberuntime/kuberuntime_sandbox.go |
 | sandbox | RuntimeClass that does not exist | event FailedCreatePodSandBox: ``RuntimeClass "<name>" not found`` | pkg/kubelet/runtimeclass/runtimeclass_manager.go |
 | mount | secret / configMap / projected volume of a missing non-optional object | event FailedMount: ``MountVolume.SetUp failed for volume "<v>" : secret "<name>" not found`` | pkg/volume/secret/secret.go, pkg/volume/configmap/configmap.go |
 | mount | hostPath of type Directory/File/Socket/CharDevice that the node lacks | event FailedMount: ``hostPath type check failed: <path> is not a directory`` | pkg/volume/hostpath/host_path.go |
@@ -67,7 +67,11 @@ class Node:
     def handlers(self) -> set[str]:
         return self.fake.host.runtimes | self.published.runtimes
 
-    def default_handler(self) -> str:
+    def handler(self, pod: dict[str, Any]) -> str:
+        """The containerd handler that runs ``pod``: its RuntimeClass's, else the node's default."""
+        name = pod["spec"].get("runtimeClassName")
+        if name:
+            return self.runtime_classes.get(name, "")
         return self.published.default_runtime or self.fake.host.default_runtime
 
 
@@ -80,7 +84,7 @@ def sandbox(pod: dict[str, Any], node: Node) -> Blocked | None:
     handler = node.runtime_classes[name]
     if handler not in node.handlers():
         return Blocked("FailedCreatePodSandBox", "Failed to create pod sandbox: rpc error: code = Unknown desc = "
-                       f'failed to get sandbox runtime: no runtime for "{handler}" is configured', "ContainerCreating")
+                       f'unable to get OCI runtime for sandbox: no runtime for "{handler}" is configured', "ContainerCreating")
     return None
 
 
@@ -160,17 +164,13 @@ def devices_injected(pod: dict[str, Any], node: Node) -> bool:
     strategy) through containerd itself; ``NVIDIA_VISIBLE_DEVICES`` only through the NVIDIA runtime."""
     if pod["spec"].get("resourceClaims") or "cdi" in node.published.injection:
         return True
-    name = pod["spec"].get("runtimeClassName")
-    handler = node.runtime_classes.get(name, "") if name else node.default_handler()
-    return handler == "nvidia"
+    return node.handler(pod) == "nvidia"
 
 
 def run(pod: dict[str, Any], container: dict[str, Any], node: Node,
         agent_failure: Callable[[dict[str, Any], dict[str, Any], str], str | None]) -> Exit | None:
     """How the container ends on this node (None: it keeps running, or a Job's exits 0)."""
-    name = pod["spec"].get("runtimeClassName")
-    handler = node.runtime_classes.get(name, "") if name else node.default_handler()
-    failure = agent_failure(pod, container, handler)
+    failure = agent_failure(pod, container, node.handler(pod))
     if failure:
         return Exit(1, "Error", failure)
     fabric = node.fake.host.fabric_manager or node.published.driver

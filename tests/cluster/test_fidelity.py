@@ -29,9 +29,7 @@ _numbers = itertools.count()
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    generator = installed(SPEC, tmp_path_factory.mktemp("fidelity") / "state")
-    yield next(generator)
-    generator.close()
+    yield from installed(SPEC, tmp_path_factory.mktemp("fidelity") / "state")
 
 
 @pytest.fixture

@@ -36,9 +36,7 @@ RBAC = "/apis/rbac.authorization.k8s.io/v1"
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    generator = installed(SPEC, tmp_path_factory.mktemp("live") / "state")
-    yield next(generator)
-    generator.close()
+    yield from installed(SPEC, tmp_path_factory.mktemp("live") / "state")
 
 
 def lint(*args: str) -> subprocess.CompletedProcess[str]:

@@ -30,12 +30,11 @@ from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool, SystemPool, TimeSlicing
 from gpustack.spec.partitioning import mig_slices, pool_mig_strategy, pool_sharing
 from tests.cluster.agents import dra
+from tests.cluster.agents.device_plugin import CUDA_VERSION, DEFAULT_DRIVER
 from tests.cluster.nodes import GPU_NODE, POOL_LABEL, SYSTEM_NODE
 from tests.cluster.spec import gpu_model
 
 DRA_DRIVERS = {"nvidia": "gpu.nvidia.com", "hami": "hami-core-gpu.project-hami.io"}
-DEFAULT_DRIVER = "595.84"
-CUDA_DRIVER = "13.2"
 
 
 @dataclass
@@ -81,7 +80,7 @@ def gpu_labels(stack: GpuStack, pool: NodePool, model: GpuModel) -> dict[str, st
     """NFD's, the NFD rule's and GFD's labels for a node of ``pool``."""
     driver = (pool.driver.version or DEFAULT_DRIVER).split(".")
     compute = model.computeCapability.split(".")
-    cuda = CUDA_DRIVER.split(".")
+    cuda = CUDA_VERSION.split(".")
     labels = {
         f"feature.node.kubernetes.io/pci-{model.pciVendor}.present": "true",
         f"feature.node.kubernetes.io/pci-{model.pciClass}_{model.pciVendor}.present": "true",

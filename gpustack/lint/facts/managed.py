@@ -38,6 +38,7 @@ from gpustack.lint.facts import talos
 from gpustack.lint.facts.clusterconfig import is_k3s_config
 from gpustack.lint.facts.podspec import node_label_tests
 from gpustack.lint.model import PodSpec, Resource, get_value
+from gpustack.lint.releases.helmvalues import mapping
 
 if TYPE_CHECKING:
     from gpustack.lint.context import LintContext
@@ -105,7 +106,7 @@ def requested_extended_resources(pod: PodSpec) -> tuple[str, ...]:
         for container in pod.containers()
         if container.group in ("containers", "initContainers")
         for section in ("requests", "limits")
-        for name in _mapping(get_value(container.data, "resources", section))
+        for name in mapping(get_value(container.data, "resources", section))
         if _extended(str(name))
     }
     return tuple(sorted(names))
@@ -138,7 +139,7 @@ def _karpenter_clouds(data: Mapping[str, Any]) -> Iterator[str]:
     """The cloud of a Karpenter NodePool (v1alpha5 Provisioner): its node class reference's group,
     or the cloud provider's own labels among its requirements."""
     for found in (get_value(data, "spec", "template", "spec", "nodeClassRef"), get_value(data, "spec", "providerRef")):
-        ref = _mapping(found)
+        ref = mapping(found)
         group = str(ref.get("group") or str(ref.get("apiVersion", "")).partition("/")[0])
         if group in _NODE_CLASS_GROUPS:
             yield _NODE_CLASS_GROUPS[group]
@@ -146,7 +147,7 @@ def _karpenter_clouds(data: Mapping[str, Any]) -> Iterator[str]:
             yield _NODE_CLASS_KINDS[ref["kind"]]
     for listed in (get_value(data, "spec", "template", "spec", "requirements"), get_value(data, "spec", "requirements")):
         for item in listed if isinstance(listed, list) else ():
-            key = str(_mapping(item).get("key", ""))
+            key = str(mapping(item).get("key", ""))
             yield from (cloud for prefix, cloud in _KARPENTER_LABELS if key.startswith(prefix))
 
 
@@ -155,7 +156,3 @@ def _self_run_cluster(resource: Resource) -> bool:
     if resource.kind is None:
         return talos.is_machine_config(resource) or talos.is_talconfig(resource) or is_k3s_config(resource)
     return resource.api_group == "kubeadm.k8s.io"
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}

@@ -47,17 +47,6 @@ def _container(pod: dict[str, Any], command: str) -> dict[str, Any] | None:
     return next((c for c in containers(pod) if command in command_line(c) and IMAGE in c.get("image", "")), None)
 
 
-def available_configs(world: World, pod: dict[str, Any]) -> dict[str, str]:
-    """The files of the ConfigMap the pod mounts at /available-configs."""
-    volumes = {v["name"]: v for v in pod["spec"].get("volumes", [])}
-    for container in containers(pod):
-        for mount in container.get("volumeMounts", []):
-            source = volumes.get(mount["name"], {}).get("configMap")
-            if mount["mountPath"] == "/available-configs" and source:
-                return world.configmap(pod["metadata"]["namespace"], source["name"]) or {}
-    return {}
-
-
 @functools.lru_cache(maxsize=256)
 def _choice(label: str | None, configs: tuple[str, ...], env: str) -> tuple[str, str | None]:
     try:
@@ -78,7 +67,7 @@ def choose(label: str | None, configs: dict[str, str], env: dict[str, str]) -> s
 def node_config(world: World, pod: dict[str, Any], env: dict[str, str], label_key: str = CONFIG_LABEL) -> dict[str, Any]:
     """The plugin's configuration on this node, as NVIDIA's code builds it."""
     manager = _container(pod, "config-manager")
-    configs = available_configs(world, pod)
+    configs = world.mounted(pod, "/available-configs")
     text = None
     if manager is not None or configs:
         settings = env_of(manager) if manager else {}
@@ -103,10 +92,6 @@ def _parsed(text: str | None, env: str) -> tuple[dict[str, Any], str | None]:
         return {}, str(error)
 
 
-def nvml_reachable(world: World, pod: dict[str, Any], handler: str) -> bool:
-    return world.driver_loaded and handler == "nvidia"
-
-
 def plugin_failure(world: World, pod: dict[str, Any], container: dict[str, Any], handler: str) -> str | None:
     """Why a container of the device plugin's pod exits on this node (None: it runs)."""
     command = command_line(container)
@@ -115,7 +100,7 @@ def plugin_failure(world: World, pod: dict[str, Any], container: dict[str, Any],
             node_config(world, pod, {})
         elif "nvidia-device-plugin" in command or "gpu-feature-discovery" in command:
             config = node_config(world, pod, env_of(container))
-            if config["flags"].get("failOnInitError", True) and not nvml_reachable(world, pod, handler):
+            if config["flags"].get("failOnInitError", True) and not (world.driver_loaded and handler == "nvidia"):
                 return ("failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND (libnvidia-ml.so.1 is reached only through "
                         "the NVIDIA runtime on a node with the driver loaded)")
     except nvidia_config.ConfigError as error:

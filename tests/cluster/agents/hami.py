@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from tests.cluster.agents.world import Published, World, containers, image_has
+from tests.cluster.agents.world import Published, World, image_has
 
 IMAGE = "projecthami/hami"
 
@@ -31,14 +31,8 @@ def is_plugin(pod: dict[str, Any]) -> bool:
 
 
 def _mounted(world: World, pod: dict[str, Any], path: str) -> str:
-    volumes = {v["name"]: v for v in pod["spec"].get("volumes", [])}
-    for container in containers(pod):
-        for mount in container.get("volumeMounts", []):
-            source = volumes.get(mount["name"], {}).get("configMap")
-            if source and mount["mountPath"] == path:
-                data = world.configmap(pod["metadata"]["namespace"], source["name"]) or {}
-                return data.get(mount.get("subPath", ""), "") or next(iter(data.values()), "")
-    return ""
+    """The one file mounted at ``path`` (a subPath mount, or a ConfigMap of one key)."""
+    return next(iter(world.mounted(pod, path).values()), "")
 
 
 def publish(world: World, out: Published) -> None:

@@ -24,17 +24,18 @@ from typing import Any
 
 import yaml
 
-from tests.cluster.agents.world import Published, World, command_line, containers, mounted_configmap
+from tests.cluster.agents.world import Published, World, image_has
 
 IMAGE = "nfd/node-feature-discovery"
 PREFIX = "feature.node.kubernetes.io/"
 DEFAULT_CLASSES = ["03", "0b40", "12"]
 DEFAULT_FIELDS = ["class", "vendor"]
+CONFIG_FOLDER = "/etc/kubernetes/node-feature-discovery"
 OWN_NAMESPACES = ("feature.node.kubernetes.io", "profile.node.kubernetes.io")
 
 
 def _is(role: str):  # noqa: ANN202 - a pod predicate
-    return lambda pod: any(IMAGE in c.get("image", "") and role in command_line(c) for c in containers(pod))
+    return lambda pod: image_has(pod, IMAGE, command=role)
 
 
 def publish(world: World, out: Published) -> None:
@@ -42,7 +43,7 @@ def publish(world: World, out: Published) -> None:
     workers = world.running(_is("nfd-worker"))
     if not masters or not workers:
         return
-    worker_config = _config(world, workers[0], "nfd-worker", "/etc/kubernetes/node-feature-discovery")
+    worker_config = _config(world, workers[0])
     pci = worker_config.get("sources", {}).get("pci", {})
     labels = pci_labels(world.node.machine.pci, pci.get("deviceClassWhitelist") or DEFAULT_CLASSES,
                         pci.get("deviceLabelFields") or DEFAULT_FIELDS)
@@ -53,11 +54,9 @@ def publish(world: World, out: Published) -> None:
     out.labels |= {key: value for key, value in labels.items() if _allowed(key)}
 
 
-def _config(world: World, pod: dict[str, Any], role: str, mount: str) -> dict[str, Any]:
-    container = next(c for c in containers(pod) if role in command_line(c))
-    name = mounted_configmap(pod, container, mount)
-    data = world.configmap(pod["metadata"]["namespace"], name) if name else None
-    text = next(iter((data or {}).values()), "") or ""
+def _config(world: World, pod: dict[str, Any]) -> dict[str, Any]:
+    """The worker's ``nfd-worker.conf``, from the ConfigMap mounted at its config folder."""
+    text = next(iter(world.mounted(pod, CONFIG_FOLDER).values()), "") or ""
     return yaml.safe_load(text) or {}
 
 

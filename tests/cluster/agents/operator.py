@@ -39,7 +39,10 @@ def is_operator(pod: dict[str, Any]) -> bool:
 
 
 def tolerated(taints: list[dict[str, str]], tolerations: list[dict[str, Any]]) -> bool:
-    """Whether every NoSchedule/NoExecute taint has a toleration (the DaemonSet controller's test)."""
+    """Whether every NoSchedule/NoExecute taint has a toleration (the DaemonSet controller's test,
+    https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/). Written here,
+    not taken from the linter's ``facts.pools``: the harness judges the linter and shares none
+    of its code."""
     def tolerates(toleration: dict[str, Any], taint: dict[str, str]) -> bool:
         if toleration.get("effect") and toleration["effect"] != taint["effect"]:
             return False

@@ -58,6 +58,23 @@ class World:
     def configmap(self, namespace: str, name: str) -> dict[str, str] | None:
         return self.configmaps.get((namespace, name))
 
+    def mounted(self, pod: dict[str, Any], path: str) -> dict[str, str]:
+        """The files a container of ``pod`` sees at ``path`` from a ConfigMap volume: the
+        ConfigMap's keys (or the volume's ``items``), the one file a ``subPath`` names; none when
+        nothing is mounted there."""
+        volumes = {v["name"]: v for v in pod["spec"].get("volumes", [])}
+        for container in containers(pod):
+            for mount in container.get("volumeMounts", []):
+                source = volumes.get(mount["name"], {}).get("configMap")
+                if source is None or mount["mountPath"].rstrip("/") != path.rstrip("/"):
+                    continue
+                data = self.configmap(pod["metadata"]["namespace"], source["name"]) or {}
+                if source.get("items"):
+                    data = {item["path"]: data[item["key"]] for item in source["items"] if item["key"] in data}
+                sub = mount.get("subPath")
+                return {sub: data[sub]} if sub in data else {} if sub else data
+        return {}
+
 
 def is_running(pod: dict[str, Any]) -> bool:
     status = pod.get("status", {})
@@ -82,13 +99,3 @@ def image_has(pod: dict[str, Any], *words: str, command: str | None = None) -> b
 
 def env_of(container: dict[str, Any]) -> dict[str, str]:
     return {e["name"]: str(e["value"]) for e in container.get("env", []) if "value" in e}
-
-
-def mounted_configmap(pod: dict[str, Any], container: dict[str, Any], mount_path_prefix: str) -> str | None:
-    """The ConfigMap mounted into ``container`` under ``mount_path_prefix``."""
-    volumes = {v["name"]: v for v in pod["spec"].get("volumes", [])}
-    for mount in container.get("volumeMounts", []):
-        volume = volumes.get(mount["name"], {})
-        if mount["mountPath"].startswith(mount_path_prefix) and "configMap" in volume:
-            return volume["configMap"]["name"]
-    return None
