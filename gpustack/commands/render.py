@@ -65,12 +65,15 @@ def render(
     if check and output == STDOUT:
         raise GpustackError("--check compares a folder: it cannot be combined with -o -")
     require_render_tools()
+    from gpustack.render.stackfiles import versions
+
     loaded = load_spec(spec)
-    rendered = app.render(RenderContext(stack=loaded.stack, spec_file=loaded.file))
+    target = Path(output) if output and output != STDOUT else Path("output") / loaded.stack.metadata.name
+    earlier = None if output == STDOUT else versions.read(target)
+    rendered = app.render(RenderContext(stack=loaded.stack, spec_file=loaded.file, earlier_versions=earlier))
     if output == STDOUT:
         sys.stdout.write(app.stream(rendered))
         return
-    target = Path(output) if output else Path("output") / loaded.stack.metadata.name
     files = app.tree(rendered)
     if check:
         diff = write.diff_tree(files, target)

@@ -47,7 +47,15 @@ from gpustack.render.components import (
     workloads,
 )
 from gpustack.render.rendered import NAMESPACES, RELEASE_NAMESPACES, Objects, Rendered
-from gpustack.render.stackfiles import cluster_config, k3s_autodeploy, lint_config, readme, talos_config
+from gpustack.render.stackfiles import (
+    cluster_config,
+    k3s_autodeploy,
+    lint_config,
+    readme,
+    talos_config,
+    upgrade,
+    versions,
+)
 from gpustack.yamlio import dump, dump_all
 
 COMPONENTS: tuple[ModuleType, ...] = (
@@ -193,7 +201,12 @@ def tree(rendered: Rendered) -> dict[str, str]:
     files[lint_config.PATH] = lint_config.render(rendered.ctx.stack, rendered.releases)
     if gitops.k3s_enabled(rendered.ctx.stack):
         files[k3s_autodeploy.PATH] = k3s_autodeploy.render(rendered)
-    files[readme.PATH] = readme.render(rendered, sorted(files))
+    now = versions.current(rendered.ctx.stack, rendered.releases)
+    before = versions.previous(now, rendered.ctx.earlier_versions)
+    upgrade.check(before, now, rendered.ctx.spec_file)
+    files[versions.PATH] = versions.render(rendered.ctx.stack, now, before)
+    steps = upgrade.markdown(rendered.ctx.stack, rendered.releases, before, now) if before else []
+    files[readme.PATH] = readme.render(rendered, sorted(files), upgrade=steps)
     return dict(sorted(files.items()))
 
 

@@ -30,6 +30,9 @@ class RenderContext:
 
     stack: GpuStack
     spec_file: str
+    # The ``versions.yaml`` record of the render this one replaces (stackfiles/versions.py):
+    # its versions are where the README's upgrade steps start.
+    earlier_versions: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

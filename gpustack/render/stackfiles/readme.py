@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from gpustack.charts import registry
 from gpustack.render.components import alerts, runtime
 from gpustack.render.rendered import EARLY_MANIFESTS, RELEASE_NAMESPACES, Rendered
-from gpustack.render.stackfiles import cni, host_steps, k3s_autodeploy, lint_config, talos_config
+from gpustack.render.stackfiles import cni, host_steps, k3s_autodeploy, lint_config, talos_config, versions
 
 if TYPE_CHECKING:
     from gpustack.render.component import HelmRelease
@@ -33,7 +33,8 @@ MONITORING_ROLES = ("metrics-exporter", "monitoring-stack")
 DISTRIBUTION_NAMES = {"k3s": "K3s", "kubeadm": "kubeadm", "talos": "Talos"}
 
 
-def render(rendered: Rendered, paths: Iterable[str]) -> str:
+def render(rendered: Rendered, paths: Iterable[str], upgrade: list[str] | None = None) -> str:
+    """``upgrade``: the upgrade section from the previous render's versions (upgrade.py), if any."""
     paths = list(paths)
     stack = rendered.ctx.stack
     lines = [f"{MARKER} from stack {stack.metadata.name}; re-run `gpustack render` instead of editing. -->"]
@@ -44,6 +45,8 @@ def render(rendered: Rendered, paths: Iterable[str]) -> str:
     lines += [GENERATED, ""]
     lines += [f"- `{path}`{_describe(rendered, path)}" for path in paths]
     lines += ["", *host_steps.markdown(stack, paths)]
+    if upgrade:
+        lines += ["", *upgrade]
     lines += ["", "## Apply order", ""]
     lines += [f"{i}. {step}" for i, step in enumerate(_apply_steps(rendered), start=1)]
     if rendered.notes:
@@ -124,6 +127,8 @@ def _describe(rendered: Rendered, path: str) -> str:
         "auto-deploy folder",
         cni.PATH: f": the pod network, Flannel {cni.VERSION} with the pod subnet, `kubectl apply -k {cni.FOLDER}`",
         "manifests/kustomization.yaml": ": lists the manifests, `kubectl apply -k manifests/`",
+        versions.PATH: ": what the stack installs, by version: the next render into this folder lists the upgrade "
+        "steps from these",
         lint_config.PATH: ": `gpustack lint` settings, so that `gpustack lint <this folder>` checks the values files "
         "against their charts",
     }.get(path, "")
