@@ -2,7 +2,7 @@
 
 Ubuntu 24.04 LTS (noble), amd64: NVIDIA's CUDA repository has a tree per release
 (``ubuntu2404``: https://developer.download.nvidia.com/compute/cuda/repos/), Docker's repository a
-suite per codename (``noble``: https://docs.docker.com/engine/install/ubuntu/). Ubuntu's own
+suite per codename (``noble``: ``DOCKER_INSTALL``). Ubuntu's own
 archive is used for nothing the steps pin: its ``containerd`` is 1.7 on 22.04 and 24.04, and its
 driver packages lose a release once a newer one supersedes it.
 """
@@ -13,3 +13,4 @@ NAME = "Ubuntu 24.04 LTS"
 CODENAME = "noble"
 CUDA_REPOSITORY = "https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2404/x86_64/"
 DOCKER_REPOSITORY = "https://download.docker.com/linux/ubuntu"
+DOCKER_INSTALL = "https://docs.docker.com/engine/install/ubuntu/"

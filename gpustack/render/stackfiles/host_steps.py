@@ -20,6 +20,7 @@ from gpustack.render.stackfiles import fabric_manager, host_os, kubernetes_steps
 from gpustack.render.stackfiles.step import Step, pool_list, sentences
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
+from gpustack.spec.pool_checks import CONTAINERD_2_TOOLKIT, TOOLKIT_RELEASE_NOTES
 
 TOOLKIT_GUIDE = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html"
 TOOLKIT_KEYRING = "/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg"
@@ -30,11 +31,9 @@ K3S_DOCS = "https://docs.k3s.io/advanced#nvidia-container-runtime-support"
 # Kubernetes 1.35 is the last release to support containerd 1.x, and Ubuntu 24.04 ships 1.7.
 CONTAINERD_RELEASE = "2.2.1"
 DOCKER_KEYRING = "/etc/apt/keyrings/docker.asc"
-DOCKER_INSTALL = "https://docs.docker.com/engine/install/ubuntu/"
 K8S_135_CONTAINERD = "https://kubernetes.io/blog/2025/12/17/kubernetes-v1-35-release/"
 CONTAINERD_RELEASES = "https://containerd.io/releases/#kubernetes-support"
 CONTAINERD_23 = "https://github.com/NVIDIA/cloud-native-docs/issues/434"
-TOOLKIT_RELEASE_NOTES = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/release-notes.html"
 # containerd 2's default prints `SystemdCgroup = false` in runc's options (containerd
 # internal/cri/config/config_unix.go, DefaultRuntimeConfig; restored by containerd#12244).
 SYSTEMD_CGROUP_SED = "s/SystemdCgroup = false/SystemdCgroup = true/"
@@ -238,7 +237,7 @@ def _containerd_step(stack: GpuStack) -> Step:
         "sudo systemctl restart containerd",
     ]
     after = sentences(
-        f"containerd {CONTAINERD_RELEASE} from Docker's apt repository ({DOCKER_INSTALL}: only its `containerd.io` "
+        f"containerd {CONTAINERD_RELEASE} from Docker's apt repository ({host_os.DOCKER_INSTALL}: only its `containerd.io` "
         f"package, which brings runc), pinned and held. Kubernetes 1.35 is the last release that supports "
         f"containerd 1.x ({K8S_135_CONTAINERD}) and {host_os.NAME}'s own `containerd` is 1.7, so every "
         "Kubernetes release this renders gets containerd 2: a 1.35 cluster then moves to 1.36 without a runtime "
@@ -264,7 +263,8 @@ def _containerd_step(stack: GpuStack) -> Step:
         ]
         after += (
             " On GPU nodes `nvidia-ctk` writes the `nvidia` runtime to /etc/containerd/conf.d/99-nvidia.toml, under "
-            "`io.containerd.cri.v1.runtime` as config version 3 wants it (toolkit 1.17.4 and later: "
+            f"`io.containerd.cri.v1.runtime` as config version 3 wants it (toolkit {'.'.join(map(str, CONTAINERD_2_TOOLKIT))} "
+            "and later: "
             f"{TOOLKIT_RELEASE_NOTES}), and imports it from /etc/containerd/config.toml"
             + (" (and makes it the default runtime)" if default else "")
             + "; RuntimeClass `nvidia` comes with `manifests/runtime.yaml` in the apply order."
