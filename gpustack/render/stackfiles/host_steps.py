@@ -69,8 +69,8 @@ def markdown(stack: GpuStack, paths: Collection[str] = ()) -> list[str]:
         "From a machine with talosctl, in this order, before the apply order below (Talos nodes have no shell). "
         "Commands that name a file of this folder run from a copy of it there."
         if stack.spec.cluster.distribution == "talos"
-        else "On the nodes, in this order, before the apply order below. Commands that name a file of this "
-        "folder run from a copy of it on the node."
+        else f"On the nodes, {host_os.NAME} on amd64, in this order, before the apply order below. Commands that "
+        "name a file of this folder run from a copy of it on the node."
     )
     lines = ["## Host steps", "", intro]
     for number, step in enumerate(steps(stack, paths), start=1):
