@@ -46,7 +46,7 @@ HOLD_KERNEL = (
 )
 
 
-def branch(version: str | None) -> int | None:
+def _branch(version: str | None) -> int | None:
     return int(version.split(".")[0]) if version else None
 
 
@@ -54,7 +54,7 @@ def package(name: str, version: str | None) -> str:
     """``name`` as NVIDIA's repository calls it for the pool's branch: ``nvidia-fabricmanager`` from
     590 (and for the newest driver, ``version`` None), ``nvidia-fabricmanager-580`` before;
     ``nvidia-headless-open`` becomes ``nvidia-headless-580-open``."""
-    number = branch(version)
+    number = _branch(version)
     if number is None or number >= UNBRANCHED_FROM:
         return name
     if name.endswith("-open"):
