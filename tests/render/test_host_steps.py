@@ -84,6 +84,7 @@ def test_k3s_steps_in_order_and_pinned(examples):
     # Host steps, then the charts; K3s registers the runtime itself, so no nvidia-ctk and no RuntimeClass.
     assert readme.index("## Host steps") < readme.index("## Apply order") < readme.index("helm upgrade --install")
     assert not any("nvidia-ctk runtime configure" in line for line in lines)
+    assert not any("containerd.io" in line for line in lines)  # K3s brings its own containerd 2
     assert "manifests/runtime.yaml" not in files
 
 
