@@ -113,7 +113,8 @@ def check(root: NodeRoot) -> LayerResult:
     return problem(
         LAYER,
         "no NVIDIA driver is loaded or built by DKMS",
-        fix="`ubuntu-drivers devices` lists the recommended package; `apt-get install "
-        "nvidia-driver-<branch>-open` (e.g. nvidia-driver-595-open) and reboot",
+        fix="from NVIDIA's CUDA repository (its cuda-keyring package): `apt-get install "
+        "nvidia-driver-pinning-<release>`, then `nvidia-headless-open` (datacenter GPUs) or `nvidia-open`, "
+        "and reboot",
         docs=upstream_docs.DRIVER,
     )

@@ -75,8 +75,8 @@ def _host_problem(root: NodeRoot, loaded: str | None) -> tuple[str, str] | None:
     if version is None:
         return (
             "no Fabric Manager package is installed",
-            f"`apt-get install nvidia-fabricmanager-<branch>=<driver release>-*` (driver {loaded or 'unknown'}; "
-            f"Ubuntu's package wants the server driver, nvidia-driver-<branch>-server-open), then "
+            f"`apt-get install nvidia-fabricmanager=<driver release>-*` (driver {loaded or 'unknown'}) from the "
+            f"driver's repository, NVIDIA's CUDA repository (nvidia-fabricmanager-<branch> before branch 590), then "
             f"`systemctl enable --now {SERVICE}`",
         )
     if loaded and version != loaded:

@@ -117,7 +117,7 @@ def _unavailable(pynvml: Any, exc: Exception) -> NvmlUnavailable:
     """Turn an NVML error into what to do about it."""
     fixes = {
         pynvml.NVML_ERROR_LIBRARY_NOT_FOUND: "install the driver's user-space libraries "
-        "(libnvidia-compute-<branch>, part of nvidia-driver-<branch>-open)",
+        "(libnvidia-compute, part of nvidia-headless-open and nvidia-open)",
         pynvml.NVML_ERROR_DRIVER_NOT_LOADED: "load the kernel driver first (see the driver layer)",
         # Packages upgraded under a loaded module: nvidia-smi fails the same way until a reboot.
         pynvml.NVML_ERROR_LIB_RM_VERSION_MISMATCH: "the driver was upgraded but the old module "

@@ -187,12 +187,31 @@ def check_driver_source(stack: GpuStack) -> Iterator[Finding]:
                 f"pool {pool.name!r}: the GPU Operator runs its own toolkit container, so no toolkit package "
                 "is installed on the host to pin: remove toolkit.version (the operator's toolkit follows its chart)"
             )
+        if _reads_no_containerd_2_config(stack, pool):
+            yield _pool_path(i, "toolkit", "version"), (
+                f"pool {pool.name!r}: toolkit {pool.toolkit.version}'s nvidia-ctk cannot read containerd 2's config "
+                "(version 3), which the kubeadm host steps install; it reads it from toolkit 1.17.4 on "
+                f"({TOOLKIT_RELEASE_NOTES}): set toolkit.version to 1.17.4 or later"
+            )
         if pool.driver.source == "operator" and pool.toolkit.mode == "legacy":
             yield _pool_path(i, "toolkit", "mode"), (
                 f"pool {pool.name!r}: the GPU Operator installs its own toolkit and injects devices "
                 "through CDI (cdi.enabled: true); the host-side legacy OCI hook mode cannot be used "
                 "with an operator-managed driver. Use toolkit.mode: auto or cdi"
             )
+
+
+# nvidia-ctk reads containerd's config version 3 (containerd 2) from toolkit 1.17.4: its release notes,
+# "Add support for containerd version 3 config files".
+TOOLKIT_RELEASE_NOTES = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/release-notes.html"
+CONTAINERD_2_TOOLKIT = (1, 17, 4)
+
+
+def _reads_no_containerd_2_config(stack: GpuStack, pool: NodePool) -> bool:
+    """A kubeadm pool whose host toolkit, pinned, predates containerd 2's config."""
+    version = pool.toolkit.version
+    return (stack.spec.cluster.distribution == "kubeadm" and not stack.spec.gpuOperator.enabled and version is not None
+            and tuple(int(part) for part in version.split(".")) < CONTAINERD_2_TOOLKIT)
 
 
 def check_mig(stack: GpuStack) -> Iterator[Finding]:

@@ -42,7 +42,8 @@ TALOS_WRITABLE = ("/var", "/run", "/tmp", "/dev", "/proc", "/sys", "/opt", "/etc
 # "On the first control-plane node:" is no pool's.
 _STEP = re.compile(r"^On (?P<who>each node|every node|the node|[^:]*)(?: of pools? (?P<pools>[^:]+))?[^:]*:\s*$")
 _FENCE = re.compile(r"^```")
-_DRIVER_PACKAGE = re.compile(r"apt-get install\b.*\bnvidia-driver-\d+")
+_DRIVER_PACKAGE = re.compile(r"apt-get install\b.*\b(?:nvidia-driver-\d+|nvidia-open|nvidia-headless(?:-\d+)?-open)\b")
+_CONTAINERD_PACKAGE = re.compile(r"apt-get install\b.*\bcontainerd\.io=(?P<release>\d+\.\d+\.\d+)")
 
 
 @dataclass
@@ -55,6 +56,7 @@ class Host:
     runtimes: set[str] = field(default_factory=lambda: {"runc"})
     default_runtime: str = "runc"
     fabric_manager: bool = False
+    containerd: str | None = None  # the release the steps install; None: the distribution's own
     read_only: bool = False  # the root file system, but for TALOS_WRITABLE
 
     def writable(self, path: str) -> bool:
@@ -80,6 +82,8 @@ def host_facts(folder: Path, distribution: str, pool: str, has_gpus: bool) -> Ho
 def _apply_command(host: Host, command: str) -> None:
     if _DRIVER_PACKAGE.search(command):
         host.driver = True
+    if installed := _CONTAINERD_PACKAGE.search(command):
+        host.containerd = installed["release"]
     if "nvidia-ctk runtime configure" in command and "--runtime=containerd" in command:
         host.runtimes.add("nvidia")
         if "--set-as-default" in command:

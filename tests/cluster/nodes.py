@@ -27,6 +27,9 @@ from tests.cluster.spec import gpu_model
 POOL_LABEL = "cluster.gpustack.test/pool"
 GPU_NODE = {"cpu": "64", "memory": "512Gi"}
 SYSTEM_NODE = {"cpu": "16", "memory": "64Gi"}
+# K3s and Talos run their own containerd 2 (K3s from v1.31.6+k3s1, https://docs.k3s.io/advanced;
+# Talos from v1.8), whose release their files do not name: a 2.x release such nodes report.
+BUNDLED_CONTAINERD = "2.1.4"
 # The BMC's VGA controller on server boards (ASPEED AST2500/2600, https://pci-ids.ucw.cz/read/PC/1a03/2000).
 BMC_VGA = {"vendor": "1a03", "device": "2000", "class": "0300"}
 # NVSwitch chips of the HGX 8-GPU boards: 6 on A100 boards (10de:1af1), 4 on H100/H200 boards
@@ -104,7 +107,10 @@ def from_json(data: dict[str, Any]) -> FakeNode:
 
 
 def node_object(name: str, labels: dict[str, str], taints: list[dict[str, str]], allocatable: dict[str, str],
-                kubelet_version: str, address: str, *, os_image: str = "Ubuntu 24.04.3 LTS") -> dict[str, Any]:
+                kubelet_version: str, address: str, *, os_image: str = "Ubuntu 24.04.3 LTS",
+                containerd: str | None = None) -> dict[str, Any]:
+    """The Node as its kubelet registers it; ``containerd``: the release the host steps install
+    (host.py), else that of the distribution's own containerd 2 (K3s and Talos bundle one)."""
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     allocatable = {**allocatable, "pods": "110", "ephemeral-storage": "1Ti"}
     conditions = [{"type": kind, "status": "False", "reason": f"Kubelet Has No {kind}"}
@@ -123,7 +129,7 @@ def node_object(name: str, labels: dict[str, str], taints: list[dict[str, str]],
             "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
             "nodeInfo": {
                 "kubeletVersion": kubelet_version, "kubeProxyVersion": kubelet_version,
-                "containerRuntimeVersion": "containerd://2.1.4", "operatingSystem": "linux", "architecture": "amd64",
+                "containerRuntimeVersion": f"containerd://{containerd or BUNDLED_CONTAINERD}", "operatingSystem": "linux", "architecture": "amd64",
                 "osImage": os_image, "kernelVersion": "6.8.0-85-generic",
                 "machineID": name, "systemUUID": name, "bootID": name,
             },
@@ -149,4 +155,5 @@ def register(api: Api, found: list[FakeNode], kubelet_version: str, distribution
     os_image = "Talos (v1.13.0)" if distribution == "talos" else "Ubuntu 24.04.3 LTS"
     for number, node in enumerate(found):
         create_node(api, node_object(node.name, node.labels, node.taints, node.allocatable, kubelet_version,
-                                     f"10.0.{number // 250}.{number % 250 + 1}", os_image=os_image))
+                                     f"10.0.{number // 250}.{number % 250 + 1}", os_image=os_image,
+                                     containerd=node.host.containerd))

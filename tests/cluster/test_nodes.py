@@ -49,6 +49,7 @@ def test_host_facts_come_from_the_rendered_steps() -> None:
     assert k3s.driver and {"nvidia", "nvidia-cdi"} <= k3s.runtimes and k3s.default_runtime == "runc"
     kubeadm = first("kubeadm-host-driver", "l4").host  # nvidia-ctk runtime configure on GPU nodes only
     assert kubeadm.driver and "nvidia" in kubeadm.runtimes and kubeadm.taints
+    assert kubeadm.containerd == "2.2.1" and k3s.containerd is None  # Docker's containerd.io; K3s brings its own
     assert first("kubeadm-host-driver", "system").host.runtimes == {"runc"}
     operator = first("kubeadm-gpu-operator", "a100")  # the operator brings driver and toolkit
     assert not operator.host.driver and operator.host.runtimes == {"runc"} and operator.machine.nvswitches() == 6
@@ -62,15 +63,24 @@ def test_host_facts_come_from_the_rendered_steps() -> None:
 def test_a_host_step_for_other_pools_does_not_apply(tmp_path: Path) -> None:
     readme = tmp_path / "README.md"
     readme.write_text("## Host steps\n\n### 1. Driver\n\nOn each node of pool `a`:\n\n```bash\n"
-                      "sudo apt-get install -y 'nvidia-driver-595-open=595.84-*'\n```\n\n"
+                      "sudo apt-get install -y nvidia-driver-pinning-595.84\n"
+                      "sudo apt-get install -y nvidia-headless-open\n```\n\n"
                       "### 2. Runtime\n\nOn every node (the nvidia runtime on GPU nodes):\n\n```bash\n"
-                      "sudo apt-get install -y containerd\n# GPU nodes only:\n"
+                      "sudo apt-get install -y 'containerd.io=2.2.1-*'\n# GPU nodes only:\n"
                       "sudo nvidia-ctk runtime configure --runtime=containerd --set-as-default\n```\n\n## Apply order\n")
     a, b, system = (host.host_facts(tmp_path, "kubeadm", pool, gpus) for pool, gpus in
                     (("a", True), ("b", True), ("system", False)))
     assert a.driver and a.default_runtime == "nvidia"
     assert not b.driver and b.default_runtime == "nvidia"
     assert not system.driver and system.runtimes == {"runc"}
+    assert a.containerd == b.containerd == system.containerd == "2.2.1"
+
+
+def test_the_version_lock_alone_installs_no_driver(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text("## Host steps\n\n### 1. Driver\n\nOn each node of pool `a`:\n\n```bash\n"
+                      "sudo apt-get install -y nvidia-driver-pinning-595\n```\n\n## Apply order\n")
+    assert not host.host_facts(tmp_path, "kubeadm", "a", True).driver
 
 
 def test_k3s_install_flags_register_the_node(tmp_path: Path) -> None:

@@ -84,7 +84,7 @@ def test_driver_built_for_an_older_kernel_only(tree: NodeTree) -> None:
 
 
 def test_no_driver(nouveau_node: NodeTree) -> None:
-    assert_result(driver.check(nouveau_node.root), Status.PROBLEM, "no NVIDIA driver", "ubuntu-drivers devices")
+    assert_result(driver.check(nouveau_node.root), Status.PROBLEM, "no NVIDIA driver", "nvidia-driver-pinning-<release>")
 
 
 def test_installed_version_falls_back_to_the_newest_dkms_build(tree: NodeTree) -> None:

@@ -29,8 +29,9 @@ def test_release_pins_the_package_of_its_branch_before_the_hold(render_spec):
     lines = commands(files["README.md"])
     assert_in_order(
         lines,
-        "sudo apt-get install -y 'nvidia-driver-595-server-open=595.84-*'",
-        "sudo apt-get install -y 'nvidia-fabricmanager-595=595.84-*'",
+        "sudo apt-get install -y nvidia-driver-pinning-595.84",
+        "sudo apt-get install -y nvidia-headless-open",
+        "sudo apt-get install -y 'nvidia-fabricmanager=595.84-*'",
         "sudo systemctl enable --now nvidia-fabricmanager",
         "systemctl is-active nvidia-fabricmanager",
         FABRIC_CHECK,
@@ -39,13 +40,23 @@ def test_release_pins_the_package_of_its_branch_before_the_hold(render_spec):
 
 
 def test_a_branch_or_no_version_pins_the_release_the_node_runs(render_spec):
-    for driver, install in (({"version": "595"}, "sudo apt-get install -y nvidia-driver-595-server-open"),
-                            ({}, "sudo ubuntu-drivers install --gpgpu")):
+    for driver, install in (({"version": "595"}, "sudo apt-get install -y nvidia-driver-pinning-595"),
+                            ({}, "sudo apt-get install -y nvidia-headless-open")):
         _, files = render_spec(nodePools=[hgx(**driver)])
         lines = commands(files["README.md"])
         assert install in lines
         assert 'release="$(modinfo -F version nvidia)"' in lines
-        assert 'sudo apt-get install -y "nvidia-fabricmanager-${release%%.*}=${release}-*"' in lines
+        assert 'sudo apt-get install -y "nvidia-fabricmanager=${release}-*"' in lines
+
+
+def test_branches_before_590_name_their_packages(render_spec):
+    """NVIDIA's repository drops the branch from its Ubuntu package names from 590 on."""
+    for driver, fabric in (({"version": "580"}, '"nvidia-fabricmanager-580=${release}-*"'),
+                           ({"version": "580.95"}, "'nvidia-fabricmanager-580=580.95-*'")):
+        _, files = render_spec(nodePools=[hgx(**driver)])
+        lines = commands(files["README.md"])
+        assert_in_order(lines, f"sudo apt-get install -y nvidia-driver-pinning-{driver['version']}",
+                        "sudo apt-get install -y nvidia-headless-580-open", f"sudo apt-get install -y {fabric}")
 
 
 def test_a100_boards_are_checked_by_the_service_not_a_fabric_state(render_spec):
@@ -68,15 +79,20 @@ def test_no_fabric_manager_where_none_is_needed_or_wanted(render_spec, pool):
     # fabricManager false renders no GPU pods on the board (no smoke Job): its GPUs wait for yours.
     _, files = render_spec(nodePools=[pool], smokeJobs=False)
     assert "fabricmanager" not in host_section(files["README.md"])
-    assert "-server" not in host_section(files["README.md"])  # the desktop -open driver
+    assert "nvidia-headless-open" in host_section(files["README.md"])  # datacenter parts: compute-only
 
 
 def test_a_fleet_with_both_gets_each_flavour_on_its_pools(render_spec):
-    _, files = render_spec(nodePools=[hgx(version="595.84"), {"name": "l4", "gpu": {"model": "L4"},
-                                                                "driver": {"version": "595.84"}}])
+    """Datacenter GPUs, NVSwitch boards or not, take the compute-only driver; a GeForce card the full one."""
+    _, files = render_spec(nodePools=[hgx(version="595.84"),
+                                      {"name": "l4", "gpu": {"model": "L4"}, "driver": {"version": "595.84"}},
+                                      {"name": "rtx", "gpu": {"model": "RTX-4090"}, "driver": {"version": "595.84"}}])
     section = host_section(files["README.md"])
-    assert "### 1. NVIDIA driver 595.84\n\nOn each node of pool `l4`" in section
-    assert "### 2. NVIDIA driver 595.84 (server flavour)\n\nOn each node of pool `hgx`" in section
+    assert "### 1. NVIDIA driver 595.84\n\nOn each node of pool `rtx`" in section
+    assert "### 2. NVIDIA driver 595.84 (compute-only)\n\nOn each node of pools `hgx`, `l4`" in section
+    full, headless = (section.split(f"### {n}. ", 1)[1].split("\n### ", 1)[0] for n in (1, 2))
+    assert "sudo apt-get install -y nvidia-open\n" in full and "nvidia-headless-open" not in full
+    assert "sudo apt-get install -y nvidia-headless-open\n" in headless and "nvidia-open\n" not in headless
 
 
 def test_operator_pools_are_told_the_driver_container_runs_it(render_spec):

@@ -69,7 +69,9 @@ def test_k3s_steps_in_order_and_pinned(examples):
     lines = commands(readme)
     assert_in_order(
         lines,
-        "sudo apt-get install -y 'nvidia-driver-595-open=595.84-*'",
+        "https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2404/x86_64/cuda-keyring_1.1-1_all.deb",
+        "sudo apt-get install -y nvidia-driver-pinning-595.84",
+        "sudo apt-get install -y nvidia-headless-open",
         "sudo reboot",
         "https://nvidia.github.io/libnvidia-container/gpgkey",
         "nvidia-container-toolkit.list",
@@ -82,6 +84,7 @@ def test_k3s_steps_in_order_and_pinned(examples):
     # Host steps, then the charts; K3s registers the runtime itself, so no nvidia-ctk and no RuntimeClass.
     assert readme.index("## Host steps") < readme.index("## Apply order") < readme.index("helm upgrade --install")
     assert not any("nvidia-ctk runtime configure" in line for line in lines)
+    assert not any("containerd.io" in line for line in lines)  # K3s brings its own containerd 2
     assert "manifests/runtime.yaml" not in files
 
 
@@ -90,11 +93,16 @@ def test_kubeadm_steps_in_order_and_pinned(examples):
     lines = commands(files["README.md"])
     assert_in_order(
         lines,
-        "sudo apt-get install -y 'nvidia-driver-595-open=595.84-*'",
+        "sudo apt-get install -y nvidia-driver-pinning-595.84",
+        "sudo apt-get install -y nvidia-headless-open",
         "nvidia-container-toolkit=1.20.0-1",
-        "sudo apt-mark hold $(dpkg-query",
-        "sudo apt-get install -y containerd",
+        "sudo apt-mark hold $(dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n' '*nvidia*'",
+        "'linux-image-*' 'linux-headers-*' 'linux-modules-*'",
+        "https://download.docker.com/linux/ubuntu noble stable",
+        "sudo apt-get install -y 'containerd.io=2.2.1-*'",
+        "sudo apt-mark hold containerd.io",
         "SystemdCgroup = true",
+        "grep -q 'SystemdCgroup = true' /etc/containerd/config.toml",
         "sudo nvidia-ctk runtime configure --runtime=containerd",
         "https://pkgs.k8s.io/core:/stable:/v1.35/deb/Release.key",
         "sudo apt-get install -y 'kubelet=1.35.2-*' 'kubeadm=1.35.2-*' 'kubectl=1.35.2-*'",
@@ -130,7 +138,7 @@ def test_gpu_operator_prerequisites_and_no_host_toolkit(examples):
     rendered, files = examples["kubeadm-gpu-operator"]
     readme = files["README.md"]
     lines = commands(readme)
-    assert_in_order(lines, "mokutil --sb-state", "linux-headers-$(uname -r)", "sudo apt-get install -y containerd")
+    assert_in_order(lines, "mokutil --sb-state", "linux-headers-$(uname -r)", "sudo apt-get install -y 'containerd.io=")
     section = host_section(readme)
     assert "Secure Boot must be off" in section and "nvcr.io" in section
     # The README says usePrecompiled is not set: so do the values.
@@ -179,7 +187,8 @@ def test_unpinned_versions_say_how_to_pin(render_spec):
     _, files = render_spec()
     section = host_section(files["README.md"])
     lines = commands(files["README.md"])
-    assert "sudo ubuntu-drivers install" in lines and "sudo apt-get install -y nvidia-container-toolkit" in lines
+    assert "sudo apt-get install -y nvidia-headless-open" in lines and "sudo apt-get install -y nvidia-container-toolkit" in lines
+    assert not any("nvidia-driver-pinning" in line for line in lines)  # no version lock without a version
     for field in ("driver.version", "toolkit.version", "cluster.k3sVersion"):
         assert f"`{field}`" in section, field
 
@@ -213,13 +222,47 @@ def test_steps_cover_every_layer_once():
     )
     titles = [step.title for step in host_steps.steps(stack)]
     assert titles == [
-        "NVIDIA driver 595",
+        "NVIDIA driver 595 (compute-only)",
         "NVIDIA Container Toolkit",
-        "Hold the driver and toolkit packages",
-        "containerd and its nvidia runtime",
+        "Hold the driver, toolkit and kernel packages",
+        "containerd 2.2.1 and its nvidia runtime",
         "kubeadm, kubelet and kubectl v1.35",
         "Control plane",
         "Join the pools",
     ]
     driver = host_steps.steps(stack)[0]
-    assert "sudo apt-get install -y nvidia-driver-595-open" in driver.commands
+    assert driver.commands[-3:] == ("sudo apt-get install -y nvidia-driver-pinning-595",
+                                    "sudo apt-get install -y nvidia-headless-open", "sudo reboot")
+
+
+def test_the_kernel_is_held_with_the_driver(tmp_path):
+    """The hold line holds the installed kernel packages and the running flavour's metapackages, as
+    `dpkg-query` lists them (`ii`: installed), and nothing removed or never installed."""
+    from gpustack.render.stackfiles.nvidia_driver import HOLD_KERNEL
+
+    listed = ("ii  linux-image-6.8.0-85-generic\nii  linux-headers-6.8.0-85-generic\nii  linux-modules-6.8.0-85-generic\n"
+              "ii  linux-generic\nii  linux-image-generic\nrc  linux-image-6.8.0-40-generic\nun  linux-generic-hwe-24.04\n")
+    fakes = {
+        "uname": 'echo 6.8.0-85-generic',
+        "dpkg-query": f'printf "%s\\n" "$@" > "{tmp_path}/patterns"; printf "{listed}"',
+        "apt-mark": f'echo "$@" > "{tmp_path}/held"',
+        "sudo": '"$@"',
+    }
+    for name, body in fakes.items():
+        (tmp_path / name).write_text(f"#!/bin/bash\n{body}\n", encoding="utf-8")
+        (tmp_path / name).chmod(0o755)
+    subprocess.run(["bash", "-c", HOLD_KERNEL], env={"PATH": f"{tmp_path}:/usr/bin:/bin"}, check=True)
+    assert (tmp_path / "held").read_text().split() == [
+        "hold", "linux-image-6.8.0-85-generic", "linux-headers-6.8.0-85-generic", "linux-modules-6.8.0-85-generic",
+        "linux-generic", "linux-image-generic"]
+    assert "linux-generic*" in (tmp_path / "patterns").read_text().split()[-1:]
+
+
+def test_the_kernel_hold_is_only_where_a_host_driver_is(render_spec):
+    from gpustack.render.stackfiles.nvidia_driver import HOLD_KERNEL
+
+    _, files = render_spec()
+    assert HOLD_KERNEL in commands(files["README.md"])
+    _, files = render_spec(cluster={"distribution": "kubeadm"}, nodePools=[
+        {"name": "a", "gpu": {"model": "L4"}, "driver": {"source": "operator"}}], gpuOperator={"enabled": True})
+    assert HOLD_KERNEL not in commands(files["README.md"])

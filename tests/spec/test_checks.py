@@ -53,6 +53,8 @@ CASES = [
     ("check_driver_source", K3S + L4_POOL + "    driver:\n      source: operator\n    toolkit:\n"
      "      version: 1.20.0  # <-\ngpuOperator:\n  enabled: true\n", "spec.nodePools[0].toolkit.version",
      "remove toolkit.version"),
+    ("check_driver_source", "cluster:\n  distribution: kubeadm\n  kubernetesVersion: \"1.36\"\n" + L4_POOL
+     + "    toolkit:\n      version: 1.17.3  # <-\n", "spec.nodePools[0].toolkit.version", "from toolkit 1.17.4 on"),
     ("check_talos", "cluster:  # <-\n  distribution: talos\n" + L4_POOL, "spec.cluster", "needs cluster.talosVersion"),
     ("check_talos", "cluster:\n  distribution: talos\n  kubernetesVersion: \"1.36\"\n  talosVersion: v1.15.0  # <-\n"
      + L4_POOL, "spec.cluster.talosVersion", "v1.9 to v1.13"),
@@ -236,3 +238,13 @@ HGX_POOL = "nodePools:\n  - name: hgx\n    gpu:\n      model: H100-80GB-SXM\n   
 def test_fabric_manager_off_is_fine_without_gpu_pods_on_a_board(body):
     stack = GpuStack.model_validate(YAML(typ="safe").load(spec_text(body)))
     assert list(pool_checks.check_fabric_manager_off(stack)) == []
+
+
+@pytest.mark.parametrize(("distribution", "version"), [("kubeadm", "1.17.4"), ("kubeadm", "1.20.0"), ("k3s", "1.17.3")])
+def test_toolkits_that_read_containerd_2_config_pass(distribution, version):
+    """From 1.17.4 on kubeadm; on K3s, which writes its containerd config itself, any release."""
+    stack = GpuStack.model_validate({
+        "apiVersion": "gpustack.io/v1alpha1", "kind": "GpuStack", "metadata": {"name": "t"},
+        "spec": {"cluster": {"distribution": distribution, "kubernetesVersion": "1.36"},
+                 "nodePools": [{"name": "a", "gpu": {"model": "L4"}, "toolkit": {"version": version}}]}})
+    assert not list(pool_checks.check_driver_source(stack))

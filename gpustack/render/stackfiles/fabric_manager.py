@@ -3,13 +3,11 @@
 On HGX/DGX 8-GPU boards the GPUs reach each other through NVSwitches that Fabric Manager
 configures; until it has, CUDA fails to initialise on every GPU, and it refuses to start next to
 a driver of another version (Fabric Manager user guide, "Getting Started with Fabric Manager":
-https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/). Ubuntu packages it per
-driver branch, ``nvidia-fabricmanager-<branch>``, from source ``fabric-manager-<branch>``
-(https://launchpad.net/ubuntu/+source/fabric-manager-570), versioned like the driver
-(``<release>-0ubuntu…``), which is why the pin reads ``=<release>-*`` as the driver's does. It
-depends on the server flavour of the driver (``nvidia-kernel-common-<branch>-server``:
-https://bugs.launchpad.net/bugs/2129682), so ``host_steps`` installs
-``nvidia-driver-<branch>-server-open`` on these pools.
+https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/). It comes from the driver's
+repository, NVIDIA's CUDA repository (``nvidia_driver``), as ``nvidia-fabricmanager`` from branch
+590 and ``nvidia-fabricmanager-<branch>`` before, versioned like the driver (``<release>-1``), so
+the pin reads ``=<release>-*``: the repository keeps every release, and the driver's version lock
+need not cover it.
 """
 
 from __future__ import annotations
@@ -17,6 +15,7 @@ from __future__ import annotations
 import shlex
 from collections import defaultdict
 
+from gpustack.render.stackfiles import nvidia_driver
 from gpustack.render.stackfiles.step import Step, pool_list, sentences
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
@@ -53,11 +52,12 @@ def operator_note(pools: list[NodePool]) -> str:
 
 
 def package(version: str | None) -> str:
-    """The apt argument: ``nvidia-fabricmanager-<branch>=<release>-*``, the release of the spec or,
-    when it names only a branch (or nothing), of the driver the node runs."""
+    """The apt argument: ``nvidia-fabricmanager=<release>-*``, the release of the spec or, when it
+    names only a branch (or nothing), of the driver the node runs."""
+    name = nvidia_driver.package(SERVICE, version)
     if version is not None and "." in version:
-        return shlex.quote(f"{SERVICE}-{version.split('.')[0]}={version}-*")
-    return f'"{SERVICE}-${{release%%.*}}=${{release}}-*"'
+        return shlex.quote(f"{name}={version}-*")
+    return f'"{name}=${{release}}-*"'
 
 
 def _step(version: str | None, pools: list[NodePool]) -> Step:

@@ -4,32 +4,39 @@ OS and driver → container toolkit → held packages → containerd's nvidia ru
 (K3s or kubeadm, with the rendered ``cluster/`` files in place before the first start) → pool
 labels and taints. Every command is a line of a ``bash`` block, with the versions of the spec;
 a value only the reader has (a join token, a node name) is a quoted shell variable to fill in.
-Ubuntu nodes with apt are assumed, as the driver packages are Ubuntu's. This module orders
-the steps and builds those of the node itself (driver, toolkit, held packages, containerd);
-``kubernetes_steps`` builds the cluster's. Talos nodes take talosctl steps instead
+Ubuntu 24.04 LTS nodes with apt are assumed (``host_os``). This module orders the steps and
+builds those of the node itself (toolkit, held packages, containerd; the driver's in
+``nvidia_driver``); ``kubernetes_steps`` builds the cluster's. Talos nodes take talosctl steps instead
 (``talos_steps``).
 """
 
 from __future__ import annotations
 
-import shlex
 from collections import defaultdict
 from collections.abc import Collection, Sequence
 
 from gpustack.render.components.gpu_operator import K3S_CONTAINERD_CONFIG
-from gpustack.render.stackfiles import fabric_manager, kubernetes_steps, talos_steps
+from gpustack.render.stackfiles import fabric_manager, host_os, kubernetes_steps, nvidia_driver, talos_steps
 from gpustack.render.stackfiles.step import Step, pool_list, sentences
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
-from gpustack.spec.pools import fabric_manager_pools
+from gpustack.spec.pool_checks import CONTAINERD_2_TOOLKIT, TOOLKIT_RELEASE_NOTES
 
 TOOLKIT_GUIDE = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html"
 TOOLKIT_KEYRING = "/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg"
 # The four packages NVIDIA's install guide pins to one version.
 TOOLKIT_PACKAGES = ("nvidia-container-toolkit", "nvidia-container-toolkit-base", "libnvidia-container-tools", "libnvidia-container1")
 K3S_DOCS = "https://docs.k3s.io/advanced#nvidia-container-runtime-support"
-# Ubuntu's nvidia-fabricmanager-<branch> depends on nvidia-kernel-common-<branch>-server.
-FABRIC_MANAGER_DEPENDS = "https://bugs.launchpad.net/bugs/2129682"
+# containerd 2.2 from Docker's apt repository (https://docs.docker.com/engine/install/ubuntu/):
+# Kubernetes 1.35 is the last release to support containerd 1.x, and Ubuntu 24.04 ships 1.7.
+CONTAINERD_RELEASE = "2.2.1"
+DOCKER_KEYRING = "/etc/apt/keyrings/docker.asc"
+K8S_135_CONTAINERD = "https://kubernetes.io/blog/2025/12/17/kubernetes-v1-35-release/"
+CONTAINERD_RELEASES = "https://containerd.io/releases/#kubernetes-support"
+CONTAINERD_23 = "https://github.com/NVIDIA/cloud-native-docs/issues/434"
+# containerd 2's default prints `SystemdCgroup = false` in runc's options (containerd
+# internal/cri/config/config_unix.go, DefaultRuntimeConfig; restored by containerd#12244).
+SYSTEMD_CGROUP_SED = "s/SystemdCgroup = false/SystemdCgroup = true/"
 OPERATOR_PRECOMPILED = "https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/precompiled-drivers.html"
 # Every installed package with nvidia in its name: the driver's (nvidia-*, libnvidia-*) and the toolkit's.
 HOLD_NVIDIA = (
@@ -62,8 +69,8 @@ def markdown(stack: GpuStack, paths: Collection[str] = ()) -> list[str]:
         "From a machine with talosctl, in this order, before the apply order below (Talos nodes have no shell). "
         "Commands that name a file of this folder run from a copy of it there."
         if stack.spec.cluster.distribution == "talos"
-        else "On the nodes, in this order, before the apply order below. Commands that name a file of this "
-        "folder run from a copy of it on the node."
+        else f"On the nodes, {host_os.NAME} on amd64, in this order, before the apply order below. Commands that "
+        "name a file of this folder run from a copy of it on the node."
     )
     lines = ["## Host steps", "", intro]
     for number, step in enumerate(steps(stack, paths), start=1):
@@ -106,45 +113,7 @@ def _operator_driver_steps(stack: GpuStack) -> list[Step]:
 
 
 def _driver_steps(stack: GpuStack) -> list[Step]:
-    """One step per driver version and flavour: Fabric Manager's pools take the server flavour."""
-    fabric = {p.name for p in fabric_manager_pools(stack)}
-    groups: dict[tuple[str | None, bool], list[NodePool]] = defaultdict(list)
-    for pool in stack.spec.nodePools:
-        if pool.driver.source == "host":
-            groups[(pool.driver.version, pool.name in fabric)].append(pool)
-    ordered = sorted(groups.items(), key=lambda item: (item[0][0] or "", item[0][1]))
-    return [_driver_step(version, group, server=server) for (version, server), group in ordered]
-
-
-def _driver_step(version: str | None, pools: list[NodePool], *, server: bool) -> Step:
-    flavour = "-server" if server else ""
-    if version is None:
-        install = "sudo ubuntu-drivers install" + (" --gpgpu" if server else "")
-        which = (
-            f"the {'server ' if server else ''}driver `ubuntu-drivers devices` recommends; set the pools' "
-            "`driver.version` to pin a branch or release"
-        )
-    else:
-        branch = version.split(".")[0]
-        package = f"nvidia-driver-{branch}{flavour}-open"
-        # A release pins the package's upstream version (Ubuntu adds its own revision after the dash).
-        install = f"sudo apt-get install -y {shlex.quote(f'{package}={version}-*') if '.' in version else package}"
-        which = f"Ubuntu's `{package}`" + (f" at {version}" if "." in version else f", branch {branch}")
-    if server:
-        which += (
-            f", the server flavour that Ubuntu's Fabric Manager package depends on ({FABRIC_MANAGER_DEPENDS}; "
-            "a desktop `-open` driver next to it leaves apt with held broken packages)"
-        )
-    return Step(
-        f"NVIDIA driver{f' {version}' if version else ''}{' (server flavour)' if server else ''}",
-        f"On each node of {pool_list(pools)}",
-        ("sudo apt-get update", install, "sudo reboot"),
-        f"This installs {which}, built by DKMS for the running kernel and again on each kernel update "
-        "(`dkms status` lists the builds). After the reboot `nvidia-smi` lists the GPUs and `lsmod | grep "
-        "nouveau` prints nothing (the package blacklists nouveau). With Secure Boot on (`mokutil --sb-state`) "
-        "the kernel loads the module only when it is signed by a key enrolled in the firmware (MOK); otherwise "
-        "turn Secure Boot off.",
-    )
+    return nvidia_driver.steps([p for p in stack.spec.nodePools if p.driver.source == "host"])
 
 
 # --- toolkit and held packages ------------------------------------------------------------
@@ -212,15 +181,16 @@ def _mode_commands(mode: str, only: list[NodePool]) -> list[str]:
 
 def _hold_step(stack: GpuStack) -> Step:
     host = [p for p in stack.spec.nodePools if p.driver.source == "host"]
-    what = "driver" if stack.spec.gpuOperator.enabled else "driver and toolkit"
+    what = "driver and kernel" if stack.spec.gpuOperator.enabled else "driver, toolkit and kernel"
     return Step(
         f"Hold the {what} packages",
         f"On each node of {pool_list(host)}",
-        (HOLD_NVIDIA, "apt-mark showhold"),
-        "Held packages stay at their version through `apt-get upgrade` and unattended-upgrades: a new driver "
-        "under a running one breaks NVML (`Driver/library version mismatch`) until the node reboots. Upgrade "
-        "deliberately, a node at a time: drain it, `sudo apt-mark unhold` the packages, install, hold again, "
-        "reboot.",
+        (HOLD_NVIDIA, nvidia_driver.HOLD_KERNEL, "apt-mark showhold"),
+        sentences(
+            "Held packages stay at their version through `apt-get upgrade` and unattended-upgrades: a new driver "
+            "under a running one breaks NVML (`Driver/library version mismatch`) until the node reboots.",
+            nvidia_driver.hold_note(),
+        ),
     )
 
 
@@ -252,18 +222,35 @@ def _k3s_containerd_step(stack: GpuStack) -> Step:
 def _containerd_step(stack: GpuStack) -> Step:
     commands = [
         "sudo apt-get update",
-        "sudo apt-get install -y containerd",
+        "sudo apt-get install -y ca-certificates curl",
+        "sudo install -m 0755 -d /etc/apt/keyrings",
+        f"sudo curl -fsSL {host_os.DOCKER_REPOSITORY}/gpg -o {DOCKER_KEYRING}",
+        f"echo 'deb [arch=amd64 signed-by={DOCKER_KEYRING}] {host_os.DOCKER_REPOSITORY} {host_os.CODENAME} stable' "
+        "| sudo tee /etc/apt/sources.list.d/docker.list",
+        "sudo apt-get update",
+        f"sudo apt-get install -y 'containerd.io={CONTAINERD_RELEASE}-*'",
+        "sudo apt-mark hold containerd.io",
         "sudo mkdir -p /etc/containerd",
         "containerd config default | sudo tee /etc/containerd/config.toml > /dev/null",
-        "sudo sed -i 's/SystemdCgroup = false/SystemdCgroup = true/' /etc/containerd/config.toml",
+        f"sudo sed -i '{SYSTEMD_CGROUP_SED}' /etc/containerd/config.toml",
+        "grep -q 'SystemdCgroup = true' /etc/containerd/config.toml",
         "sudo systemctl restart containerd",
     ]
-    after = (
-        "kubeadm's kubelet uses the systemd cgroup driver, so containerd's runc does too (`SystemdCgroup`). "
+    after = sentences(
+        f"containerd {CONTAINERD_RELEASE} from Docker's apt repository ({host_os.DOCKER_INSTALL}: only its `containerd.io` "
+        f"package, which brings runc), pinned and held. Kubernetes 1.35 is the last release that supports "
+        f"containerd 1.x ({K8S_135_CONTAINERD}) and {host_os.NAME}'s own `containerd` is 1.7, so every "
+        "Kubernetes release this renders gets containerd 2: a 1.35 cluster then moves to 1.36 without a runtime "
+        f"change (containerd's Kubernetes support matrix: {CONTAINERD_RELEASES}). It stays on 2.2: containerd "
+        f"2.3 writes config version 4, which the toolkit's `nvidia-ctk` does not read yet ({CONTAINERD_23}).",
+        "containerd 2's configuration is version 3: `containerd config default` prints runc's "
+        "`SystemdCgroup = false` under `[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]` "
+        "and the `sed` sets it (the `grep` fails when it did not), since kubeadm's kubelet uses the systemd "
+        "cgroup driver. CDI is on by default (`enable_cdi`, specs read from /etc/cdi and /var/run/cdi).",
     )
     if stack.spec.gpuOperator.enabled:
         after += (
-            "On GPU nodes the GPU Operator's toolkit adds the `nvidia` runtime (drop-in "
+            " On GPU nodes the GPU Operator's toolkit adds the `nvidia` runtime (drop-in "
             "/etc/containerd/conf.d/99-nvidia.toml) and creates RuntimeClass `nvidia`: nothing more to run."
         )
         where = "On every node"
@@ -275,13 +262,15 @@ def _containerd_step(stack: GpuStack) -> Step:
             "sudo systemctl restart containerd",
         ]
         after += (
-            "On GPU nodes `nvidia-ctk` writes the `nvidia` runtime to /etc/containerd/conf.d/99-nvidia.toml and "
-            "imports it from /etc/containerd/config.toml, containerd 1.x and 2.x alike"
+            " On GPU nodes `nvidia-ctk` writes the `nvidia` runtime to /etc/containerd/conf.d/99-nvidia.toml, under "
+            f"`io.containerd.cri.v1.runtime` as config version 3 wants it (toolkit {'.'.join(map(str, CONTAINERD_2_TOOLKIT))} "
+            "and later: "
+            f"{TOOLKIT_RELEASE_NOTES}), and imports it from /etc/containerd/config.toml"
             + (" (and makes it the default runtime)" if default else "")
             + "; RuntimeClass `nvidia` comes with `manifests/runtime.yaml` in the apply order."
         )
         where = "On every node (the nvidia runtime on GPU nodes)"
-    return Step("containerd and its nvidia runtime", where, tuple(commands), after)
+    return Step(f"containerd {CONTAINERD_RELEASE} and its nvidia runtime", where, tuple(commands), after)
 
 
 # --- Kubernetes ---------------------------------------------------------------------------

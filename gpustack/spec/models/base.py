@@ -162,7 +162,7 @@ def driver_version(value: str) -> str:
     listed = f"known branches: {', '.join(known)} (specs/driver-branches.yaml)"
     if match is None:
         hint = did_you_mean(close_matches(value, known)) or (
-            "did you mean to leave driver.version out? Then `ubuntu-drivers install` picks the driver it recommends"
+            "did you mean to leave driver.version out? Then the host steps install the newest driver"
         )
         raise ValueError(f'{value!r} is not a driver branch such as "595" or release such as "595.84"; {hint}; {listed}')
     hint = did_you_mean(close_matches(match["branch"], known, cutoff=0.5))

@@ -140,7 +140,8 @@ class Driver(Versioned):
     version: DriverVersion | None = Field(
         None,
         description='Driver branch or release, e.g. "595" or "595.84", of a branch in '
-        "specs/driver-branches.yaml (Ubuntu's nvidia-driver-<branch>-open; -server-open on NVSwitch boards). "
+        "specs/driver-branches.yaml: the host steps lock apt onto it (nvidia-driver-pinning-<version>) and "
+        "install NVIDIA's CUDA-repository driver, compute-only on datacenter GPUs. Default: the newest release. "
         "Not on Talos, where the Talos release fixes the extensions' driver release: choose driver.branch.",
     )
     modules: Literal["open", "proprietary"] | None = Field(
