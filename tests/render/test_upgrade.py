@@ -55,11 +55,13 @@ def test_kubernetes_and_driver_upgrade_in_upstream_order(hgx: Result) -> None:
         "Control plane v1.35.4 → v1.36.3",
         "Control-plane kubelets v1.35.4 → v1.36.3",
         "Worker kubelets v1.35.4 → v1.36.3",
-        "GPU driver, with the kernel",
+        "GPU driver 595.84, with the kernel",
     ]
     section = files["README.md"].split(upgrade.HEADING)[1].split("## Apply order")[0]
     assert "pkgs.k8s.io/core:/stable:/v1.36/deb/" in section and "sudo kubeadm upgrade apply v1.36.3" in section
     assert "pool `hgx`, a node at a time" in section  # h100-mig kept its driver
+    lock, upgrade_all = section.index("nvidia-driver-pinning-595.84"), section.index("sudo apt-get dist-upgrade -y")
+    assert lock < upgrade_all < section.index("sudo reboot")
     assert section.count(upgrade.DRAIN) == 3
     assert record(files)["previous"] == earlier
 
@@ -118,7 +120,7 @@ def test_render_twice_into_one_folder(tmp_path: Path, capsys: pytest.CaptureFixt
     assert cli(capsys, "render", str(old), "-o", str(out))[0] == 0
     assert upgrade.HEADING not in (out / "README.md").read_text()
     assert cli(capsys, "render", str(HGX), "-o", str(out))[0] == 0
-    assert headings((out / "README.md").read_text())[-1] == "GPU driver, with the kernel"
+    assert headings((out / "README.md").read_text())[-1] == "GPU driver 595.84, with the kernel"
     assert cli(capsys, "render", str(HGX), "--check", "-o", str(out))[0] == 0
     before = (out / "README.md").read_text()
     older = tmp_path / "older.yaml"

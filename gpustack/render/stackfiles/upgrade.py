@@ -197,27 +197,37 @@ def _driver_steps(stack: GpuStack, before: Mapping[str, Any], now: Mapping[str, 
     host = [p for p in changed if p.driver.source == "host" and stack.spec.cluster.distribution != "talos"]
     operator = [p for p in changed if p.driver.source == "operator"]
     steps = []
-    if host:
-        names = ", ".join(f"`{p.name}`" for p in host)
+    by_version: dict[str | None, list[Any]] = {}
+    for pool in host:
+        by_version.setdefault(pool.driver.version, []).append(pool)
+    for version, pools in by_version.items():
+        names = ", ".join(f"`{p.name}`" for p in pools)
+        lock = (f"sudo apt-get install -y 'nvidia-driver-pinning-{version}'",) if version else ()
         steps.append(
             Step(
-                "GPU driver, with the kernel",
-                f"For each node of {'pool' if len(host) == 1 else 'pools'} {names}, a node at a time",
+                f"GPU driver{f' {version}' if version else ''}, with the kernel",
+                f"For each node of {'pool' if len(pools) == 1 else 'pools'} {names}, a node at a time",
                 (
                     NODE,
                     DRAIN,
                     "# on the node:",
                     "sudo apt-mark unhold $(apt-mark showhold | grep -E '^(linux-|nvidia-|libnvidia-)')",
-                    "sudo apt-get update && sudo apt-get dist-upgrade -y",
-                    "# the host steps above for the driver (and Fabric Manager) at their new versions, and the hold",
+                    "sudo apt-get update",
+                    *lock,
+                    "sudo apt-get dist-upgrade -y",
+                    "dkms status",
+                    "# then the host step above that holds the driver packages, and:",
                     "sudo reboot",
-                    "# after the reboot: nvidia-smi lists every GPU",
+                    "# after the reboot, nvidia-smi lists every GPU; then:",
                     'kubectl uncordon "$NODE"',
                 ),
-                "The driver's kernel modules are built for the running kernel: upgrading both together and rebooting "
-                "once keeps DKMS from building for a kernel the node does not run. Only the kernel and driver "
-                "packages are released; the kubelet and the rest stay held. The drain moves GPU jobs off first, "
-                "within their disruption budgets.",
+                sentences(
+                    "The version lock moves first, then one upgrade takes the kernel and the driver (and Fabric "
+                    "Manager on NVSwitch boards) together: DKMS builds the module for the new kernel before the "
+                    "one reboot (`dkms status` lists it for both kernels).",
+                    "Only the kernel and NVIDIA packages are released; the kubelet and the rest stay held.",
+                    "The drain moves GPU jobs off first, within their disruption budgets.",
+                ),
             )
         )
     if operator:
