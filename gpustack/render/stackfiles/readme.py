@@ -16,6 +16,7 @@ from gpustack.charts import registry
 from gpustack.render.components import alerts, runtime
 from gpustack.render.rendered import EARLY_MANIFESTS, RELEASE_NAMESPACES, Rendered
 from gpustack.render.stackfiles import cni, host_steps, k3s_autodeploy, lint_config, talos_config
+from gpustack.render.stackfiles import cluster_config, pod_security_admission
 
 if TYPE_CHECKING:
     from gpustack.render.component import HelmRelease
@@ -111,7 +112,7 @@ def _describe(rendered: Rendered, path: str) -> str:
         return _describe_talos(path)
     if path.startswith("flux/") and path.endswith("/kustomization.yaml"):
         return ": lists the files of this Flux layer (its Kustomization in `flux/stack.yaml` applies the folder)"
-    if path.startswith("cluster/join-"):
+    if path.startswith("cluster/join-") and path != cluster_config.CONTROL_PLANE_JOIN_PATH:
         pool = path.removeprefix("cluster/join-").removesuffix(".yaml")
         return f": kubeadm JoinConfiguration of pool `{pool}` (its taints and labels)"
     return {
@@ -122,6 +123,10 @@ def _describe(rendered: Rendered, path: str) -> str:
         "addresses)",
         k3s_autodeploy.PATH: ": on a K3s server, copies the namespaces, HelmCharts and manifests into K3s' "
         "auto-deploy folder",
+        pod_security_admission.PATH: f": the API server's Pod Security defaults (enforce baseline, warn and audit "
+        f"restricted) for `{pod_security_admission.NODE_PATH}` on the control-plane nodes",
+        cluster_config.CONTROL_PLANE_JOIN_PATH: ": kubeadm JoinConfiguration of the further control-plane nodes "
+        "(`controlPlane.certificateKey`)",
         cni.PATH: f": the pod network, Flannel {cni.VERSION} with the pod subnet, `kubectl apply -k {cni.FOLDER}`",
         "manifests/kustomization.yaml": ": lists the manifests, `kubectl apply -k manifests/`",
         lint_config.PATH: ": `gpustack lint` settings, so that `gpustack lint <this folder>` checks the values files "
