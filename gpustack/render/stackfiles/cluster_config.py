@@ -99,8 +99,9 @@ CONTROL_PLANE_JOIN_PATH = "cluster/join-control-plane.yaml"
 SYSTEM_RESERVED = {"cpu": "250m", "memory": "1Gi", "ephemeral-storage": "1Gi"}
 KUBE_RESERVED = {"cpu": "250m", "memory": "1Gi", "ephemeral-storage": "1Gi"}
 # The kubelet's defaults (k8s.io/kubernetes pkg/kubelet/eviction/defaults_linux.go), all listed since a
-# partial evictionHard leaves the others unset, with memory.available raised from 100Mi: the kubelet evicts
-# before the node, not the kernel, runs out.
+# partial evictionHard leaves the others unset (cmd/kubelet/app/server.go merges them only with
+# mergeDefaultEvictionSettings, off by default), with memory.available raised from 100Mi so that the
+# kubelet evicts pods before the kernel's OOM killer acts.
 EVICTION_HARD = {
     "memory.available": "500Mi",
     "nodefs.available": "10%",
