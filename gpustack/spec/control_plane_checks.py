@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from gpustack.spec.models import GpuStack
 from gpustack.spec.pool_checks import Finding
 
+CONTROL_PLANE_JOIN = "control-plane"  # cluster/join-control-plane.yaml, beside cluster/join-<pool>.yaml
 OTHER_HA = {
     "k3s": "K3s servers run embedded etcd with --cluster-init (https://docs.k3s.io/datastore/ha-embedded)",
     "talos": "a Talos cluster's control plane is its controlplane machines (https://www.talos.dev/)",
@@ -40,3 +41,12 @@ def check_control_plane(stack: GpuStack) -> Iterator[Finding]:
             f"{count} control-plane nodes need cluster.controlPlaneEndpoint, the load-balanced host:port in front "
             "of them that kubeadm writes into the API server's certificate and every kubeconfig"
         )
+    if count > 1:
+        pools = [("nodePools", i, p.name) for i, p in enumerate(stack.spec.nodePools)]
+        pools += [("systemPools", i, p.name) for i, p in enumerate(stack.spec.systemPools)]
+        for section, i, name in pools:
+            if name == CONTROL_PLANE_JOIN:
+                yield ("spec", section, i, "name"), (
+                    f"pool name {name} is taken by the control-plane nodes' join file (cluster/join-{name}.yaml): "
+                    "rename the pool"
+                )

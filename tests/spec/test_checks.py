@@ -47,6 +47,9 @@ CASES = [
      "    count: 2  # <-\n" + L4_POOL, "spec.cluster.controlPlane.count", "choose an odd count"),
     ("check_control_plane", KUBEADM + "  controlPlane:\n    count: 3  # <-\n" + L4_POOL,
      "spec.cluster.controlPlane.count", "need cluster.controlPlaneEndpoint"),
+    ("check_control_plane", KUBEADM + "  controlPlaneEndpoint: api.example.internal:6443\n  controlPlane:\n"
+     "    count: 3\n" + L4_POOL + "systemPools:\n  - name: control-plane  # <-\n",
+     "spec.systemPools[0].name", "rename the pool"),
     ("check_control_plane", K3S + "  controlPlane:  # <-\n    count: 3\n" + L4_POOL,
      "spec.cluster.controlPlane", "--cluster-init"),
     ("check_control_plane", TALOS + "  controlPlane:  # <-\n    etcdSnapshots:\n      keep: 3\n" + L4_POOL,

@@ -16,6 +16,7 @@ from gpustack.errors import GpustackError
 from gpustack.render.component import GATE_COMPONENTS
 from gpustack.render.components import control_plane
 from gpustack.render.stackfiles import cni, pod_security_admission
+from gpustack.spec.control_plane_checks import CONTROL_PLANE_JOIN
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool, SystemPool, Taint
 from gpustack.spec.partitioning import registered_labels
@@ -90,7 +91,8 @@ VERSION_VARIABLE = "KUBERNETES_VERSION"
 # kubeadm-certs Secret, and that `kubeadm join --control-plane` decrypts them with:
 # https://kubernetes.io/docs/setup/production-environment/tools/kubeadm/high-availability/#steps-for-the-first-control-plane-node
 CERTIFICATE_KEY_VARIABLE = "CERTIFICATE_KEY"
-CONTROL_PLANE_JOIN_PATH = "cluster/join-control-plane.yaml"
+# Beside the pools' join files: a pool of that name is refused (control_plane_checks).
+CONTROL_PLANE_JOIN_PATH = f"cluster/join-{CONTROL_PLANE_JOIN}.yaml"
 # What the kubelet holds back from pods on every node (the KubeletConfiguration kubeadm shares with all
 # nodes): https://kubernetes.io/docs/tasks/administer-cluster/reserve-compute-resources/. Without them a
 # node's allocatable is its whole capacity, and pods can starve the kubelet, containerd and the GPU host
