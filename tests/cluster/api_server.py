@@ -48,9 +48,9 @@ def installed_files(folder: Path) -> dict[str, Path]:
     """Host path → the stack's file that a README command ``install … SRC DEST`` copies there."""
     result = {}
     for line in (folder / "README.md").read_text().splitlines():
-        words = shlex.split(line, comments=True) if "install" in line else []
-        if words[:1] == ["sudo"]:
-            words = words[1:]
-        if words[:1] == ["install"] and len(words) >= 3 and (folder / words[-2]).is_file():
-            result[words[-1]] = folder / words[-2]
+        if not line.removeprefix("sudo ").startswith("install "):
+            continue
+        words = shlex.split(line.removeprefix("sudo "), comments=True)
+        if len(words) >= 3 and (folder / words[-2]).is_file():
+            result[words[-1]] = (folder / words[-2]).resolve()
     return result

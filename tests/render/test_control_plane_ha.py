@@ -82,6 +82,9 @@ def test_single_control_plane_renders_no_ha_and_says_so(render_spec):
     assert "--upload-certs" not in readme and "join-control-plane" not in readme
     assert "**One control-plane node** (`cluster.controlPlane.count: 1`)" in readme
     assert "for 24 GPU nodes" in readme
+    # Said whether or not anything watches the control plane.
+    _, files = render_spec(cluster=KUBEADM, monitoring={"enabled": False})
+    assert "**One control-plane node**" in files["README.md"]
 
 
 def test_snapshot_cron_job_on_a_control_plane_node(ha):

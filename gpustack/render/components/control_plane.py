@@ -111,20 +111,6 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
     return Contribution(releases=releases, notes=_notes(stack))
 
 
-def _single_control_plane(stack: GpuStack) -> list[str]:
-    """kubeadm with one control-plane node: the whole cluster stops with it (etcd's only member)."""
-    if stack.spec.cluster.controlPlane.count > 1:
-        return []
-    nodes = sum(pool.count for pool in stack.spec.nodePools)
-    return [
-        f"**One control-plane node** (`cluster.controlPlane.count: 1`) carries etcd's only member and the only API "
-        f"server for {nodes} GPU node{'s' if nodes != 1 else ''}: while it is down nothing is scheduled or "
-        "restarted, and if its disk is lost the cluster is, but for the etcd snapshots copied off it. Set "
-        "`cluster.controlPlane.count: 3` with `cluster.controlPlaneEndpoint` for kubeadm's highly available "
-        "topology (https://kubernetes.io/docs/setup/production-environment/tools/kubeadm/high-availability/)."
-    ]
-
-
 def _notes(stack: GpuStack) -> list[str]:
     secure = (
         "their secure ports (10257 and 10259: HTTPS, and every request to `/metrics` is authenticated and "
@@ -149,8 +135,7 @@ def _notes(stack: GpuStack) -> list[str]:
             "metrics and `/health` only, over plain HTTP, so keep 2381 to the cluster's network in the nodes' "
             "firewall. gpustack does not scrape etcd's client port 2379 with a client certificate instead: "
             "a copy of an etcd client key in a Secret would give whoever reads it every key of etcd, every "
-            "Secret of the cluster included.",
-            *_single_control_plane(stack),
+            "Secret of the cluster included."
         ]
     if stack.spec.cluster.distribution == "talos":
         return [

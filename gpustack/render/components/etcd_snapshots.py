@@ -18,6 +18,8 @@ The CronJob's pod:
   (``ETCD_TAGS``), then a second container renames it after the time and deletes all but the
   newest ``keep``.
 
+With one control-plane node the README says what is at stake (``_single_control_plane``).
+
 It lives in kube-system: a namespace the stack does not create, where kubeadm's control plane
 runs with host access (the cluster-wide Pod Security default, ``pod_security_admission``, exempts
 it). A failed Job fires kube-prometheus-stack's ``KubeJobFailed``. A snapshot on the node it
@@ -135,10 +137,27 @@ def cron_job(stack: GpuStack) -> dict[str, Any]:
 
 
 def build(chart: Any, ctx: RenderContext) -> Contribution:
-    if not enabled(ctx.stack):
+    if ctx.stack.spec.cluster.distribution != "kubeadm":
         return Contribution()
-    add_object(chart, cron_job(ctx.stack))
-    return Contribution(notes=[_note(ctx.stack)])
+    notes = _single_control_plane(ctx.stack)
+    if enabled(ctx.stack):
+        add_object(chart, cron_job(ctx.stack))
+        notes.append(_note(ctx.stack))
+    return Contribution(notes=notes)
+
+
+def _single_control_plane(stack: GpuStack) -> list[str]:
+    """kubeadm with one control-plane node: the whole cluster stops with it (etcd's only member)."""
+    if stack.spec.cluster.controlPlane.count > 1:
+        return []
+    nodes = sum(pool.count for pool in stack.spec.nodePools)
+    return [
+        f"**One control-plane node** (`cluster.controlPlane.count: 1`) carries etcd's only member and the only API "
+        f"server for {nodes} GPU node{'s' if nodes != 1 else ''}: while it is down nothing is scheduled or "
+        "restarted, and if its disk is lost the cluster is, but for the etcd snapshots copied off it. Set "
+        "`cluster.controlPlane.count: 3` with `cluster.controlPlaneEndpoint` for kubeadm's highly available "
+        "topology (https://kubernetes.io/docs/setup/production-environment/tools/kubeadm/high-availability/)."
+    ]
 
 
 def _note(stack: GpuStack) -> str:
