@@ -120,7 +120,7 @@ def _describe(rendered: Rendered, path: str) -> str:
         "runtime, control-plane metrics addresses)",
         "cluster/kubeadm-config.yaml": ": kubeadm ClusterConfiguration, KubeletConfiguration and "
         "KubeProxyConfiguration (release, control-plane endpoint, pod subnet, feature gates, control-plane metrics "
-        "addresses)",
+        "addresses, the API server's Pod Security defaults, the kubelets' reserved resources)",
         k3s_autodeploy.PATH: ": on a K3s server, copies the namespaces, HelmCharts and manifests into K3s' "
         "auto-deploy folder",
         pod_security_admission.PATH: f": the API server's Pod Security defaults (enforce baseline, warn and audit "
