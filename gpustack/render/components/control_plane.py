@@ -25,8 +25,10 @@ checks who asks:
   ``cmd/kubeadm/app/util/staticpod/utils.go``). The other way, scraping the client port 2379 with
   a client certificate, would copy an etcd client key into a Secret of the monitoring namespace:
   etcd without its own auth gives any certificate of its CA the whole keyspace (every Secret of
-  the cluster), while the metrics port reveals sizes, latencies and leader changes only. On
-  Talos and K3s etcd's metrics stay on 127.0.0.1 and the job is off.
+  the cluster), while the metrics port reveals sizes, latencies and leader changes only; Talos
+  documents the same listener for its etcd
+  (https://docs.siderolabs.com/kubernetes-guides/monitoring-and-observability/etcd-metrics). On
+  Talos and K3s gpustack leaves etcd's metrics on 127.0.0.1 and the job off.
 
 kubeadm runs the controller manager and scheduler as static pods labelled ``component: <name>``,
 which the chart's default Services find. K3s runs them inside the k3s process, not as pods, so
@@ -118,11 +120,9 @@ def _notes(stack: GpuStack) -> list[str]:
     )
     plain = (
         "kube-proxy (10249) and etcd (2381) serve their metrics over plain HTTP to whoever connects, so they "
-        "stay on 127.0.0.1 and kube-prometheus-stack's `kubeProxy` and `kubeEtcd` jobs are off. To watch etcd, "
-        "scrape its client port 2379 over HTTPS with a client certificate: a Secret in the monitoring namespace "
-        "holding /etc/kubernetes/pki/etcd/ca.crt, healthcheck-client.crt and healthcheck-client.key, listed in "
-        "`prometheus.prometheusSpec.secrets`, and `kubeEtcd.serviceMonitor` with `scheme: https` and the "
-        "mounted files as `caFile`, `certFile` and `keyFile`."
+        "stay on 127.0.0.1 and kube-prometheus-stack's `kubeProxy` and `kubeEtcd` jobs are off. To watch the "
+        "embedded etcd of K3s servers started with `--cluster-init`, start them with `--etcd-expose-metrics` "
+        "(https://docs.k3s.io/cli/server) and list them in `kubeEtcd.endpoints`."
     )
     if stack.spec.cluster.distribution == "kubeadm":
         return [
