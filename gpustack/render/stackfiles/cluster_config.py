@@ -185,7 +185,9 @@ def kubeadm_config(stack: GpuStack, gates: Gates) -> str:
         f"# kubeadm configuration of stack {stack.metadata.name} (Kubernetes {stack.spec.cluster.kubernetesVersion}):\n"
         "# `kubeadm init --config kubeadm-config.yaml` on the first control-plane node.\n"
     )
-    return header + dump_all(documents)
+    # The header belongs to the first document: kubeadm refuses a document of comments alone ("kind and
+    # apiVersion is mandatory", SplitConfigDocuments in cmd/kubeadm/app/util/marshal.go).
+    return header + dump_all(documents).removeprefix("---\n")
 
 
 def join_config(stack: GpuStack, pool: NodePool | SystemPool) -> str:
