@@ -96,8 +96,12 @@ CONTROL_PLANE_JOIN_PATH = f"cluster/join-{CONTROL_PLANE_JOIN}.yaml"
 # What the kubelet holds back from pods on every node (the KubeletConfiguration kubeadm shares with all
 # nodes): https://kubernetes.io/docs/tasks/administer-cluster/reserve-compute-resources/. Without them a
 # node's allocatable is its whole capacity, and pods can starve the kubelet, containerd and the GPU host
-# daemons (nvidia-persistenced, Fabric Manager, DCGM) until the kernel's OOM killer picks a victim. The
-# sizes fit kubeadm's smallest control-plane node (2 CPUs) and leave a GPU server's capacity nearly whole.
+# daemons (nvidia-persistenced, Fabric Manager, DCGM) until the kernel's OOM killer picks a victim. Fixed
+# sizes, since kubeadm gives every node the one KubeletConfiguration (its kubelet-config ConfigMap): enough
+# for the kubelet, containerd and the host daemons of a node of ~100 pods, a small share of a GPU server,
+# and half the CPU of kubeadm's smallest control-plane node (2 CPUs); not scaled to each node as GKE's
+# formula is (https://cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes), which would need
+# a kubelet configuration patch per pool.
 SYSTEM_RESERVED = {"cpu": "250m", "memory": "1Gi", "ephemeral-storage": "1Gi"}
 KUBE_RESERVED = {"cpu": "250m", "memory": "1Gi", "ephemeral-storage": "1Gi"}
 # The kubelet's defaults (k8s.io/kubernetes pkg/kubelet/eviction/defaults_linux.go), all listed since a
@@ -170,7 +174,7 @@ def kubeadm_config(stack: GpuStack, gates: Gates) -> str:
         if args:
             cluster[section] = {"extraArgs": args}
     if admission:
-        cluster["apiServer"] = {**cluster.get("apiServer", {}), "extraVolumes": admission["extraVolumes"]}  # type: ignore[dict-item]
+        cluster["apiServer"] = {**cluster["apiServer"], "extraVolumes": admission["extraVolumes"]}  # type: ignore[dict-item]
     kubelet: dict[str, object] = {
         "apiVersion": "kubelet.config.k8s.io/v1beta1",
         "kind": "KubeletConfiguration",
