@@ -32,6 +32,7 @@ from gpustack.render.components import (
     control_plane,
     device_plugin,
     dra,
+    etcd_snapshots,
     flux,
     gitops,
     gpu_operator,
@@ -59,7 +60,8 @@ from gpustack.render.stackfiles import (
 from gpustack.yamlio import dump, dump_all
 
 COMPONENTS: tuple[ModuleType, ...] = (
-    runtime, nfd, device_plugin, gpu_operator, partitioning, hami, dra, monitoring, control_plane, secrets, workloads,
+    runtime, nfd, device_plugin, gpu_operator, partitioning, hami, dra, monitoring, control_plane, etcd_snapshots, secrets,
+    workloads,
     smoke, minio_users, network_policies, gitops, flux,
 )
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from gpustack.spec import chart_checks, component_checks, dra_checks, pool_checks, talos_checks
+from gpustack.spec import chart_checks, component_checks, control_plane_checks, dra_checks, pool_checks, talos_checks
 from gpustack.spec.models import GpuStack
 from gpustack.spec.pool_checks import Finding
 
@@ -18,6 +18,7 @@ CHECKS: tuple[Callable[[GpuStack], Iterator[Finding]], ...] = (
     pool_checks.check_vendor,
     pool_checks.check_unique_pools,
     pool_checks.check_cluster,
+    control_plane_checks.check_control_plane,
     talos_checks.check_talos,
     pool_checks.check_driver_source,
     pool_checks.check_mig,

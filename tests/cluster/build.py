@@ -66,8 +66,9 @@ def run_go(go: str, args: list[str], cwd: Path, env: dict[str, str]) -> str:
     return done.stdout
 
 
-def go_build_once(target: Path, source: Path, *, cgo: bool, what: str) -> Path:
-    """``go build`` of the module in ``source`` into ``target`` unless it is there: one build at a
+def go_build_once(target: Path, source: Path, *, cgo: bool, what: str, package: str = ".",
+                  ldflags: str = "-s -w", env: dict[str, str] | None = None) -> Path:
+    """``go build`` of ``package`` of the module in ``source`` into ``target`` unless it is there: one build at a
     time (a file lock; a second caller waits and reuses it), written to a temporary file renamed
     into place, so a killed build never leaves a half binary a later run would take as built."""
     if target.is_file():
@@ -80,10 +81,10 @@ def go_build_once(target: Path, source: Path, *, cgo: bool, what: str) -> Path:
         go = find_go()
         if go is None:
             raise SystemExit(f"go not found: {what} is built with Go from the Go module proxy; install Go 1.26")
-        env = {**os.environ, "CGO_ENABLED": "1" if cgo else "0"}
+        environment = {**os.environ, **(env or {}), "CGO_ENABLED": "1" if cgo else "0"}
         partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
         try:
-            run_go(go, ["build", "-trimpath", "-ldflags=-s -w", "-o", str(partial), "."], source, env)
+            run_go(go, ["build", "-trimpath", f"-ldflags={ldflags}", "-o", str(partial), package], source, environment)
             partial.rename(target)
         finally:
             partial.unlink(missing_ok=True)
@@ -117,6 +118,29 @@ def build(minor: str) -> Path:
         return bin_dir(minor) if is_built(minor) else _build(minor)
 
 
+def version_ldflags(minor: str) -> str:
+    """The linker flags that stamp the release into a Kubernetes binary (its version checks read it)."""
+    major, minor_number = minor.split(".")
+    version_pkg = "k8s.io/component-base/version"
+    return " ".join([
+        "-s -w",
+        f"-X {version_pkg}.gitVersion={RELEASES[minor]}",
+        f"-X {version_pkg}.gitMajor={major}",
+        f"-X {version_pkg}.gitMinor={minor_number}",
+        f"-X {version_pkg}.gitTreeState=clean",
+    ])
+
+
+def kubeadm(minor: str) -> Path:
+    """kubeadm of the release pinned for ``minor``, built once from the control plane's wrapper
+    module (``build``), beside its binaries."""
+    build(minor)
+    root = cache_root() / RELEASES[minor]
+    return go_build_once(root / "kubeadm" / "kubeadm", root / "src", cgo=False, what="kubeadm",
+                         package="k8s.io/kubernetes/cmd/kubeadm", ldflags=version_ldflags(minor),
+                         env={"GOFLAGS": "-mod=mod"})
+
+
 def _build(minor: str) -> Path:
     go = find_go()
     if go is None:
@@ -128,15 +152,7 @@ def _build(minor: str) -> Path:
     env = {**os.environ, "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0"}
     info = json.loads(run_go(go, ["mod", "download", "-json", f"k8s.io/kubernetes@{release}"], src, env))
     (src / "go.mod").write_text(wrapper_go_mod(release, Path(info["GoMod"]).read_text()))
-    major, minor_number = minor.split(".")
-    version_pkg = "k8s.io/component-base/version"
-    ldflags = " ".join([
-        "-s -w",
-        f"-X {version_pkg}.gitVersion={release}",
-        f"-X {version_pkg}.gitMajor={major}",
-        f"-X {version_pkg}.gitMinor={minor_number}",
-        f"-X {version_pkg}.gitTreeState=clean",
-    ])
+    ldflags = version_ldflags(minor)
     out = root / "bin.partial"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir()

@@ -23,10 +23,10 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tests.cluster import build, nodes
+from tests.cluster import api_server, build, nodes
 from tests.cluster.api import Api, ApiError
 from tests.cluster.spec import load
 
@@ -142,7 +142,7 @@ def up(spec_path: Path, state: Path, folder: Path | None = None) -> Path:
         folder = folder or render(spec_path, state / "stack")
         machines = nodes.stack_nodes(stack, folder)
         (state / "machines.json").write_text(json.dumps([nodes.to_json(n) for n in machines], indent=1))
-        api = _start_control_plane(launcher, bin_dir, stack.spec.cluster.featureGates)
+        api = _start_control_plane(launcher, bin_dir, stack.spec.cluster.featureGates, api_server.flags(folder))
         nodes.register(api, machines, build.RELEASES[minor], stack.spec.cluster.distribution)
         _distribution_objects(api, stack.spec.cluster.distribution)
         _save(state, api, launcher.pids)  # the fake kubelet reads the server and token from it
@@ -179,7 +179,7 @@ def _distribution_objects(api: Api, distribution: str) -> None:
                    {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": name}, "handler": name})
 
 
-def _start_control_plane(launcher: Launcher, bin_dir: Path, gates: Mapping[str, bool]) -> Api:
+def _start_control_plane(launcher: Launcher, bin_dir: Path, gates: Mapping[str, bool], flags: Sequence[str] = ()) -> Api:
     state = launcher.state
     pki = state / "pki"
     make_pki(pki)
@@ -210,6 +210,7 @@ def _start_control_plane(launcher: Launcher, bin_dir: Path, gates: Mapping[str, 
         f"--service-account-key-file={pki / 'sa.pub'}", f"--service-account-signing-key-file={pki / 'sa.key'}",
         # The loopback address cannot be the `kubernetes` Service's endpoint.
         "--endpoint-reconciler-type=none", *feature_gates(gates),
+        *flags,  # the rendered stack's own (tests/cluster/api_server.py)
     ])
     api = Api(server, tokens["admin"], str(pki / "ca.crt"))
     _wait_for_api_server(api, launcher)

@@ -15,6 +15,7 @@ import pytest
 
 from gpustack.lint.facts.quantities import parse_quantity
 from gpustack.render import pod_security
+from gpustack.render.stackfiles import pod_security_admission
 from tests.cluster import deploy
 from tests.cluster.api import ApiError
 from tests.cluster.control_plane import REPO
@@ -97,6 +98,23 @@ def test_pod_security_labels_are_enforced(deployed: Deployed) -> None:
                     api.request("POST", path, pod, query={"dryRun": "All"})
             else:
                 api.request("POST", path, pod, query={"dryRun": "All"})
+
+
+def test_cluster_wide_pod_security_default(deployed: Deployed) -> None:
+    """On kubeadm the API server runs with the rendered AdmissionConfiguration (tests/cluster/api_server.py
+    passes what the ClusterConfiguration gives kube-apiserver): a namespace nobody labelled is held to
+    baseline, kube-system is exempt (kube-proxy, the etcd snapshots). The stack converged under it
+    (test_every_workload_runs)."""
+    if not (REPO / "output" / deployed.stack.metadata.name / pod_security_admission.PATH).is_file():
+        pytest.skip("no cluster-wide Pod Security default in this stack (K3s, Talos)")
+    api = deployed.cluster.api
+    privileged = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "psa-default"}, "spec": {
+        "containers": [{"name": "probe", "image": "registry.k8s.io/pause:3.10", "securityContext": {"privileged": True}}]}}
+    with pytest.raises(ApiError, match='violates PodSecurity "baseline:latest"'):
+        api.request("POST", "/api/v1/namespaces/default/pods", privileged, query={"dryRun": "All"})
+    api.request("POST", "/api/v1/namespaces/kube-system/pods", privileged, query={"dryRun": "All"})
+    plain = {**privileged, "spec": {"containers": [{"name": "probe", "image": "registry.k8s.io/pause:3.10"}]}}
+    api.request("POST", "/api/v1/namespaces/default/pods", plain, query={"dryRun": "All"})
 
 
 def test_gpu_pods_run_only_on_gpu_nodes_that_offer_what_they_ask(deployed: Deployed) -> None:

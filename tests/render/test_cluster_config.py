@@ -54,14 +54,12 @@ def test_kubeadm_v1beta4_extra_args_and_kubelet_gates(render_spec):
     assert "envsubst '$CONTROL_PLANE_ENDPOINT' < cluster/kubeadm-config.yaml" in files["README.md"]
     assert "KUBERNETES_VERSION" not in files["README.md"]  # the spec's release is written in place
     assert cluster_config["networking"] == {"podSubnet": "10.244.0.0/16"}
-    for section in ("apiServer", "controllerManager", "scheduler"):
+    for section in ("controllerManager", "scheduler"):
         assert cluster_config[section] == {"extraArgs": [{"name": "feature-gates", "value": value}]}
+    # The API server's gates come first, then its Pod Security defaults (test_control_plane_ha.py).
+    assert cluster_config["apiServer"]["extraArgs"][0] == {"name": "feature-gates", "value": value}
     assert "etcd" not in cluster_config  # no monitoring, no metrics to expose
-    assert kubelet == {
-        "apiVersion": "kubelet.config.k8s.io/v1beta1",
-        "kind": "KubeletConfiguration",
-        "featureGates": {"ExampleGate": True},
-    }
+    assert kubelet["featureGates"] == {"ExampleGate": True}
 
 
 def test_kubeadm_exposes_only_the_authenticated_metrics_ports(render_spec):
@@ -77,11 +75,13 @@ def test_kubeadm_exposes_only_the_authenticated_metrics_ports(render_spec):
         assert cluster_config[section]["extraArgs"] == [
             {"name": "feature-gates", "value": CONTROL_PLANE}, {"name": "bind-address", "value": "0.0.0.0"}
         ]
-    # etcd's 2381 and kube-proxy's 10249 are plain HTTP: left on kubeadm's 127.0.0.1, their jobs off.
-    assert "etcd" not in cluster_config and kubelet["kind"] == "KubeletConfiguration"
+    # kube-proxy's 10249 is plain HTTP: left on kubeadm's 127.0.0.1, its job off. etcd's 2381 serves
+    # metrics only and is the cluster's one store: on every interface, the chart's kubeEtcd job on.
+    assert cluster_config["etcd"] == {"local": {"extraArgs": [{"name": "listen-metrics-urls", "value": "http://0.0.0.0:2381"}]}}
+    assert kubelet["kind"] == "KubeletConfiguration"
     assert "KubeProxyConfiguration" not in files["cluster/kubeadm-config.yaml"]
     values = release(rendered, "kube-prometheus-stack")
-    assert values["kubeEtcd"] == values["kubeProxy"] == {"enabled": False}
+    assert values["kubeProxy"] == {"enabled": False} and "kubeEtcd" not in values
     # kube-prometheus-stack's defaults select the static pods (component: ...) at the secure ports.
     assert not {"kubeControllerManager", "kubeScheduler"} & set(values)
     join = SAFE.load(files["cluster/join-gpu.yaml"])

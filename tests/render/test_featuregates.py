@@ -80,6 +80,7 @@ def test_kubeadm_1_34_sets_apiserver_scheduler_and_kubelet(render_spec):
     cluster, kubelet = YAML(typ="safe").load_all(tree["cluster/kubeadm-config.yaml"])
     gate = [{"name": "feature-gates", "value": "DRAConsumableCapacity=true"}]
     bind = [{"name": "bind-address", "value": "0.0.0.0"}]  # control-plane metrics (render/control_plane.py)
-    assert cluster["apiServer"]["extraArgs"] == gate and cluster["scheduler"]["extraArgs"] == gate + bind
+    # The API server's gates, then its Pod Security defaults (stackfiles/pod_security_admission.py).
+    assert cluster["apiServer"]["extraArgs"][:1] == gate and cluster["scheduler"]["extraArgs"] == gate + bind
     assert cluster["controllerManager"]["extraArgs"] == bind
     assert kubelet["featureGates"] == {"DRAConsumableCapacity": True}

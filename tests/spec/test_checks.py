@@ -11,13 +11,14 @@ import pytest
 from ruamel.yaml import YAML
 
 from gpustack.errors import SpecError
-from gpustack.spec import chart_checks, checks, component_checks, dra_checks, pool_checks, talos_checks
+from gpustack.spec import chart_checks, checks, component_checks, control_plane_checks, dra_checks, pool_checks, talos_checks
 from gpustack.spec.load import load_spec
 from gpustack.spec.models import GpuStack
 
 HEADER = "apiVersion: gpustack.io/v1alpha1\nkind: GpuStack\nmetadata:\n  name: t\nspec:\n"
 K3S = "cluster:\n  distribution: k3s\n  kubernetesVersion: \"1.36\"\n"
 L4_POOL = "nodePools:\n  - name: a\n    gpu:\n      model: L4\n"
+KUBEADM = "cluster:\n  distribution: kubeadm\n  kubernetesVersion: \"1.36\"\n"
 TALOS = "cluster:\n  distribution: talos\n  kubernetesVersion: \"1.36\"\n  talosVersion: v1.13.0\n"
 H100_MIG = "nodePools:\n  - name: a\n    gpu:\n      model: H100\n    mig:\n      strategy: mixed\n      layout:\n"
 
@@ -42,6 +43,17 @@ CASES = [
     ("check_cluster", K3S + "  podSubnet: 10.0.0.300/16  # <-\n" + L4_POOL, "spec.cluster.podSubnet", "CIDR"),
     ("check_cluster", K3S + "  controlPlaneEndpoint: api.example.internal:6443  # <-\n" + L4_POOL,
      "spec.cluster.controlPlaneEndpoint", "for distribution kubeadm"),
+    ("check_control_plane", KUBEADM + "  controlPlaneEndpoint: api.example.internal:6443\n  controlPlane:\n"
+     "    count: 2  # <-\n" + L4_POOL, "spec.cluster.controlPlane.count", "choose an odd count"),
+    ("check_control_plane", KUBEADM + "  controlPlane:\n    count: 3  # <-\n" + L4_POOL,
+     "spec.cluster.controlPlane.count", "need cluster.controlPlaneEndpoint"),
+    ("check_control_plane", KUBEADM + "  controlPlaneEndpoint: api.example.internal:6443\n  controlPlane:\n"
+     "    count: 3\n" + L4_POOL + "systemPools:\n  - name: control-plane  # <-\n",
+     "spec.systemPools[0].name", "rename the pool"),
+    ("check_control_plane", K3S + "  controlPlane:  # <-\n    count: 3\n" + L4_POOL,
+     "spec.cluster.controlPlane", "--cluster-init"),
+    ("check_control_plane", TALOS + "  controlPlane:  # <-\n    etcdSnapshots:\n      keep: 3\n" + L4_POOL,
+     "spec.cluster.controlPlane", "controlplane machines"),
     ("check_system_pool", "cluster:\n  distribution: kubeadm\n  kubernetesVersion: \"1.35\"\n"
      "nodePools:  # <-\n  - name: a\n    gpu:\n      model: L4\n    taints:\n      - key: nvidia.com/gpu\n"
      "        effect: NoSchedule\nsystemPools:\n  - name: sys\n    taints:\n      - key: x\n        effect: NoExecute\n",
@@ -174,7 +186,7 @@ def test_check_fires_with_path_and_line(tmp_path, rule, body, path, fragment):
     file.write_text(text, encoding="utf-8")
     # The rule itself reports it ...
     stack = GpuStack.model_validate(YAML(typ="safe").load(text))
-    module = next(m for m in (pool_checks, component_checks, chart_checks, dra_checks, talos_checks) if hasattr(m, rule))
+    module = next(m for m in (pool_checks, component_checks, chart_checks, dra_checks, talos_checks, control_plane_checks) if hasattr(m, rule))
     findings = getattr(module, rule)(stack)
     assert any(fragment in message for _, message in findings)
     # ... and loading locates it.

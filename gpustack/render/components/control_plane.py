@@ -14,10 +14,21 @@ checks who asks:
   (``bind-address`` takes one address and kubeadm shares one ClusterConfiguration between
   control-plane nodes, so a node's own address cannot be written there) and Prometheus scrapes
   them with its service account's token.
-- kube-proxy (10249) and etcd (2381) serve plain HTTP to anyone who connects. They stay on
-  127.0.0.1, and kube-prometheus-stack's ``kubeProxy`` and ``kubeEtcd`` jobs are off (``values``)
-  so that their ``*Down`` alerts do not fire for targets it cannot reach; the README says how to
-  scrape etcd over its client port with a client certificate instead.
+- kube-proxy (10249) serves plain HTTP to anyone who connects. It stays on 127.0.0.1, and
+  kube-prometheus-stack's ``kubeProxy`` job is off (``values``) so that its ``KubeProxyDown``
+  alert does not fire for a target it cannot reach.
+- etcd (2381) serves ``/metrics`` and ``/health`` over plain HTTP too, but it is the one store of
+  the cluster, so on kubeadm gpustack binds it to every interface (``listen-metrics-urls``,
+  kubeadm's default is 127.0.0.1: ``cmd/kubeadm/app/phases/etcd/local.go``) and keeps the chart's
+  ``kubeEtcd`` job and its etcd alerts (``defaultRules.rules.etcd``, on by default). kubeadm
+  derives the etcd pod's probes from the same flag (``GetEtcdProbeEndpoint`` in
+  ``cmd/kubeadm/app/util/staticpod/utils.go``). The other way, scraping the client port 2379 with
+  a client certificate, would copy an etcd client key into a Secret of the monitoring namespace:
+  etcd without its own auth gives any certificate of its CA the whole keyspace (every Secret of
+  the cluster), while the metrics port reveals sizes, latencies and leader changes only; Talos
+  documents the same listener for its etcd
+  (https://docs.siderolabs.com/kubernetes-guides/monitoring-and-observability/etcd-metrics). On
+  Talos and K3s gpustack leaves etcd's metrics on 127.0.0.1 and the job off.
 
 kubeadm runs the controller manager and scheduler as static pods labelled ``component: <name>``,
 which the chart's default Services find. K3s runs them inside the k3s process, not as pods, so
@@ -45,6 +56,9 @@ K3S_ARGS = {
 SECURE_JOBS = ("kubeControllerManager", "kubeScheduler")
 PLAIN_HTTP_JOBS = ("kubeProxy", "kubeEtcd")
 JOBS = (*SECURE_JOBS, *PLAIN_HTTP_JOBS)
+ETCD_JOB = "kubeEtcd"
+# etcd's metrics listener on every interface, at the port kube-prometheus-stack's kubeEtcd Service targets.
+ETCD_METRICS_URLS = f"http://{ANY_ADDRESS}:2381"
 
 
 def k3s_args(stack: GpuStack) -> dict[str, list[str]]:
@@ -65,10 +79,19 @@ def kubeadm_bind_args(stack: GpuStack) -> dict[str, list[dict[str, str]]]:
     }
 
 
+def kubeadm_etcd_args(stack: GpuStack) -> list[dict[str, str]]:
+    """ClusterConfiguration ``etcd.local.extraArgs``: the metrics listener Prometheus scrapes."""
+    if not stack.spec.monitoring.enabled:
+        return []
+    return [{"name": "listen-metrics-urls", "value": ETCD_METRICS_URLS}]
+
+
 def values(stack: GpuStack) -> dict[str, Any]:
-    """kube-prometheus-stack values for the control-plane jobs: the plain-HTTP ones off; on K3s
-    the secure ones at the servers' addresses (off without them)."""
+    """kube-prometheus-stack values for the control-plane jobs: kube-proxy off, etcd off but on
+    kubeadm; on K3s the secure ones at the servers' addresses (off without them)."""
     result: dict[str, Any] = {job: {"enabled": False} for job in PLAIN_HTTP_JOBS}
+    if stack.spec.cluster.distribution == "kubeadm":
+        del result[ETCD_JOB]
     if stack.spec.cluster.distribution == "k3s":
         addresses = list(stack.spec.cluster.serverAddresses)
         for job in SECURE_JOBS:
@@ -97,16 +120,22 @@ def _notes(stack: GpuStack) -> list[str]:
     )
     plain = (
         "kube-proxy (10249) and etcd (2381) serve their metrics over plain HTTP to whoever connects, so they "
-        "stay on 127.0.0.1 and kube-prometheus-stack's `kubeProxy` and `kubeEtcd` jobs are off. To watch etcd, "
-        "scrape its client port 2379 over HTTPS with a client certificate: a Secret in the monitoring namespace "
-        "holding /etc/kubernetes/pki/etcd/ca.crt, healthcheck-client.crt and healthcheck-client.key, listed in "
-        "`prometheus.prometheusSpec.secrets`, and `kubeEtcd.serviceMonitor` with `scheme: https` and the "
-        "mounted files as `caFile`, `certFile` and `keyFile`."
+        "stay on 127.0.0.1 and kube-prometheus-stack's `kubeProxy` and `kubeEtcd` jobs are off. To watch the "
+        "embedded etcd of K3s servers started with `--cluster-init`, start them with `--etcd-expose-metrics` "
+        "(https://docs.k3s.io/cli/server) and list them in `kubeEtcd.endpoints`."
     )
     if stack.spec.cluster.distribution == "kubeadm":
         return [
             "Control-plane metrics: `cluster/kubeadm-config.yaml` binds the controller manager and scheduler "
-            f"(`{BIND_ARG}: {ANY_ADDRESS}`) to every interface on {secure}. {plain[0].upper()}{plain[1:]}"
+            f"(`{BIND_ARG}: {ANY_ADDRESS}`) to every interface on {secure}. kube-proxy (10249) serves its metrics "
+            "over plain HTTP to whoever connects, so it stays on 127.0.0.1 and kube-prometheus-stack's `kubeProxy` "
+            f"job is off. etcd's metrics listener is bound to every interface (`listen-metrics-urls: "
+            f"{ETCD_METRICS_URLS}`), so the `kubeEtcd` job scrapes each member and the chart's etcd alerts "
+            "(`etcdMembersDown`, `etcdNoLeader`, `etcdInsufficientMembers`, …) watch it: the port serves "
+            "metrics and `/health` only, over plain HTTP, so keep 2381 to the cluster's network in the nodes' "
+            "firewall. gpustack does not scrape etcd's client port 2379 with a client certificate instead: "
+            "a copy of an etcd client key in a Secret would give whoever reads it every key of etcd, every "
+            "Secret of the cluster included."
         ]
     if stack.spec.cluster.distribution == "talos":
         return [

@@ -15,7 +15,8 @@ from collections.abc import Iterable, Mapping
 from gpustack.errors import GpustackError
 from gpustack.render.component import GATE_COMPONENTS
 from gpustack.render.components import control_plane
-from gpustack.render.stackfiles import cni
+from gpustack.render.stackfiles import cni, pod_security_admission
+from gpustack.spec.control_plane_checks import CONTROL_PLANE_JOIN
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool, SystemPool, Taint
 from gpustack.spec.partitioning import registered_labels
@@ -86,6 +87,34 @@ def k3s_config(stack: GpuStack, gates: Gates) -> str:
 # Filled in with envsubst by the README's init step where the spec leaves them out.
 ENDPOINT_VARIABLE = "CONTROL_PLANE_ENDPOINT"
 VERSION_VARIABLE = "KUBERNETES_VERSION"
+# The key that encrypts the control-plane certificates `kubeadm init --upload-certs` stores in the
+# kubeadm-certs Secret, and that `kubeadm join --control-plane` decrypts them with:
+# https://kubernetes.io/docs/setup/production-environment/tools/kubeadm/high-availability/#steps-for-the-first-control-plane-node
+CERTIFICATE_KEY_VARIABLE = "CERTIFICATE_KEY"
+# Beside the pools' join files: a pool of that name is refused (control_plane_checks).
+CONTROL_PLANE_JOIN_PATH = f"cluster/join-{CONTROL_PLANE_JOIN}.yaml"
+# What the kubelet holds back from pods on every node (the KubeletConfiguration kubeadm shares with all
+# nodes): https://kubernetes.io/docs/tasks/administer-cluster/reserve-compute-resources/. Without them a
+# node's allocatable is its whole capacity, and pods can starve the kubelet, containerd and the GPU host
+# daemons (nvidia-persistenced, Fabric Manager, DCGM) until the kernel's OOM killer picks a victim. Fixed
+# sizes, since kubeadm gives every node the one KubeletConfiguration (its kubelet-config ConfigMap): enough
+# for the kubelet, containerd and the host daemons of a node of ~100 pods, a small share of a GPU server,
+# and half the CPU of kubeadm's smallest control-plane node (2 CPUs); not scaled to each node as GKE's
+# formula is (https://cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes), which would need
+# a kubelet configuration patch per pool.
+SYSTEM_RESERVED = {"cpu": "250m", "memory": "1Gi", "ephemeral-storage": "1Gi"}
+KUBE_RESERVED = {"cpu": "250m", "memory": "1Gi", "ephemeral-storage": "1Gi"}
+# The kubelet's defaults (k8s.io/kubernetes pkg/kubelet/eviction/defaults_linux.go), all listed since a
+# partial evictionHard leaves the others unset (cmd/kubelet/app/server.go merges them only with
+# mergeDefaultEvictionSettings, off by default), with memory.available raised from 100Mi so that the
+# kubelet evicts pods before the kernel's OOM killer acts.
+EVICTION_HARD = {
+    "memory.available": "500Mi",
+    "nodefs.available": "10%",
+    "nodefs.inodesFree": "5%",
+    "imagefs.available": "15%",
+    "imagefs.inodesFree": "5%",
+}
 
 
 def control_plane_endpoint(stack: GpuStack) -> str:
@@ -107,14 +136,24 @@ def kubeadm_version(stack: GpuStack) -> str:
     return stack.spec.cluster.kubeadmVersion or f"${{{VERSION_VARIABLE}}}"
 
 
+def high_availability(stack: GpuStack) -> bool:
+    """Several kubeadm control-plane nodes (``cluster.controlPlane.count``)."""
+    return stack.spec.cluster.distribution == "kubeadm" and stack.spec.cluster.controlPlane.count > 1
+
+
 def init_variables(stack: GpuStack) -> list[str]:
     """The variables of ``kubeadm-config.yaml`` that the README's init step fills in."""
     cluster = stack.spec.cluster
-    return [name for name, given in ((VERSION_VARIABLE, cluster.kubeadmVersion),
-                                     (ENDPOINT_VARIABLE, cluster.controlPlaneEndpoint)) if not given]
+    variables = [name for name, given in ((VERSION_VARIABLE, cluster.kubeadmVersion),
+                                          (ENDPOINT_VARIABLE, cluster.controlPlaneEndpoint)) if not given]
+    return [*variables, CERTIFICATE_KEY_VARIABLE] if high_availability(stack) else variables
 
 
 def kubeadm_config(stack: GpuStack, gates: Gates) -> str:
+    documents: list[dict[str, object]] = []
+    if high_availability(stack):
+        documents.append({"apiVersion": KUBEADM_API, "kind": "InitConfiguration",
+                          "certificateKey": f"${{{CERTIFICATE_KEY_VARIABLE}}}"})
     cluster: dict[str, object] = {
         "apiVersion": KUBEADM_API,
         "kind": "ClusterConfiguration",
@@ -122,21 +161,37 @@ def kubeadm_config(stack: GpuStack, gates: Gates) -> str:
         "controlPlaneEndpoint": control_plane_endpoint(stack),
         "networking": {"podSubnet": pod_subnet(stack)},
     }
+    etcd = control_plane.kubeadm_etcd_args(stack)
+    if etcd:
+        cluster["etcd"] = {"local": {"extraArgs": etcd}}
     bind = control_plane.kubeadm_bind_args(stack)
+    admission = pod_security_admission.api_server(stack)
     for component, section in KUBEADM_SECTIONS.items():
         args = [{"name": "feature-gates", "value": gate_flag(gates[component])}] if gates[component] else []
         args += bind.get(section, [])
+        if section == "apiServer":
+            args += admission.get("extraArgs", [])
         if args:
             cluster[section] = {"extraArgs": args}
-    kubelet: dict[str, object] = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration"}
+    if admission:
+        cluster["apiServer"] = {**cluster["apiServer"], "extraVolumes": admission["extraVolumes"]}  # type: ignore[dict-item]
+    kubelet: dict[str, object] = {
+        "apiVersion": "kubelet.config.k8s.io/v1beta1",
+        "kind": "KubeletConfiguration",
+        "systemReserved": dict(SYSTEM_RESERVED),
+        "kubeReserved": dict(KUBE_RESERVED),
+        "evictionHard": dict(EVICTION_HARD),
+    }
     if gates["kubelet"]:
         kubelet["featureGates"] = gates["kubelet"]
-    documents: list[dict[str, object]] = [cluster, kubelet]
+    documents += [cluster, kubelet]
     header = (
         f"# kubeadm configuration of stack {stack.metadata.name} (Kubernetes {stack.spec.cluster.kubernetesVersion}):\n"
         "# `kubeadm init --config kubeadm-config.yaml` on the first control-plane node.\n"
     )
-    return header + dump_all(documents)
+    # The header belongs to the first document: kubeadm refuses a document of comments alone ("kind and
+    # apiVersion is mandatory", SplitConfigDocuments in cmd/kubeadm/app/util/marshal.go).
+    return header + dump_all(documents).removeprefix("---\n")
 
 
 def join_config(stack: GpuStack, pool: NodePool | SystemPool) -> str:
@@ -150,18 +205,8 @@ def join_config(stack: GpuStack, pool: NodePool | SystemPool) -> str:
     if registered:
         labels = ",".join(f"{key}={value}" for key, value in registered.items())
         registration["kubeletExtraArgs"] = [{"name": "node-labels", "value": labels}]
-    join = {
-        "apiVersion": KUBEADM_API,
-        "kind": "JoinConfiguration",
-        "discovery": {
-            "bootstrapToken": {
-                "apiServerEndpoint": control_plane_endpoint(stack),
-                "token": "${JOIN_TOKEN}",
-                "caCertHashes": ["${CA_CERT_HASH}"],
-            }
-        },
-        "nodeRegistration": registration,
-    }
+    join = {"apiVersion": KUBEADM_API, "kind": "JoinConfiguration", "discovery": _discovery(stack),
+            "nodeRegistration": registration}
     header = (
         f"# kubeadm JoinConfiguration of pool {pool.name} (stack {stack.metadata.name}). On each of its nodes:\n"
         "#   CONTROL_PLANE_ENDPOINT=host:6443 JOIN_TOKEN=... CA_CERT_HASH=sha256:... \\\n"
@@ -169,6 +214,36 @@ def join_config(stack: GpuStack, pool: NodePool | SystemPool) -> str:
         "# (`kubeadm token create --print-join-command` on a control-plane node prints the three values).\n"
     )
     return header + dump(join)
+
+
+def join_control_plane_config(stack: GpuStack) -> str:
+    """The JoinConfiguration of the further control-plane nodes: ``controlPlane`` with the certificate key.
+
+    ``nodeRegistration`` is left out, so kubeadm registers them with its control-plane taint, as
+    the first one.
+    """
+    join = {
+        "apiVersion": KUBEADM_API,
+        "kind": "JoinConfiguration",
+        "discovery": _discovery(stack),
+        "controlPlane": {"certificateKey": f"${{{CERTIFICATE_KEY_VARIABLE}}}"},
+    }
+    header = (
+        f"# kubeadm JoinConfiguration of the further control-plane nodes (stack {stack.metadata.name}), filled in\n"
+        "# with envsubst by the README's step, then `kubeadm join --config join-control-plane.yaml` on each.\n"
+    )
+    return header + dump(join)
+
+
+def _discovery(stack: GpuStack) -> dict[str, object]:
+    """A join's discovery, left as shell variables that ``kubeadm token create --print-join-command`` fills in."""
+    return {
+        "bootstrapToken": {
+            "apiServerEndpoint": control_plane_endpoint(stack),
+            "token": "${JOIN_TOKEN}",
+            "caCertHashes": ["${CA_CERT_HASH}"],
+        }
+    }
 
 
 def _taint(taint: Taint) -> dict[str, str]:
@@ -186,6 +261,10 @@ def config_files(stack: GpuStack, gates: Gates) -> dict[str, str]:
     files = {"cluster/kubeadm-config.yaml": kubeadm_config(stack, gates), cni.PATH: cni.kustomization(stack, pod_subnet(stack))}
     for pool in [*stack.spec.nodePools, *stack.spec.systemPools]:
         files[join_path(pool.name)] = join_config(stack, pool)
+    if high_availability(stack):
+        files[CONTROL_PLANE_JOIN_PATH] = join_control_plane_config(stack)
+    if pod_security_admission.enabled(stack):
+        files[pod_security_admission.PATH] = pod_security_admission.admission_config(stack)
     return files
 
 

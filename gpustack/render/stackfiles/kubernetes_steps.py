@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 
 from gpustack.render.components.gpu_operator import K3S_CONTAINERD_CONFIG
-from gpustack.render.stackfiles import cluster_config, cni
+from gpustack.render.stackfiles import cluster_config, cni, kubeadm_ha, pod_security_admission
 from gpustack.render.stackfiles.step import Pool, Step, all_pools, sentences, taint_text
 from gpustack.spec.models import GpuStack
 from gpustack.spec.partitioning import registered_labels
@@ -158,22 +158,26 @@ def kubeadm_steps(stack: GpuStack) -> list[Step]:
         "for 24 hours and the filled-in files hold it: delete them once the nodes have joined. Each node "
         "registers with its pool's taints and labels.",
     )
-    return [packages, init, join]
+    return [packages, init, *kubeadm_ha.steps(stack), join]
 
 
 def _init_commands(stack: GpuStack) -> tuple[str, ...]:
     variables = cluster_config.init_variables(stack)
+    admission = pod_security_admission.install_command(stack)
+    upload = kubeadm_ha.INIT_FLAGS if cluster_config.high_availability(stack) else ""
     if not variables:
-        return ("sudo kubeadm init --config cluster/kubeadm-config.yaml",)
+        return (*admission, f"sudo kubeadm init --config cluster/kubeadm-config.yaml{upload}")
     exports = {
         cluster_config.VERSION_VARIABLE: '"$(kubeadm version -o short)"',
         cluster_config.ENDPOINT_VARIABLE: "'api.example.internal:6443'  # your DNS name or virtual IP, and port",
+        cluster_config.CERTIFICATE_KEY_VARIABLE: kubeadm_ha.CERTIFICATE_KEY_EXPORT,
     }
     listed = " ".join(f"${name}" for name in variables)
     return (
+        *admission,
         *(f"export {name}={exports[name]}" for name in variables),
         f"envsubst '{listed}' < cluster/kubeadm-config.yaml > kubeadm-config.yaml",
-        "sudo kubeadm init --config kubeadm-config.yaml",
+        f"sudo kubeadm init --config kubeadm-config.yaml{upload}",
     )
 
 

@@ -15,7 +15,16 @@ from typing import TYPE_CHECKING, Any
 from gpustack.charts import registry
 from gpustack.render.components import alerts, runtime
 from gpustack.render.rendered import EARLY_MANIFESTS, RELEASE_NAMESPACES, Rendered
-from gpustack.render.stackfiles import cni, host_steps, k3s_autodeploy, lint_config, talos_config, versions
+from gpustack.render.stackfiles import (
+    cluster_config,
+    cni,
+    host_steps,
+    k3s_autodeploy,
+    lint_config,
+    pod_security_admission,
+    talos_config,
+    versions,
+)
 
 if TYPE_CHECKING:
     from gpustack.render.component import HelmRelease
@@ -114,7 +123,7 @@ def _describe(rendered: Rendered, path: str) -> str:
         return _describe_talos(path)
     if path.startswith("flux/") and path.endswith("/kustomization.yaml"):
         return ": lists the files of this Flux layer (its Kustomization in `flux/stack.yaml` applies the folder)"
-    if path.startswith("cluster/join-"):
+    if path.startswith("cluster/join-") and path != cluster_config.CONTROL_PLANE_JOIN_PATH:
         pool = path.removeprefix("cluster/join-").removesuffix(".yaml")
         return f": kubeadm JoinConfiguration of pool `{pool}` (its taints and labels)"
     return {
@@ -122,9 +131,13 @@ def _describe(rendered: Rendered, path: str) -> str:
         "runtime, control-plane metrics addresses)",
         "cluster/kubeadm-config.yaml": ": kubeadm ClusterConfiguration, KubeletConfiguration and "
         "KubeProxyConfiguration (release, control-plane endpoint, pod subnet, feature gates, control-plane metrics "
-        "addresses)",
+        "addresses, the API server's Pod Security defaults, the kubelets' reserved resources)",
         k3s_autodeploy.PATH: ": on a K3s server, copies the namespaces, HelmCharts and manifests into K3s' "
         "auto-deploy folder",
+        pod_security_admission.PATH: f": the API server's Pod Security defaults (enforce baseline, warn and audit "
+        f"restricted) for `{pod_security_admission.NODE_PATH}` on the control-plane nodes",
+        cluster_config.CONTROL_PLANE_JOIN_PATH: ": kubeadm JoinConfiguration of the further control-plane nodes "
+        "(`controlPlane.certificateKey`)",
         cni.PATH: f": the pod network, Flannel {cni.VERSION} with the pod subnet, `kubectl apply -k {cni.FOLDER}`",
         "manifests/kustomization.yaml": ": lists the manifests, `kubectl apply -k manifests/`",
         versions.PATH: ": what the stack installs, by version: the next render into this folder lists the upgrade "

@@ -20,7 +20,7 @@ from typing import Any
 from gpustack.charts import registry
 from gpustack.errors import GpustackError
 from gpustack.render.component import HelmRelease
-from gpustack.render.components import flux, gitops
+from gpustack.render.components import etcd_snapshots, flux, gitops
 from gpustack.render.stackfiles import talos_config
 from gpustack.render.stackfiles.step import Step, sentences
 from gpustack.spec.models import GpuStack
@@ -82,6 +82,16 @@ def _backup_step(stack: GpuStack) -> Step:
     if distribution == "talos":
         commands: tuple[str, ...] = (NODE, 'talosctl -n "$NODE" etcd snapshot "etcd-$(date +%F).db"')
         where = "From a machine with talosctl, against one control-plane node"
+    elif distribution == "kubeadm" and etcd_snapshots.enabled(stack):
+        commands = (
+            'JOB="etcd-pre-upgrade-$(date +%s)"',
+            f'kubectl -n {etcd_snapshots.NAMESPACE} create job "$JOB" --from=cronjob/{etcd_snapshots.NAME}',
+            f'kubectl -n {etcd_snapshots.NAMESPACE} wait --for=condition=complete "job/$JOB" --timeout=10m',
+        )
+        where = (
+            f"From a machine with kubectl: the etcd snapshot CronJob, once now (the snapshot lands in "
+            f"{etcd_snapshots.HOST_FOLDER} of the control-plane node it runs on)"
+        )
     elif distribution == "kubeadm":
         commands = (
             "NODE='name of a control-plane node'",

@@ -35,6 +35,42 @@ class Metadata(Strict):
     description: str | None = Field(None, description="Free text, copied into the stack README.")
 
 
+HA_GUIDE = "https://kubernetes.io/docs/setup/production-environment/tools/kubeadm/high-availability/"
+BACKUP_GUIDE = "https://kubernetes.io/docs/tasks/administer-cluster/configure-upgrade-etcd/#backing-up-an-etcd-cluster"
+
+
+class EtcdSnapshots(Strict):
+    """etcd snapshots of a kubeadm cluster, taken by a CronJob on a control-plane node."""
+
+    enabled: bool = Field(
+        True,
+        description="kubeadm: a CronJob in kube-system saves an etcd snapshot (`etcdctl snapshot save`) on a "
+        f"control-plane node into snapshotsDir, keeping the newest `keep` ({BACKUP_GUIDE}). Copy them off the "
+        "node: a snapshot on the node it protects is lost with it.",
+    )
+    schedule: str = Field(
+        "0 */6 * * *",
+        pattern=r"^(@(hourly|daily|weekly|monthly|yearly|annually|midnight)|(\S+\s+){4}\S+)$",
+        description="The CronJob's schedule (cron syntax, the controller manager's time zone).",
+    )
+    keep: int = Field(28, ge=1, le=1000, description="Snapshots kept on the node (the oldest are deleted).")
+
+
+class ControlPlane(Strict):
+    count: int = Field(
+        1,
+        ge=1,
+        le=7,
+        description="kubeadm: control-plane nodes, each with a stacked etcd member: 1, or an odd number for high "
+        "availability (3 survive the loss of one, 5 of two; etcd needs a majority). More than one needs "
+        f"cluster.controlPlaneEndpoint, a load-balanced address in front of them ({HA_GUIDE}); the README's "
+        "steps then upload the control-plane certificates at `kubeadm init` and join the other nodes with "
+        "`kubeadm join --control-plane`. K3s and Talos: leave it out (their own HA: K3s servers with "
+        "--cluster-init, Talos controlplane machines).",
+    )
+    etcdSnapshots: EtcdSnapshots = Field(default_factory=EtcdSnapshots)
+
+
 class Cluster(Strict):
     distribution: Literal["k3s", "kubeadm", "talos"] = Field(
         description="k3s (embedded containerd, RuntimeClass nvidia registered by K3s), kubeadm, or talos "
@@ -83,6 +119,10 @@ class Cluster(Strict):
         "endpoint. It is written into the API server's certificate, so a control plane started without it "
         "cannot grow to several nodes. Default: the ${CONTROL_PLANE_ENDPOINT} variable, filled in with "
         "envsubst when `kubeadm init` runs (the README's step).",
+    )
+    controlPlane: ControlPlane = Field(
+        default_factory=ControlPlane,
+        description="kubeadm: the control-plane nodes (how many) and etcd's snapshots.",
     )
     podSubnet: str | None = Field(
         None,
