@@ -3,6 +3,9 @@ for on the rendered stacks, and none when it asks for none; on a node whose tool
 variable from unprivileged containers (the same stack rendered with
 ``cluster.acceptVisibleDevicesEnvvar: true``) it gets every GPU of the node.
 
+The stacks (specs/isolation*.yaml, four GPUs per node): a host toolkit under NVIDIA's device
+plugin on one pool and HAMi's on the other, and the GPU Operator's toolkit and CDI plugin.
+
 What each container sees comes from the toolkit config the nodes have (the host steps'
 ``nvidia-ctk config``, the GPU Operator's toolkit env) and the device plugin's strategy its pod
 runs with, through tests/cluster/toolkit.py; the pod lists them with ``nvidia-smi -L`` into its
@@ -20,25 +23,24 @@ import pytest
 import yaml
 
 from tests.cluster import deploy
-from tests.cluster.control_plane import REPO
 from tests.cluster.deliver import installed
-from tests.cluster.spec import load
 from tests.cluster.support import WAIT_SECONDS, Cluster, describe, new_namespace, pods, wait_for
 
 pytestmark = pytest.mark.cluster
 
 IMAGE = "nvcr.io/nvidia/cuda:13.0.1-base-ubuntu24.04"
 LIST = "nvidia-smi -L > /dev/termination-log"
-# The standalone device plugin on a host toolkit, and the GPU Operator's.
-STACKS = ["kubeadm-host-driver", "kubeadm-gpu-operator"]
-OPTED_OUT = "kubeadm-host-driver-opted-out"
+SPECS = Path(__file__).parent / "specs"
+STACKS = {"isolation": ("plugin-0", "hami-0"), "isolation-operator": ("operator-0",)}
+OPTED_OUT = "isolation-opted-out"
+GPUS_PER_NODE = 4
 _numbers = itertools.count()
 
 
 def _spec(name: str, folder: Path) -> Path:
     if name != OPTED_OUT:
-        return REPO / "examples" / f"{name}.yaml"
-    document = yaml.safe_load((REPO / "examples" / "kubeadm-host-driver.yaml").read_text(encoding="utf-8"))
+        return SPECS / f"{name}.yaml"
+    document = yaml.safe_load((SPECS / "isolation.yaml").read_text(encoding="utf-8"))
     document["metadata"]["name"] = OPTED_OUT
     document["spec"]["cluster"]["acceptVisibleDevicesEnvvar"] = True
     path = folder / f"{OPTED_OUT}.yaml"
@@ -47,17 +49,9 @@ def _spec(name: str, folder: Path) -> Path:
 
 
 @pytest.fixture(scope="module", params=[*STACKS, OPTED_OUT])
-def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, Cluster]]:
+def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Cluster]]:
     folder = tmp_path_factory.mktemp(request.param)
-    spec = _spec(request.param, folder)
-    for cluster in installed(spec, folder / "state"):
-        yield request.param, spec, cluster
-
-
-def _largest_node(spec: Path) -> tuple[str, int]:
-    """The first node of the pool with the most GPUs per node, and that count."""
-    pool = max(load(spec).spec.nodePools, key=lambda p: p.gpu.count)
-    return f"{pool.name}-0", pool.gpu.count
+    yield from ((request.param, cluster) for cluster in installed(_spec(request.param, folder), folder / "state"))
 
 
 def _job(name: str, namespace: str, node: str, gpus: int) -> dict[str, Any]:
@@ -68,7 +62,9 @@ def _job(name: str, namespace: str, node: str, gpus: int) -> dict[str, Any]:
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": namespace},
             "spec": {"backoffLimit": 0, "template": {"spec": {
                 "runtimeClassName": "nvidia", "restartPolicy": "Never", "containers": [container],
-                "nodeSelector": {"kubernetes.io/hostname": node}, "tolerations": [{"operator": "Exists"}]}}}}
+                "nodeSelector": {"kubernetes.io/hostname": node}, "tolerations": [{"operator": "Exists"}],
+                # HAMi's pools: its scheduler places the pods its plugin allocates (render/components/hami.py)
+                **({"schedulerName": "hami-scheduler"} if node.startswith("hami") else {})}}}}
 
 
 def _seen(cluster: Cluster, namespace: str, node: str, gpus: int) -> list[str] | None:
@@ -89,15 +85,14 @@ def _seen(cluster: Cluster, namespace: str, node: str, gpus: int) -> list[str] |
     return terminated.get("message", "").splitlines()
 
 
-def test_a_pod_naming_every_gpu_gets_only_what_it_asked_for(stack: tuple[str, Path, Cluster]) -> None:
-    name, spec, cluster = stack
-    node, count = _largest_node(spec)
-    assert count > 1, "the node must have more GPUs than the pod asks for"
-    namespace = new_namespace(cluster, f"isolation-{next(_numbers)}")
-    one, none = _seen(cluster, namespace, node, 1), _seen(cluster, namespace, node, 0)
-    if name == OPTED_OUT:  # the counter-case: the toolkit takes the pod's own variable
-        assert one is not None and len(one) == count, one
-        assert none is not None and len(none) == count, none
-    else:
-        assert one is not None and len(one) == 1, one
-        assert none is None, f"a pod asking for no GPU saw {none}"
+def test_a_pod_naming_every_gpu_gets_only_what_it_asked_for(stack: tuple[str, Cluster]) -> None:
+    name, cluster = stack
+    for node in STACKS.get(name, STACKS["isolation"]):
+        namespace = new_namespace(cluster, f"isolation-{next(_numbers)}")
+        one, none = _seen(cluster, namespace, node, 1), _seen(cluster, namespace, node, 0)
+        if name == OPTED_OUT:  # the counter-case: the toolkit takes the pod's own variable
+            assert one is not None and len(one) == GPUS_PER_NODE, (node, one)
+            assert none is not None and len(none) == GPUS_PER_NODE, (node, none)
+        else:
+            assert one is not None and len(one) == 1, (node, one)
+            assert none is None, f"{node}: a pod asking for no GPU saw {none}"

@@ -39,6 +39,9 @@ def test_the_rendered_host_steps_refuse_the_variable_and_take_the_mounts() -> No
     # the plugin's own container: CAP_SYS_ADMIN, which the toolkit counts as privileged
     pod, main = _pod(0, env=ALL, securityContext={"capabilities": {"add": ["SYS_ADMIN"]}})
     assert len(toolkit.visible(pod, main, node)) == 4
+    # GFD: privileged, its variable from the plugin image's config
+    pod, main = _pod(0, image="nvcr.io/nvidia/k8s-device-plugin:v0.20.0", securityContext={"privileged": True})
+    assert len(toolkit.visible(pod, main, node)) == 4
 
 
 def test_a_toolkit_with_its_defaults_lets_the_variable_win() -> None:

@@ -11,9 +11,10 @@ toolkit env, agents/operator.py), never the spec.
   ``cdi-annotations,cdi-cri``) names the devices in ``cdi.k8s.io/`` annotations and the CRI's
   ``CDIDevices``, which containerd injects itself, whatever the runtime. The harness does not track
   which GPUs are taken: a container asking for n devices is given the node's first n.
-- Environment: the plugin's variables first, then the container's own ``env``, the later value of a
-  name winning (kubelet ``GenerateRunContainerOptions``, pkg/kubelet/kubelet_pods.go; containerd's
-  ``oci.WithEnv``). Image config is not modelled.
+- Environment: the image's, then the plugin's variables, then the container's own ``env``, the
+  later value of a name winning (kubelet ``GenerateRunContainerOptions``, pkg/kubelet/kubelet_pods.go;
+  containerd's ``oci.WithEnv``). The image's is known for the device plugin's image only
+  (``IMAGE_ENV``), whose GFD container sets no variable of its own.
 - The NVIDIA runtime (RuntimeClass nvidia, or nvidia as the default) takes, in order, the CDI
   annotations, then the mounts if ``accept-nvidia-visible-devices-as-volume-mounts``, then
   ``NVIDIA_VISIBLE_DEVICES`` if the container has CAP_SYS_ADMIN (privileged, or the capability
@@ -41,6 +42,9 @@ DEFAULTS = {ENVVAR_KEY: "true", MOUNTS_KEY: "false"}
 VARIABLE = "NVIDIA_VISIBLE_DEVICES"
 MOUNT_ROOT = "/var/run/nvidia-container-devices"
 TERMINATION_LOG = "/dev/termination-log"
+# Image config the harness knows: NVIDIA's device plugin image (plugin, GFD, config-manager, MPS
+# daemon), https://github.com/NVIDIA/k8s-device-plugin/blob/v0.19.3/deployments/container/Dockerfile.
+IMAGE_ENV = {"k8s-device-plugin": {VARIABLE: "all"}}
 # Extended resources that are devices of the plugins (HAMi's memory and cores are not).
 NOT_DEVICES = ("nvidia.com/gpumem", "nvidia.com/gpucores")
 
@@ -103,7 +107,8 @@ def visible(pod: dict[str, Any], container: dict[str, Any], node: Node) -> list[
     elif given.mounts and settings[MOUNTS_KEY]:
         chosen = given.mounts
     elif privileged(container) or settings[ENVVAR_KEY]:
-        chosen = _named({**given.env, **env_of(container)}.get(VARIABLE, ""), node)
+        image = next((env for name, env in IMAGE_ENV.items() if name in container.get("image", "")), {})
+        chosen = _named({**image, **given.env, **env_of(container)}.get(VARIABLE, ""), node)
     else:
         chosen = []
     return seen + [g for g in chosen if g not in seen]

@@ -66,6 +66,7 @@ def test_operator_toolkit_refuses_the_variable_and_its_plugin_keeps_cdi(render_s
     assert "ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS" not in env  # its plugin uses CDI (chart v25.10 on)
     assert "env" not in release(rendered, "gpu-operator")["devicePlugin"]
     assert not _toolkit_commands(files)  # no host toolkit
+    assert any("ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED=false" in n for n in rendered.notes["gpu-operator"])
 
 
 def test_operator_before_cdi_gets_a_volume_mount_plugin(render_spec):
@@ -92,6 +93,7 @@ def test_opting_out_leaves_the_toolkit_and_plugins_at_their_defaults(render_spec
     rendered, _ = render_spec(cluster={"distribution": "kubeadm", **OPT_OUT}, gpuOperator={"enabled": True},
                               nodePools=[OPERATOR_POOL])
     assert not any(name.startswith("ACCEPT_") for name in _toolkit_env(rendered))
+    assert not any("ACCEPT_NVIDIA" in n for n in rendered.notes.get("gpu-operator", []))
     rendered, _ = render_spec(cluster=OPT_OUT, **HAMI)
     assert "deviceListStrategy" not in release(rendered, "hami")["devicePlugin"]
 

@@ -168,6 +168,13 @@ def notes(ctx: RenderContext) -> list[str]:
             "HAMi's pools take HAMi's device plugin, not the operator's (both advertise `nvidia.com/gpu`): label "
             f"their nodes `{SKIP_DEVICE_PLUGIN_LABEL}=false` ({selectors}) before installing the operator."
         )
+    if gpu_isolation.refuses_envvar(ctx.stack) and not host_brings_toolkit(ctx.stack):
+        result.append(
+            "The operator's toolkit ignores `NVIDIA_VISIBLE_DEVICES` in containers without CAP_SYS_ADMIN "
+            "(`toolkit.env` `ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED=false`): a pod gets the GPUs "
+            "its device plugin allocated, not every GPU of the node it names; the operator's own operands run "
+            "privileged and still see them all. `cluster.acceptVisibleDevicesEnvvar: true` keeps the toolkit's default."
+        )
     if spec.cluster.distribution == "k3s":
         result.append(
             "The operator's toolkit edits K3s' containerd config.toml, which K3s rewrites on every start; "
