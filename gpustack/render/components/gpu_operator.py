@@ -48,6 +48,10 @@ K3S_CONTAINERD_SOCKET = "/run/k3s/containerd/containerd.sock"
 
 
 def toolkit_env(stack: GpuStack) -> list[dict[str, str]]:
+    """The toolkit container's env, which the operator copies into it (``TransformToolkit``,
+    controllers/object_controls.go, from v23.9 on): K3s' containerd, the default runtime, and the
+    isolation settings (gpustack/render/gpu_isolation.py), which its installer writes to the
+    toolkit's config.toml (toolkit 1.14 on)."""
     env = []
     if stack.spec.cluster.distribution == "k3s":
         env += [
