@@ -115,11 +115,17 @@ def visible(pod: dict[str, Any], container: dict[str, Any], node: Node) -> list[
 
 
 def _named(value: str, node: Node) -> list[str]:
+    """The node's GPUs a value of the variable names: ``all``, or ids and indices (others name none)."""
     ids = gpu_ids(node)
     if value.strip() == "all":
         return ids
-    names = [n.strip() for n in value.split(",") if n.strip()]
-    return [ids[int(n)] if n.isdigit() and int(n) < len(ids) else n for n in names if n in ids or n.isdigit() and int(n) < len(ids)]
+    chosen = []
+    for name in (n.strip() for n in value.split(",")):
+        if name in ids:
+            chosen.append(name)
+        elif name.isdigit() and int(name) < len(ids):
+            chosen.append(ids[int(name)])
+    return chosen
 
 
 def listing(pod: dict[str, Any], container: dict[str, Any], node: Node) -> str | None:
