@@ -55,9 +55,11 @@ def talos_note(stack: GpuStack) -> str:
     """What the reader of a Talos stack must know and do, since gpustack cannot close it there."""
     if not fixed_toolkit(stack) or stack.spec.cluster.acceptVisibleDevicesEnvvar:
         return ""
+    who = "any pod on a GPU node (nvidia is the default runtime)" if stack.spec.cluster.nvidiaDefaultRuntime \
+        else "any pod of RuntimeClass nvidia"
     return (
         "The nvidia-container-toolkit extension brings no toolkit config.toml and /etc is read-only, so the "
-        f"toolkit keeps its default `{ENVVAR_KEY} = true`: any pod of RuntimeClass nvidia that sets "
+        f"toolkit keeps its default `{ENVVAR_KEY} = true`: {who} that sets "
         "`NVIDIA_VISIBLE_DEVICES=all` (CUDA images set it in their image config) gets every GPU of its node, around the "
         "scheduler and quotas, and the device plugins keep handing GPUs over in that variable, which this toolkit "
         "reads by default. gpustack cannot change that on Talos: let only workloads you trust with a whole node "

@@ -105,5 +105,7 @@ def test_talos_keeps_the_envvar_plugin_and_says_what_to_do(render_spec):
     assert "deviceListStrategy" not in release(rendered, "nvidia-device-plugin")
     assert gpu_isolation.talos_note(rendered.ctx.stack) in files["README.md"]
     assert "GS007" in files["README.md"]
+    _, files = render_spec(cluster={**TALOS, "nvidiaDefaultRuntime": True})
+    assert "any pod on a GPU node (nvidia is the default runtime)" in files["README.md"]
     _, files = render_spec(cluster={**TALOS, **OPT_OUT})
     assert "brings no toolkit config.toml" not in files["README.md"]
