@@ -12,6 +12,8 @@ stack whose host steps forget the toolkit gets a node without the ``nvidia`` han
   ``nvidia-driver-*`` package loads the driver; ``nvidia-ctk runtime configure
   --runtime=containerd`` adds the ``nvidia`` handler, ``--set-as-default`` makes it the default
   (https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html);
+  ``nvidia-ctk config --in-place --set <key>=<value>`` sets a key of the toolkit's config.toml,
+  which the NVIDIA runtime reads at each container's start (tests/cluster/toolkit.py);
   ``nvidia-fabricmanager`` started runs Fabric Manager.
 - K3s: the same host steps; K3s adds the ``nvidia`` and ``nvidia-cdi`` handlers when it finds
   the toolkit's runtimes on the node (https://docs.k3s.io/advanced#nvidia-container-runtime-support),
@@ -58,6 +60,7 @@ class Host:
     fabric_manager: bool = False
     containerd: str | None = None  # the release the steps install; None: the distribution's own
     read_only: bool = False  # the root file system, but for TALOS_WRITABLE
+    toolkit: dict[str, str] = field(default_factory=dict)  # config.toml keys the host steps set
 
     def writable(self, path: str) -> bool:
         if not self.read_only:
@@ -88,6 +91,8 @@ def _apply_command(host: Host, command: str) -> None:
         host.runtimes.add("nvidia")
         if "--set-as-default" in command:
             host.default_runtime = "nvidia"
+    if "nvidia-ctk config" in command and "--in-place" in command:
+        host.toolkit.update(value.split("=", 1) for flag, value in _flags(shlex.split(command)) if flag == "--set")
     if "systemctl" in command and "nvidia-fabricmanager" in command and ("start" in command or "enable" in command):
         host.fabric_manager = True
     if "apt-get install" in command and "nvidia-container-toolkit" in command:

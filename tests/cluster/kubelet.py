@@ -28,7 +28,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from tests.cluster import refusals, runner
+from tests.cluster import refusals, runner, toolkit
 from tests.cluster.agents import device_plugin, dra
 from tests.cluster.agents import node as node_agents
 from tests.cluster.agents.world import NodeMemory, Published, World
@@ -216,7 +216,8 @@ class Kubelet:
                 return None
             world = World(view.fake, labels, [], [], view.configmaps, {}, self.memory[view.fake.name],
                           view.fake.host.driver or view.published.driver)
-            return device_plugin.plugin_failure(world, pod, container, handler)
+            reached = handler == "nvidia" and bool(toolkit.visible(pod, container, view))
+            return device_plugin.plugin_failure(world, pod, container, reached)
         return failure
 
     def _running(self, pod: dict[str, Any], base: dict[str, Any], ends: dict[str, refusals.Exit | None],
@@ -317,7 +318,8 @@ def _conditions(now: str, *, ready: bool) -> list[dict[str, str]]:
 
 def _terminated(end: refusals.Exit | None, now: str) -> dict[str, Any]:
     if end is None or not end.code:
-        return {"exitCode": 0, "reason": "Completed", "startedAt": now, "finishedAt": now}
+        message = {"message": end.termination} if end is not None and end.termination else {}
+        return {"exitCode": 0, "reason": "Completed", **message, "startedAt": now, "finishedAt": now}
     return {"exitCode": end.code, "reason": end.reason, "message": end.message, "startedAt": now, "finishedAt": now}
 
 

@@ -11,11 +11,11 @@ containers). Each row names its upstream source.
 | mount | hostPath DirectoryOrCreate/FileOrCreate under a read-only root | event FailedMount: ``mkdir <path>: read-only file system`` | pkg/volume/hostpath/host_path.go (os.MkdirAll) |
 | config | env / envFrom of a missing non-optional Secret or ConfigMap, or a missing key | waiting CreateContainerConfigError: ``secret "<name>" not found``, ``couldn't find key <k> in Secret <ns>/<name>`` | pkg/kubelet/kubelet_pods.go (makeEnvironmentVariables) |
 | init | an init container that exits non-zero blocks the pod's containers | init container terminated (Error), then waiting CrashLoopBackOff; pod Pending (``Init:CrashLoopBackOff``) | pkg/kubelet/kuberuntime/kuberuntime_container.go (computeInitContainerActions) |
-| start | a GPU container whose devices no runtime injects runs ``nvidia-smi`` | terminated StartError, exit 128: ``exec: "nvidia-smi": executable file not found in $PATH`` | the binary comes from the driver through the NVIDIA runtime or CDI: https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/arch-overview.html |
+| start | a GPU container whose devices no runtime injects (tests/cluster/toolkit.py) runs ``nvidia-smi``, or a container that sees no GPU does | terminated StartError, exit 128: ``exec: "nvidia-smi": executable file not found in $PATH`` | the binary comes from the driver through the NVIDIA runtime or CDI: https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/arch-overview.html |
 | run | a GPU container on an NVSwitch board without Fabric Manager (host service or the operator's driver container) | terminated Error, exit 1: ``CUDA error 802: system not yet initialized`` | https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/ |
 | run | any other GPU container without devices | terminated Error, exit 1, then CrashLoopBackOff: ``no CUDA-capable device is detected`` | CUDA's cudaErrorNoDevice |
 | run | an agent that fails on this node (its config, NVML) | terminated Error, exit 1, then CrashLoopBackOff, with the agent's message | tests/cluster/agents/ |
-| done | a Job's pod whose containers exit 0 | phase Succeeded, containers terminated Completed | pkg/kubelet/kubelet_pods.go (getPhase) |
+| done | a Job's pod whose containers exit 0 | phase Succeeded, containers terminated Completed (``nvidia-smi -L > /dev/termination-log``: the GPUs it sees as the message) | pkg/kubelet/kubelet_pods.go (getPhase); pkg/kubelet/kuberuntime/kuberuntime_container.go (terminationMessagePath) |
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from tests.cluster import toolkit
 from tests.cluster.agents.world import Published, command_line, containers
 from tests.cluster.nodes import FakeNode
 
@@ -32,6 +33,8 @@ SYSTEM_PATHS = ("/", "/usr", "/usr/bin", "/usr/lib", "/usr/local", "/lib", "/lib
                 "/boot", "/var", "/run", "/tmp", "/dev", "/sys", "/proc")
 # Paths an operand makes: they exist only where it ran (the GPU Operator's driver and toolkit containers).
 MADE_BY = {"/run/nvidia/driver": "driver", "/usr/local/nvidia": "toolkit"}
+NO_NVIDIA_SMI = ('failed to create containerd task: OCI runtime create failed: runc create failed: unable to start '
+                 'container process: exec: "nvidia-smi": executable file not found in $PATH')
 MUST_EXIST = {"Directory": "a directory", "File": "a file", "Socket": "a socket", "CharDevice": "a character device",
               "BlockDevice": "a block device"}
 
@@ -47,11 +50,13 @@ class Blocked:
 
 @dataclass(frozen=True)
 class Exit:
-    """A container's end: its exit code, reason and message."""
+    """A container's end: its exit code, reason and message; ``termination``: what it wrote to its
+    terminationMessagePath, which the kubelet reports as the message of a container that exits 0."""
 
     code: int
     reason: str
     message: str
+    termination: str = ""
 
 
 @dataclass
@@ -160,11 +165,10 @@ def wants_gpus(pod: dict[str, Any]) -> bool:
 
 
 def devices_injected(pod: dict[str, Any], node: Node) -> bool:
-    """Whether the GPUs the pod was given reach its containers: CDI (DRA drivers, a plugin's CDI
-    strategy) through containerd itself; ``NVIDIA_VISIBLE_DEVICES`` only through the NVIDIA runtime."""
-    if pod["spec"].get("resourceClaims") or "cdi" in node.published.injection:
-        return True
-    return node.handler(pod) == "nvidia"
+    """Whether the GPUs the pod was given reach its containers: a DRA claim's through containerd's
+    CDI; a device plugin's as tests/cluster/toolkit.py says (CDI whatever the runtime; the variable
+    or volume mounts only through the NVIDIA runtime, as its toolkit config takes them)."""
+    return bool(pod["spec"].get("resourceClaims")) or any(toolkit.visible(pod, c, node) for c in containers(pod))
 
 
 def run(pod: dict[str, Any], container: dict[str, Any], node: Node,
@@ -176,9 +180,11 @@ def run(pod: dict[str, Any], container: dict[str, Any], node: Node,
     fabric = node.fake.host.fabric_manager or node.published.driver
     if wants_gpus(pod) and node.fake.machine.nvswitches() and not fabric:
         return Exit(1, "Error", "CUDA error 802: system not yet initialized (no Fabric Manager on this NVSwitch board)")
-    if wants_gpus(pod) and not devices_injected(pod, node):
+    listed = toolkit.listing(pod, container, node)
+    if (wants_gpus(pod) and not devices_injected(pod, node)) or listed == "":
         if "nvidia-smi" in command_line(container):
-            return Exit(128, "StartError", 'failed to create containerd task: OCI runtime create failed: runc create '
-                        'failed: unable to start container process: exec: "nvidia-smi": executable file not found in $PATH')
+            return Exit(128, "StartError", NO_NVIDIA_SMI)
         return Exit(1, "Error", "CUDA error: no CUDA-capable device is detected (no /dev/nvidia* in the container)")
+    if listed:
+        return Exit(0, "Completed", "", listed)
     return None

@@ -122,7 +122,7 @@ def test_a_gpu_container_on_an_nvswitch_board_needs_fabric_manager() -> None:
     for fabric_manager, fails in ((False, True), (True, False)):
         node = machine_node("H100-80GB-SXM", 8, Host(driver=True, runtimes={"runc", "nvidia"}, fabric_manager=fabric_manager))
         assert node.machine.nvswitches() == 4
-        view = refusals.Node(node, Published(), {"nvidia": "nvidia"}, {}, {})
+        view = refusals.Node(node, Published(injection={"envvar"}), {"nvidia": "nvidia"}, {}, {})
         pod_ = gpu_pod()
         end = refusals.run(pod_, pod_["spec"]["containers"][0], view, lambda *args: None)
         assert (end is not None and "802" in end.message) is fails
@@ -132,6 +132,8 @@ def test_a_pcie_gpu_needs_no_fabric_manager() -> None:
     node = machine_node("L4", 8, Host(driver=True, runtimes={"runc", "nvidia"}))
     assert node.machine.nvswitches() == 0
     pod_ = gpu_pod()
-    assert refusals.run(pod_, pod_["spec"]["containers"][0], refusals.Node(node, Published(), {"nvidia": "nvidia"}, {}, {}),
+    # NVIDIA's device plugin, at its default strategy, gave the pod its GPU (tests/cluster/toolkit.py)
+    view = refusals.Node(node, Published(injection={"envvar"}), {"nvidia": "nvidia"}, {}, {})
+    assert refusals.run(pod_, pod_["spec"]["containers"][0], view,
                         lambda *args: None) is None
 

@@ -40,6 +40,7 @@ def test_k3s_toolkit_env_points_at_k3s_containerd(render_spec):
         "CONTAINERD_CONFIG": "/var/lib/rancher/k3s/agent/etc/containerd/config.toml",
         "CONTAINERD_SOCKET": "/run/k3s/containerd/containerd.sock",
         "CONTAINERD_SET_AS_DEFAULT": "false",
+        "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED": "false",
     }
 
 

@@ -2,12 +2,28 @@
 
 Only when the GPU Operator is off: with the operator on, it runs the device plugin and GFD
 itself (gpu_operator.py) and a second plugin would advertise the same GPUs twice.
+
+The plugin hands GPUs over as volume mounts (``deviceListStrategy: volume-mounts``), not in
+``NVIDIA_VISIBLE_DEVICES``, which a pod's own env overrides (gpustack/render/gpu_isolation.py).
+Not ``cdi-cri``: the plugin then sets no ``NVIDIA_VISIBLE_DEVICES`` at all, so a pod on RuntimeClass
+nvidia keeps its image's (CUDA images say ``all``) and the toolkit must refuse the variable
+anyway; containerd injects CDI devices only with CDI on, the default from containerd 2.0 but off
+in 1.7 (``enable_cdi``, https://github.com/containerd/containerd/blob/release/1.7/docs/cri/config.md),
+which an existing node or an older K3s may still run; and the plugin writes its CDI spec from a driver root it must mount (``nvidiaDriverRoot``,
+``cdi.nvidiaHookPath``), which Talos's extensions lay out differently. ``volume-mounts`` needs only
+the NVIDIA runtime every stack has and the toolkit setting the host steps make; the chart then
+adds CAP_SYS_ADMIN to the plugin and GFD (``_helpers.tpl``, ``requiresCapSysAdmin``), which the
+toolkit counts as privileged, so their own ``NVIDIA_VISIBLE_DEVICES=all`` still reaches every GPU
+(https://github.com/NVIDIA/k8s-device-plugin/blob/v0.17.0/deployments/helm/nvidia-device-plugin/templates/_helpers.tpl).
+Charts before 0.16 add it only for MIG, so gpustack sets it there itself.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from gpustack.lint.charts.chartkeys import version_key
+from gpustack.render import gpu_isolation
 from gpustack.render.component import Contribution, RenderContext, chart_release
 from gpustack.render.components import nfd, partitioning
 from gpustack.render.requests import requests
@@ -19,6 +35,8 @@ RELEASE = "nvidia-device-plugin"
 NAMESPACE = "kube-system"  # where the plugin's static manifest runs it too
 RUNTIME_CLASS = "nvidia"
 SHARED_RESOURCE = "nvidia.com/gpu"
+# The first chart whose _helpers.tpl gives the plugin and GFD CAP_SYS_ADMIN for volume-mounts.
+FIRST_VOLUME_MOUNT_CAPABILITY = (0, 16, 0)
 
 # The chart's own tolerations (values.yaml); pool taints are added to these.
 CHART_TOLERATIONS = (
@@ -44,6 +62,14 @@ def values(ctx: RenderContext) -> dict[str, Any]:
         # The chart gives the same resources to the plugin, GFD and the MPS daemon.
         "resources": requests("device-plugin"),
     }
+    strategy = gpu_isolation.plugin_strategy(stack)
+    if strategy:
+        # The chart's value becomes DEVICE_LIST_STRATEGY, which overrides the per-node config files.
+        result["deviceListStrategy"] = strategy
+        if version_key(plugin.version) < FIRST_VOLUME_MOUNT_CAPABILITY:
+            sys_admin = {"capabilities": {"add": ["SYS_ADMIN"]}}
+            result["securityContext"] = sys_admin
+            result["gfd"]["securityContext"] = dict(sys_admin)
     if gfd.enabled:
         # noTimestamp: no nvidia.com/gfd.timestamp label rewritten every interval, one etcd
         # write per node less per interval. Top level: the chart's GFD

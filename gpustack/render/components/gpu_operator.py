@@ -10,6 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from gpustack.errors import Problem, SpecError
+from gpustack.lint.charts.chartkeys import version_key
+from gpustack.lint.facts.runtimeevidence import CDI_BY_DEFAULT
+from gpustack.render import gpu_isolation
 from gpustack.render.component import Contribution, RenderContext, chart_release
 from gpustack.render.requests import requests
 from gpustack.render.components import nfd, partitioning
@@ -45,6 +48,10 @@ K3S_CONTAINERD_SOCKET = "/run/k3s/containerd/containerd.sock"
 
 
 def toolkit_env(stack: GpuStack) -> list[dict[str, str]]:
+    """The toolkit container's env, which the operator copies into it (``TransformToolkit``,
+    controllers/object_controls.go, from v23.9 on): K3s' containerd, the default runtime, and the
+    isolation settings (gpustack/render/gpu_isolation.py), which its installer writes to the
+    toolkit's config.toml (toolkit 1.14 on)."""
     env = []
     if stack.spec.cluster.distribution == "k3s":
         env += [
@@ -53,7 +60,20 @@ def toolkit_env(stack: GpuStack) -> list[dict[str, str]]:
         ]
     default = "true" if stack.spec.cluster.nvidiaDefaultRuntime else "false"
     env.append({"name": "CONTAINERD_SET_AS_DEFAULT", "value": default})
-    return env
+    return env + gpu_isolation.installer_env(gpu_isolation.toolkit_settings(stack, volume_mounts=_volume_mounts(stack)))
+
+
+def plugin_cdi(stack: GpuStack) -> bool:
+    """Whether the operator's device plugin hands GPUs over through CDI: the chart's ``cdi.enabled``,
+    on by default from v25.10.0 (gpustack.lint.facts.runtimeevidence), makes it
+    ``cdi-annotations,cdi-cri`` (controllers/object_controls.go ``transformDevicePluginCtrForCDI``)."""
+    return version_key(stack.spec.gpuOperator.version) >= CDI_BY_DEFAULT
+
+
+def _volume_mounts(stack: GpuStack) -> bool:
+    """Whether a device plugin on the operator's toolkit hands GPUs over as volume mounts: HAMi's,
+    or the operator's own before CDI (gpustack/render/gpu_isolation.py)."""
+    return stack.spec.sharing.hami.enabled or (stack.spec.devicePlugin.enabled and not plugin_cdi(stack))
 
 
 def host_brings_toolkit(stack: GpuStack) -> bool:
@@ -94,6 +114,10 @@ def values(ctx: RenderContext) -> dict[str, Any]:
             {"name": "GFD_SLEEP_INTERVAL", "value": sleep_interval(stack, plugin.gfd.sleepInterval)},
         ]
     operator_plugin: dict[str, Any] = {"enabled": plugin.enabled}
+    strategy = gpu_isolation.plugin_strategy(stack)
+    if strategy and not plugin_cdi(stack):
+        # The operand's privileged container keeps NVIDIA_VISIBLE_DEVICES=all for itself.
+        operator_plugin["env"] = [{"name": gpu_isolation.DEVICE_LIST_STRATEGY, "value": strategy}]
     configs = partitioning.plugin_configs(stack)
     if configs:
         operator_plugin["config"] = {"create": True, "name": CONFIG_NAME, "default": DEFAULT_CONFIG, "data": configs}
@@ -147,6 +171,13 @@ def notes(ctx: RenderContext) -> list[str]:
         result.append(
             "HAMi's pools take HAMi's device plugin, not the operator's (both advertise `nvidia.com/gpu`): label "
             f"their nodes `{SKIP_DEVICE_PLUGIN_LABEL}=false` ({selectors}) before installing the operator."
+        )
+    if gpu_isolation.refuses_envvar(ctx.stack) and not host_brings_toolkit(ctx.stack):
+        result.append(
+            "The operator's toolkit ignores `NVIDIA_VISIBLE_DEVICES` in containers without CAP_SYS_ADMIN "
+            "(`toolkit.env` `ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED=false`): a pod gets the GPUs "
+            "its device plugin allocated, not every GPU of the node it names; the operator's own operands run "
+            "privileged and still see them all. `cluster.acceptVisibleDevicesEnvvar: true` keeps the toolkit's default."
         )
     if spec.cluster.distribution == "k3s":
         result.append(

@@ -2,12 +2,22 @@
 
 Values for the hami chart 2.10.0 (https://github.com/Project-HAMi/HAMi). HAMi's device plugin advertises
 nvidia.com/gpu itself, so the spec checks refuse NVIDIA's device plugin on the same pools.
+
+HAMi's device plugin is NVIDIA's, forked: it hands GPUs over as ``NVIDIA_VISIBLE_DEVICES`` by
+default, which a pod's own env overrides, around HAMi's limits too (gpustack/render/gpu_isolation.py).
+Its ``volume-mounts`` strategy is NVIDIA's code (``getAllocateResponse``,
+https://github.com/Project-HAMi/HAMi/blob/v2.10.0/pkg/device-plugin/nvidiadevice/nvinternal/plugin/server.go),
+set by the chart's ``devicePlugin.deviceListStrategy`` from chart 2.8; the plugin container is
+privileged and the vGPU monitor has CAP_SYS_ADMIN (values.yaml), so both still see every GPU.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from gpustack.errors import Problem, SpecError
+from gpustack.lint.charts.chartkeys import version_key
+from gpustack.render import gpu_isolation
 from gpustack.render.component import Contribution, RenderContext, chart_release
 from gpustack.render.components import nfd, runtime
 from gpustack.render.requests import requests
@@ -26,6 +36,7 @@ SCHEDULER_NAME = "hami-scheduler"  # the chart's schedulerName
 # HAMi's own images (docker.io/projecthami/hami) are the project's and stay.
 KUBE_SCHEDULER_IMAGE = {"registry": "registry.k8s.io", "repository": "kube-scheduler"}
 CERTGEN_IMAGE = {"registry": "registry.k8s.io", "repository": "ingress-nginx/kube-webhook-certgen", "tag": "v1.1.1"}
+FIRST_LIST_STRATEGY = (2, 8, 0)  # the first chart with devicePlugin.deviceListStrategy
 
 
 def values(stack: GpuStack) -> dict[str, Any]:
@@ -42,6 +53,9 @@ def values(stack: GpuStack) -> dict[str, Any]:
     tolerations = nfd.gpu_tolerations(stack, chart_defaults=())
     if tolerations:
         device_plugin["tolerations"] = tolerations
+    strategy = gpu_isolation.plugin_strategy(stack)
+    if strategy:
+        device_plugin["deviceListStrategy"] = strategy
     device_plugin["resources"] = requests("device-plugin")
     device_plugin["monitor"] = {"resources": requests("hami-monitor")}
     scheduler_image = dict(KUBE_SCHEDULER_IMAGE)
@@ -74,6 +88,12 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
     stack = ctx.stack
     if not stack.spec.sharing.hami.enabled:
         return Contribution()
+    if gpu_isolation.plugin_strategy(stack) and version_key(stack.spec.sharing.hami.version) < FIRST_LIST_STRATEGY:
+        raise SpecError(Problem(
+            f"hami chart {stack.spec.sharing.hami.version} has no devicePlugin.deviceListStrategy (from 2.8.0): its "
+            "plugin would hand GPUs over in NVIDIA_VISIBLE_DEVICES, which the nodes' toolkit refuses from "
+            "unprivileged containers; use hami 2.8.0 or newer, or set cluster.acceptVisibleDevicesEnvvar: true",
+            ctx.spec_file, path="spec.sharing.hami.version"))
     release = chart_release(
         "hami",
         name=RELEASE,

@@ -13,8 +13,9 @@ builds those of the node itself (toolkit, held packages, containerd; the driver'
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 
+from gpustack.render import gpu_isolation
 from gpustack.render.components.gpu_operator import K3S_CONTAINERD_CONFIG
 from gpustack.render.stackfiles import fabric_manager, host_os, kubernetes_steps, nvidia_driver, talos_steps
 from gpustack.render.stackfiles.step import Step, pool_list, sentences
@@ -52,7 +53,7 @@ def steps(stack: GpuStack, paths: Collection[str] = ()) -> list[Step]:
         return talos_steps.steps(stack, paths)
     result = _operator_driver_steps(stack) + _driver_steps(stack) + fabric_manager.steps(stack)
     if not spec.gpuOperator.enabled:
-        result += _toolkit_steps(spec.nodePools)
+        result += _toolkit_steps(stack)
     if any(p.driver.source == "host" for p in spec.nodePools):
         result.append(_hold_step(stack))
     if spec.cluster.distribution == "k3s":
@@ -119,14 +120,38 @@ def _driver_steps(stack: GpuStack) -> list[Step]:
 # --- toolkit and held packages ------------------------------------------------------------
 
 
-def _toolkit_steps(pools: Sequence[NodePool]) -> list[Step]:
+def _toolkit_steps(stack: GpuStack) -> list[Step]:
     by_version: dict[str | None, list[NodePool]] = defaultdict(list)
-    for pool in pools:
+    for pool in stack.spec.nodePools:
         by_version[pool.toolkit.version].append(pool)
-    return [_toolkit_step(version, group) for version, group in sorted(by_version.items(), key=lambda v: v[0] or "")]
+    isolation = _isolation(stack)
+    return [_toolkit_step(version, group, isolation)
+            for version, group in sorted(by_version.items(), key=lambda v: v[0] or "")]
 
 
-def _toolkit_step(version: str | None, pools: list[NodePool]) -> Step:
+def _isolation(stack: GpuStack) -> tuple[list[str], str]:
+    """The ``nvidia-ctk config`` command that keeps unprivileged containers to the GPUs they were
+    given, and its sentence (gpustack/render/gpu_isolation.py); none when the spec opts out. The
+    device plugins here (NVIDIA's, HAMi's) hand GPUs over as volume mounts."""
+    spec = stack.spec
+    settings = gpu_isolation.toolkit_settings(stack, volume_mounts=spec.devicePlugin.enabled or spec.sharing.hami.enabled)
+    if not settings:
+        return [], ""
+    flags = " ".join(f"--set {key}={str(value).lower()}" for key, value in settings.items())
+    text = (
+        f" `{gpu_isolation.ENVVAR_KEY}=false` makes the toolkit ignore `NVIDIA_VISIBLE_DEVICES` in containers "
+        "without CAP_SYS_ADMIN, so a pod cannot name every GPU of the node with it"
+        + (
+            f"; `{gpu_isolation.MOUNTS_KEY}=true` takes the GPUs the device plugin allocated from its volume mounts"
+            if gpu_isolation.MOUNTS_KEY in settings
+            else ""
+        )
+        + " (set `cluster.acceptVisibleDevicesEnvvar: true` to keep the toolkit's default)."
+    )
+    return [f"sudo nvidia-ctk config --in-place {flags}"], text
+
+
+def _toolkit_step(version: str | None, pools: list[NodePool], isolation: tuple[list[str], str]) -> Step:
     if version is None:
         install = "sudo apt-get install -y nvidia-container-toolkit"
         pinned = "the newest release; set the pools' `toolkit.version` to pin one"
@@ -146,13 +171,15 @@ def _toolkit_step(version: str | None, pools: list[NodePool]) -> Step:
     modes = sorted({p.toolkit.mode for p in pools})
     for mode in modes:
         commands += _mode_commands(mode, pools if len(modes) > 1 else [])
+    isolating, why = isolation
     return Step(
         f"NVIDIA Container Toolkit{f' {version}' if version else ''}",
         f"On each node of {pool_list(pools)}",
-        tuple(commands),
+        (*commands, *isolating),
         f"NVIDIA's package repository and the toolkit's packages at {pinned} ({TOOLKIT_GUIDE}). Mode "
         + "; ".join(f"{mode}: {_MODE_TEXT[mode]}" for mode in modes)
-        + ".",
+        + "."
+        + why,
     )
 
 

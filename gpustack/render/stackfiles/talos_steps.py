@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection
 
+from gpustack.render import gpu_isolation
 from gpustack.render.stackfiles import talos_config
 from gpustack.render.stackfiles.step import Step, all_pools, pool_list, sentences
 from gpustack.spec import talos
@@ -103,6 +104,7 @@ def _patch_step(stack: GpuStack, paths: Collection[str]) -> Step:
             + ".",
             "Patch after the upgrade of the previous step: a node loading the modules without the extensions "
             "fails to find them.",
+            gpu_isolation.talos_note(stack),
         ),
     )
 

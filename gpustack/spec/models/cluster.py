@@ -92,6 +92,17 @@ class Cluster(Strict):
         "kubeadm: nvidia-ctk runtime configure --set-as-default; Talos: a containerd CRI drop-in in the GPU "
         "pools' machine-config patches). Off: pods use runtimeClassName.",
     )
+    acceptVisibleDevicesEnvvar: bool = Field(
+        False,
+        description="Let unprivileged containers pick GPUs with NVIDIA_VISIBLE_DEVICES (the NVIDIA Container "
+        "Toolkit's accept-nvidia-visible-devices-envvar-when-unprivileged, true in the toolkit itself). Off: "
+        "the toolkit ignores the variable in containers without CAP_SYS_ADMIN and the device plugins hand GPUs "
+        "over as volume mounts (NVIDIA's and HAMi's) or CDI (the GPU Operator's), so a pod with "
+        "NVIDIA_VISIBLE_DEVICES=all gets only the GPUs the scheduler gave it. On: for platforms whose "
+        "unprivileged tools pick GPUs with the variable; any pod of RuntimeClass nvidia can then take every "
+        "GPU of its node. Talos: its toolkit extension has no config to set, so the toolkit accepts the variable "
+        "either way (the stack README says what to do).",
+    )
     k3sVersion: str | None = Field(
         None,
         description="K3s release, e.g. v1.36.4+k3s1 (only for distribution k3s): the README's install "

@@ -14,7 +14,9 @@
   ``rename`` (README, "Shared Access to GPUs"; internal/rm/).
 - The plugin needs NVML, which the driver's libraries give a container only through the NVIDIA
   runtime (RuntimeClass nvidia, or nvidia as containerd's default) on a node with the driver
-  loaded: otherwise it fails with ``failOnInitError`` (the default).
+  loaded, and only when the toolkit takes the container's own ``NVIDIA_VISIBLE_DEVICES=all``
+  (CAP_SYS_ADMIN, or a toolkit that accepts the variable from unprivileged containers,
+  tests/cluster/toolkit.py): otherwise it fails with ``failOnInitError`` (the default).
 - GFD's labels (docs/gpu-feature-discovery/README.md, internal/lm/): written as a feature file
   for NFD's local source by the standalone chart, set directly by the operator's GFD.
 """
@@ -92,17 +94,19 @@ def _parsed(text: str | None, env: str) -> tuple[dict[str, Any], str | None]:
         return {}, str(error)
 
 
-def plugin_failure(world: World, pod: dict[str, Any], container: dict[str, Any], handler: str) -> str | None:
-    """Why a container of the device plugin's pod exits on this node (None: it runs)."""
+def plugin_failure(world: World, pod: dict[str, Any], container: dict[str, Any], gpus_reached: bool) -> str | None:
+    """Why a container of the device plugin's pod exits on this node (None: it runs); ``gpus_reached``:
+    the NVIDIA runtime gives the container the node's GPUs."""
     command = command_line(container)
     try:
         if "config-manager" in command:
             node_config(world, pod, {})
         elif "nvidia-device-plugin" in command or "gpu-feature-discovery" in command:
             config = node_config(world, pod, env_of(container))
-            if config["flags"].get("failOnInitError", True) and not (world.driver_loaded and handler == "nvidia"):
+            if config["flags"].get("failOnInitError", True) and not (world.driver_loaded and gpus_reached):
                 return ("failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND (libnvidia-ml.so.1 is reached only through "
-                        "the NVIDIA runtime on a node with the driver loaded)")
+                        "the NVIDIA runtime, for a container whose GPUs the toolkit accepts, on a node with the driver "
+                        "loaded)")
     except nvidia_config.ConfigError as error:
         return str(error)
     return None

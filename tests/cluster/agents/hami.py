@@ -10,8 +10,9 @@ cluster: HAMi's scheduler extender tracks them from the plugin's registration an
 kube-scheduler ignores them. The harness has no extender, so the plugin's pod publishes them as
 extended resources too (GPUs × memory × ``deviceMemoryScaling`` MiB, GPUs × 100 ×
 ``deviceCoreScaling``), which lets the stand-in scheduler profile ``hami-scheduler`` place pods.
-HAMi's plugin hands devices over as ``NVIDIA_VISIBLE_DEVICES`` (envvar): the NVIDIA runtime must
-run the pod.
+HAMi's plugin hands devices over by its container's ``DEVICE_LIST_STRATEGY`` (the chart's
+``devicePlugin.deviceListStrategy``, envvar by default; tests/cluster/toolkit.py): the NVIDIA runtime
+must run the pod.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from tests.cluster.agents.world import Published, World, image_has
+from tests.cluster.agents.world import Published, World, command_line, containers, env_of, image_has
 
 IMAGE = "projecthami/hami"
 
@@ -53,4 +54,5 @@ def publish(world: World, out: Published) -> None:
             nvidia.get("resourceMemoryName", "nvidia.com/gpumem"): int(machine.gpus * machine.gpu.memoryMiB * memory),
             nvidia.get("resourceCoreName", "nvidia.com/gpucores"): int(machine.gpus * 100 * cores),
         }
-        out.injection.add("envvar")
+        plugin = next(c for c in containers(pod) if "nvidia-device-plugin" in command_line(c))
+        out.injection |= set(env_of(plugin).get("DEVICE_LIST_STRATEGY", "envvar").split(","))

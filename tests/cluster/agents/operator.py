@@ -17,7 +17,9 @@ each only where the operator would put its pod.
   (controllers/object_controls.go); device plugin and GFD (need both): as in
   agents/device_plugin.py, their config from ``devicePlugin.config`` (the ConfigMap in the
   operator's namespace), ``MIG_STRATEGY`` from ``mig.strategy``, devices through CDI when
-  ``cdi.enabled`` (the default since v25.10); MIG manager: agents/mig.py, the node's
+  ``cdi.enabled`` (the default since v25.10), else by ``DEVICE_LIST_STRATEGY`` of
+  ``devicePlugin.env`` (envvar by default); the toolkit's ``ACCEPT_NVIDIA_VISIBLE_DEVICES_*`` env
+  sets those config.toml keys (tests/cluster/toolkit.py); MIG manager: agents/mig.py, the node's
   ``nvidia.com/mig.config`` defaulting to ``migManager.config.default``.
 """
 
@@ -89,6 +91,9 @@ def publish(world: World, out: Published) -> None:
         toolkit_env = {e["name"]: str(e.get("value", "")) for e in (policy.get("toolkit") or {}).get("env") or []}
         if toolkit_env.get("CONTAINERD_SET_AS_DEFAULT", "").lower() == "true":
             out.default_runtime = "nvidia"
+        # The installer writes each ACCEPT_* variable as its config.toml key (cmd/nvidia-ctk-installer/toolkit/toolkit.go).
+        out.toolkit |= {name.lower().replace("_", "-"): value for name, value in toolkit_env.items()
+                        if name.startswith("ACCEPT_NVIDIA_VISIBLE_DEVICES_")}
     if "nvidia" not in (world.node.host.runtimes | out.runtimes):
         return
     _mig_manager(world, out, policy, namespace, deploy)
@@ -126,6 +131,8 @@ def _device_plugin(world: World, out: Published, policy: dict[str, Any], namespa
         out.problems.append(f"the operator's device plugin (config-manager init container): {error}")
         return
     out.resources |= device_plugin.resources(config, world.node.machine, world.memory.mig)
-    out.injection.add("cdi" if _enabled(policy, "cdi") else "envvar")
+    plugin_env = {e["name"]: str(e.get("value", "")) for e in (policy.get("devicePlugin") or {}).get("env") or []}
+    strategies = ["cdi"] if _enabled(policy, "cdi") else plugin_env.get("DEVICE_LIST_STRATEGY", "envvar").split(",")
+    out.injection |= {"cdi" if s.startswith("cdi") else s for s in strategies}
     if _enabled(policy, "gfd"):
         out.labels |= device_plugin.gfd_labels(config, world.node.machine, world.memory.mig)

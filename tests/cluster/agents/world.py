@@ -33,7 +33,8 @@ class Published:
     resources: dict[str, int] = field(default_factory=dict)  # extended resources
     runtimes: set[str] = field(default_factory=set)  # containerd handlers an operand configured
     slices: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # DRA driver → devices
-    injection: set[str] = field(default_factory=set)  # how devices reach containers: "envvar", "cdi"
+    injection: set[str] = field(default_factory=set)  # how devices reach containers: "envvar", "volume-mounts", "cdi"
+    toolkit: dict[str, str] = field(default_factory=dict)  # config.toml keys an operand's toolkit set
     driver: bool = False  # a driver container (the GPU Operator's) loaded the kernel modules
     default_runtime: str | None = None  # containerd's default handler, when an operand changed it
     runtime_classes: dict[str, str] = field(default_factory=dict)  # RuntimeClasses an operator makes: name → handler
