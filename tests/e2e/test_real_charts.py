@@ -269,3 +269,17 @@ def test_grafana_reads_the_generated_admin_secret_and_the_chart_makes_none(helm_
     [grafana] = [o for o in objs if o["kind"] == "Deployment" and o["metadata"]["name"].endswith("grafana")]
     env = {e["name"]: e for c in grafana["spec"]["template"]["spec"]["containers"] for e in c.get("env", [])}
     assert env["GF_SECURITY_ADMIN_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "grafana-admin", "key": "admin-password"}
+
+
+def test_the_gpu_operator_chart_hands_the_driver_upgrade_policy_to_its_cluster_policy(helm_binary: str, work: Path):
+    """The chart copies ``driver.upgradePolicy`` into the ClusterPolicy the operator reads, under
+    the CRD's names (``gpuPodDeletion`` becomes ``podDeletion``)."""
+    rendered, _ = render_file(REPO / "examples" / "kubeadm-gpu-operator.yaml")
+    helm = Helm(helm_binary, rendered.ctx.stack.spec.cluster.minor)
+    [release] = [r for r in rendered.releases if r.chart == "gpu-operator"]
+    [policy] = [o for o in objects(template(helm, release, work)) if o["kind"] == "ClusterPolicy"]
+    upgrade = policy["spec"]["driver"]["upgradePolicy"]
+    assert upgrade["autoUpgrade"] is True and upgrade["maxParallelUpgrades"] == 1
+    assert upgrade["waitForCompletion"] == {"podSelector": "batch.kubernetes.io/job-name", "timeoutSeconds": 0}
+    assert upgrade["podDeletion"]["deleteEmptyDir"] is True and upgrade["podDeletion"]["force"] is False
+    assert upgrade["drain"]["enable"] is False

@@ -83,6 +83,39 @@ def driver_values(ctx: RenderContext) -> dict[str, Any]:
     return driver
 
 
+def job_pod_selector(stack: GpuStack) -> str:
+    """Every pod a Job runs: the API server labels a Job's pod template with the Job's name,
+    ``batch.kubernetes.io/job-name`` since Kubernetes 1.27 and the unprefixed ``job-name`` before
+    (https://kubernetes.io/docs/reference/labels-annotations-taints/#batchkubernetesiojob-name)."""
+    return "batch.kubernetes.io/job-name" if stack.spec.cluster.minor >= 27 else "job-name"
+
+
+def upgrade_policy(stack: GpuStack) -> dict[str, Any]:
+    """The upgrade controller's policy for the driver it installs
+    (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-driver-upgrades.html).
+
+    One node at a time, cordoned, waits while a Job's pod runs there (``waitForCompletion``: the
+    Jobs of the stack and of its users finish, or ``jobTimeoutSeconds`` runs out), then evicts
+    the pods that hold an ``nvidia.com/gpu*`` or ``nvidia.com/mig-*`` resource. The controller
+    evicts through the Eviction API, so PodDisruptionBudgets (the vLLM servers') hold it back
+    (k8s-operator-libs ``pkg/upgrade/pod_manager.go``: kubectl's drain helper without
+    DisableEviction). ``deleteEmptyDir``: the chart's false refuses every pod with an emptyDir
+    (vLLM's /dev/shm and model cache), which fails the node's upgrade; those volumes hold caches.
+    Pods that hold GPUs through DRA claims carry no such resource, so under DRA the node is also
+    drained (every pod but DaemonSets, also through evictions).
+    """
+    upgrade = stack.spec.gpuOperator.driverUpgrade
+    policy: dict[str, Any] = {
+        "autoUpgrade": True,
+        "maxParallelUpgrades": 1,
+        "waitForCompletion": {"podSelector": job_pod_selector(stack), "timeoutSeconds": upgrade.jobTimeoutSeconds},
+        "gpuPodDeletion": {"deleteEmptyDir": True},
+    }
+    if stack.spec.dra.enabled:
+        policy["drain"] = {"enable": True, "deleteEmptyDir": True}
+    return policy
+
+
 def values(ctx: RenderContext) -> dict[str, Any]:
     stack = ctx.stack
     plugin = stack.spec.devicePlugin
@@ -117,6 +150,8 @@ def values(ctx: RenderContext) -> dict[str, Any]:
                 "data": {"config.yaml": mig_config},
             }
         }
+    if result["driver"]["enabled"] and stack.spec.gpuOperator.driverUpgrade.enabled:
+        result["driver"]["upgradePolicy"] = upgrade_policy(stack)
     for section, pod in OPERAND_REQUESTS.items():
         if result.setdefault(section, {}).get("enabled", True):
             result[section]["resources"] = requests(pod)
@@ -140,6 +175,21 @@ def notes(ctx: RenderContext) -> list[str]:
             f"carry `{SKIP_DRIVER_LABEL}=false` as the spec says ({selectors}), e.g. "
             f"`kubectl label node \"$NODE\" {SKIP_DRIVER_LABEL}=false`; without it the operator installs a second "
             "driver there."
+        )
+    if driver_values(ctx)["enabled"] and spec.gpuOperator.driverUpgrade.enabled:
+        upgrade = spec.gpuOperator.driverUpgrade
+        wait = f"at most {upgrade.jobTimeoutSeconds} s" if upgrade.jobTimeoutSeconds else "until they finish"
+        result.append(
+            "Driver upgrades (a new `driver.version`, or a chart release with another driver) go one node at a "
+            f"time: the operator cordons the node, waits while a Job's pod runs there (`{job_pod_selector(ctx.stack)}`, "
+            f"{wait}: `gpuOperator.driverUpgrade.jobTimeoutSeconds`), then evicts its GPU pods through the Eviction "
+            "API, so PodDisruptionBudgets hold it back"
+            + (", and drains the node, since pods holding DRA claims carry no GPU resource it could find" if spec.dra.enabled else "")
+            + ". `kubectl get nodes -L nvidia.com/gpu-driver-upgrade-state` follows it; a node left in "
+            "`upgrade-failed` had a pod no eviction could move within 5 minutes (a pod without a controller, or a "
+            "budget that never allowed it): move that pod, then delete the node's driver pod (`kubectl -n "
+            f"{NAMESPACE} delete pod -l app=nvidia-driver-daemonset --field-selector spec.nodeName=$NODE`); once the "
+            "new one runs, the controller uncordons the node."
         )
     hami = hami_pools(ctx.stack) if spec.devicePlugin.enabled else []
     if hami:

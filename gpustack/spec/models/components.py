@@ -34,6 +34,23 @@ class DevicePlugin(ChartVersioned):
     migStrategy: Literal["none", "single", "mixed"] = Field("none", description="How MIG devices are advertised.")
 
 
+class DriverUpgrade(Strict):
+    """How the operator's upgrade controller replaces the driver it installs."""
+
+    enabled: bool = Field(
+        True,
+        description="Roll driver changes one node at a time: wait for the stack's GPU Jobs, then evict "
+        "GPU pods through the Eviction API (PodDisruptionBudgets honoured), draining the node under DRA; "
+        "false leaves the chart's upgradePolicy (no wait, and pods with an emptyDir fail the upgrade).",
+    )
+    jobTimeoutSeconds: int = Field(
+        0,
+        ge=0,
+        description="How long a node's upgrade waits for the stack's running GPU Jobs before evicting them; "
+        "0 waits until they finish.",
+    )
+
+
 class GpuOperator(ChartVersioned):
     enabled: bool = Field(
         False,
@@ -41,6 +58,9 @@ class GpuOperator(ChartVersioned):
         "device plugin, GFD and DCGM exporter.",
     )
     version: str = Field(chart("gpu-operator").version, description="gpu-operator chart version.")
+    driverUpgrade: DriverUpgrade = Field(
+        default_factory=DriverUpgrade, description="The driver's upgrade policy, where the operator installs it."
+    )
 
 
 class Nfd(ChartVersioned):
