@@ -283,3 +283,25 @@ def test_the_gpu_operator_chart_hands_the_driver_upgrade_policy_to_its_cluster_p
     assert upgrade["waitForCompletion"] == {"podSelector": "batch.kubernetes.io/job-name", "timeoutSeconds": 0}
     assert upgrade["podDeletion"]["deleteEmptyDir"] is True and upgrade["podDeletion"]["force"] is False
     assert upgrade["drain"]["enable"] is False
+
+
+def test_hami_publishes_no_node_port_and_its_clients_need_none(helm_binary: str, work: Path):
+    """Without NodePorts the extender, the webhook and the monitor stay reachable: kube-scheduler
+    calls the extender in its own pod, the API server the webhook through the Service, Prometheus
+    the monitor through the Service's endpoints (by its port name)."""
+    rendered, _ = render_file(REPO / "examples" / "hami-vllm.yaml")
+    helm = Helm(helm_binary, rendered.ctx.stack.spec.cluster.minor)
+    [release] = [r for r in rendered.releases if r.chart == "hami"]
+    objs = objects(template(helm, release, work))
+    services = {o["metadata"]["name"]: o for o in objs if o["kind"] == "Service"}
+    assert {s["spec"]["type"] for s in services.values()} == {"ClusterIP"}
+    assert not [p for s in services.values() for p in s["spec"]["ports"] if "nodePort" in p]
+    [config] = [o for o in objs if o["kind"] == "ConfigMap" and "config.yaml" in o.get("data", {})]
+    [extender] = objects(config["data"]["config.yaml"])[0]["extenders"]
+    assert extender["urlPrefix"] == "https://127.0.0.1:443"
+    [webhook] = [h for o in objs if o["kind"] == "MutatingWebhookConfiguration" for h in o["webhooks"]]
+    assert webhook["clientConfig"]["service"]["name"] in services
+    [monitor] = [m for _, m in rendered.objects() if m["kind"] == "ServiceMonitor" and "vgpu" in m["metadata"]["name"]]
+    wanted = monitor["spec"]["selector"]["matchLabels"].items()
+    selected = [s for s in services.values() if wanted <= s["metadata"]["labels"].items()]
+    assert [p["name"] for s in selected for p in s["spec"]["ports"]] == [monitor["spec"]["endpoints"][0]["port"]]

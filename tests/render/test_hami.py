@@ -51,6 +51,11 @@ def test_images_come_from_the_kubernetes_registry_not_the_charts_mirrors(render_
     assert scheduler["patch"]["imageNew"]["registry"] == "registry.k8s.io"
 
 
+def test_the_scheduler_and_monitor_services_are_cluster_internal(render_spec):
+    values = release(render_spec(**HAMI)[0], "hami")
+    assert values["scheduler"]["service"] == values["devicePlugin"]["service"] == {"type": "ClusterIP"}
+
+
 @pytest.mark.parametrize("webhook", [True, False])
 def test_the_webhook_is_explicit_in_the_values(render_spec, webhook):
     values = release(render_spec(devicePlugin={"enabled": False},

@@ -26,6 +26,14 @@ SCHEDULER_NAME = "hami-scheduler"  # the chart's schedulerName
 # HAMi's own images (docker.io/projecthami/hami) are the project's and stay.
 KUBE_SCHEDULER_IMAGE = {"registry": "registry.k8s.io", "repository": "kube-scheduler"}
 CERTGEN_IMAGE = {"registry": "registry.k8s.io", "repository": "ingress-nginx/kube-webhook-certgen", "tag": "v1.1.1"}
+# The chart publishes the scheduler's Service (extender and webhook on 443, its metrics) and the
+# device plugin's vGPU monitor as NodePorts (31998, 31993, 31992) on every node. No client needs
+# them there: kube-scheduler reaches the extender in its own pod (KubeSchedulerConfiguration's
+# urlPrefix https://127.0.0.1:443), the API server the webhook through the Service
+# (clientConfig.service), Prometheus the monitor through its endpoints (hami_monitoring.py)
+# (https://github.com/Project-HAMi/HAMi/tree/master/charts/hami/templates/scheduler/configmap.yaml,
+# .../scheduler/webhook.yaml).
+SERVICE = {"type": "ClusterIP"}
 
 
 def values(stack: GpuStack) -> dict[str, Any]:
@@ -44,6 +52,7 @@ def values(stack: GpuStack) -> dict[str, Any]:
         device_plugin["tolerations"] = tolerations
     device_plugin["resources"] = requests("device-plugin")
     device_plugin["monitor"] = {"resources": requests("hami-monitor")}
+    device_plugin["service"] = dict(SERVICE)
     scheduler_image = dict(KUBE_SCHEDULER_IMAGE)
     if hami.schedulerImageTag:
         # Chart >= 2.7 key; the pre-2.7 scheduler.kubeScheduler.imageTag is
@@ -55,6 +64,7 @@ def values(stack: GpuStack) -> dict[str, Any]:
         # Explicit, since pods reach hami-scheduler through it unless they name it themselves.
         "admissionWebhook": {"enabled": hami.admissionWebhook},
         "patch": {"imageNew": dict(CERTGEN_IMAGE)},
+        "service": dict(SERVICE),
     }
     return {"devicePlugin": device_plugin, "scheduler": scheduler}
 
@@ -104,6 +114,8 @@ def _notes(stack: GpuStack) -> list[str]:
         + "; `scheduler.kubeScheduler.imageTag` is the pre-2.7 key, which 2.10 ignores. It and the webhook's "
         "certificate generator come from registry.k8s.io, not the chart's mirrors.",
         _scheduling_note(hami.admissionWebhook, hami.schedulerName),
+        "HAMi's scheduler and vGPU monitor Services are ClusterIP, not the chart's NodePorts on every node: "
+        f"read them with `kubectl -n {NAMESPACE} port-forward`.",
         "Inside a HAMi share, ratios such as vLLM's `--gpu-memory-utilization` apply to the share, not to the "
         "card (0.28 × 8000 MiB = 2240 MiB); Deployments on shared GPUs use `strategy: Recreate`, since a "
         "rolling update needs a second share that the card may not have.",
