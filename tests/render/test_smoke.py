@@ -88,3 +88,38 @@ def test_pools_without_labels_are_told_apart_by_their_gpu(examples):
         "gpu-smoke-a100": {smoke.PRODUCT_LABEL: "NVIDIA-A100-SXM4-80GB"},
         "gpu-smoke-l40s": {smoke.PRODUCT_LABEL: "NVIDIA-L40S"},
     }
+
+
+def _gpu_memory_asked(obj: dict[str, Any], card_mib: int) -> int:
+    """The memory HAMi's scheduler reserves for an object's pods: ``nvidia.com/gpumem``, or the
+    whole card where a container names none (HAMi's default, smoke.HAMI_MEMORY_MIB's comment)."""
+    template = obj["spec"]["template"]["spec"]
+    replicas = obj["spec"].get("replicas", 1)
+    limits = [c["resources"]["limits"] for c in template["containers"] if "nvidia.com/gpu" in c["resources"].get("limits", {})]
+    return replicas * sum(limit.get("nvidia.com/gpumem", card_mib) for limit in limits)
+
+
+def test_on_hamis_pools_the_smoke_job_fits_beside_the_servers(examples):
+    """hami-vllm: two 8000 MiB vLLM shares on one L4 (23034 MiB); a smoke Job asking for the whole
+    card would wait for both servers to go away."""
+    rendered, _ = examples["hami-vllm"]
+    card = 23034
+    job = _jobs(rendered)["gpu-smoke-g6"]
+    [container] = job["spec"]["template"]["spec"]["containers"]
+    assert container["resources"]["limits"] == {"nvidia.com/gpu": 1, "nvidia.com/gpumem": smoke.HAMI_MEMORY_MIB}
+    servers = [o for _, o in rendered.objects() if o["kind"] == "Deployment" and o["metadata"]["name"].startswith("qwen-")]
+    held = sum(_gpu_memory_asked(o, card) for o in servers)
+    assert held == 16000
+    assert held + _gpu_memory_asked(job, card) <= card
+    assert held + card > card  # HAMi's default for the same Job
+
+
+def test_pools_without_hami_ask_for_no_gpu_memory(render_spec):
+    rendered, _ = render_spec(
+        nodePools=POOLS,
+        devicePlugin={"enabled": False},
+        sharing={"hami": {"enabled": True, "pools": ["a"]}},
+    )
+    jobs = _jobs(rendered)
+    assert jobs["gpu-smoke-a"]["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpumem"] == 256
+    assert "nvidia.com/gpumem" not in jobs["gpu-smoke-b"]["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]

@@ -21,7 +21,7 @@ from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
 from gpustack.spec.models.workloads import SmokeTest
 from gpustack.spec.partitioning import pool_mig_strategy, pool_sharing, registered_labels
-from gpustack.spec.pools import gpu_model
+from gpustack.spec.pools import gpu_model, hami_pools
 
 NAMESPACE = "default"
 IMAGE = SmokeTest.model_fields["image"].default
@@ -30,6 +30,11 @@ DEADLINE_SECONDS = 1800
 RETRIES = 2
 PRODUCT_LABEL = "nvidia.com/gpu.product"  # set by GPU Feature Discovery
 HOOK = {"argocd.argoproj.io/hook": "PostSync", "argocd.argoproj.io/hook-delete-policy": "BeforeHookCreation"}
+# On HAMi's pools a container that names no nvidia.com/gpumem gets the whole card's memory
+# (HAMi's nvidia.defaultMemory 0 = 100 %: pkg/device/nvidia/device.go GenerateResourceRequests,
+# https://github.com/Project-HAMi/HAMi/blob/master/docs/config.md), so the smoke Job would wait
+# until no share is left on the card. nvidia-smi allocates no CUDA memory: a small share is enough.
+HAMI_MEMORY_MIB = 256
 
 
 def name(pool: NodePool) -> str:
@@ -48,8 +53,15 @@ def gpu_resource(stack: GpuStack, pool: NodePool) -> str | None:
     return pods.GPU
 
 
+def limits(stack: GpuStack, pool: NodePool, resource: str) -> dict[str, int]:
+    """One GPU of ``resource``, and on HAMi's pools a small share of its memory."""
+    if pool in hami_pools(stack):
+        return {resource: 1, pods.GPU_MEMORY: HAMI_MEMORY_MIB}
+    return {resource: 1}
+
+
 def job(stack: GpuStack, pool: NodePool, resource: str) -> dict[str, Any]:
-    container = pods.hardened_container("nvidia-smi", IMAGE, limits={resource: 1})
+    container = pods.hardened_container("nvidia-smi", IMAGE, limits=limits(stack, pool, resource))
     container["command"] = ["nvidia-smi"]
     labels = {
         "app.kubernetes.io/name": "gpu-smoke-test",
@@ -100,6 +112,8 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         add_object(chart, job(stack, pool, resource))
         notes.append(
             f"Job `{NAMESPACE}/{name(pool)}` runs `nvidia-smi` with one `{resource}` on pool `{pool.name}` "
+            + (f"(a {HAMI_MEMORY_MIB} MiB share of its memory: HAMi gives a pod that names none the whole card) "
+               if pool in hami_pools(stack) else "")
             + ("after each Argo CD sync (PostSync hook)" if stack.spec.gitops.argocd.enabled else "once installed")
             + f"; it fails after {RETRIES + 1} attempts or {DEADLINE_SECONDS // 60} minutes unscheduled: "
             f"`kubectl -n {NAMESPACE} get job {name(pool)}` shows `Complete`, its log the GPU table."
