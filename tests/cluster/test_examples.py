@@ -244,7 +244,8 @@ def gpu_model_memory(pool: Any) -> int:
 
 
 def test_each_smoke_job_runs_on_its_pool(deployed: Deployed) -> None:
-    """The smoke Job per GPU pool (render.components.smoke) lands on a node of that pool."""
+    """The smoke Job per GPU pool (render.components.smoke) lands on a node of that pool and
+    completes there, beside the stack's servers (on HAMi's pools: in the share left beside theirs)."""
     from gpustack.render.components import smoke
 
     wait_for_rollouts(deployed)
@@ -259,3 +260,8 @@ def test_each_smoke_job_runs_on_its_pool(deployed: Deployed) -> None:
             return {deployed.cluster.pool_of(p["spec"]["nodeName"]) for p in owned_pods(api, job) if p["spec"].get("nodeName")}
 
         wait_for(lambda pool=pool: placed() == {pool.name}, WAIT_SECONDS, lambda job=job: describe(api, owned_pods(api, job)))
+
+        def succeeded(job: dict[str, Any] = job) -> bool:
+            return api.get(workload_path(job)).get("status", {}).get("succeeded", 0) >= 1
+
+        wait_for(succeeded, WAIT_SECONDS, lambda job=job: describe(api, owned_pods(api, job)))
