@@ -305,3 +305,13 @@ def test_hami_publishes_no_node_port_and_its_clients_need_none(helm_binary: str,
     wanted = monitor["spec"]["selector"]["matchLabels"].items()
     selected = [s for s in services.values() if wanted <= s["metadata"]["labels"].items()]
     assert [p["name"] for s in selected for p in s["spec"]["ports"]] == [monitor["spec"]["endpoints"][0]["port"]]
+
+
+def test_hamis_dra_kubelet_plugin_requests_cpu_and_memory_in_every_container(helm_binary: str, work: Path):
+    rendered, _ = render_file(REPO / "examples" / "dra-hami.yaml")
+    helm = Helm(helm_binary, rendered.ctx.stack.spec.cluster.minor)
+    [release] = [r for r in rendered.releases if r.chart == "hami-dra-driver"]
+    [plugin] = [o for o in objects(template(helm, release, work)) if o["kind"] == "DaemonSet"]
+    pod = plugin["spec"]["template"]["spec"]
+    for container in [*pod["initContainers"], *pod["containers"]]:
+        assert set(container.get("resources", {}).get("requests", {})) == {"cpu", "memory"}, container["name"]

@@ -15,8 +15,8 @@ POOLS = [
 ARGOCD = {"argocd": {"enabled": True, "repoURL": "https://github.com/example/stacks.git"}}
 
 
-def _jobs(rendered) -> dict[str, dict[str, Any]]:
-    return {obj["metadata"]["name"]: obj for obj in rendered.manifests.get("smoke", [])}
+def _jobs(rendered, kind: str = "Job") -> dict[str, dict[str, Any]]:
+    return {obj["metadata"]["name"]: obj for obj in rendered.manifests.get("smoke", []) if obj["kind"] == kind}
 
 
 def test_one_job_per_pool_on_its_nodes_failing_loudly(render_spec):
@@ -49,11 +49,51 @@ def test_mixed_mig_pools_ask_for_a_slice(examples):
     assert limits == {"nvidia.com/mig-1g.10gb": 1}
 
 
-def test_none_under_dra_or_when_turned_off(examples, render_spec):
+def test_dra_pools_claim_a_small_share_of_the_drivers_class(examples):
+    """HAMi's DRA driver defaults a claim that names no capacity to the whole card."""
     rendered, tree = examples["dra-hami"]
-    assert not _jobs(rendered)
-    assert "No smoke Job on pools `g6`" in tree["README.md"]
-    assert not _jobs(render_spec(smokeJobs=False)[0])
+    job = _jobs(rendered)["gpu-smoke-g6"]
+    pod = job["spec"]["template"]["spec"]
+    assert pod["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": "gpu-smoke-g6"}]
+    assert "runtimeClassName" not in pod  # the device comes through CDI, not the nvidia runtime's env
+    [container] = pod["containers"]
+    assert container["resources"]["claims"] == [{"name": "gpu"}] and "limits" not in container["resources"]
+    [request] = _jobs(rendered, "ResourceClaimTemplate")["gpu-smoke-g6"]["spec"]["spec"]["devices"]["requests"]
+    assert request["exactly"]["deviceClassName"] == "hami-core-gpu.project-hami.io"
+    assert request["exactly"]["capacity"] == {"requests": {"cores": "1", "memory": "256Mi"}}
+    assert "ResourceClaimTemplate `gpu-smoke-g6`" in tree["README.md"]
+
+
+DRA = {"devicePlugin": {"enabled": False}, "dra": {"enabled": True}}
+
+
+def test_a_dra_smoke_claim_turns_no_gate_on(render_spec):
+    """Where DRAConsumableCapacity is off (alpha in 1.35, or the spec's false) the claim names no
+    capacity, and no gate is rendered for it."""
+    for spec in ({"cluster": {"kubernetesVersion": "1.35"}},
+                 {"cluster": {"featureGates": {"DRAConsumableCapacity": False}}}):
+        rendered, _ = render_spec(**DRA, **spec)
+        [request] = _jobs(rendered, "ResourceClaimTemplate")["gpu-smoke-gpu"]["spec"]["spec"]["devices"]["requests"]
+        assert "capacity" not in request["exactly"]
+        assert "'DRAConsumableCapacity': True" not in str(rendered.feature_gates)
+
+
+def test_nvidias_dra_driver_gets_a_whole_gpu_of_its_class(render_spec):
+    rendered, _ = render_spec(devicePlugin={"enabled": False}, dra={"enabled": True, "driver": "nvidia"})
+    [request] = _jobs(rendered, "ResourceClaimTemplate")["gpu-smoke-gpu"]["spec"]["spec"]["devices"]["requests"]
+    assert request["exactly"]["deviceClassName"] == "gpu.nvidia.com" and "capacity" not in request["exactly"]
+
+
+def test_every_smoke_container_has_requests(examples):
+    for name, (rendered, _) in examples.items():
+        for job in _jobs(rendered).values():
+            for container in job["spec"]["template"]["spec"]["containers"]:
+                assert set(container["resources"]["requests"]) == {"cpu", "memory"}, name
+
+
+def test_none_when_turned_off(render_spec):
+    assert not render_spec(smokeJobs=False)[0].manifests.get("smoke")
+    assert not render_spec(smokeJobs=False, **DRA)[0].manifests.get("smoke")
 
 
 S3_MODEL = {"uri": "s3://models/qwen", "endpoint": "http://minio.ai.svc.cluster.local:9000", "credentialsSecret": "store"}

@@ -8,7 +8,10 @@ wrong labels). With Argo CD it is a PostSync hook of the manifests Application, 
 sync (https://argo-cd.readthedocs.io/en/stable/user-guide/resource_hooks/); elsewhere a plain
 Job.
 
-Pools whose GPUs only DRA hands out (no device plugin resource) get none: the README says why.
+Pools whose GPUs only DRA hands out (no device plugin resource) claim one device of the DRA
+driver's own DeviceClass through a ResourceClaimTemplate of the same name (dra.smoke_claim); the
+DRA driver hands the device over through CDI, so those pods name no RuntimeClass: the nvidia
+runtime would hand every GPU of the node to the CUDA image (NVIDIA_VISIBLE_DEVICES=all).
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from __future__ import annotations
 from typing import Any
 
 from gpustack.render.component import Contribution, RenderContext, add_object
-from gpustack.render.components import pods
+from gpustack.render.components import dra, pods
+from gpustack.render.requests import requests
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
 from gpustack.spec.models.workloads import SmokeTest
@@ -60,9 +64,14 @@ def limits(stack: GpuStack, pool: NodePool, resource: str) -> dict[str, int]:
     return {resource: 1}
 
 
-def job(stack: GpuStack, pool: NodePool, resource: str) -> dict[str, Any]:
-    container = pods.hardened_container("nvidia-smi", IMAGE, limits=limits(stack, pool, resource))
+def job(stack: GpuStack, pool: NodePool, resource: str | None) -> dict[str, Any]:
+    """The pool's smoke Job: one ``resource``, or under DRA (None) one device of its claim template."""
+    container = pods.hardened_container("nvidia-smi", IMAGE, limits=limits(stack, pool, resource) if resource else {})
     container["command"] = ["nvidia-smi"]
+    container["resources"] = {**requests("gpu-smoke-test"), **container["resources"]}
+    if resource is None:
+        del container["resources"]["limits"]
+        container["resources"]["claims"] = [{"name": dra.REQUEST_NAME}]
     labels = {
         "app.kubernetes.io/name": "gpu-smoke-test",
         "app.kubernetes.io/instance": name(pool),
@@ -73,6 +82,9 @@ def job(stack: GpuStack, pool: NodePool, resource: str) -> dict[str, Any]:
     if stack.spec.gitops.argocd.enabled:
         metadata["annotations"] = dict(HOOK)
     pod_spec = pods.gpu_pod_spec(stack, pool, [container], restart_policy="Never")
+    if resource is None:
+        pod_spec.pop("runtimeClassName", None)
+        pod_spec["resourceClaims"] = [{"name": dra.REQUEST_NAME, "resourceClaimTemplateName": name(pool)}]
     if len(stack.spec.nodePools) > 1 and "nodeSelector" not in pod_spec:
         pod_spec["nodeSelector"] = _pool_selector(stack, pool)
     return {
@@ -103,24 +115,34 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
     stack = ctx.stack
     if not stack.spec.smokeJobs:
         return Contribution()
-    notes, skipped = [], []
+    notes = []
     for pool in stack.spec.nodePools:
         resource = gpu_resource(stack, pool)
         if resource is None:
-            skipped.append(pool.name)
-            continue
+            claim = dra.smoke_claim(stack, name(pool), NAMESPACE)
+            add_object(chart, claim)
         add_object(chart, job(stack, pool, resource))
         notes.append(
-            f"Job `{NAMESPACE}/{name(pool)}` runs `nvidia-smi` with one `{resource}` on pool `{pool.name}` "
-            + (f"(a {HAMI_MEMORY_MIB} MiB share of its memory: HAMi gives a pod that names none the whole card) "
-               if pool in hami_pools(stack) else "")
+            f"Job `{NAMESPACE}/{name(pool)}` runs `nvidia-smi` with {_what(stack, pool, resource)} on pool `{pool.name}` "
             + ("after each Argo CD sync (PostSync hook)" if stack.spec.gitops.argocd.enabled else "once installed")
             + f"; it fails after {RETRIES + 1} attempts or {DEADLINE_SECONDS // 60} minutes unscheduled: "
             f"`kubectl -n {NAMESPACE} get job {name(pool)}` shows `Complete`, its log the GPU table."
         )
-    if skipped:
-        notes.append(
-            f"No smoke Job on pools {', '.join(f'`{p}`' for p in skipped)}: their GPUs come through DRA claims, "
-            "not a device plugin resource: prove them with a pod that uses one of `dra.claimTemplates`."
-        )
     return Contribution(notes=notes)
+
+
+def _what(stack: GpuStack, pool: NodePool, resource: str | None) -> str:
+    """What the pool's smoke Job asks for, in the README's words."""
+    if resource is None:
+        exactly = dra.smoke_claim(stack, name(pool), NAMESPACE)["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+        share = exactly.get("capacity", {}).get("requests")
+        return (
+            f"one device of DeviceClass `{exactly['deviceClassName']}` (ResourceClaimTemplate `{name(pool)}`"
+            + (f", {share['cores']} % of its cores and {share['memory']}: a claim naming no capacity takes the whole card"
+               if share else "")
+            + ")"
+        )
+    if pool in hami_pools(stack):
+        return (f"one `{resource}` (a {HAMI_MEMORY_MIB} MiB share of its memory: HAMi gives a pod that names none "
+                "the whole card)")
+    return f"one `{resource}`"
