@@ -256,7 +256,7 @@ def test_hami_through_its_chart_keeps_its_webhook_and_pulls_no_mirror(helm_binar
     assert [hook["name"] for o in webhooks for hook in o["webhooks"]] == ["vgpu.hami.io"]
     images = _images(objs)
     assert any(image.startswith("registry.k8s.io/kube-scheduler:") for image in images)
-    assert "registry.k8s.io/ingress-nginx/kube-webhook-certgen:v1.1.1" in images
+    assert "ghcr.io/jkroepke/kube-webhook-certgen:1.8.7" in images
     assert not [image for image in images if "aliyuncs" in image or "liangjw" in image or "jettech" in image]
 
 
