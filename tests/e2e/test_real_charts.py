@@ -315,3 +315,20 @@ def test_hamis_dra_kubelet_plugin_requests_cpu_and_memory_in_every_container(hel
     pod = plugin["spec"]["template"]["spec"]
     for container in [*pod["initContainers"], *pod["containers"]]:
         assert set(container.get("resources", {}).get("requests", {})) == {"cpu", "memory"}, container["name"]
+
+
+@pytest.mark.parametrize("version", ["0.15.7", "0.19.0"])
+def test_every_nfd_pod_gets_node_critical_priority_once(helm_binary: str, work: Path, tmp_path: Path, version: str):
+    from render_helpers import write_spec
+
+    rendered, _ = render_file(Path(write_spec(tmp_path, nfd={"version": version})))
+    helm = Helm(helm_binary, rendered.ctx.stack.spec.cluster.minor)
+    [release] = [r for r in rendered.releases if r.chart == "node-feature-discovery"]
+    text = template(helm, release, work)
+    priorities = {o["metadata"]["name"]: o["spec"]["template"]["spec"].get("priorityClassName")
+                  for o in objects(text) if o["kind"] in ("DaemonSet", "Deployment")}
+    # Before 0.16 the chart has a key for the worker only.
+    covered = {name for name in priorities if version != "0.15.7" or name.endswith("-worker")}
+    assert covered and {name: priorities[name] for name in covered} == dict.fromkeys(covered, "system-node-critical")
+    for document in text.split("\n---"):
+        assert document.count("priorityClassName:") <= 1, document
