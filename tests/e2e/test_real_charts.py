@@ -332,3 +332,26 @@ def test_every_nfd_pod_gets_node_critical_priority_once(helm_binary: str, work: 
     assert covered and {name: priorities[name] for name in covered} == dict.fromkeys(covered, "system-node-critical")
     for document in text.split("\n---"):
         assert document.count("priorityClassName:") <= 1, document
+
+
+def test_the_stacks_argocd_project_admits_what_its_applications_deploy(example: tuple[Result, Helm], work: Path):
+    """Argo CD refuses to sync an object from a repository or into a namespace its project does not
+    list: every chart's objects (in the namespaces the templates name), the manifests and each
+    Application's own source and destination fit the stack's AppProject."""
+    (rendered, _), helm = example
+    argocd = rendered.ctx.stack.spec.gitops.argocd
+    if not argocd.enabled:
+        pytest.skip("no Argo CD delivery in this example")
+    [project, root] = rendered.delivery["argocd/root.yaml"]
+    allowed = {d["namespace"] for d in project["spec"]["destinations"]}
+    repos = set(project["spec"]["sourceRepos"])
+    applications = [root, *(o for path, objs in rendered.delivery.items() if path.startswith("argocd/apps/") for o in objs)]
+    for app in applications:
+        assert app["spec"]["project"] == project["metadata"]["name"]
+        assert app["spec"]["source"]["repoURL"] in repos
+        assert app["spec"]["destination"]["namespace"] in allowed
+    deployed = [(r.namespace, o) for r in rendered.releases for o in objects(template(helm, r, work))]
+    deployed += [("default", o) for objs in rendered.manifests.values() for o in objs]
+    outside = {f"{o['kind']} {o['metadata'].get('namespace')}" for default, o in deployed
+               if o["metadata"].get("namespace", default) not in allowed}
+    assert not outside, sorted(outside)

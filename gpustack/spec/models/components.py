@@ -326,8 +326,17 @@ class ArgoCd(Strict):
     path: str | None = Field(
         None, description="Path of the rendered stack in that repository; default output/<metadata.name>."
     )
-    targetRevision: str = Field("HEAD", description="Git revision Argo CD syncs the rendered output from.")
-    project: str = Field("default", description="Argo CD project of the Applications.")
+    targetRevision: str = Field(
+        "main",
+        description="Git revision Argo CD syncs the rendered output from: a branch, or for production a tag or "
+        "commit, so that nothing reaches the cluster before it is tagged.",
+    )
+    project: str | None = Field(
+        None,
+        description="Argo CD project of the Applications. Default: an AppProject named after the stack "
+        "(in argocd/root.yaml), limited to the stack's repositories and namespaces; name another to use your "
+        "own, and gpustack renders none.",
+    )
     namespace: str = Field("argocd", pattern=DNS_LABEL, description="Namespace Argo CD watches for Applications.")
     prune: bool = Field(
         False,
