@@ -149,3 +149,15 @@ def test_the_upgrade_policy_is_the_operators_driver_only_and_can_be_left_to_the_
     )
     assert release(rendered, "gpu-operator")["driver"]["upgradePolicy"]["waitForCompletion"]["timeoutSeconds"] == 3600
     assert "at most 3600 s" in files["README.md"]
+
+
+def test_geforce_pools_under_the_operator_are_named_in_the_readme(examples, render_spec):
+    """Not on the operator's supported platforms: the README says so for GeForce pools only."""
+    _, files = examples["kubeadm-mig-fleet"]
+    assert "Pool `rtx4090` (NVIDIA-GeForce-RTX-4090) is a GeForce card" in files["README.md"]
+    assert "Pool `h100`" not in files["README.md"]
+    geforce = {"name": "g", "gpu": {"model": "RTX-4090"}, "driver": {"source": "operator"}}
+    _, files = render_spec(gpuOperator={"enabled": True}, nodePools=[geforce])
+    assert "the operator also installs its driver there" in files["README.md"]
+    _, files = render_spec(gpuOperator={"enabled": True}, nodePools=[OPERATOR_POOL])
+    assert "is a GeForce card" not in files["README.md"]

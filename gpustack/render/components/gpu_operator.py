@@ -16,7 +16,7 @@ from gpustack.render.components import nfd, partitioning
 from gpustack.spec.labelling import sleep_interval
 from gpustack.spec.models import GpuStack
 from gpustack.spec.partitioning import DEFAULT_CONFIG
-from gpustack.spec.pools import SKIP_DRIVER_LABEL, hami_pools
+from gpustack.spec.pools import SKIP_DRIVER_LABEL, gpu_model, hami_pools
 
 RELEASE = "gpu-operator"
 NAMESPACE = "gpu-operator"
@@ -191,6 +191,7 @@ def notes(ctx: RenderContext) -> list[str]:
             f"{NAMESPACE} delete pod -l app=nvidia-driver-daemonset --field-selector spec.nodeName=$NODE`); once the "
             "new one runs, the controller uncordons the node."
         )
+    result += _geforce_notes(ctx.stack)
     hami = hami_pools(ctx.stack) if spec.devicePlugin.enabled else []
     if hami:
         selectors = ", ".join(_node_selector(p.labels) or f"the nodes of pool `{p.name}`" for p in hami)
@@ -205,6 +206,31 @@ def notes(ctx: RenderContext) -> list[str]:
             "registers the nvidia runtime again."
         )
     return result
+
+
+def _geforce_notes(stack: GpuStack) -> list[str]:
+    """GeForce pools: not on the operator's supported platforms, which list datacenter and
+    RTX/Quadro workstation GPUs only
+    (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/platform-support.html).
+    Their operands run there (the spec accepts it: a fleet may choose it); the README says so."""
+    notes = []
+    for pool in stack.spec.nodePools:
+        model = gpu_model(pool)
+        if model.segment != "geforce":
+            continue
+        driver = (
+            "the operator also installs its driver there (`driver.source: operator`): a host driver "
+            f"(`driver.source: host`, nodes labelled `{SKIP_DRIVER_LABEL}=false`) keeps that off the untested path"
+            if pool.driver.source == "operator"
+            else "its driver stays the host's"
+        )
+        notes.append(
+            f"Pool `{pool.name}` ({model.product}) is a GeForce card, which NVIDIA does not list among the GPU "
+            "Operator's supported platforms (datacenter and RTX/Quadro workstation GPUs only): the operator's "
+            f"operands run there without NVIDIA's support; {driver}. "
+            f"After install, check them on those nodes: `kubectl -n {NAMESPACE} get pods -o wide`."
+        )
+    return notes
 
 
 def _node_selector(labels: dict[str, str]) -> str:
