@@ -14,7 +14,7 @@ from typing import Any
 
 from gpustack.render import secret_names
 from gpustack.render.component import Contribution, RenderContext, add_object
-from gpustack.render.components import model_sources, pods
+from gpustack.render.components import model_sources, pods, smoke
 from gpustack.render.components import secrets as secrets_module
 from gpustack.spec.component_checks import MAX_GPU_MEMORY_UTILIZATION
 from gpustack.spec.models import GpuStack
@@ -82,15 +82,16 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
 
 
 def smoke_test(stack: GpuStack, spec: SmokeTest) -> dict[str, Any]:
-    """A Pod that prints nvidia-smi's table and exits."""
-    container = pods.hardened_container("nvidia-smi", spec.image, limits={pods.GPU: 1})
+    """A Pod that prints nvidia-smi's table and exits (on HAMi's pools in a small share, as the smoke Jobs)."""
+    pool = stack.spec.nodePools[0]
+    container = pods.hardened_container("nvidia-smi", spec.image, limits=smoke.limits(stack, pool, pods.GPU))
     container["command"] = ["nvidia-smi"]
     labels = pods.labels(app="gpu-smoke-test", instance=spec.name, component="smoke-test")
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": spec.name, "namespace": spec.namespace, "labels": labels},
-        "spec": pods.read_only_non_root(pods.gpu_pod_spec(stack, stack.spec.nodePools[0], [container], restart_policy="Never")),
+        "spec": pods.read_only_non_root(pods.gpu_pod_spec(stack, pool, [container], restart_policy="Never")),
     }
 
 
