@@ -184,7 +184,8 @@ def notes(ctx: RenderContext) -> list[str]:
             f"time: the operator cordons the node, waits while a Job's pod runs there (`{job_pod_selector(ctx.stack)}`, "
             f"{wait}: `gpuOperator.driverUpgrade.jobTimeoutSeconds`), then evicts its GPU pods through the Eviction "
             "API, so PodDisruptionBudgets hold it back"
-            + (", and drains the node, since pods holding DRA claims carry no GPU resource it could find" if spec.dra.enabled else "")
+            + (", and drains the node, since pods holding DRA claims carry no GPU resource it could find"
+               if spec.dra.enabled else "")
             + ". `kubectl get nodes -L nvidia.com/gpu-driver-upgrade-state` follows it; a node left in "
             "`upgrade-failed` had a pod no eviction could move within 5 minutes (a pod without a controller, or a "
             "budget that never allowed it): move that pod, then delete the node's driver pod (`kubectl -n "

@@ -9,9 +9,10 @@ RBAC cannot restrict ``create`` by name (resourceNames do not apply to it,
 https://kubernetes.io/docs/reference/access-authn-authz/rbac/#referring-to-resources), so from
 Kubernetes 1.30 a ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1,
 https://kubernetes.io/docs/reference/access-authn-authz/validating-admission-policy/) refuses any
-Secret the Jobs' service accounts create but the ones they are meant to. Pods that read a missing Secret wait (CreateContainerConfigError)
-and start once it exists. Credentials that come from outside (a Hugging Face token, an external
-S3 store's keys) stay the user's to create: the workloads' README notes say so.
+Secret the Jobs' service accounts create but the ones they are meant to. Pods that read a
+missing Secret wait (CreateContainerConfigError) and start once it exists. Credentials that come
+from outside (a Hugging Face token, an external S3 store's keys) stay the user's to create: the
+workloads' README notes say so.
 """
 
 from __future__ import annotations
