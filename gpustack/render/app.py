@@ -65,8 +65,9 @@ COMPONENTS: tuple[ModuleType, ...] = (
     smoke, minio_users, network_policies, gitops, flux,
 )
 
-# (context, merged releases sorted by wave) → {path relative to the stack folder: objects}
-DeliveryStep = Callable[[RenderContext, Sequence[HelmRelease]], Mapping[str, Objects]]
+# (context, merged releases sorted by wave, the components' manifests) → {path relative to the
+# stack folder: objects}
+DeliveryStep = Callable[[RenderContext, Sequence[HelmRelease], Mapping[str, Objects]], Mapping[str, Objects]]
 DELIVERY: tuple[DeliveryStep, ...] = (gitops.k3s_helm_charts, gitops.argocd_applications, flux.flux_objects)
 
 def component_name(module: ModuleType) -> str:
@@ -109,7 +110,7 @@ def merge(ctx: RenderContext, contributions: Mapping[str, Contribution], manifes
             files[path] = text
     delivery: dict[str, Objects] = {}
     for step in DELIVERY:
-        delivery.update({path: list(objects) for path, objects in step(ctx, releases).items()})
+        delivery.update({path: list(objects) for path, objects in step(ctx, releases, manifests).items()})
     return Rendered(
         ctx=ctx,
         manifests=dict(manifests),

@@ -34,6 +34,11 @@ REQUESTS = {
     "node-status-exporter": {"cpu": "10m", "memory": "32Mi"},
     "hami-scheduler": {"cpu": "100m", "memory": "128Mi"},
     "hami-monitor": {"cpu": "50m", "memory": "64Mi"},
+    # HAMi's DRA kubelet plugin and its init container (kubelet-plugin-prestart.sh, which waits for the driver).
+    "hami-dra-plugin": {"cpu": "50m", "memory": "64Mi"},
+    "hami-dra-init": {"cpu": "10m", "memory": "32Mi"},
+    # gpustack's smoke Jobs (smoke.py): nvidia-smi, seconds of work.
+    "gpu-smoke-test": {"cpu": "10m", "memory": "32Mi"},
 }
 
 

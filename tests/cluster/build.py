@@ -66,6 +66,24 @@ def run_go(go: str, args: list[str], cwd: Path, env: dict[str, str]) -> str:
     return done.stdout
 
 
+# Argo CD's AppProject CRD (the reference CRDs hold its Application only), for the AppProject of a
+# stack's argocd/root.yaml: from the newest argo-cd release whose go.mod asks for no newer Go than 1.26.
+ARGOCD_MODULE, ARGOCD_VERSION = "github.com/argoproj/argo-cd/v3", "v3.5.8"
+ARGOCD_CRD = "manifests/crds/appproject-crd.yaml"
+
+
+def argocd_crd() -> str:
+    """The text of Argo CD's AppProject CRD from its module ("" where Go is missing)."""
+    go = find_go()
+    if go is None:
+        return ""
+    folder = cache_root()
+    folder.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "GOFLAGS": "-mod=mod"}
+    info = json.loads(run_go(go, ["mod", "download", "-json", f"{ARGOCD_MODULE}@{ARGOCD_VERSION}"], folder, env))
+    return (Path(info["Dir"]) / ARGOCD_CRD).read_text(encoding="utf-8")
+
+
 def go_build_once(target: Path, source: Path, *, cgo: bool, what: str, package: str = ".",
                   ldflags: str = "-s -w", env: dict[str, str] | None = None) -> Path:
     """``go build`` of ``package`` of the module in ``source`` into ``target`` unless it is there: one build at a

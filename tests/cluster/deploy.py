@@ -27,6 +27,7 @@ import pytest
 import yaml
 
 from gpustack.render import pod_security
+from tests.cluster.build import argocd_crd
 from tests.cluster.control_plane import REPO
 from tests.flux import build as flux_build
 
@@ -123,9 +124,11 @@ def kustomize(kubectl: str, folder: Path) -> list[dict[str, Any]]:
 
 
 def upstream_crds() -> list[dict[str, Any]]:
-    """Argo CD's Application and K3s' HelmChart CRDs, and Flux's from its controllers' modules
-    (tests/flux/build.py), for the delivery objects: the API server holds each to its schema."""
+    """Argo CD's Application and K3s' HelmChart CRDs, Argo CD's AppProject from its module
+    (build.argocd_crd) and Flux's from its controllers' modules (tests/flux/build.py), for the
+    delivery objects: the API server holds each to its schema."""
     docs = [doc for path in sorted(UPSTREAM_CRDS.glob("*.yaml")) for doc in documents(path.read_text())]
+    docs += documents(argocd_crd())
     return [doc for doc in docs if doc["kind"] == "CustomResourceDefinition"] + flux_build.crds()
 
 

@@ -262,7 +262,8 @@ def gpu_model_memory(pool: Any) -> int:
 
 
 def test_each_smoke_job_runs_on_its_pool(deployed: Deployed) -> None:
-    """The smoke Job per GPU pool (render.components.smoke) lands on a node of that pool."""
+    """The smoke Job per GPU pool (render.components.smoke) lands on a node of that pool and
+    completes there, beside the stack's servers (on HAMi's pools: in the share left beside theirs)."""
     from gpustack.render.components import smoke
 
     wait_for_rollouts(deployed)
@@ -277,3 +278,33 @@ def test_each_smoke_job_runs_on_its_pool(deployed: Deployed) -> None:
             return {deployed.cluster.pool_of(p["spec"]["nodeName"]) for p in owned_pods(api, job) if p["spec"].get("nodeName")}
 
         wait_for(lambda pool=pool: placed() == {pool.name}, WAIT_SECONDS, lambda job=job: describe(api, owned_pods(api, job)))
+
+        def succeeded(job: dict[str, Any] = job) -> bool:
+            return api.get(workload_path(job)).get("status", {}).get("succeeded", 0) >= 1
+
+        wait_for(succeeded, WAIT_SECONDS, lambda job=job: describe(api, owned_pods(api, job)))
+
+
+def test_the_secrets_jobs_account_may_create_only_the_stacks_secrets(deployed: Deployed) -> None:
+    """RBAC grants the Secrets Jobs' service accounts ``create`` on every Secret of their namespace
+    (it cannot name them); the rendered ValidatingAdmissionPolicy refuses all but the stack's, and
+    the Jobs still complete (test_every_workload_runs: the pods that read them start)."""
+    from dataclasses import replace
+
+    from gpustack.render.components import secrets
+
+    jobs = [o for o in deployed.objects if o["kind"] == "Job" and o["metadata"]["name"] == secrets.NAME]
+    if not jobs:
+        pytest.skip("no generated Secrets in this example")
+    api = deployed.cluster.api
+    for job in jobs:
+        namespace = job["metadata"]["namespace"]
+        wait_for(lambda job=job: api.get(workload_path(job)).get("status", {}).get("succeeded", 0) >= 1, WAIT_SECONDS,
+                 lambda job=job: describe(api, owned_pods(api, job)))
+        token = api.request("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{secrets.NAME}/token",
+                            {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                             "spec": {"expirationSeconds": 600}})["status"]["token"]
+        account = replace(api, token=token)
+        body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "not-the-stacks"}, "stringData": {"k": "v"}}
+        with pytest.raises(ApiError, match="denied request"):
+            account.create(f"/api/v1/namespaces/{namespace}/secrets", body)

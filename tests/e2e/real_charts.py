@@ -29,6 +29,7 @@ from jsonschema.validators import Draft202012Validator
 
 from gpustack.render.component import HelmRelease
 from gpustack.yamlio import dump
+from tests.cluster.build import argocd_crd
 from tests.flux import build as flux_build
 
 # ../shared next to the clone, or where $GPUSTACK_SHARED says (a worktree elsewhere, a CI cache).
@@ -166,6 +167,7 @@ class CrdSchemas:
                 self.add(objects(path.read_text(encoding="utf-8")))
         if flux_build.available():
             self.add(flux_build.crds())
+        self.add(objects(argocd_crd()))
 
     def knows(self, obj: Mapping[str, Any]) -> bool:
         return (obj["apiVersion"], obj["kind"]) in self._schemas

@@ -256,7 +256,7 @@ def test_hami_through_its_chart_keeps_its_webhook_and_pulls_no_mirror(helm_binar
     assert [hook["name"] for o in webhooks for hook in o["webhooks"]] == ["vgpu.hami.io"]
     images = _images(objs)
     assert any(image.startswith("registry.k8s.io/kube-scheduler:") for image in images)
-    assert "registry.k8s.io/ingress-nginx/kube-webhook-certgen:v1.1.1" in images
+    assert "ghcr.io/jkroepke/kube-webhook-certgen:1.8.7" in images
     assert not [image for image in images if "aliyuncs" in image or "liangjw" in image or "jettech" in image]
 
 
@@ -269,3 +269,89 @@ def test_grafana_reads_the_generated_admin_secret_and_the_chart_makes_none(helm_
     [grafana] = [o for o in objs if o["kind"] == "Deployment" and o["metadata"]["name"].endswith("grafana")]
     env = {e["name"]: e for c in grafana["spec"]["template"]["spec"]["containers"] for e in c.get("env", [])}
     assert env["GF_SECURITY_ADMIN_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "grafana-admin", "key": "admin-password"}
+
+
+def test_the_gpu_operator_chart_hands_the_driver_upgrade_policy_to_its_cluster_policy(helm_binary: str, work: Path):
+    """The chart copies ``driver.upgradePolicy`` into the ClusterPolicy the operator reads, under
+    the CRD's names (``gpuPodDeletion`` becomes ``podDeletion``)."""
+    rendered, _ = render_file(REPO / "examples" / "kubeadm-gpu-operator.yaml")
+    helm = Helm(helm_binary, rendered.ctx.stack.spec.cluster.minor)
+    [release] = [r for r in rendered.releases if r.chart == "gpu-operator"]
+    [policy] = [o for o in objects(template(helm, release, work)) if o["kind"] == "ClusterPolicy"]
+    upgrade = policy["spec"]["driver"]["upgradePolicy"]
+    assert upgrade["autoUpgrade"] is True and upgrade["maxParallelUpgrades"] == 1
+    assert upgrade["waitForCompletion"] == {"podSelector": "batch.kubernetes.io/job-name", "timeoutSeconds": 0}
+    assert upgrade["podDeletion"]["deleteEmptyDir"] is True and upgrade["podDeletion"]["force"] is False
+    assert upgrade["drain"]["enable"] is False
+
+
+def test_hami_publishes_no_node_port_and_its_clients_need_none(helm_binary: str, work: Path):
+    """Without NodePorts the extender, the webhook and the monitor stay reachable: kube-scheduler
+    calls the extender in its own pod, the API server the webhook through the Service, Prometheus
+    the monitor through the Service's endpoints (by its port name)."""
+    rendered, _ = render_file(REPO / "examples" / "hami-vllm.yaml")
+    helm = Helm(helm_binary, rendered.ctx.stack.spec.cluster.minor)
+    [release] = [r for r in rendered.releases if r.chart == "hami"]
+    objs = objects(template(helm, release, work))
+    services = {o["metadata"]["name"]: o for o in objs if o["kind"] == "Service"}
+    assert {s["spec"]["type"] for s in services.values()} == {"ClusterIP"}
+    assert not [p for s in services.values() for p in s["spec"]["ports"] if "nodePort" in p]
+    [config] = [o for o in objs if o["kind"] == "ConfigMap" and "config.yaml" in o.get("data", {})]
+    [extender] = objects(config["data"]["config.yaml"])[0]["extenders"]
+    assert extender["urlPrefix"] == "https://127.0.0.1:443"
+    [webhook] = [h for o in objs if o["kind"] == "MutatingWebhookConfiguration" for h in o["webhooks"]]
+    assert webhook["clientConfig"]["service"]["name"] in services
+    [monitor] = [m for _, m in rendered.objects() if m["kind"] == "ServiceMonitor" and "vgpu" in m["metadata"]["name"]]
+    wanted = monitor["spec"]["selector"]["matchLabels"].items()
+    selected = [s for s in services.values() if wanted <= s["metadata"]["labels"].items()]
+    assert [p["name"] for s in selected for p in s["spec"]["ports"]] == [monitor["spec"]["endpoints"][0]["port"]]
+
+
+def test_hamis_dra_kubelet_plugin_requests_cpu_and_memory_in_every_container(helm_binary: str, work: Path):
+    rendered, _ = render_file(REPO / "examples" / "dra-hami.yaml")
+    helm = Helm(helm_binary, rendered.ctx.stack.spec.cluster.minor)
+    [release] = [r for r in rendered.releases if r.chart == "hami-dra-driver"]
+    [plugin] = [o for o in objects(template(helm, release, work)) if o["kind"] == "DaemonSet"]
+    pod = plugin["spec"]["template"]["spec"]
+    for container in [*pod["initContainers"], *pod["containers"]]:
+        assert set(container.get("resources", {}).get("requests", {})) == {"cpu", "memory"}, container["name"]
+
+
+@pytest.mark.parametrize("version", ["0.15.7", "0.19.0"])
+def test_every_nfd_pod_gets_node_critical_priority_once(helm_binary: str, work: Path, tmp_path: Path, version: str):
+    from render_helpers import write_spec
+
+    rendered, _ = render_file(Path(write_spec(tmp_path, nfd={"version": version})))
+    helm = Helm(helm_binary, rendered.ctx.stack.spec.cluster.minor)
+    [release] = [r for r in rendered.releases if r.chart == "node-feature-discovery"]
+    text = template(helm, release, work)
+    priorities = {o["metadata"]["name"]: o["spec"]["template"]["spec"].get("priorityClassName")
+                  for o in objects(text) if o["kind"] in ("DaemonSet", "Deployment")}
+    # Before 0.16 the chart has a key for the worker only.
+    covered = {name for name in priorities if version != "0.15.7" or name.endswith("-worker")}
+    assert covered and {name: priorities[name] for name in covered} == dict.fromkeys(covered, "system-node-critical")
+    for document in text.split("\n---"):
+        assert document.count("priorityClassName:") <= 1, document
+
+
+def test_the_stacks_argocd_project_admits_what_its_applications_deploy(example: tuple[Result, Helm], work: Path):
+    """Argo CD refuses to sync an object from a repository or into a namespace its project does not
+    list: every chart's objects (in the namespaces the templates name), the manifests and each
+    Application's own source and destination fit the stack's AppProject."""
+    (rendered, _), helm = example
+    argocd = rendered.ctx.stack.spec.gitops.argocd
+    if not argocd.enabled:
+        pytest.skip("no Argo CD delivery in this example")
+    [project, root] = rendered.delivery["argocd/root.yaml"]
+    allowed = {d["namespace"] for d in project["spec"]["destinations"]}
+    repos = set(project["spec"]["sourceRepos"])
+    applications = [root, *(o for path, objs in rendered.delivery.items() if path.startswith("argocd/apps/") for o in objs)]
+    for app in applications:
+        assert app["spec"]["project"] == project["metadata"]["name"]
+        assert app["spec"]["source"]["repoURL"] in repos
+        assert app["spec"]["destination"]["namespace"] in allowed
+    deployed = [(r.namespace, o) for r in rendered.releases for o in objects(template(helm, r, work))]
+    deployed += [("default", o) for objs in rendered.manifests.values() for o in objs]
+    outside = {f"{o['kind']} {o['metadata'].get('namespace')}" for default, o in deployed
+               if o["metadata"].get("namespace", default) not in allowed}
+    assert not outside, sorted(outside)

@@ -17,9 +17,14 @@ def objects(rendered, kind):
     return [obj for _, obj in rendered.objects() if obj["kind"] == kind]
 
 
+def spec_templates(rendered):
+    """The claim templates of ``dra.claimTemplates`` (the smoke Jobs' own are smoke.py's)."""
+    return [obj for obj in rendered.manifests["dra"] if obj["kind"] == "ResourceClaimTemplate"]
+
+
 def test_the_example_claims_30_percent_and_4gi(examples):
     rendered, _ = examples["dra-hami"]
-    [template] = objects(rendered, "ResourceClaimTemplate")
+    [template] = spec_templates(rendered)
     assert template["apiVersion"] == "resource.k8s.io/v1"
     assert template["metadata"] == {"name": "single-gpu", "namespace": "test-dra"}
     [request] = template["spec"]["spec"]["devices"]["requests"]
@@ -50,7 +55,7 @@ def test_extra_device_classes_are_gpustacks_own_and_compile(render_spec):
         "device.attributes['hami-core-gpu.project-hami.io'].type == 'hami-gpu'",
         ADA,
     ]
-    [template] = objects(rendered, "ResourceClaimTemplate")
+    [template] = spec_templates(rendered)
     exactly = template["spec"]["spec"]["devices"]["requests"][0]["exactly"]
     assert (exactly["deviceClassName"], exactly["count"]) == ("ada.gpustack.io", 2)
     expressions += [s["cel"]["expression"] for s in exactly["selectors"]]
@@ -127,3 +132,13 @@ def test_capacity_needs_cores_or_memory(tmp_path, capsys):
     spec = {**HAMI_DRA, "dra": {"enabled": True, "claimTemplates": [{"name": "c", "capacity": {}}]}}
     code, _, err = cli(capsys, "validate", write_spec(tmp_path, **spec))
     assert code == 2 and "capacity needs cores, memory or both" in err
+
+
+def test_hamis_kubelet_plugin_and_its_init_container_have_requests(render_spec):
+    """The chart leaves kubeletPlugin.containers.*.resources empty; NVIDIA's chart is left as it is."""
+    containers = release(render_spec(**HAMI_DRA)[0], "hami-dra-driver")["kubeletPlugin"]["containers"]
+    assert {name: set(c["resources"]["requests"]) for name, c in containers.items()} == {
+        "init": {"cpu", "memory"}, "gpus": {"cpu", "memory"}}
+    nvidia = release(render_spec(devicePlugin={"enabled": False}, dra={"enabled": True, "driver": "nvidia"})[0],
+                     "nvidia-dra-driver-gpu")
+    assert "containers" not in nvidia.get("kubeletPlugin", {})

@@ -61,7 +61,7 @@ def test_charts_kept_in_git_are_left_out_of_k3s(render_spec):
     from_git = HelmRelease(name="from-git", chart="c", repo="https://git.example.com/c.git", version="main",
                            namespace="n", values={}, path="chart/c")
     from_repo = rendered.releases[0]
-    assert list(gitops.k3s_helm_charts(rendered.ctx, [from_git, from_repo])) == [f"k3s/{from_repo.name}.yaml"]
+    assert list(gitops.k3s_helm_charts(rendered.ctx, [from_git, from_repo], {})) == [f"k3s/{from_repo.name}.yaml"]
 
 
 def test_argocd_app_of_apps(render_spec):
@@ -218,3 +218,21 @@ def test_git_sourced_charts_are_pinned_to_a_tag(examples):
     rendered, _ = examples["dra-hami"]
     [app] = rendered.delivery["argocd/apps/hami-dra-driver.yaml"]
     assert app["spec"]["source"]["targetRevision"] == "v0.1.0"
+
+
+def test_argocd_applications_get_the_stacks_own_project_unless_one_is_named(render_spec):
+    """Not ``default`` (any repository, any namespace): an AppProject listing the stack's
+    repositories and namespaces, applied before the root; a named project is the user's own."""
+    argocd = {"argocd": {"enabled": True, "repoURL": "https://git.example.com/stacks.git"}}
+    rendered, tree = render_spec(monitoring=RUNBOOKS, gitops=argocd, workloads=[{"type": "nbody", "namespace": "bench"}])
+    [project, root] = rendered.delivery["argocd/root.yaml"]
+    assert project["kind"] == "AppProject" and project["metadata"] == {"name": "test", "namespace": "argocd"}
+    assert root["spec"]["project"] == "test" and root["spec"]["source"]["targetRevision"] == "main"
+    assert set(project["spec"]["sourceRepos"]) == {"https://git.example.com/stacks.git", *(r.repo for r in rendered.releases)}
+    namespaces = {d["namespace"] for d in project["spec"]["destinations"]}
+    assert {"argocd", "default", "kube-system", "bench", *(r.namespace for r in rendered.releases)} == namespaces
+    assert {d["server"] for d in project["spec"]["destinations"]} == {"https://kubernetes.default.svc"}
+    assert "AppProject `test` first" in tree["README.md"]
+    named, _ = render_spec(monitoring=RUNBOOKS, gitops={"argocd": {**argocd["argocd"], "project": "gpu"}})
+    [root] = named.delivery["argocd/root.yaml"]
+    assert root["kind"] == "Application" and root["spec"]["project"] == "gpu"

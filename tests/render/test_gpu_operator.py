@@ -103,3 +103,62 @@ def test_every_operand_the_chart_runs_has_requests(render_spec):
     # A driver container that does not run needs none.
     values = release(render_spec(gpuOperator={"enabled": True}, nodePools=[HOST_POOL])[0], "gpu-operator")
     assert values["driver"] == {"enabled": False}
+
+
+def test_the_driver_upgrade_waits_for_jobs_and_evicts_what_holds_gpus(render_spec):
+    """The operator's driver gets an upgradePolicy: one node at a time, Jobs' pods finish first,
+    and GPU pods with an emptyDir (vLLM's /dev/shm) are evicted rather than failing the node."""
+    policy = release(render_spec(gpuOperator={"enabled": True}, nodePools=[OPERATOR_POOL])[0], "gpu-operator")["driver"][
+        "upgradePolicy"
+    ]
+    assert policy == {
+        "autoUpgrade": True,
+        "maxParallelUpgrades": 1,
+        "waitForCompletion": {"podSelector": "batch.kubernetes.io/job-name", "timeoutSeconds": 0},
+        "gpuPodDeletion": {"deleteEmptyDir": True},
+    }
+
+
+def test_the_upgrade_waits_for_the_unprefixed_job_label_before_kubernetes_1_27(render_spec):
+    rendered, _ = render_spec(cluster={"kubernetesVersion": "1.26"}, gpuOperator={"enabled": True}, nodePools=[OPERATOR_POOL])
+    assert release(rendered, "gpu-operator")["driver"]["upgradePolicy"]["waitForCompletion"]["podSelector"] == "job-name"
+
+
+def test_under_dra_the_upgrade_also_drains_the_node(render_spec):
+    """Pods holding DRA claims carry no nvidia.com/gpu resource, which the operator's pod deletion looks for."""
+    rendered, files = render_spec(
+        gpuOperator={"enabled": True},
+        nodePools=[OPERATOR_POOL],
+        devicePlugin={"enabled": False},
+        dra={"enabled": True, "driver": "nvidia"},
+    )
+    policy = release(rendered, "gpu-operator")["driver"]["upgradePolicy"]
+    assert policy["drain"] == {"enable": True, "deleteEmptyDir": True}
+    assert "drains the node" in files["README.md"]
+
+
+def test_the_upgrade_policy_is_the_operators_driver_only_and_can_be_left_to_the_chart(render_spec):
+    host = release(render_spec(gpuOperator={"enabled": True}, nodePools=[HOST_POOL])[0], "gpu-operator")
+    assert "upgradePolicy" not in host["driver"]
+    rendered, files = render_spec(
+        gpuOperator={"enabled": True, "driverUpgrade": {"enabled": False}}, nodePools=[OPERATOR_POOL]
+    )
+    assert "upgradePolicy" not in release(rendered, "gpu-operator")["driver"]
+    assert "gpu-driver-upgrade-state" not in files["README.md"]
+    rendered, files = render_spec(
+        gpuOperator={"enabled": True, "driverUpgrade": {"jobTimeoutSeconds": 3600}}, nodePools=[OPERATOR_POOL]
+    )
+    assert release(rendered, "gpu-operator")["driver"]["upgradePolicy"]["waitForCompletion"]["timeoutSeconds"] == 3600
+    assert "at most 3600 s" in files["README.md"]
+
+
+def test_geforce_pools_under_the_operator_are_named_in_the_readme(examples, render_spec):
+    """Not on the operator's supported platforms: the README says so for GeForce pools only."""
+    _, files = examples["kubeadm-mig-fleet"]
+    assert "Pool `rtx4090` (NVIDIA-GeForce-RTX-4090) is a GeForce card" in files["README.md"]
+    assert "Pool `h100`" not in files["README.md"]
+    geforce = {"name": "g", "gpu": {"model": "RTX-4090"}, "driver": {"source": "operator"}}
+    _, files = render_spec(gpuOperator={"enabled": True}, nodePools=[geforce])
+    assert "the operator also installs its driver there" in files["README.md"]
+    _, files = render_spec(gpuOperator={"enabled": True}, nodePools=[OPERATOR_POOL])
+    assert "is a GeForce card" not in files["README.md"]

@@ -48,7 +48,14 @@ def test_scheduler_tag_uses_the_2_7_key_only_when_set(render_spec):
 def test_images_come_from_the_kubernetes_registry_not_the_charts_mirrors(render_spec):
     scheduler = release(render_spec(**HAMI)[0], "hami")["scheduler"]
     assert scheduler["kubeScheduler"]["image"]["registry"] == "registry.k8s.io"
-    assert scheduler["patch"]["imageNew"]["registry"] == "registry.k8s.io"
+    # The maintained certgen, not the chart's 2021 copy of ingress-nginx's (retired with it).
+    assert scheduler["patch"]["imageNew"] == hami.CERTGEN_IMAGE == {
+        "registry": "ghcr.io", "repository": "jkroepke/kube-webhook-certgen", "tag": "1.8.7"}
+
+
+def test_the_scheduler_and_monitor_services_are_cluster_internal(render_spec):
+    values = release(render_spec(**HAMI)[0], "hami")
+    assert values["scheduler"]["service"] == values["devicePlugin"]["service"] == {"type": "ClusterIP"}
 
 
 @pytest.mark.parametrize("webhook", [True, False])

@@ -188,7 +188,7 @@ ARGOCD = {"enabled": True, "repoURL": "https://github.com/acme/gpu-stacks.git", 
 @pytest.mark.parametrize(
     ("argocd", "expected"),
     [
-        (ARGOCD, "https://github.com/acme/gpu-stacks/blob/HEAD/stacks/lab/README.md#gpuhightemperature"),
+        (ARGOCD, "https://github.com/acme/gpu-stacks/blob/main/stacks/lab/README.md#gpuhightemperature"),
         (ARGOCD | {"repoURL": "https://gitlab.example.org/ops/gpu", "targetRevision": "main"},
          "https://gitlab.example.org/ops/gpu/-/blob/main/stacks/lab/README.md#gpuhightemperature"),
         ({"enabled": False}, "README.md#gpuhightemperature"),

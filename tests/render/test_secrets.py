@@ -113,3 +113,37 @@ def test_argocd_recreates_the_job_when_its_list_changes(examples):
     rendered, _ = examples["kubeadm-mig-fleet"]
     [job] = [o for o in rendered.manifests["secrets"] if o["kind"] == "Job"]
     assert job["metadata"]["annotations"] == {"argocd.argoproj.io/sync-options": "Force=true,Replace=true"}
+
+
+def test_the_job_runs_a_pinned_image(render_spec):
+    [job] = [j for j in _objects(render_spec(workloads=[MINIO])[0], "Job") if j["metadata"]["namespace"] == "ai"]
+    image = job["spec"]["template"]["spec"]["containers"][0]["image"]
+    name, digest = image.split("@")
+    assert name == "docker.io/library/python:3.13.13-slim-bookworm" and digest.startswith("sha256:") and len(digest) == 71
+
+
+def test_an_admission_policy_limits_the_jobs_creates_to_the_stacks_secrets(render_spec):
+    """RBAC cannot name what ``create`` may create: from 1.30 a ValidatingAdmissionPolicy does."""
+    import cel
+
+    rendered, _ = render_spec(workloads=[MINIO, VLLM])
+    [policy] = _objects(rendered, "ValidatingAdmissionPolicy")
+    [binding] = _objects(rendered, "ValidatingAdmissionPolicyBinding")
+    assert binding["spec"] == {"policyName": policy["metadata"]["name"], "validationActions": ["Deny"]}
+    [condition] = policy["spec"]["matchConditions"]
+    [validation] = policy["spec"]["validations"]
+
+    def admitted(user: str, namespace: str, name: str) -> bool:
+        context = {"request": {"userInfo": {"username": user}, "namespace": namespace},
+                   "object": {"metadata": {"name": name}}}
+        if not cel.evaluate(condition["expression"], context):
+            return True  # not one of the Jobs' accounts: the policy does not apply
+        return bool(cel.evaluate(validation["expression"], context))
+
+    job = "system:serviceaccount:ai:gpustack-secrets"
+    assert admitted(job, "ai", "store") and admitted(job, "ai", "vllm-api-key")
+    assert not admitted(job, "ai", "anything-else")
+    assert not admitted("system:serviceaccount:monitoring:gpustack-secrets", "monitoring", "store")
+    assert admitted("kubernetes-admin", "ai", "anything-else")
+    old, tree = render_spec(cluster={"kubernetesVersion": "1.29"}, workloads=[MINIO])
+    assert not _objects(old, "ValidatingAdmissionPolicy") and "no ValidatingAdmissionPolicy" in tree["README.md"]

@@ -15,8 +15,8 @@ POOLS = [
 ARGOCD = {"argocd": {"enabled": True, "repoURL": "https://github.com/example/stacks.git"}}
 
 
-def _jobs(rendered) -> dict[str, dict[str, Any]]:
-    return {obj["metadata"]["name"]: obj for obj in rendered.manifests.get("smoke", [])}
+def _jobs(rendered, kind: str = "Job") -> dict[str, dict[str, Any]]:
+    return {obj["metadata"]["name"]: obj for obj in rendered.manifests.get("smoke", []) if obj["kind"] == kind}
 
 
 def test_one_job_per_pool_on_its_nodes_failing_loudly(render_spec):
@@ -49,11 +49,51 @@ def test_mixed_mig_pools_ask_for_a_slice(examples):
     assert limits == {"nvidia.com/mig-1g.10gb": 1}
 
 
-def test_none_under_dra_or_when_turned_off(examples, render_spec):
+def test_dra_pools_claim_a_small_share_of_the_drivers_class(examples):
+    """HAMi's DRA driver defaults a claim that names no capacity to the whole card."""
     rendered, tree = examples["dra-hami"]
-    assert not _jobs(rendered)
-    assert "No smoke Job on pools `g6`" in tree["README.md"]
-    assert not _jobs(render_spec(smokeJobs=False)[0])
+    job = _jobs(rendered)["gpu-smoke-g6"]
+    pod = job["spec"]["template"]["spec"]
+    assert pod["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": "gpu-smoke-g6"}]
+    assert "runtimeClassName" not in pod  # the device comes through CDI, not the nvidia runtime's env
+    [container] = pod["containers"]
+    assert container["resources"]["claims"] == [{"name": "gpu"}] and "limits" not in container["resources"]
+    [request] = _jobs(rendered, "ResourceClaimTemplate")["gpu-smoke-g6"]["spec"]["spec"]["devices"]["requests"]
+    assert request["exactly"]["deviceClassName"] == "hami-core-gpu.project-hami.io"
+    assert request["exactly"]["capacity"] == {"requests": {"cores": "1", "memory": "256Mi"}}
+    assert "ResourceClaimTemplate `gpu-smoke-g6`" in tree["README.md"]
+
+
+DRA = {"devicePlugin": {"enabled": False}, "dra": {"enabled": True}}
+
+
+def test_a_dra_smoke_claim_turns_no_gate_on(render_spec):
+    """Where DRAConsumableCapacity is off (alpha in 1.35, or the spec's false) the claim names no
+    capacity, and no gate is rendered for it."""
+    for spec in ({"cluster": {"kubernetesVersion": "1.35"}},
+                 {"cluster": {"featureGates": {"DRAConsumableCapacity": False}}}):
+        rendered, _ = render_spec(**DRA, **spec)
+        [request] = _jobs(rendered, "ResourceClaimTemplate")["gpu-smoke-gpu"]["spec"]["spec"]["devices"]["requests"]
+        assert "capacity" not in request["exactly"]
+        assert "'DRAConsumableCapacity': True" not in str(rendered.feature_gates)
+
+
+def test_nvidias_dra_driver_gets_a_whole_gpu_of_its_class(render_spec):
+    rendered, _ = render_spec(devicePlugin={"enabled": False}, dra={"enabled": True, "driver": "nvidia"})
+    [request] = _jobs(rendered, "ResourceClaimTemplate")["gpu-smoke-gpu"]["spec"]["spec"]["devices"]["requests"]
+    assert request["exactly"]["deviceClassName"] == "gpu.nvidia.com" and "capacity" not in request["exactly"]
+
+
+def test_every_smoke_container_has_requests(examples):
+    for name, (rendered, _) in examples.items():
+        for job in _jobs(rendered).values():
+            for container in job["spec"]["template"]["spec"]["containers"]:
+                assert set(container["resources"]["requests"]) == {"cpu", "memory"}, name
+
+
+def test_none_when_turned_off(render_spec):
+    assert not render_spec(smokeJobs=False)[0].manifests.get("smoke")
+    assert not render_spec(smokeJobs=False, **DRA)[0].manifests.get("smoke")
 
 
 S3_MODEL = {"uri": "s3://models/qwen", "endpoint": "http://minio.ai.svc.cluster.local:9000", "credentialsSecret": "store"}
@@ -88,3 +128,38 @@ def test_pools_without_labels_are_told_apart_by_their_gpu(examples):
         "gpu-smoke-a100": {smoke.PRODUCT_LABEL: "NVIDIA-A100-SXM4-80GB"},
         "gpu-smoke-l40s": {smoke.PRODUCT_LABEL: "NVIDIA-L40S"},
     }
+
+
+def _gpu_memory_asked(obj: dict[str, Any], card_mib: int) -> int:
+    """The memory HAMi's scheduler reserves for an object's pods: ``nvidia.com/gpumem``, or the
+    whole card where a container names none (HAMi's default, smoke.HAMI_MEMORY_MIB's comment)."""
+    template = obj["spec"]["template"]["spec"]
+    replicas = obj["spec"].get("replicas", 1)
+    limits = [c["resources"]["limits"] for c in template["containers"] if "nvidia.com/gpu" in c["resources"].get("limits", {})]
+    return replicas * sum(limit.get("nvidia.com/gpumem", card_mib) for limit in limits)
+
+
+def test_on_hamis_pools_the_smoke_job_fits_beside_the_servers(examples):
+    """hami-vllm: two 8000 MiB vLLM shares on one L4 (23034 MiB); a smoke Job asking for the whole
+    card would wait for both servers to go away."""
+    rendered, _ = examples["hami-vllm"]
+    card = 23034
+    job = _jobs(rendered)["gpu-smoke-g6"]
+    [container] = job["spec"]["template"]["spec"]["containers"]
+    assert container["resources"]["limits"] == {"nvidia.com/gpu": 1, "nvidia.com/gpumem": smoke.HAMI_MEMORY_MIB}
+    servers = [o for _, o in rendered.objects() if o["kind"] == "Deployment" and o["metadata"]["name"].startswith("qwen-")]
+    held = sum(_gpu_memory_asked(o, card) for o in servers)
+    assert held == 16000
+    assert held + _gpu_memory_asked(job, card) <= card
+    assert held + card > card  # HAMi's default for the same Job
+
+
+def test_pools_without_hami_ask_for_no_gpu_memory(render_spec):
+    rendered, _ = render_spec(
+        nodePools=POOLS,
+        devicePlugin={"enabled": False},
+        sharing={"hami": {"enabled": True, "pools": ["a"]}},
+    )
+    jobs = _jobs(rendered)
+    assert jobs["gpu-smoke-a"]["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpumem"] == 256
+    assert "nvidia.com/gpumem" not in jobs["gpu-smoke-b"]["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]

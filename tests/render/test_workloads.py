@@ -204,3 +204,25 @@ def test_without_minio_and_loader_the_readme_lists_them_as_prerequisites(render_
     readme = tree["README.md"]
     assert "**Prerequisite** for vLLM `default/v`: an S3-compatible store at http://minio:9000" in readme
     assert "**Prerequisite** for vLLM `default/v`: the model's safetensors under s3://models/m" in readme
+
+
+def test_the_default_minio_image_says_why_it_predates_the_cve_fix(examples, render_spec):
+    """MinIO published no image of the release that fixes CVE-2025-62506: the README says so and
+    what to do, for the default image only."""
+    _, files = examples["hami-vllm"]
+    assert "CVE-2025-62506" in files["README.md"] and "RELEASE.2025-10-15T17-29-55Z" in files["README.md"]
+    own = {"type": "minio", "namespace": "ai", "credentialsSecret": "store",
+           "image": "registry.example.com/minio:RELEASE.2025-10-15T17-29-55Z"}
+    _, files = render_spec(workloads=[own])
+    assert "CVE-2025-62506" not in files["README.md"]
+
+
+def test_the_smoke_test_pod_on_a_hami_pool_asks_for_a_small_share(render_spec):
+    """Like the smoke Jobs: HAMi gives a pod that names no nvidia.com/gpumem the whole card."""
+    hami = {"devicePlugin": {"enabled": False}, "sharing": {"hami": {"enabled": True}}}
+    rendered, _ = render_spec(workloads=[{"type": "smokeTest"}], **hami)
+    [pod] = [o for o in rendered.manifests["workloads"] if o["kind"] == "Pod"]
+    assert pod["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 1, "nvidia.com/gpumem": 256}
+    rendered, _ = render_spec(workloads=[{"type": "smokeTest"}])
+    [pod] = [o for o in rendered.manifests["workloads"] if o["kind"] == "Pod"]
+    assert pod["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 1}

@@ -13,9 +13,10 @@ from gpustack import charts
 from gpustack.charts import Chart
 from gpustack.render.component import Contribution, RenderContext, add_object, chart_release
 from gpustack.render.components import nfd
+from gpustack.render.requests import requests
 from gpustack.spec import featuregates
 from gpustack.spec.models import GpuStack
-from gpustack.spec.models.components import ClaimTemplate, DeviceClassSpec
+from gpustack.spec.models.components import Capacity, ClaimTemplate, DeviceClassSpec
 
 API_VERSION = "resource.k8s.io/v1"
 REQUEST_NAME = "gpu"
@@ -60,6 +61,11 @@ def values(stack: GpuStack) -> dict[str, Any]:
     if stack.spec.dra.driver == "hami":
         # NVIDIA's chart has this affinity by default; HAMi's runs on every node.
         kubelet_plugin["affinity"] = nfd.gpu_node_affinity()
+        # The chart's containers.*.resources default to {}: no requests.
+        kubelet_plugin["containers"] = {
+            "init": {"resources": requests("hami-dra-init")},
+            "gpus": {"resources": requests("hami-dra-plugin")},
+        }
     tolerations = nfd.gpu_tolerations(stack, chart_defaults=_chart_tolerations(stack))
     if tolerations:
         kubelet_plugin["tolerations"] = tolerations
@@ -115,6 +121,32 @@ def claim_template(spec: ClaimTemplate, dra_driver: Chart) -> dict[str, Any]:
         "metadata": {"name": spec.name, "namespace": spec.namespace},
         "spec": {"spec": {"devices": {"requests": [{"name": REQUEST_NAME, "exactly": exactly}]}}},
     }
+
+
+# A smoke Job's share of a HAMi GPU (smoke.py). HAMi's kubelet plugin publishes cores and memory
+# with request policies whose defaults are the whole device (cores 100, all memory:
+# https://github.com/Project-HAMi/k8s-dra-driver/blob/main/cmd/hami-kubelet-plugin/hami_core.go), so
+# a claim that names no capacity takes the card. nvidia-smi launches no kernel and allocates no memory.
+SMOKE_CAPACITY = Capacity(cores=1, memory="256Mi")
+
+
+def consumable_capacity(stack: GpuStack) -> bool:
+    """Whether the components run with DRAConsumableCapacity: the spec's gate, else on where the
+    claim templates ask for capacity (``features``), else the version's default."""
+    user = stack.spec.cluster.featureGates.get("DRAConsumableCapacity")
+    if user is not None:
+        return user
+    if any(template.capacity for template in stack.spec.dra.claimTemplates):
+        return True
+    state = featuregates.GATES["DRAConsumableCapacity"].state(stack.spec.cluster.minor)
+    return bool(state and state.default)
+
+
+def smoke_claim(stack: GpuStack, name: str, namespace: str) -> dict[str, Any]:
+    """The claim template of a smoke Job: one device of the driver's own class; with HAMi's driver
+    a small share where the cluster can request one (never turning a gate on for it)."""
+    capacity = SMOKE_CAPACITY if stack.spec.dra.driver == "hami" and consumable_capacity(stack) else None
+    return claim_template(ClaimTemplate(name=name, namespace=namespace, capacity=capacity), driver(stack))
 
 
 def features(stack: GpuStack) -> list[featuregates.Feature]:

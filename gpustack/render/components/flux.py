@@ -62,7 +62,9 @@ def enabled(stack: GpuStack) -> bool:
     return stack.spec.gitops.flux.enabled
 
 
-def flux_objects(ctx: RenderContext, releases: Sequence[HelmRelease]) -> Mapping[str, Objects]:
+def flux_objects(
+    ctx: RenderContext, releases: Sequence[HelmRelease], _manifests: Mapping[str, Objects]
+) -> Mapping[str, Objects]:
     """Every Flux file of the stack: path under the stack folder → objects."""
     stack = ctx.stack
     if not enabled(stack):

@@ -4,9 +4,9 @@ Two delivery steps for the pipeline (``app.DELIVERY``), each given the merged re
 
 - ``k3s_helm_charts``: one ``helm.cattle.io/v1`` HelmChart per release under ``k3s/``, for the
   K3s server's auto-deploy folder; on by default for K3s.
-- ``argocd_applications``: with ``gitops.argocd.enabled``, ``argocd/root.yaml`` (the app of
-  apps) and under ``argocd/apps/`` one Application per release (Helm values inline) plus one for
-  ``manifests/``, ordered by sync waves.
+- ``argocd_applications``: with ``gitops.argocd.enabled``, ``argocd/root.yaml`` (the stack's
+  AppProject and the app of apps) and under ``argocd/apps/`` one Application per release (Helm
+  values inline) plus one for ``manifests/``, ordered by sync waves.
 
 ``build`` adds the README notes. Argo CD syncs the committed output with what it does natively
 (Helm charts from their repositories with ``valuesObject``, a folder of manifests): no config
@@ -59,7 +59,9 @@ def k3s_enabled(stack: GpuStack) -> bool:
     return wanted
 
 
-def k3s_helm_charts(ctx: RenderContext, releases: Sequence[HelmRelease]) -> Mapping[str, Objects]:
+def k3s_helm_charts(
+    ctx: RenderContext, releases: Sequence[HelmRelease], _manifests: Mapping[str, Objects]
+) -> Mapping[str, Objects]:
     if not k3s_enabled(ctx.stack):
         return {}
     return {f"k3s/{r.name}.yaml": [helm_chart(r)] for r in releases if r.path is None}
@@ -81,10 +83,15 @@ def helm_chart(release: HelmRelease) -> dict[str, Any]:
     }
 
 
-def argocd_applications(ctx: RenderContext, releases: Sequence[HelmRelease]) -> Mapping[str, Objects]:
+def argocd_applications(
+    ctx: RenderContext, releases: Sequence[HelmRelease], manifests: Mapping[str, Objects]
+) -> Mapping[str, Objects]:
     stack = ctx.stack
     if not stack.spec.gitops.argocd.enabled:
         return {}
+    root = [root_application(stack)]
+    if stack.spec.gitops.argocd.project is None:
+        root.insert(0, app_project(stack, releases, manifests))
     apps = {f"argocd/apps/{r.name}.yaml": [release_application(stack, r)] for r in releases}
     # Last: the workloads need HAMi's webhook and scheduler, the PrometheusRules the CRDs of
     # kube-prometheus-stack; the charts' namespaces are created by the charts' Applications.
@@ -92,7 +99,36 @@ def argocd_applications(ctx: RenderContext, releases: Sequence[HelmRelease]) -> 
     # argocd-cm customization gpustack does not own), Argo CD does not wait for a wave to be
     # healthy. Convergence rests on RETRY and CHILD_SYNC_OPTIONS instead.
     apps[MANIFESTS_APP_PATH] = [manifests_application(stack, wave=last_wave(releases))]
-    return {ROOT_PATH: [root_application(stack)], **apps}
+    return {ROOT_PATH: root, **apps}
+
+
+def project_name(stack: GpuStack) -> str:
+    return stack.spec.gitops.argocd.project or stack.metadata.name
+
+
+def app_project(stack: GpuStack, releases: Sequence[HelmRelease], manifests: Mapping[str, Objects]) -> dict[str, Any]:
+    """The stack's own AppProject instead of ``default`` (any repository, any namespace): its
+    Applications may sync only from the stack's Git repository and the charts' repositories, into
+    the in-cluster namespaces the stack uses (the releases', those of ``manifests/``, and Argo CD's
+    own for the Applications). kube-system is among them: kube-prometheus-stack writes the Services
+    of its control-plane jobs there (coredns, kube-controller-manager, kube-scheduler). Cluster-scoped
+    kinds stay allowed: the charts install CRDs, ClusterRoles, webhooks and DeviceClasses
+    (https://argo-cd.readthedocs.io/en/stable/user-guide/projects/)."""
+    argocd = stack.spec.gitops.argocd
+    repos = {argocd.repoURL, *(r.repo for r in releases)}
+    namespaces = {argocd.namespace, "default", "kube-system", *(r.namespace for r in releases)}
+    namespaces |= {o["metadata"]["namespace"] for objs in manifests.values() for o in objs if "namespace" in o["metadata"]}
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "AppProject",
+        "metadata": {"name": project_name(stack), "namespace": argocd.namespace},
+        "spec": {
+            "description": f"The GPU stack {stack.metadata.name}, rendered by gpustack.",
+            "sourceRepos": sorted(r for r in repos if r),
+            "destinations": [{"server": IN_CLUSTER, "namespace": n} for n in sorted(namespaces)],
+            "clusterResourceWhitelist": [{"group": "*", "kind": "*"}],
+        },
+    }
 
 
 def release_application(stack: GpuStack, release: HelmRelease) -> dict[str, Any]:
@@ -155,8 +191,16 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         )
     if stack.spec.gitops.argocd.enabled:
         notes.append(
-            f"Argo CD: commit this folder to {stack.spec.gitops.argocd.repoURL} at `{stack_path(stack)}`, then "
-            "`kubectl apply -f argocd/root.yaml` once: it syncs `argocd/apps`, one Application per chart with "
+            f"Argo CD: commit this folder to {stack.spec.gitops.argocd.repoURL} at `{stack_path(stack)}` "
+            f"(revision `{stack.spec.gitops.argocd.targetRevision}`: `gitops.argocd.targetRevision`; pin a tag or "
+            "commit in production), then `kubectl apply -f argocd/root.yaml` once"
+            + (
+                f" (AppProject `{project_name(stack)}` first: its Applications may sync only from the stack's "
+                "repositories into the namespaces it uses)"
+                if stack.spec.gitops.argocd.project is None
+                else ""
+            )
+            + ": it syncs `argocd/apps`, one Application per chart with "
             "its values inline, and one for `manifests/`. Each chart's Application creates its namespace with "
             "the Pod Security label `enforce: privileged` (managedNamespaceMetadata); deleting the manifests "
             "Application leaves them and the charts in place."
@@ -233,7 +277,7 @@ def _application(
         "kind": "Application",
         "metadata": metadata,
         "spec": {
-            "project": argocd.project,
+            "project": project_name(stack),
             "source": source,
             "destination": {"server": IN_CLUSTER, "namespace": namespace},
             "syncPolicy": sync_policy,

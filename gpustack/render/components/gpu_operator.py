@@ -19,7 +19,7 @@ from gpustack.render.components import nfd, partitioning
 from gpustack.spec.labelling import sleep_interval
 from gpustack.spec.models import GpuStack
 from gpustack.spec.partitioning import DEFAULT_CONFIG
-from gpustack.spec.pools import SKIP_DRIVER_LABEL, hami_pools
+from gpustack.spec.pools import SKIP_DRIVER_LABEL, gpu_model, hami_pools
 
 RELEASE = "gpu-operator"
 NAMESPACE = "gpu-operator"
@@ -103,6 +103,39 @@ def driver_values(ctx: RenderContext) -> dict[str, Any]:
     return driver
 
 
+def job_pod_selector(stack: GpuStack) -> str:
+    """Every pod a Job runs: the API server labels a Job's pod template with the Job's name,
+    ``batch.kubernetes.io/job-name`` since Kubernetes 1.27 and the unprefixed ``job-name`` before
+    (https://kubernetes.io/docs/reference/labels-annotations-taints/#batchkubernetesiojob-name)."""
+    return "batch.kubernetes.io/job-name" if stack.spec.cluster.minor >= 27 else "job-name"
+
+
+def upgrade_policy(stack: GpuStack) -> dict[str, Any]:
+    """The upgrade controller's policy for the driver it installs
+    (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-driver-upgrades.html).
+
+    One node at a time, cordoned, waits while a Job's pod runs there (``waitForCompletion``: the
+    Jobs of the stack and of its users finish, or ``jobTimeoutSeconds`` runs out), then evicts
+    the pods that hold an ``nvidia.com/gpu*`` or ``nvidia.com/mig-*`` resource. The controller
+    evicts through the Eviction API, so PodDisruptionBudgets (the vLLM servers') hold it back
+    (k8s-operator-libs ``pkg/upgrade/pod_manager.go``: kubectl's drain helper without
+    DisableEviction). ``deleteEmptyDir``: the chart's false refuses every pod with an emptyDir
+    (vLLM's /dev/shm and model cache), which fails the node's upgrade; those volumes hold caches.
+    Pods that hold GPUs through DRA claims carry no such resource, so under DRA the node is also
+    drained (every pod but DaemonSets, also through evictions).
+    """
+    upgrade = stack.spec.gpuOperator.driverUpgrade
+    policy: dict[str, Any] = {
+        "autoUpgrade": True,
+        "maxParallelUpgrades": 1,
+        "waitForCompletion": {"podSelector": job_pod_selector(stack), "timeoutSeconds": upgrade.jobTimeoutSeconds},
+        "gpuPodDeletion": {"deleteEmptyDir": True},
+    }
+    if stack.spec.dra.enabled:
+        policy["drain"] = {"enable": True, "deleteEmptyDir": True}
+    return policy
+
+
 def values(ctx: RenderContext) -> dict[str, Any]:
     stack = ctx.stack
     plugin = stack.spec.devicePlugin
@@ -141,6 +174,8 @@ def values(ctx: RenderContext) -> dict[str, Any]:
                 "data": {"config.yaml": mig_config},
             }
         }
+    if result["driver"]["enabled"] and stack.spec.gpuOperator.driverUpgrade.enabled:
+        result["driver"]["upgradePolicy"] = upgrade_policy(stack)
     for section, pod in OPERAND_REQUESTS.items():
         if result.setdefault(section, {}).get("enabled", True):
             result[section]["resources"] = requests(pod)
@@ -165,6 +200,23 @@ def notes(ctx: RenderContext) -> list[str]:
             f"`kubectl label node \"$NODE\" {SKIP_DRIVER_LABEL}=false`; without it the operator installs a second "
             "driver there."
         )
+    if driver_values(ctx)["enabled"] and spec.gpuOperator.driverUpgrade.enabled:
+        upgrade = spec.gpuOperator.driverUpgrade
+        wait = f"at most {upgrade.jobTimeoutSeconds} s" if upgrade.jobTimeoutSeconds else "until they finish"
+        result.append(
+            "Driver upgrades (a new `driver.version`, or a chart release with another driver) go one node at a "
+            f"time: the operator cordons the node, waits while a Job's pod runs there (`{job_pod_selector(ctx.stack)}`, "
+            f"{wait}: `gpuOperator.driverUpgrade.jobTimeoutSeconds`), then evicts its GPU pods through the Eviction "
+            "API, so PodDisruptionBudgets hold it back"
+            + (", and drains the node, since pods holding DRA claims carry no GPU resource it could find"
+               if spec.dra.enabled else "")
+            + ". `kubectl get nodes -L nvidia.com/gpu-driver-upgrade-state` follows it; a node left in "
+            "`upgrade-failed` had a pod no eviction could move within 5 minutes (a pod without a controller, or a "
+            "budget that never allowed it): move that pod, then delete the node's driver pod (`kubectl -n "
+            f"{NAMESPACE} delete pod -l app=nvidia-driver-daemonset --field-selector spec.nodeName=$NODE`); once the "
+            "new one runs, the controller uncordons the node."
+        )
+    result += _geforce_notes(ctx.stack)
     hami = hami_pools(ctx.stack) if spec.devicePlugin.enabled else []
     if hami:
         selectors = ", ".join(_node_selector(p.labels) or f"the nodes of pool `{p.name}`" for p in hami)
@@ -186,6 +238,31 @@ def notes(ctx: RenderContext) -> list[str]:
             "registers the nvidia runtime again."
         )
     return result
+
+
+def _geforce_notes(stack: GpuStack) -> list[str]:
+    """GeForce pools: not on the operator's supported platforms, which list datacenter and
+    RTX/Quadro workstation GPUs only
+    (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/platform-support.html).
+    Their operands run there (the spec accepts it: a fleet may choose it); the README says so."""
+    notes = []
+    for pool in stack.spec.nodePools:
+        model = gpu_model(pool)
+        if model.segment != "geforce":
+            continue
+        driver = (
+            "the operator also installs its driver there (`driver.source: operator`): a host driver "
+            f"(`driver.source: host`, nodes labelled `{SKIP_DRIVER_LABEL}=false`) keeps that off the untested path"
+            if pool.driver.source == "operator"
+            else "its driver stays the host's"
+        )
+        notes.append(
+            f"Pool `{pool.name}` ({model.product}) is a GeForce card, which NVIDIA does not list among the GPU "
+            "Operator's supported platforms (datacenter and RTX/Quadro workstation GPUs only): the operator's "
+            f"operands run there without NVIDIA's support; {driver}. "
+            f"After install, check them on those nodes: `kubectl -n {NAMESPACE} get pods -o wide`."
+        )
+    return notes
 
 
 def _node_selector(labels: dict[str, str]) -> str:

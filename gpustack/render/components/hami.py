@@ -29,13 +29,27 @@ NAMESPACE = "kube-system"  # where HAMi's README installs it
 WAVE = 1  # with the other device plugins, after NFD
 CHART_NODE_LABEL = "gpu"  # the chart's devicePlugin.nvidiaNodeSelector: {gpu: "on"}
 SCHEDULER_NAME = "hami-scheduler"  # the chart's schedulerName
-# The chart pulls kube-scheduler from a mirror (registry.cn-hangzhou.aliyuncs.com) and, on
-# Kubernetes >= 1.22, the webhook's certificate generator from a personal Docker Hub copy
-# (liangjw/kube-webhook-certgen): both from the Kubernetes project's own registry instead, at the
-# version the chart pins (https://github.com/kubernetes/ingress-nginx/tree/main/images/kube-webhook-certgen).
-# HAMi's own images (docker.io/projecthami/hami) are the project's and stay.
+# The chart pulls kube-scheduler from a mirror (registry.cn-hangzhou.aliyuncs.com): from the
+# Kubernetes project's own registry instead. On Kubernetes >= 1.22 it pulls the webhook's
+# certificate generator from a personal Docker Hub copy of a 2021 release
+# (liangjw/kube-webhook-certgen:v1.1.1). Its upstream, ingress-nginx's kube-webhook-certgen, was
+# retired with ingress-nginx in March 2026 (https://kubernetes.io/blog/2025/11/11/ingress-nginx-retirement/);
+# jkroepke/kube-webhook-certgen continues it with the same create/patch flags the chart passes
+# (--cert-name, --key-name, --host, --namespace, --secret-name; --webhook-name,
+# --patch-validating: https://github.com/jkroepke/kube-webhook-certgen#command-line-options), and
+# kube-prometheus-stack 88.5.3 pins it at this tag (its values.yaml,
+# prometheusOperator.admissionWebhooks.patch.image). HAMi's own images
+# (docker.io/projecthami/hami) are the project's and stay.
 KUBE_SCHEDULER_IMAGE = {"registry": "registry.k8s.io", "repository": "kube-scheduler"}
-CERTGEN_IMAGE = {"registry": "registry.k8s.io", "repository": "ingress-nginx/kube-webhook-certgen", "tag": "v1.1.1"}
+CERTGEN_IMAGE = {"registry": "ghcr.io", "repository": "jkroepke/kube-webhook-certgen", "tag": "1.8.7"}
+# The chart publishes the scheduler's Service (extender and webhook on 443, its metrics) and the
+# device plugin's vGPU monitor as NodePorts (31998, 31993, 31992) on every node. No client needs
+# them there: kube-scheduler reaches the extender in its own pod (KubeSchedulerConfiguration's
+# urlPrefix https://127.0.0.1:443), the API server the webhook through the Service
+# (clientConfig.service), Prometheus the monitor through its endpoints (hami_monitoring.py)
+# (https://github.com/Project-HAMi/HAMi/tree/master/charts/hami/templates/scheduler/configmap.yaml,
+# .../scheduler/webhook.yaml).
+SERVICE = {"type": "ClusterIP"}
 FIRST_LIST_STRATEGY = (2, 8, 0)  # the first chart with devicePlugin.deviceListStrategy
 
 
@@ -58,6 +72,7 @@ def values(stack: GpuStack) -> dict[str, Any]:
         device_plugin["deviceListStrategy"] = strategy
     device_plugin["resources"] = requests("device-plugin")
     device_plugin["monitor"] = {"resources": requests("hami-monitor")}
+    device_plugin["service"] = dict(SERVICE)
     scheduler_image = dict(KUBE_SCHEDULER_IMAGE)
     if hami.schedulerImageTag:
         # Chart >= 2.7 key; the pre-2.7 scheduler.kubeScheduler.imageTag is
@@ -69,6 +84,7 @@ def values(stack: GpuStack) -> dict[str, Any]:
         # Explicit, since pods reach hami-scheduler through it unless they name it themselves.
         "admissionWebhook": {"enabled": hami.admissionWebhook},
         "patch": {"imageNew": dict(CERTGEN_IMAGE)},
+        "service": dict(SERVICE),
     }
     return {"devicePlugin": device_plugin, "scheduler": scheduler}
 
@@ -121,9 +137,13 @@ def _notes(stack: GpuStack) -> list[str]:
             if hami.schedulerImageTag
             else "at the cluster's own version, which chart 2.10 derives itself"
         )
-        + "; `scheduler.kubeScheduler.imageTag` is the pre-2.7 key, which 2.10 ignores. It and the webhook's "
-        "certificate generator come from registry.k8s.io, not the chart's mirrors.",
+        + "; `scheduler.kubeScheduler.imageTag` is the pre-2.7 key, which 2.10 ignores. It comes from registry.k8s.io, "
+        "not the chart's mirror; the webhook's certificate generator is the maintained "
+        f"`{CERTGEN_IMAGE['registry']}/{CERTGEN_IMAGE['repository']}:{CERTGEN_IMAGE['tag']}` (as in kube-prometheus-stack), "
+        "not the chart's 2021 copy of the retired ingress-nginx one.",
         _scheduling_note(hami.admissionWebhook, hami.schedulerName),
+        "HAMi's scheduler and vGPU monitor Services are ClusterIP, not the chart's NodePorts on every node: "
+        f"read them with `kubectl -n {NAMESPACE} port-forward`.",
         "Inside a HAMi share, ratios such as vLLM's `--gpu-memory-utilization` apply to the share, not to the "
         "card (0.28 × 8000 MiB = 2240 MiB); Deployments on shared GPUs use `strategy: Recreate`, since a "
         "rolling update needs a second share that the card may not have.",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gpustack.lint.charts.chartkeys import version_key
 from gpustack.render.component import Contribution, RenderContext, chart_release
 from gpustack.spec.labelling import sleep_interval
 from gpustack.spec.models import GpuStack
@@ -27,6 +28,14 @@ GPU_LABEL = "feature.node.kubernetes.io/pci-10de.present"
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 # 0300: VGA controller (GeForce), 0302: 3D controller (datacenter GPUs).
 GPU_PCI_CLASSES = ("0300", "0302")
+# What the GPU Operator gives its bundled NFD (gpu-operator values.yaml:
+# node-feature-discovery.priorityClassName): the GPU agents select nodes by NFD's labels, so a
+# worker evicted from a full node, or a master left pending, stalls them. From chart 0.16 the
+# top-level key covers master, worker and gc; before, worker.priorityClassName was the only one.
+# Never both: 0.16's and later worker templates write each, a duplicate priorityClassName key
+# (https://github.com/kubernetes-sigs/node-feature-discovery/blob/master/deployment/helm/node-feature-discovery/templates/worker.yaml).
+PRIORITY_CLASS = "system-node-critical"
+GLOBAL_PRIORITY_SINCE = (0, 16)
 
 
 def gpu_node_affinity(exclude: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -79,12 +88,16 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
     tolerations = gpu_tolerations(ctx.stack, chart_defaults=[])
     if tolerations:
         worker["tolerations"] = tolerations
-    values = {
+    values: dict[str, Any] = {
         # GFD publishes nvidia.com/* labels through NFD; nfd-master drops namespaces it is not
         # told about (NVIDIA's charts set the same).
         "master": {"config": {"extraLabelNs": ["nvidia.com"]}},
         "worker": worker,
     }
+    if version_key(nfd.version) >= GLOBAL_PRIORITY_SINCE:
+        values["priorityClassName"] = PRIORITY_CLASS
+    else:
+        worker["priorityClassName"] = PRIORITY_CLASS
     release = chart_release(
         "node-feature-discovery", name=RELEASE, version=nfd.version, namespace=NAMESPACE, values=values
     )

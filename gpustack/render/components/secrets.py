@@ -3,12 +3,16 @@
 One mechanism for every credential the stack itself owns (MinIO's root user and its workload
 users, Grafana's admin, each vLLM server's API key): a Job per namespace that creates each missing Secret with random
 values and leaves an existing one alone (``POST``; ``409 AlreadyExists`` means kept), so that a
-Secret the user made first wins and a re-sync never rotates a password. Its Role grants
-``create`` on Secrets only: Kubernetes cannot restrict ``create`` by name (RBAC's
-resourceNames do not apply to it, https://kubernetes.io/docs/reference/access-authn-authz/rbac/#referring-to-resources),
-and the Job reads nothing back. Pods that read a missing Secret wait (CreateContainerConfigError)
-and start once it exists. Credentials that come from outside (a Hugging Face token, an external
-S3 store's keys) stay the user's to create: the workloads' README notes say so.
+Secret the user made first wins and a re-sync never rotates a password. Its Role, in the namespaces
+that get Secrets only, grants ``create`` on Secrets and nothing else: the Job reads nothing back.
+RBAC cannot restrict ``create`` by name (resourceNames do not apply to it,
+https://kubernetes.io/docs/reference/access-authn-authz/rbac/#referring-to-resources), so from
+Kubernetes 1.30 a ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1,
+https://kubernetes.io/docs/reference/access-authn-authz/validating-admission-policy/) refuses any
+Secret the Jobs' service accounts create but the ones they are meant to. Pods that read a
+missing Secret wait (CreateContainerConfigError) and start once it exists. Credentials that come
+from outside (a Hugging Face token, an external S3 store's keys) stay the user's to create: the
+workloads' README notes say so.
 """
 
 from __future__ import annotations
@@ -26,7 +30,16 @@ from gpustack.spec.models.workloads import Minio, Vllm
 NAME = "gpustack-secrets"
 POD_LABELS = {"app.kubernetes.io/name": NAME}  # the NetworkPolicies let these pods reach the API server
 API_SERVER_PORTS = (443, 6443)  # the kubernetes Service's port, and the API server's own (after the Service's DNAT)
-IMAGE = "docker.io/library/python:3.13-slim"
+# The Docker Official Image's exact patch release on Debian bookworm, by its OCI index digest (all
+# platforms), as public Dockerfiles pin it (e.g. PostHog's,
+# https://github.com/PostHog/posthog/blob/master/Dockerfile): the tag alone moves with each rebuild.
+# The digest was not checked against Docker Hub from here (no registry client could reach it).
+IMAGE = (
+    "docker.io/library/python:3.13.13-slim-bookworm"
+    "@sha256:355bfa66770995d7e9a0da4b3473b44d0cb451f6b56f5615ad9c39e3c4eca03f"
+)
+# ValidatingAdmissionPolicy is GA (admissionregistration.k8s.io/v1) from Kubernetes 1.30.
+POLICY_SINCE_MINOR = 30
 NOBODY = 65534
 GRAFANA_USER_KEY, GRAFANA_PASSWORD_KEY = "admin-user", "admin-password"  # the grafana chart's admin.userKey/passwordKey
 VLLM_API_KEY = "VLLM_API_KEY"
@@ -136,9 +149,57 @@ def objects(namespace: str, secrets: Mapping[str, Mapping[str, str | None]], *, 
     ]
 
 
+def name_policy(by_namespace: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A ValidatingAdmissionPolicy and its binding: a Secret that a Job's service account creates
+    must be one of its namespace's (``request.userInfo.username`` is
+    ``system:serviceaccount:<namespace>:<name>`` for a service account's token)."""
+    accounts = [f"system:serviceaccount:{namespace}:{NAME}" for namespace in sorted(by_namespace)]
+    names = {namespace: sorted(secrets) for namespace, secrets in sorted(by_namespace.items())}
+    metadata = {"name": NAME, "labels": {"app.kubernetes.io/managed-by": "gpustack"}}
+    return [
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicy",
+            "metadata": metadata,
+            "spec": {
+                "failurePolicy": "Fail",
+                "matchConstraints": {
+                    "resourceRules": [
+                        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["secrets"]}
+                    ]
+                },
+                "matchConditions": [
+                    {"name": "gpustack-secrets-jobs", "expression": f"request.userInfo.username in {json.dumps(accounts)}"}
+                ],
+                "validations": [
+                    {
+                        "expression": f"object.metadata.name in {json.dumps(names)}[request.namespace]",
+                        "message": "the gpustack-secrets Job creates only the Secrets the stack names",
+                    }
+                ],
+            },
+        },
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": metadata,
+            "spec": {"policyName": NAME, "validationActions": ["Deny"]},
+        },
+    ]
+
+
 def build(chart: Any, ctx: RenderContext) -> Contribution:
     by_namespace = wanted(ctx.stack)
     notes = []
+    if by_namespace and ctx.stack.spec.cluster.minor >= POLICY_SINCE_MINOR:
+        for obj in name_policy(by_namespace):
+            add_object(chart, obj)
+    elif by_namespace:
+        notes.append(
+            f"Kubernetes {ctx.stack.spec.cluster.kubernetesVersion} has no ValidatingAdmissionPolicy (GA in 1.30): "
+            f"the `{NAME}` service accounts may create any Secret in their namespaces, since RBAC cannot restrict "
+            "`create` by name."
+        )
     for namespace, secrets in sorted(by_namespace.items()):
         for obj in objects(namespace, secrets, argocd=ctx.stack.spec.gitops.argocd.enabled):
             add_object(chart, obj)

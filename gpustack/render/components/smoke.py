@@ -8,7 +8,10 @@ wrong labels). With Argo CD it is a PostSync hook of the manifests Application, 
 sync (https://argo-cd.readthedocs.io/en/stable/user-guide/resource_hooks/); elsewhere a plain
 Job.
 
-Pools whose GPUs only DRA hands out (no device plugin resource) get none: the README says why.
+Pools whose GPUs only DRA hands out (no device plugin resource) claim one device of the DRA
+driver's own DeviceClass through a ResourceClaimTemplate of the same name (dra.smoke_claim); the
+DRA driver hands the device over through CDI, so those pods name no RuntimeClass: the nvidia
+runtime would hand every GPU of the node to the CUDA image (NVIDIA_VISIBLE_DEVICES=all).
 """
 
 from __future__ import annotations
@@ -16,12 +19,13 @@ from __future__ import annotations
 from typing import Any
 
 from gpustack.render.component import Contribution, RenderContext, add_object
-from gpustack.render.components import pods
+from gpustack.render.components import dra, pods
+from gpustack.render.requests import requests
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
 from gpustack.spec.models.workloads import SmokeTest
 from gpustack.spec.partitioning import pool_mig_strategy, pool_sharing, registered_labels
-from gpustack.spec.pools import gpu_model
+from gpustack.spec.pools import gpu_model, hami_pools
 
 NAMESPACE = "default"
 IMAGE = SmokeTest.model_fields["image"].default
@@ -30,6 +34,11 @@ DEADLINE_SECONDS = 1800
 RETRIES = 2
 PRODUCT_LABEL = "nvidia.com/gpu.product"  # set by GPU Feature Discovery
 HOOK = {"argocd.argoproj.io/hook": "PostSync", "argocd.argoproj.io/hook-delete-policy": "BeforeHookCreation"}
+# On HAMi's pools a container that names no nvidia.com/gpumem gets the whole card's memory
+# (HAMi's nvidia.defaultMemory 0 = 100 %: pkg/device/nvidia/device.go GenerateResourceRequests,
+# https://github.com/Project-HAMi/HAMi/blob/master/docs/config.md), so the smoke Job would wait
+# until no share is left on the card. nvidia-smi allocates no CUDA memory: a small share is enough.
+HAMI_MEMORY_MIB = 256
 
 
 def name(pool: NodePool) -> str:
@@ -48,9 +57,21 @@ def gpu_resource(stack: GpuStack, pool: NodePool) -> str | None:
     return pods.GPU
 
 
-def job(stack: GpuStack, pool: NodePool, resource: str) -> dict[str, Any]:
-    container = pods.hardened_container("nvidia-smi", IMAGE, limits={resource: 1})
+def limits(stack: GpuStack, pool: NodePool, resource: str) -> dict[str, int]:
+    """One GPU of ``resource``, and on HAMi's pools a small share of its memory."""
+    if pool in hami_pools(stack):
+        return {resource: 1, pods.GPU_MEMORY: HAMI_MEMORY_MIB}
+    return {resource: 1}
+
+
+def job(stack: GpuStack, pool: NodePool, resource: str | None) -> dict[str, Any]:
+    """The pool's smoke Job: one ``resource``, or under DRA (None) one device of its claim template."""
+    container = pods.hardened_container("nvidia-smi", IMAGE, limits=limits(stack, pool, resource) if resource else {})
     container["command"] = ["nvidia-smi"]
+    container["resources"] = {**requests("gpu-smoke-test"), **container["resources"]}
+    if resource is None:
+        del container["resources"]["limits"]
+        container["resources"]["claims"] = [{"name": dra.REQUEST_NAME}]
     labels = {
         "app.kubernetes.io/name": "gpu-smoke-test",
         "app.kubernetes.io/instance": name(pool),
@@ -61,6 +82,9 @@ def job(stack: GpuStack, pool: NodePool, resource: str) -> dict[str, Any]:
     if stack.spec.gitops.argocd.enabled:
         metadata["annotations"] = dict(HOOK)
     pod_spec = pods.gpu_pod_spec(stack, pool, [container], restart_policy="Never")
+    if resource is None:
+        pod_spec.pop("runtimeClassName", None)
+        pod_spec["resourceClaims"] = [{"name": dra.REQUEST_NAME, "resourceClaimTemplateName": name(pool)}]
     if len(stack.spec.nodePools) > 1 and "nodeSelector" not in pod_spec:
         pod_spec["nodeSelector"] = _pool_selector(stack, pool)
     return {
@@ -91,22 +115,34 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
     stack = ctx.stack
     if not stack.spec.smokeJobs:
         return Contribution()
-    notes, skipped = [], []
+    notes = []
     for pool in stack.spec.nodePools:
         resource = gpu_resource(stack, pool)
         if resource is None:
-            skipped.append(pool.name)
-            continue
+            claim = dra.smoke_claim(stack, name(pool), NAMESPACE)
+            add_object(chart, claim)
         add_object(chart, job(stack, pool, resource))
         notes.append(
-            f"Job `{NAMESPACE}/{name(pool)}` runs `nvidia-smi` with one `{resource}` on pool `{pool.name}` "
+            f"Job `{NAMESPACE}/{name(pool)}` runs `nvidia-smi` with {_what(stack, pool, resource)} on pool `{pool.name}` "
             + ("after each Argo CD sync (PostSync hook)" if stack.spec.gitops.argocd.enabled else "once installed")
             + f"; it fails after {RETRIES + 1} attempts or {DEADLINE_SECONDS // 60} minutes unscheduled: "
             f"`kubectl -n {NAMESPACE} get job {name(pool)}` shows `Complete`, its log the GPU table."
         )
-    if skipped:
-        notes.append(
-            f"No smoke Job on pools {', '.join(f'`{p}`' for p in skipped)}: their GPUs come through DRA claims, "
-            "not a device plugin resource: prove them with a pod that uses one of `dra.claimTemplates`."
-        )
     return Contribution(notes=notes)
+
+
+def _what(stack: GpuStack, pool: NodePool, resource: str | None) -> str:
+    """What the pool's smoke Job asks for, in the README's words."""
+    if resource is None:
+        exactly = dra.smoke_claim(stack, name(pool), NAMESPACE)["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+        share = exactly.get("capacity", {}).get("requests")
+        return (
+            f"one device of DeviceClass `{exactly['deviceClassName']}` (ResourceClaimTemplate `{name(pool)}`"
+            + (f", {share['cores']} % of its cores and {share['memory']}: a claim naming no capacity takes the whole card"
+               if share else "")
+            + ")"
+        )
+    if pool in hami_pools(stack):
+        return (f"one `{resource}` (a {HAMI_MEMORY_MIB} MiB share of its memory: HAMi gives a pod that names none "
+                "the whole card)")
+    return f"one `{resource}`"

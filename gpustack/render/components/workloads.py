@@ -14,12 +14,12 @@ from typing import Any
 
 from gpustack.render import secret_names
 from gpustack.render.component import Contribution, RenderContext, add_object
-from gpustack.render.components import model_sources, pods
+from gpustack.render.components import model_sources, pods, smoke
 from gpustack.render.components import secrets as secrets_module
 from gpustack.spec.component_checks import MAX_GPU_MEMORY_UTILIZATION
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
-from gpustack.spec.models.workloads import MC_IMAGE, Minio, ModelLoader, Nbody, S3Source, SmokeTest, Vllm
+from gpustack.spec.models.workloads import MC_IMAGE, MINIO_IMAGE, Minio, ModelLoader, Nbody, S3Source, SmokeTest, Vllm
 from gpustack.spec.pools import gpu_model, hami_pools, workload_pool
 
 VLLM_PORT = 8000
@@ -43,6 +43,8 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         elif isinstance(workload, Minio):
             for obj in minio_objects(workload):
                 add_object(chart, obj)
+            if workload.image == MINIO_IMAGE:
+                notes.append(minio_image_note(workload))
             needed.setdefault((workload.namespace, workload.credentialsSecret, model_sources.S3_KEYS), []).append(
                 f"MinIO `{workload.name}`"
             )
@@ -80,15 +82,16 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
 
 
 def smoke_test(stack: GpuStack, spec: SmokeTest) -> dict[str, Any]:
-    """A Pod that prints nvidia-smi's table and exits."""
-    container = pods.hardened_container("nvidia-smi", spec.image, limits={pods.GPU: 1})
+    """A Pod that prints nvidia-smi's table and exits (on HAMi's pools in a small share, as the smoke Jobs)."""
+    pool = stack.spec.nodePools[0]
+    container = pods.hardened_container("nvidia-smi", spec.image, limits=smoke.limits(stack, pool, pods.GPU))
     container["command"] = ["nvidia-smi"]
     labels = pods.labels(app="gpu-smoke-test", instance=spec.name, component="smoke-test")
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": spec.name, "namespace": spec.namespace, "labels": labels},
-        "spec": pods.read_only_non_root(pods.gpu_pod_spec(stack, stack.spec.nodePools[0], [container], restart_policy="Never")),
+        "spec": pods.read_only_non_root(pods.gpu_pod_spec(stack, pool, [container], restart_policy="Never")),
     }
 
 
@@ -260,6 +263,28 @@ def _secret_note(namespace: str, secret: str, keys: tuple[str, ...], users: list
     return (
         f"{', '.join(users)} read{'s' if len(users) == 1 else ''} Secret `{namespace}/{secret}`: create it first, "
         f"`kubectl -n {namespace} create secret generic {secret} {literals}`."
+    )
+
+
+def minio_image_note(spec: Minio) -> str:
+    """Why the default MinIO image predates a security fix, and what the user can choose instead.
+
+    MinIO's community edition became source-only in October 2025: the release that fixes
+    CVE-2025-62506 (RELEASE.2025-10-15T17-29-55Z) was published as source, never as an image
+    (https://github.com/minio/minio/issues/21647, https://github.com/minio/minio/issues/21661), and
+    the repository was archived in 2026 (https://github.com/cncf/landscape/pull/5047). The flaw lets
+    a restricted service account or STS credential take its parent user's rights
+    (https://nvd.nist.gov/vuln/detail/CVE-2025-62506); the stack creates neither.
+    """
+    return (
+        f"MinIO `{spec.namespace}/{spec.name}` runs `{MINIO_IMAGE}`, the last image MinIO published: its community "
+        "edition became source-only in October 2025 (https://github.com/minio/minio/issues/21647) and its repository "
+        "is archived, so RELEASE.2025-10-15T17-29-55Z, which fixes CVE-2025-62506 (a restricted service account or "
+        "STS credential taking its parent user's rights), has no official image. The stack creates no such accounts "
+        "(its workloads sign in as MinIO users: the root user, or those of `security.minioWorkloadUsers`), so as "
+        "rendered the flaw gives no one more than they have. Before anyone adds some, or for a store that keeps "
+        "receiving fixes, build that release (or a later one) into your own registry and set the workload's `image`, "
+        "or point the models' `endpoint` at a maintained S3 service and drop the `minio` workload."
     )
 
 

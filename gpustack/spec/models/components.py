@@ -34,6 +34,23 @@ class DevicePlugin(ChartVersioned):
     migStrategy: Literal["none", "single", "mixed"] = Field("none", description="How MIG devices are advertised.")
 
 
+class DriverUpgrade(Strict):
+    """How the operator's upgrade controller replaces the driver it installs."""
+
+    enabled: bool = Field(
+        True,
+        description="Roll driver changes one node at a time: wait for the stack's GPU Jobs, then evict "
+        "GPU pods through the Eviction API (PodDisruptionBudgets honoured), draining the node under DRA; "
+        "false leaves the chart's upgradePolicy (no wait, and pods with an emptyDir fail the upgrade).",
+    )
+    jobTimeoutSeconds: int = Field(
+        0,
+        ge=0,
+        description="How long a node's upgrade waits for the stack's running GPU Jobs before evicting them; "
+        "0 waits until they finish.",
+    )
+
+
 class GpuOperator(ChartVersioned):
     enabled: bool = Field(
         False,
@@ -41,6 +58,9 @@ class GpuOperator(ChartVersioned):
         "device plugin, GFD and DCGM exporter.",
     )
     version: str = Field(chart("gpu-operator").version, description="gpu-operator chart version.")
+    driverUpgrade: DriverUpgrade = Field(
+        default_factory=DriverUpgrade, description="The driver's upgrade policy, where the operator installs it."
+    )
 
 
 class Nfd(ChartVersioned):
@@ -306,8 +326,17 @@ class ArgoCd(Strict):
     path: str | None = Field(
         None, description="Path of the rendered stack in that repository; default output/<metadata.name>."
     )
-    targetRevision: str = Field("HEAD", description="Git revision Argo CD syncs the rendered output from.")
-    project: str = Field("default", description="Argo CD project of the Applications.")
+    targetRevision: str = Field(
+        "main",
+        description="Git revision Argo CD syncs the rendered output from: a branch, or for production a tag or "
+        "commit, so that nothing reaches the cluster before it is tagged.",
+    )
+    project: str | None = Field(
+        None,
+        description="Argo CD project of the Applications. Default: an AppProject named after the stack "
+        "(in argocd/root.yaml), limited to the stack's repositories and namespaces; name another to use your "
+        "own, and gpustack renders none.",
+    )
     namespace: str = Field("argocd", pattern=DNS_LABEL, description="Namespace Argo CD watches for Applications.")
     prune: bool = Field(
         False,
