@@ -177,6 +177,10 @@ class Grafana(Strict):
     )
 
 
+# A volume size in binary units (Kubernetes quantities: https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/quantity/).
+STORAGE_SIZE = r"^[1-9][0-9]*(Mi|Gi|Ti)$"
+
+
 class Monitoring(ChartVersioned):
     enabled: bool = True
     release: str = Field(
@@ -190,18 +194,34 @@ class Monitoring(ChartVersioned):
     grafana: Grafana = Field(default_factory=Grafana)
     alerts: Alerts = Field(default_factory=Alerts)
     receiver: AlertReceiver | None = Field(
-        None, description="Alertmanager's receiver for every alert; default none: the chart's `null` receiver."
+        None,
+        description="Alertmanager's paging receiver: critical alerts, grouped per alert, namespace and node. "
+        "Default none: the chart's `null` receiver drops every alert (the rendered README says so).",
+    )
+    warningReceiver: AlertReceiver | None = Field(
+        None,
+        description="Receiver for warning and info alerts (user-caused XIDs among them), as a daily digest per "
+        "alert name. Default none: they go to `receiver` as that digest (PagerDuty gets severity warning).",
     )
     retention: str = Field(
         "15d", pattern=r"^[0-9]+(ms|s|m|h|d|w|y)$", description="How long Prometheus keeps samples."
     )
+    persistence: bool = Field(
+        True,
+        description="PersistentVolumeClaims for Prometheus and Alertmanager. false: emptyDir volumes of the "
+        "same size, whose data is lost when the pod moves.",
+    )
     storageClass: str | None = Field(
         None,
-        description="StorageClass for Prometheus's and Alertmanager's PersistentVolumeClaims; default none: "
-        "their data lives in the pod and is lost with it.",
+        description="StorageClass of the claims; default none: the cluster's default StorageClass "
+        "(without one the claims stay Pending and Prometheus does not start).",
     )
-    prometheusStorage: str = Field("50Gi", description="Size of Prometheus's volume (with storageClass).")
-    alertmanagerStorage: str = Field("2Gi", description="Size of Alertmanager's volume (with storageClass).")
+    prometheusStorage: str = Field(
+        "50Gi",
+        pattern=STORAGE_SIZE,
+        description="Size of Prometheus's volume; Prometheus deletes its oldest blocks at 80 % of it (retentionSize).",
+    )
+    alertmanagerStorage: str = Field("2Gi", pattern=STORAGE_SIZE, description="Size of Alertmanager's volume.")
     replicas: int = Field(
         1,
         ge=1,
