@@ -127,7 +127,8 @@ def test_every_monitoring_pod_has_requests(render_spec):
     values = release(rendered, "kube-prometheus-stack")
     for path in (
         ("prometheus", "prometheusSpec"), ("alertmanager", "alertmanagerSpec"), ("prometheusOperator",),
-        ("prometheusOperator", "prometheusConfigReloader"), ("grafana",), ("kube-state-metrics",),
+        ("prometheusOperator", "prometheusConfigReloader"), ("grafana",), ("grafana", "sidecar"),
+        ("grafana", "downloadDashboards"), ("kube-state-metrics",),
         ("prometheus-node-exporter",),
     ):
         node = values
@@ -168,3 +169,13 @@ def test_dashboards_are_downloaded_with_certificate_checks(render_spec):
     values, readme = stack_values(render_spec, version="65.8.1", **dashboards)
     assert "defaultCurlOptions" not in values["grafana"]
     assert "**Grafana downloads them with `curl -k`**" in readme
+
+
+def test_the_dashboard_download_is_said_and_its_init_container_has_requests_only_with_dashboards(render_spec):
+    values, readme = stack_values(render_spec)
+    assert values["grafana"]["downloadDashboards"]["resources"]["requests"]
+    assert "**at every start of its pod**" in readme and "Grafana does not start" in readme
+    values, readme = stack_values(render_spec, grafana={"dashboards": []})
+    # No dashboards, no init container: a value the chart would not read is not emitted.
+    assert "downloadDashboards" not in values["grafana"]
+    assert "grafana.com" not in readme

@@ -52,7 +52,12 @@ def stack_values(stack: GpuStack) -> dict[str, Any]:
             "resources": requests("operator"),
             "prometheusConfigReloader": {"resources": requests("config-reloader")},
         },
-        "grafana": {"resources": requests("grafana")},
+        "grafana": {
+            "resources": requests("grafana"),
+            # The grafana chart's sidecars carry no requests of their own (its values.yaml:
+            # sidecar.resources is empty); the dashboard download's are monitoring.py's.
+            "sidecar": {"resources": requests("grafana-sidecar")},
+        },
         "kube-state-metrics": {"resources": requests("kube-state-metrics")},
         "prometheus-node-exporter": {"resources": requests("node-exporter")},
     }

@@ -72,7 +72,15 @@ class DcgmExporter(ChartVersioned):
 
 class Alerts(Strict):
     enabled: bool = True
-    temperatureCelsius: int = Field(85, description="GPUHighTemperature threshold.")
+    temperatureMarginCelsius: int = Field(
+        5,
+        ge=0,
+        description="GPUHighTemperature fires this many °C below each GPU's own slowdown temperature "
+        "(DCGM_FI_DEV_SLOWDOWN_TEMP, which differs per model).",
+    )
+    temperatureCelsius: int = Field(
+        85, description="GPUHighTemperature threshold for GPUs that report no slowdown temperature."
+    )
     temperatureFor: str = Field("2m", pattern=DURATION)
     memoryUsedRatio: float = Field(0.9, gt=0, le=1, description="GPUMemoryNearFull threshold.")
     memoryFor: str = Field("5m", pattern=DURATION)
@@ -107,7 +115,7 @@ class Alerts(Strict):
         description="Critical XID alerts keep firing this long after the last occurrence: a GPU that "
         "fell off the bus stays broken after the exporter's XID window has passed.",
     )
-    gpuGoneFor: str = Field("5m", pattern=DURATION, description="GPULost, GPUExporterDown/Absent, GPUUnallocatable: for how long.")
+    gpuGoneFor: str = Field("5m", pattern=DURATION, description="GPULost, GPUExporterDown/Absent, GPUUnallocatable, GPUFabricManagerDown: for how long.")
     runbookBaseUrl: str | None = Field(
         None,
         description="Absolute URL where the rendered stack README can be read (e.g. its page in your Git "
