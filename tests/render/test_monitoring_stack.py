@@ -179,3 +179,15 @@ def test_the_dashboard_download_is_said_and_its_init_container_has_requests_only
     # No dashboards, no init container: a value the chart would not read is not emitted.
     assert "downloadDashboards" not in values["grafana"]
     assert "grafana.com" not in readme
+
+
+def test_node_exporter_runs_beside_the_dcgm_exporter(render_spec):
+    rendered, _ = render_spec()
+    values = release(rendered, "kube-prometheus-stack")
+    assert values["prometheus-node-exporter"]["namespaceOverride"] == "monitoring-agents"
+    assert {r.name: r.namespace for r in rendered.releases}["dcgm-exporter"] == "monitoring-agents"
+    rendered, _ = render_spec(
+        gpuOperator={"enabled": True},
+        nodePools=[{"name": "h", "gpu": {"model": "H100-80GB-SXM", "count": 8}, "driver": {"source": "operator"}}],
+    )
+    assert release(rendered, "kube-prometheus-stack")["prometheus-node-exporter"]["namespaceOverride"] == "gpu-operator"

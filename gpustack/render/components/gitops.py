@@ -25,7 +25,7 @@ from typing import Any
 
 from gpustack.render import pod_security
 from gpustack.render.component import BUILTIN_NAMESPACES, Contribution, HelmRelease, RenderContext
-from gpustack.render.delivery import last_wave, stack_path
+from gpustack.render.delivery import last_wave, namespace_levels, stack_path
 from gpustack.spec.models import GpuStack
 from gpustack.yamlio import dump
 
@@ -85,7 +85,8 @@ def argocd_applications(ctx: RenderContext, releases: Sequence[HelmRelease]) -> 
     stack = ctx.stack
     if not stack.spec.gitops.argocd.enabled:
         return {}
-    apps = {f"argocd/apps/{r.name}.yaml": [release_application(stack, r)] for r in releases}
+    levels = namespace_levels(releases)
+    apps = {f"argocd/apps/{r.name}.yaml": [release_application(stack, r, levels)] for r in releases}
     # Last: the workloads need HAMi's webhook and scheduler, the PrometheusRules the CRDs of
     # kube-prometheus-stack; the charts' namespaces are created by the charts' Applications.
     # Waves order the first apply only: without a health check for Application objects (an
@@ -95,7 +96,7 @@ def argocd_applications(ctx: RenderContext, releases: Sequence[HelmRelease]) -> 
     return {ROOT_PATH: [root_application(stack)], **apps}
 
 
-def release_application(stack: GpuStack, release: HelmRelease) -> dict[str, Any]:
+def release_application(stack: GpuStack, release: HelmRelease, levels: Mapping[str, str]) -> dict[str, Any]:
     source: dict[str, Any] = {"repoURL": release.repo, "targetRevision": release.version}
     if release.path is None:
         source["chart"] = release.chart
@@ -113,7 +114,7 @@ def release_application(stack: GpuStack, release: HelmRelease) -> dict[str, Any]
         # before the chart's privileged pods (managedNamespaceMetadata), and never pruned with it.
         # Built-in namespaces (kube-system) are left as the cluster has them.
         sync_options=["CreateNamespace=true", *CHILD_SYNC_OPTIONS] if own_namespace else list(CHILD_SYNC_OPTIONS),
-        namespace_labels=pod_security.privileged_labels() if own_namespace else None,
+        namespace_labels=pod_security.namespace_labels(levels[release.namespace]) if own_namespace else None,
     )
 
 
@@ -158,7 +159,8 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
             f"Argo CD: commit this folder to {stack.spec.gitops.argocd.repoURL} at `{stack_path(stack)}`, then "
             "`kubectl apply -f argocd/root.yaml` once: it syncs `argocd/apps`, one Application per chart with "
             "its values inline, and one for `manifests/`. Each chart's Application creates its namespace with "
-            "the Pod Security label `enforce: privileged` (managedNamespaceMetadata); deleting the manifests "
+            "its Pod Security labels (`enforce: privileged` where a node agent runs, else `baseline`; "
+            "managedNamespaceMetadata); deleting the manifests "
             "Application leaves them and the charts in place."
         )
         notes.append(_deletion_note(stack))

@@ -137,7 +137,7 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
                 "dcgm-exporter",
                 name=dcgm_exporter.CHART_RELEASE,
                 version=exporter.version,
-                namespace=monitoring.namespace,
+                namespace=monitoring.agentsNamespace,
                 values=dcgm_exporter_values(stack),
                 wave=EXPORTER_WAVE,
             )
@@ -163,6 +163,7 @@ def kube_prometheus_stack_release(stack: GpuStack) -> HelmRelease:
         namespace=monitoring.namespace,
         values=kube_prometheus_stack_values(stack),
         wave=MONITORING_WAVE,
+        pod_security=monitoring_stack.pod_security_level(stack),
     )
 
 

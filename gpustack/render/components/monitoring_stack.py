@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpustack.render.components import alert_routing
+from gpustack.render import pod_security
+from gpustack.render.components import alert_routing, gpu_operator
 from gpustack.render.requests import requests
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.components import Monitoring
@@ -59,8 +60,37 @@ def stack_values(stack: GpuStack) -> dict[str, Any]:
             "sidecar": {"resources": requests("grafana-sidecar")},
         },
         "kube-state-metrics": {"resources": requests("kube-state-metrics")},
-        "prometheus-node-exporter": {"resources": requests("node-exporter")},
+        "prometheus-node-exporter": node_exporter_values(stack),
     }
+
+
+def node_agents_namespace(stack: GpuStack) -> str | None:
+    """Where node-exporter runs beside the DCGM exporter, in a namespace that is privileged anyway:
+    the GPU Operator's, or the dcgm-exporter chart's (``monitoring.agentsNamespace``); None without
+    either (node-exporter then stays in the monitoring namespace, which stays privileged)."""
+    if stack.spec.gpuOperator.enabled:
+        return gpu_operator.NAMESPACE
+    if stack.spec.monitoring.dcgmExporter.enabled:
+        return stack.spec.monitoring.agentsNamespace
+    return None
+
+
+def pod_security_level(stack: GpuStack) -> str:
+    """What kube-prometheus-stack's namespace must admit: baseline once node-exporter (host network,
+    PID and root filesystem) runs elsewhere; Grafana, Prometheus, Alertmanager, the operator and
+    kube-state-metrics run as non-root without host access."""
+    return pod_security.BASELINE if node_agents_namespace(stack) else pod_security.PRIVILEGED
+
+
+def node_exporter_values(stack: GpuStack) -> dict[str, Any]:
+    """The prometheus-node-exporter subchart: its requests and, through its ``namespaceOverride``
+    (https://github.com/prometheus-community/helm-charts/blob/main/charts/prometheus-node-exporter/values.yaml),
+    the node agents' namespace."""
+    values: dict[str, Any] = {"resources": requests("node-exporter")}
+    namespace = node_agents_namespace(stack)
+    if namespace is not None:
+        values["namespaceOverride"] = namespace
+    return values
 
 
 def exporter_requests() -> dict[str, Any]:
@@ -98,7 +128,19 @@ def notes(stack: GpuStack) -> list[str]:
             f"Prometheus keeps {monitoring.retention} of samples, bounded by size, on PersistentVolumeClaims of "
             f"{storage_class}: {size}, {monitoring.alertmanagerStorage} (Alertmanager)."
         )
-    return [*alert_routing.notes(monitoring), kept]
+    agents = node_agents_namespace(stack)
+    if agents is not None:
+        placed = (
+            f"node-exporter (host network, PID and root filesystem) runs in namespace `{agents}` beside the DCGM "
+            f"exporter, both `privileged` for Pod Security; `{monitoring.namespace}` (Prometheus, Alertmanager, "
+            "Grafana, the operator, kube-state-metrics) enforces `baseline` and warns at `restricted`."
+        )
+    else:
+        placed = (
+            f"**`{monitoring.namespace}` is `privileged` for Pod Security**: node-exporter (host network, PID and root "
+            "filesystem) runs there, as no DCGM exporter namespace is rendered to move it to."
+        )
+    return [*alert_routing.notes(monitoring), kept, placed]
 
 
 def _volume(monitoring: Monitoring, size: str) -> dict[str, Any]:

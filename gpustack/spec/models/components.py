@@ -196,7 +196,18 @@ class Monitoring(ChartVersioned):
         pattern=DNS_LABEL,
         description="kube-prometheus-stack release name; rules are labelled release=<release>.",
     )
-    namespace: str = Field("monitoring", pattern=DNS_LABEL)
+    namespace: str = Field(
+        "monitoring",
+        pattern=DNS_LABEL,
+        description="Namespace of kube-prometheus-stack (Prometheus, Alertmanager, Grafana): Pod Security baseline "
+        "once its node agents run in agentsNamespace.",
+    )
+    agentsNamespace: str = Field(
+        "monitoring-agents",
+        pattern=DNS_LABEL,
+        description="Namespace of the node agents Pod Security baseline refuses (dcgm-exporter's chart, with "
+        "node-exporter beside it; with the GPU Operator both run in its namespace): privileged.",
+    )
     version: str = Field(chart("kube-prometheus-stack").version, description="kube-prometheus-stack chart version.")
     dcgmExporter: DcgmExporter = Field(default_factory=DcgmExporter)
     grafana: Grafana = Field(default_factory=Grafana)
