@@ -130,7 +130,7 @@ def notes(monitoring: Monitoring) -> list[str]:
         ]
     lines = [
         f"Critical alerts page the {paging.type} receiver `{PAGING}`, one notification group per alert, "
-        f"namespace and node (`group_by: {PAGING_GROUP_BY}`), repeated every {PAGING_REPEAT} while firing. "
+        f"namespace and node (`group_by: [{', '.join(PAGING_GROUP_BY)}]`), repeated every {PAGING_REPEAT} while firing. "
         f"`InfoInhibitor` and `Watchdog` go to the `{NULL}` receiver."
     ]
     if warnings is not None:
