@@ -122,7 +122,7 @@ def notes(monitoring: Monitoring) -> list[str]:
     if paging is None:
         return [
             "**Alerts are not sent anywhere**: without `monitoring.receiver` Alertmanager keeps "
-            "kube-prometheus-stack's default route, whose `null` receiver drops every alert, the critical "
+            "kube-prometheus-stack's default route, whose receiver has no integration and drops every alert, the critical "
             "GPU alerts (GPULost, fatal XIDs, GPUExporterDown) included; they show only in Prometheus's and "
             "Alertmanager's UIs while they fire. Set `monitoring.receiver` (webhook, slack, pagerduty or email, "
             "with the Secret holding its credential) for critical alerts, and `monitoring.warningReceiver` for "
@@ -131,7 +131,7 @@ def notes(monitoring: Monitoring) -> list[str]:
     lines = [
         f"Critical alerts page the {paging.type} receiver `{PAGING}`, one notification group per alert, "
         f"namespace and node (`group_by: [{', '.join(PAGING_GROUP_BY)}]`), repeated every {PAGING_REPEAT} while firing. "
-        f"`InfoInhibitor` and `Watchdog` go to the `{NULL}` receiver."
+        "`InfoInhibitor` and `Watchdog` go to the chart's receiver without integrations, which sends nothing."
     ]
     if warnings is not None:
         lines.append(

@@ -362,6 +362,9 @@ def _notes(stack: GpuStack) -> list[str]:
     notes += monitoring_stack.notes(stack)
     if monitoring.grafana.dashboards:
         ids = ", ".join(str(d.gnetId) for d in monitoring.grafana.dashboards)
+        # The fetch stays (the repository ships no copy of grafana.com's dashboards), made explicit:
+        # the chart's download_dashboards.sh runs `set -euf` and curl per dashboard in an init container
+        # (templates/_config.tpl of https://github.com/grafana/helm-charts/tree/main/charts/grafana).
         notes.append(
             f"Grafana downloads dashboards {ids} from grafana.com into the folder GPU **at every start of its pod** "
             "(the grafana chart's download init container, `set -e`): behind an egress policy that blocks "
