@@ -67,12 +67,14 @@ def stack_values(stack: GpuStack) -> dict[str, Any]:
 def node_agents_namespace(stack: GpuStack) -> str | None:
     """Where node-exporter runs beside the DCGM exporter, in a namespace that is privileged anyway:
     the GPU Operator's, or the dcgm-exporter chart's (``monitoring.agentsNamespace``); None without
-    either (node-exporter then stays in the monitoring namespace, which stays privileged)."""
+    either, or when it is the monitoring namespace itself (node-exporter then stays there, and the
+    namespace stays privileged)."""
+    monitoring = stack.spec.monitoring
     if stack.spec.gpuOperator.enabled:
-        return gpu_operator.NAMESPACE
-    if stack.spec.monitoring.dcgmExporter.enabled:
-        return stack.spec.monitoring.agentsNamespace
-    return None
+        agents: str | None = gpu_operator.NAMESPACE
+    else:
+        agents = monitoring.agentsNamespace if monitoring.dcgmExporter.enabled else None
+    return agents if agents != monitoring.namespace else None
 
 
 def pod_security_level(stack: GpuStack) -> str:
