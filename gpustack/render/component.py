@@ -53,6 +53,9 @@ class HelmRelease:
     # A chart kept in a Git repository rather than published to a Helm repository: ``repo`` is
     # then the Git URL, ``version`` the revision and ``path`` the chart's folder in it.
     path: str | None = None
+    # The Pod Security level its pods need in its namespace (pod_security.py): privileged unless
+    # the release says less; a namespace several releases share gets the least strict.
+    pod_security: str = "privileged"
 
     @property
     def values_path(self) -> str:
@@ -75,7 +78,14 @@ class HelmRelease:
 
 
 def chart_release(
-    chart: str, *, name: str, version: str, namespace: str, values: Mapping[str, Any], wave: int = 0
+    chart: str,
+    *,
+    name: str,
+    version: str,
+    namespace: str,
+    values: Mapping[str, Any],
+    wave: int = 0,
+    pod_security: str = "privileged",
 ) -> HelmRelease:
     """A release of a chart of the registry (``specs/charts.yaml``), installed from where it says."""
     entry = charts.chart(chart)
@@ -88,6 +98,7 @@ def chart_release(
         values=values,
         wave=wave,
         path=entry.path,
+        pod_security=pod_security,
     )
 
 

@@ -26,15 +26,24 @@ def stack_path(stack: GpuStack) -> str:
 def release_namespaces(releases: Sequence[HelmRelease]) -> Objects:
     """The releases' namespaces, labelled for Pod Security before any chart installs into them.
 
-    They hold GPU node agents (NFD worker, device plugin, operator operands, node-exporter) that use
-    host paths, so Pod Security admission must allow them from the start (``pod_security``). The
-    built-in namespaces (kube-system) are left as the cluster has them.
+    Most hold GPU node agents (NFD worker, device plugin, operator operands, node-exporter) that use
+    host paths, so Pod Security admission must allow them from the start (``pod_security``); a
+    release whose pods need less says so (``HelmRelease.pod_security``). The built-in namespaces
+    (kube-system) are left as the cluster has them.
     """
-    names = sorted({r.namespace for r in releases} - BUILTIN_NAMESPACES)
+    levels = namespace_levels(releases)
     return [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": pod_security.privileged_labels()}}
-        for name in names
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": pod_security.namespace_labels(level)}}
+        for name, level in sorted(levels.items())
     ]
+
+
+def namespace_levels(releases: Sequence[HelmRelease]) -> dict[str, str]:
+    """Each release namespace (built-in ones left out) → the Pod Security level all its releases' pods meet."""
+    names = {r.namespace for r in releases} - BUILTIN_NAMESPACES
+    return {
+        name: pod_security.least_strict(r.pod_security for r in releases if r.namespace == name) for name in names
+    }
 
 
 def previous_wave(releases: Sequence[HelmRelease], release: HelmRelease) -> list[HelmRelease]:

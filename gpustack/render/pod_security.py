@@ -3,13 +3,14 @@
 https://kubernetes.io/docs/concepts/security/pod-security-admission/ and the levels' controls:
 https://kubernetes.io/docs/concepts/security/pod-security-standards/
 
-- The charts' namespaces are ``privileged``: each holds a GPU node agent that Pod Security
+- The charts' namespaces are ``privileged`` where they hold a GPU node agent that Pod Security
   "baseline" refuses (host paths, host network or PID, privileged containers): the device plugin,
   GPU feature discovery and the GPU Operator's operands, dcgm-exporter (privileged for DCGM's
-  profiling), HAMi's device plugin, NFD's worker (host paths), and in the monitoring namespace
-  kube-prometheus-stack's node-exporter (host network, PID and root filesystem). A cluster whose
-  default level is stricter would otherwise refuse them, so these labels stay whatever
-  ``security.podSecurityLabels`` says.
+  profiling), HAMi's device plugin, NFD's worker (host paths), and kube-prometheus-stack's
+  node-exporter (host network, PID and root filesystem), which monitoring.py moves next to the
+  DCGM exporter so that the monitoring namespace (Prometheus, Alertmanager, Grafana) is
+  ``baseline`` (a release's ``pod_security``). A cluster whose default level is stricter would
+  otherwise refuse them, so these labels stay whatever ``security.podSecurityLabels`` says.
 - The workloads' namespaces get the strictest level every pod of theirs meets (``level``):
   ``restricted`` or ``baseline`` (gpustack's workloads never need host access or privilege; a
   namespace meant for users' pods, such as one of DRA claim templates, is ``baseline``), and
@@ -33,6 +34,20 @@ SECCOMP_ALLOWED = frozenset({"RuntimeDefault", "Localhost"})
 
 def privileged_labels() -> dict[str, str]:
     return {ENFORCE: PRIVILEGED}
+
+
+def namespace_labels(level_needed: str) -> dict[str, str]:
+    """A chart namespace's labels: ``privileged`` alone, or a stricter level enforced with warn and
+    audit at ``restricted``."""
+    if level_needed == PRIVILEGED:
+        return privileged_labels()
+    return {ENFORCE: level_needed, WARN: RESTRICTED, AUDIT: RESTRICTED}
+
+
+def least_strict(levels: Iterable[str]) -> str:
+    """The level that admits every one of ``levels``' pods."""
+    order = (PRIVILEGED, BASELINE, RESTRICTED)
+    return min(levels, key=order.index)
 
 
 def workload_labels(objects: Iterable[Mapping[str, Any]]) -> dict[str, str]:

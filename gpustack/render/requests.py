@@ -19,6 +19,10 @@ REQUESTS = {
     "operator": {"cpu": "100m", "memory": "128Mi"},
     "config-reloader": {"cpu": "10m", "memory": "32Mi"},
     "grafana": {"cpu": "100m", "memory": "256Mi"},
+    # Grafana's k8s-sidecar containers (dashboards, datasources: one value for all of them) and
+    # the init container that downloads dashboards.
+    "grafana-sidecar": {"cpu": "10m", "memory": "96Mi"},
+    "grafana-download": {"cpu": "10m", "memory": "32Mi"},
     "kube-state-metrics": {"cpu": "50m", "memory": "128Mi"},
     "node-exporter": {"cpu": "50m", "memory": "64Mi"},
     # The exporter embeds DCGM's host engine.

@@ -173,13 +173,25 @@ def xid_alerts() -> set[str]:
 
 
 def _temperature(b: Builder) -> list[Case]:
+    """Near the GPU's own slowdown temperature (below the fallback threshold: the model's own counts),
+    not near it (above the fallback: ignored), and the fallback where the GPU reports none."""
     name, wait = "GPUHighTemperature", minutes(b.rules["GPUHighTemperature"].get("for"))
     slices = b.mode.slices(b.pods(TRAINER))
-    hot = b.gpu_series("DCGM_FI_DEV_GPU_TEMP", slices, f"90x{wait + 5}")
-    cool = b.gpu_series("DCGM_FI_DEV_GPU_TEMP", slices, f"70x{wait + 5}")
+    length = f"x{wait + 5}"
+
+    def reading(temperature: int, slowdown: int | None) -> Series:
+        series = b.gpu_series("DCGM_FI_DEV_GPU_TEMP", slices, f"{temperature}{length}")
+        if slowdown is None:
+            return series
+        return merge(series, b.series("DCGM_FI_DEV_SLOWDOWN_TEMP", slices, f"{slowdown}{length}"))
+
+    fires = [Check(wait - 1, []), Check(wait, b.expect_per_gpu(name, slices))]
     return [
-        Case(name, "fires", hot, [Check(wait - 1, []), Check(wait, b.expect_per_gpu(name, slices))]),
-        Case(name, "silent", cool, [Check(wait + 2, [])]),
+        Case(name, "fires", reading(84, 87), fires),
+        Case(name, "silent", reading(88, 95), [Check(wait + 2, [])]),
+        Case(name, "fires", reading(90, None), fires),
+        # A GPU that reports 0 (no threshold) is held to the fallback.
+        Case(name, "silent", reading(70, 0), [Check(wait + 2, [])]),
     ]
 
 
@@ -370,7 +382,45 @@ def _hami_idle(b: Builder) -> list[Case]:
     ]
 
 
+def _nvlink(b: Builder) -> list[Case]:
+    """A recovery or a data CRC error counts; a count that only stands (errors before the window) or
+    replays (the link retries itself) do not."""
+    name = "GPUNvlinkErrors"
+    slices = b.mode.slices(b.pods(TRAINER))
+    expected = b.expect_per_gpu(name, slices)
+
+    def counted(metric: str, samples: str) -> Series:
+        return b.gpu_series(f"DCGM_FI_DEV_NVLINK_{metric}_ERROR_COUNT_TOTAL", slices, samples)
+
+    return [
+        Case(name, "fires", counted("RECOVERY", "0 0 1x25"), [Check(1, []), Check(2, expected), Check(20, [])]),
+        Case(name, "fires", counted("CRC_DATA", "4 4 9x25"), [Check(1, []), Check(2, expected)]),
+        Case(name, "silent", counted("RECOVERY", "3x25"), [Check(20, [])]),
+        Case(name, "silent", counted("REPLAY", "0 50 900x25"), [Check(3, [])]),
+    ]
+
+
+def _fabric_manager(b: Builder) -> list[Case]:
+    """Status 4 (failure) for ``for``; at boot 1 (not started) and 2 (training) before 3 (success),
+    and 0 on a GPU Fabric Manager does not manage, never."""
+    name, wait = "GPUFabricManagerDown", minutes(b.rules["GPUFabricManagerDown"].get("for"))
+    slices = b.mode.slices(b.pods(TRAINER))
+    length = wait + 5
+
+    def status(samples: str) -> Series:
+        return b.gpu_series("DCGM_FI_DEV_FABRIC_MANAGER_STATUS", slices, samples)
+
+    return [
+        Case(name, "fires", status(f"3 3 4x{length}"),
+             [Check(2 + wait - 1, []), Check(2 + wait, b.expect_per_gpu(name, slices))]),
+        Case(name, "silent", status(f"1 2 3x{length}"), [Check(1, []), Check(wait + 2, [])]),
+        Case(name, "silent", status(f"0x{length}"), [Check(wait + 2, [])]),
+    ]
+
+
 _GPU_CASES: dict[str, Callable[[Builder], list[Case]]] = {
+    "GPUNvlinkErrors": _nvlink,
+    "GPUFabricManagerDown": _fabric_manager,
     "GPUShareIdleButAllocated": _hami_idle,
     "GPUHighTemperature": _temperature,
     "GPUMemoryNearFull": _memory,

@@ -131,8 +131,10 @@ def test_namespaces_carry_pod_security_labels_and_are_never_pruned(render_spec):
     rendered, _ = render_spec(gitops=FLUX)
     namespaces = rendered.delivery["flux/prerequisites/namespaces.yaml"]
     assert {n["metadata"]["name"] for n in namespaces} == {r.namespace for r in rendered.releases} - {"kube-system"}
+    levels = {n["metadata"]["name"]: n["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] for n in namespaces}
+    # Node agents: privileged; kube-prometheus-stack without node-exporter: baseline.
+    assert levels == {"monitoring": "baseline", "monitoring-agents": "privileged", "node-feature-discovery": "privileged"}
     for namespace in namespaces:
-        assert namespace["metadata"]["labels"] == {"pod-security.kubernetes.io/enforce": "privileged"}
         assert namespace["metadata"]["annotations"] == {"kustomize.toolkit.fluxcd.io/prune": "disabled"}
 
 

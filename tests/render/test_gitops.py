@@ -194,11 +194,14 @@ def test_argocd_owns_every_object_once(examples, render_spec):
         apps = list(children(rendered).values())
         git_owned = apps + [obj for objs in rendered.manifests.values() for obj in objs]
         assert_owned_once(git_owned, apps)
-        # Every release's namespace is created by its Application with the Pod Security label.
+        # Every release's namespace is created by its Application with the Pod Security labels the
+        # pipeline gives it (helm/namespaces.yaml): privileged, or baseline for the monitoring namespace.
         owned = {r.namespace for r in rendered.releases} - {"kube-system"}
+        expected = {ns["metadata"]["name"]: ns["metadata"]["labels"] for ns in rendered.namespaces}
         for namespace in owned:
-            labels = created_namespaces(apps)[namespace]["labels"]
-            assert labels == {"pod-security.kubernetes.io/enforce": "privileged"}
+            assert created_namespaces(apps)[namespace]["labels"] == expected[namespace]
+        monitoring = rendered.ctx.stack.spec.monitoring.namespace
+        assert expected[monitoring]["pod-security.kubernetes.io/enforce"] == "baseline"
         assert owned == set(created_namespaces(apps))
 
 

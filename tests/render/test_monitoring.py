@@ -12,7 +12,7 @@ from gpustack.lint.facts import promql
 from gpustack.render.components import alerts, monitoring, xid
 from gpustack.render.components.alert_series import SeriesModel
 from gpustack.render.components.alerts import AlertRules
-from gpustack.spec.models.components import Alerts
+from gpustack.spec.models.monitoring import Alerts
 
 GEFORCE_POOL = [{"name": "desk", "gpu": {"model": "RTX-4090"}}]
 MIXED_POOLS = [{"name": "dc", "gpu": {"model": "L4"}}, {"name": "desk", "gpu": {"model": "RTX-4090"}}]
@@ -90,7 +90,7 @@ def test_thresholds_come_from_the_spec(render_spec):
               "idleFor": "30m", "underfilledUtilPercent": 95, "underfilledSmActive": 0.3}
     rendered, _ = render_spec(monitoring={"alerts": custom})
     _, rules = rules_of(rendered)
-    assert rules["GPUHighTemperature"]["expr"].endswith(") > 80")
+    assert ") > 80 unless on(node, gpu)" in rules["GPUHighTemperature"]["expr"]
     assert "+ DCGM_FI_DEV_FB_FREE) > 0.8" in rules["GPUMemoryNearFull"]["expr"]
     assert rules["GPUIdleButAllocated"]["expr"].startswith(
         "(DCGM_FI_DEV_GPU_UTIL or 100 * DCGM_FI_PROF_GR_ENGINE_ACTIVE) < 3 and on(node, gpu, GPU_I_ID) "
@@ -110,7 +110,8 @@ def alert_rules(alert_settings: Alerts, *, profiling: bool, runbook_base: str = 
 
 def test_seed_defaults():
     rules = {r["alert"]: r for r in alerts.health_rules(alert_rules(Alerts(), profiling=False))}
-    assert rules["GPUHighTemperature"]["expr"].endswith(") > 85")
+    assert "(DCGM_FI_DEV_SLOWDOWN_TEMP > 0) - 5) or " in rules["GPUHighTemperature"]["expr"]
+    assert ") > 85 unless on(node, gpu)" in rules["GPUHighTemperature"]["expr"]
     assert rules["GPUHighTemperature"]["for"] == "2m"
     assert rules["GPUMemoryNearFull"]["for"] == "5m"
     assert rules["GPUIdleButAllocated"]["for"] == "15m"

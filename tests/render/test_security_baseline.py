@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+from render_helpers import release
+
 from gpustack.render import pod_security, secret_names
 
 MINIO = {"type": "minio", "name": "store", "namespace": "models", "credentialsSecret": "s3"}
@@ -85,10 +88,22 @@ def test_workload_namespaces_get_the_level_their_pods_meet(render_spec):
     assert namespaces["smoke"] == {pod_security.ENFORCE: "restricted", **warn}
     assert namespaces["models"] == {pod_security.ENFORCE: "restricted", **warn}
     assert namespaces["serve"] == {pod_security.ENFORCE: "baseline", **warn}
-    # The charts' namespaces hold GPU node agents and node-exporter: privileged.
-    for namespace in rendered.namespaces:
-        assert namespace["metadata"]["labels"] == {pod_security.ENFORCE: "privileged"}
-    assert "monitoring" in {namespace["metadata"]["name"] for namespace in rendered.namespaces}
+    # The charts' namespaces hold GPU node agents and node-exporter: privileged; the monitoring
+    # namespace, whose node-exporter runs beside the DCGM exporter, baseline.
+    charts = {namespace["metadata"]["name"]: namespace["metadata"]["labels"] for namespace in rendered.namespaces}
+    assert charts.pop("monitoring") == {pod_security.ENFORCE: "baseline", **warn}
+    assert charts and all(labels == {pod_security.ENFORCE: "privileged"} for labels in charts.values())
+
+
+@pytest.mark.parametrize(
+    "monitoring", [{"dcgmExporter": {"enabled": False}}, {"agentsNamespace": "monitoring"}], ids=["no-exporter", "shared"]
+)
+def test_without_a_namespace_of_its_own_node_exporter_keeps_the_monitoring_namespace_privileged(render_spec, monitoring):
+    rendered, tree = render_spec(monitoring=monitoring)
+    charts = {namespace["metadata"]["name"]: namespace["metadata"]["labels"] for namespace in rendered.namespaces}
+    assert charts["monitoring"] == {pod_security.ENFORCE: "privileged"}
+    assert "**`monitoring` is `privileged` for Pod Security**" in tree["README.md"]
+    assert "namespaceOverride" not in release(rendered, "kube-prometheus-stack")["prometheus-node-exporter"]
 
 
 def test_namespaces_for_users_pods_admit_ordinary_pods():

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from gpustack.render.components import dcgm_exporter, hami_monitoring, xid
+from gpustack.render.components import dcgm_exporter, hami_monitoring, nvswitch_monitoring, xid
 from gpustack.render.components.alert_series import (
     NODE,
     WORKLOAD_CONTAINER,
@@ -27,11 +27,15 @@ from gpustack.render.components.alert_series import (
 )
 from gpustack.spec import runbooks
 from gpustack.spec.models import GpuStack
-from gpustack.spec.models.components import Alerts
+from gpustack.spec.models.monitoring import Alerts
 
 RULE_NAME = "gpustack-gpu-alerts"
 # A DCGM field every GPU reports, whatever its MIG mode: a GPU without it is gone.
 PRESENCE_METRIC = "DCGM_FI_DEV_GPU_TEMP"
+# The temperature at which the GPU slows its clocks, per GPU (dcgm_fields.h field 158:
+# https://github.com/NVIDIA/DCGM/blob/master/dcgmlib/dcgm_fields.h); not in dcgm-exporter's
+# default CSV, so monitoring.py collects it.
+SLOWDOWN_METRIC = "DCGM_FI_DEV_SLOWDOWN_TEMP"
 # How far back GPULost looks for a GPU that reported and no longer does.
 LOST_LOOKBACK = "1h"
 # kube-state-metrics' resource label for extended resources (nvidia.com/gpu → nvidia_com_gpu).
@@ -83,6 +87,9 @@ def prometheus_rule(stack: GpuStack, *, profiling: bool, job: str) -> dict[str, 
         {"name": "gpustack.gpu.presence", "rules": presence_rules(rules)},
         {"name": "gpustack.gpu.xid", "rules": xid.xid_rules(rules.alerts, rules.series, rules.make)},
     ]
+    nvswitch = nvswitch_monitoring.rules(stack, rules.alerts, rules.series, rules.make)
+    if nvswitch:
+        groups.append({"name": "gpustack.nvswitch", "rules": nvswitch})
     if rules.hami:
         groups.append({"name": "gpustack.hami", "rules": [hami_idle_rule(rules)]})
     return {
@@ -104,12 +111,13 @@ def health_rules(rules: AlertRules) -> list[dict[str, Any]]:
     result = [
         rules.make(
             "GPUHighTemperature",
-            f"({series.per_gpu(str, 'DCGM_FI_DEV_GPU_TEMP')}) > {alerts.temperatureCelsius}",
+            temperature_expr(alerts, series),
             alerts.temperatureFor, "warning",
-            f"{series.where()}{series.workload()} is at {{{{ $value }}}} °C",
-            f"The GPU has been above {alerts.temperatureCelsius} °C for {alerts.temperatureFor}; it throttles its "
-            "clocks next. Check the node's airflow and fans and the GPU's power draw. One alert per GPU "
-            "(and workload on it), whatever its MIG instances.",
+            f"{series.where()}{series.workload()} is at {{{{ $value }}}} °C, near its slowdown temperature",
+            f"The GPU has been within {alerts.temperatureMarginCelsius} °C of its own slowdown temperature "
+            f"({SLOWDOWN_METRIC}, which each GPU model reports) for {alerts.temperatureFor}; it throttles its clocks "
+            f"there. A GPU that reports none is held to {alerts.temperatureCelsius} °C. Check the node's airflow and "
+            "fans and the GPU's power draw. One alert per GPU (and workload on it), whatever its MIG instances.",
         ),
         rules.make(
             "GPUMemoryNearFull",
@@ -170,6 +178,17 @@ def health_rules(rules: AlertRules) -> list[dict[str, Any]]:
             )
         )
     return result
+
+
+def temperature_expr(alerts: Alerts, series: SeriesModel) -> str:
+    """A GPU within ``temperatureMarginCelsius`` of its own slowdown temperature, or above
+    ``temperatureCelsius`` where it reports none (0 or no series: NVML has no threshold for it)."""
+    temperature = f"({series.per_gpu(str, 'DCGM_FI_DEV_GPU_TEMP')})"
+    own = f"max by ({NODE}, gpu) ({SLOWDOWN_METRIC} > 0)"
+    return (
+        f"{temperature} > {series.gpu_join} group_left() ({own} - {alerts.temperatureMarginCelsius}) "
+        f"or {temperature} > {alerts.temperatureCelsius} unless {series.gpu_join} {own}"
+    )
 
 
 def hami_idle_rule(rules: AlertRules) -> dict[str, Any]:

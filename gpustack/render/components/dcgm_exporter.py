@@ -62,6 +62,12 @@ def exporter_version(stack: GpuStack) -> tuple[int, ...] | None:
     return _numbers(stack.spec.monitoring.dcgmExporter.version)
 
 
+def dcgm_version(stack: GpuStack) -> tuple[int, ...] | None:
+    """The DCGM release the pinned image embeds (``4.5.3`` of ``4.5.3-4.8.2-distroless``), None when unknown."""
+    tag = image_tag(stack)
+    return _numbers(tag.split("-")[0]) if tag is not None else None
+
+
 def host_label(stack: GpuStack) -> str:
     """``Hostname`` up to exporter 4.8.2, ``hostname`` after (and for releases gpustack does not know)."""
     version = exporter_version(stack)

@@ -260,8 +260,8 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
         f"Kustomizations read), commit this folder at `{root}`, copy `flux/stack.yaml` to "
         f"`clusters/<cluster>/{name}.yaml`, commit and push. `flux get kustomizations -n {flux.namespace}` "
         "shows the layers as they become Ready.",
-        f"The layers: `{name}-prerequisites` (the charts' namespaces with the Pod Security label `enforce: "
-        "privileged`, never pruned; the workloads' namespaces and the RuntimeClass from `manifests/`) and "
+        f"The layers: `{name}-prerequisites` (the charts' namespaces with their Pod Security labels "
+        "(`enforce: privileged` where a node agent runs, else `baseline`), never pruned; the workloads' namespaces and the RuntimeClass from `manifests/`) and "
         f"`{name}-sources` (the chart sources) first, then `{name}-releases` (one HelmRelease per chart, each "
         f"waiting for the charts whose CRDs its values use: `dependsOn`), then `{name}-manifests` (the rest of "
         "`manifests/`), once every release is Ready, so the CRDs of its custom resources exist. Each layer waits "

@@ -25,7 +25,7 @@ from typing import Any
 
 from gpustack.render import pod_security
 from gpustack.render.component import BUILTIN_NAMESPACES, Contribution, HelmRelease, RenderContext
-from gpustack.render.delivery import last_wave, stack_path
+from gpustack.render.delivery import last_wave, namespace_levels, stack_path
 from gpustack.spec.models import GpuStack
 from gpustack.yamlio import dump
 
@@ -92,7 +92,8 @@ def argocd_applications(
     root = [root_application(stack)]
     if stack.spec.gitops.argocd.project is None:
         root.insert(0, app_project(stack, releases, manifests))
-    apps = {f"argocd/apps/{r.name}.yaml": [release_application(stack, r)] for r in releases}
+    levels = namespace_levels(releases)
+    apps = {f"argocd/apps/{r.name}.yaml": [release_application(stack, r, levels)] for r in releases}
     # Last: the workloads need HAMi's webhook and scheduler, the PrometheusRules the CRDs of
     # kube-prometheus-stack; the charts' namespaces are created by the charts' Applications.
     # Waves order the first apply only: without a health check for Application objects (an
@@ -131,7 +132,7 @@ def app_project(stack: GpuStack, releases: Sequence[HelmRelease], manifests: Map
     }
 
 
-def release_application(stack: GpuStack, release: HelmRelease) -> dict[str, Any]:
+def release_application(stack: GpuStack, release: HelmRelease, levels: Mapping[str, str]) -> dict[str, Any]:
     source: dict[str, Any] = {"repoURL": release.repo, "targetRevision": release.version}
     if release.path is None:
         source["chart"] = release.chart
@@ -149,7 +150,7 @@ def release_application(stack: GpuStack, release: HelmRelease) -> dict[str, Any]
         # before the chart's privileged pods (managedNamespaceMetadata), and never pruned with it.
         # Built-in namespaces (kube-system) are left as the cluster has them.
         sync_options=["CreateNamespace=true", *CHILD_SYNC_OPTIONS] if own_namespace else list(CHILD_SYNC_OPTIONS),
-        namespace_labels=pod_security.privileged_labels() if own_namespace else None,
+        namespace_labels=pod_security.namespace_labels(levels[release.namespace]) if own_namespace else None,
     )
 
 
@@ -202,7 +203,8 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
             )
             + ": it syncs `argocd/apps`, one Application per chart with "
             "its values inline, and one for `manifests/`. Each chart's Application creates its namespace with "
-            "the Pod Security label `enforce: privileged` (managedNamespaceMetadata); deleting the manifests "
+            "its Pod Security labels (`enforce: privileged` where a node agent runs, else `baseline`; "
+            "managedNamespaceMetadata); deleting the manifests "
             "Application leaves them and the charts in place."
         )
         notes.append(_deletion_note(stack))

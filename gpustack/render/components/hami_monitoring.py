@@ -23,7 +23,7 @@ from gpustack.render.components import hami
 from gpustack.render.components.alert_series import NODE_RELABELING, WORKLOAD_NAMESPACE, WORKLOAD_POD, not_servers
 from gpustack.spec.labelling import duration_seconds
 from gpustack.spec.models import GpuStack
-from gpustack.spec.models.components import Alerts
+from gpustack.spec.models.monitoring import Alerts
 
 COMPONENT = "hami-device-plugin"
 MONITOR_PORT = "monitorport"

@@ -23,10 +23,12 @@ from gpustack.render.components import (
     hami_monitoring,
     monitoring_stack,
     nfd,
+    nvswitch_monitoring,
     runtime,
     secrets,
 )
 from gpustack.render.components.alert_series import NODE_RELABELING
+from gpustack.render.requests import requests
 from gpustack.shipped import lint_data
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
@@ -62,6 +64,8 @@ _BASE_FIELDS = (
     )),
     ("Temperature and power", (
         ("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C)."),
+        # Each GPU's own throttling threshold, which GPUHighTemperature compares with (alerts.py).
+        ("DCGM_FI_DEV_SLOWDOWN_TEMP", "GPU slowdown temperature (in C)."),
         ("DCGM_FI_DEV_MEMORY_TEMP", "Memory temperature (in C)."),
         ("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W)."),
         ("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "Total energy consumption since boot (in mJ)."),
@@ -133,7 +137,7 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
                 "dcgm-exporter",
                 name=dcgm_exporter.CHART_RELEASE,
                 version=exporter.version,
-                namespace=monitoring.namespace,
+                namespace=monitoring.agentsNamespace,
                 values=dcgm_exporter_values(stack),
                 wave=EXPORTER_WAVE,
             )
@@ -159,6 +163,7 @@ def kube_prometheus_stack_release(stack: GpuStack) -> HelmRelease:
         namespace=monitoring.namespace,
         values=kube_prometheus_stack_values(stack),
         wave=MONITORING_WAVE,
+        pod_security=monitoring_stack.pod_security_level(stack),
     )
 
 
@@ -177,6 +182,8 @@ def collectors_csv(stack: GpuStack) -> str:
     lines += ["", "# Profiling (DCP)", *(f"# {line}" for line in _profiling_reason(stack))]
     if profiling_pools(stack):
         lines += [_csv_row(field) for field in _PROFILING_FIELDS]
+    lines += ["", "# NVSwitch boards", *(f"# {line}" for line in nvswitch_monitoring.csv_reason(stack))]
+    lines += [_csv_row(field) for field in nvswitch_monitoring.fields(stack)]
     return "\n".join(lines) + "\n"
 
 
@@ -267,6 +274,8 @@ def kube_prometheus_stack_values(stack: GpuStack) -> dict[str, Any]:
         if _chart_sets_curl_options(stack.spec.monitoring.version):
             # The chart's default is -skf: it would accept any certificate grafana.com's address answers with.
             grafana["defaultCurlOptions"] = DASHBOARD_CURL_OPTIONS
+        # The init container that downloads them has no requests either (downloadDashboards.resources).
+        grafana["downloadDashboards"] = {"resources": requests("grafana-download")}
         grafana["dashboards"] = {
             DASHBOARD_PROVIDER: {
                 f"gnet-{dashboard.gnetId}": {
@@ -353,7 +362,15 @@ def _notes(stack: GpuStack) -> list[str]:
     notes += monitoring_stack.notes(stack)
     if monitoring.grafana.dashboards:
         ids = ", ".join(str(d.gnetId) for d in monitoring.grafana.dashboards)
-        notes.append(f"Grafana provisions dashboards {ids} from grafana.com into the folder GPU.")
+        # The fetch stays (the repository ships no copy of grafana.com's dashboards), made explicit:
+        # the chart's download_dashboards.sh runs `set -euf` and curl per dashboard in an init container
+        # (templates/_config.tpl of https://github.com/grafana/helm-charts/tree/main/charts/grafana).
+        notes.append(
+            f"Grafana downloads dashboards {ids} from grafana.com into the folder GPU **at every start of its pod** "
+            "(the grafana chart's download init container, `set -e`): behind an egress policy that blocks "
+            "https://grafana.com the init container fails and Grafana does not start. There, set "
+            "`monitoring.grafana.dashboards: []` and import the dashboards by hand, or allow the egress."
+        )
         if not _chart_sets_curl_options(monitoring.version):
             notes.append(
                 f"**Grafana downloads them with `curl -k`** (no certificate check): kube-prometheus-stack "

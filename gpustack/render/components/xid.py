@@ -15,7 +15,7 @@ from typing import Any
 
 from gpustack.render.components.alert_series import SeriesModel
 from gpustack.shipped import lint_data
-from gpustack.spec.models.components import Alerts
+from gpustack.spec.models.monitoring import Alerts
 
 XID_COUNT_METRIC = "DCGM_EXP_XID_ERRORS_COUNT"
 # dcgm-exporter's --xid-count-window-size default (5 minutes), the window of the count above.

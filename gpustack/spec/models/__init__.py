@@ -5,7 +5,7 @@ Every default is explicit here and appears in the generated JSON Schema
 unquoted ``1.30`` is the number 1.3 in YAML, so numbers are refused with "quote it". The
 document is assembled here from its sections: ``base`` (strictness, versions, patterns),
 ``cluster`` (cluster and node pools), ``components`` (what is deployed and how it is
-delivered) and ``workloads``.
+delivered), ``monitoring`` (metrics, alerts and where they go) and ``workloads``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from pydantic import ConfigDict, Field
 
 from gpustack.spec.models.base import Strict
 from gpustack.spec.models.cluster import Cluster, Metadata, NodePool, SystemPool
-from gpustack.spec.models.components import DevicePlugin, Dra, Gitops, GpuOperator, Monitoring, Nfd, SharingSection
+from gpustack.spec.models.components import DevicePlugin, Dra, Gitops, GpuOperator, Nfd, SharingSection
+from gpustack.spec.models.monitoring import Monitoring
 from gpustack.spec.models.security import Security
 from gpustack.spec.models.workloads import Workload
 
