@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 
 import pytest
 import yaml
@@ -202,18 +201,31 @@ def test_kubeadm_host_driver_example_joins_tainted_gpu_pools_and_an_untainted_sy
 
 
 @pytest.mark.parametrize("subnet", [None, "10.32.0.0/12"])
-def test_kubeadm_installs_flannel_on_the_clusterconfigurations_pod_subnet(render_spec, subnet):
+def test_kubeadm_installs_cilium_enforcing_policies_on_the_clusterconfigurations_pod_subnet(render_spec, subnet):
     cluster = {"distribution": "kubeadm", "kubernetesVersion": "1.36", **({"podSubnet": subnet} if subnet else {})}
     _, tree = render_spec(cluster=cluster)
     config = next(d for d in yaml.safe_load_all(tree["cluster/kubeadm-config.yaml"]) if d["kind"] == "ClusterConfiguration")
-    kustomization = yaml.safe_load(tree[cni.PATH])
-    assert kustomization["resources"] == [cni.MANIFEST] and cni.VERSION in cni.MANIFEST
-    [patch] = kustomization["patches"]
-    assert patch["target"]["name"] == "kube-flannel-cfg"
-    [operation] = yaml.safe_load(patch["patch"])
-    assert operation["path"] == "/data/net-conf.json"
-    assert json.loads(operation["value"])["Network"] == config["networking"]["podSubnet"] == (subnet or "10.244.0.0/16")
-    assert f"kubectl apply -k {cni.FOLDER}" in tree["README.md"]
+    values = yaml.safe_load(tree[cni.PATH])
+    # Kubernetes IPAM: each node's podCIDR, which the controller manager cuts from podSubnet.
+    assert values["ipam"] == {"mode": "kubernetes"}
+    assert config["networking"]["podSubnet"] == (subnet or "10.244.0.0/16")
+    assert values["policyEnforcementMode"] == "default"
+    # The chart's agent tolerations (operator: Exists) are kept, so tainted GPU nodes get it.
+    assert "tolerations" not in values and "k8sServiceHost" not in values
+    readme = tree["README.md"]
+    assert cni.helm_command() in readme and f"--version {cni.VERSION}" in cni.helm_command()
+    # The CNI runs right after kubeadm init, before the pools join and before any release.
+    assert readme.index("sudo kubeadm init") < readme.index(cni.helm_command()) < readme.index("kubeadm join")
+    assert readme.index(cni.helm_command()) < readme.index("## Apply order")
+
+
+def test_the_cilium_operator_fits_the_nodes(render_spec):
+    one = {"name": "gpu", "count": 1, "gpu": {"model": "L4"}}
+    _, tree = render_spec(cluster={"distribution": "kubeadm", "kubernetesVersion": "1.36"}, nodePools=[one])
+    assert yaml.safe_load(tree[cni.PATH])["operator"]["replicas"] == 1
+    _, tree = render_spec(cluster={"distribution": "kubeadm", "kubernetesVersion": "1.36"},
+                          nodePools=[{**one, "count": 3}])
+    assert yaml.safe_load(tree[cni.PATH])["operator"]["replicas"] == 2
 
 
 def test_k3s_keeps_its_own_flannel(render_spec):

@@ -122,7 +122,7 @@ def _describe(rendered: Rendered, path: str) -> str:
         "addresses)",
         k3s_autodeploy.PATH: ": on a K3s server, copies the namespaces, HelmCharts and manifests into K3s' "
         "auto-deploy folder",
-        cni.PATH: f": the pod network, Flannel {cni.VERSION} with the pod subnet, `kubectl apply -k {cni.FOLDER}`",
+        cni.PATH: f": Helm values of the pod network, Cilium {cni.VERSION}, which enforces the NetworkPolicies",
         "manifests/kustomization.yaml": ": lists the manifests, `kubectl apply -k manifests/`",
         lint_config.PATH: ": `gpustack lint` settings, so that `gpustack lint <this folder>` checks the values files "
         "against their charts",
@@ -131,7 +131,7 @@ def _describe(rendered: Rendered, path: str) -> str:
 
 def _describe_talos(path: str) -> str:
     if path == talos_config.CONTROL_PLANE_PATCH:
-        return ": Talos machine-config patch of the control plane (feature gates, pod subnet)"
+        return ": Talos machine-config patch of the control plane (no CNI of Talos's own, feature gates, pod subnet)"
     pool = path.rsplit("/", 1)[-1].split(".", 1)[0]
     if path.endswith(".schematic.yaml"):
         return f": Image Factory schematic of pool `{pool}` (its NVIDIA system extensions)"
