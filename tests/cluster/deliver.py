@@ -1,6 +1,5 @@
 """A rendered stack installed on a harness cluster the way it is delivered, until it converges:
-through Flux's own controllers when the spec delivers by Flux (tests/flux/delivery.py; the pod
-network, the README's host step, installed first), else in
+through Flux's own controllers when the spec delivers by Flux (tests/flux/delivery.py), else in
 its README's apply order (tests/cluster/install.py: K3s auto-deploy and Argo CD apply the same
 objects without waiting between them; the rendered app-of-apps does not gate Argo CD's waves on
 health, since Application health is not assessed without an argocd-cm customisation).
@@ -12,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from gpustack.spec.models import GpuStack
-from tests.cluster import deploy, install
+from tests.cluster import install
 from tests.cluster.spec import load
 from tests.cluster.support import Cluster, start, wait_for
 from tests.flux import delivery as flux_delivery
@@ -23,7 +22,6 @@ def deliver(cluster: Cluster, spec: Path, stack: GpuStack) -> None:
     if not stack.spec.gitops.flux.enabled:
         install.install(cluster, stack, cluster.state / "stack")
         return
-    install.install_pod_network(deploy.Applier(cluster.kubectl, cluster.kubeconfig), stack, cluster.state / "stack")
     flux_delivery.install(cluster, spec)
     try:
         wait_for(lambda: not install.unconverged(cluster.api), install.ROLLOUT_SECONDS,

@@ -120,7 +120,8 @@ def note(stack: GpuStack) -> str:
         "calls from the control-plane nodes' host network, whose addresses gpustack does not know. In `kube-system` "
         "only the releases' own pods are covered. Grafana, Prometheus and Alertmanager stay reachable through "
         "`kubectl port-forward`; to serve one through an ingress controller or a load balancer, add a policy that "
-        "admits it on that port (Grafana: 3000)."
+        "admits it on that port (Grafana: 3000). They take effect where the CNI enforces NetworkPolicy: Cilium on "
+        "kubeadm and Talos (its host step), K3s' embedded network policy controller."
     )
 
 

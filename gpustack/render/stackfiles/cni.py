@@ -59,6 +59,7 @@ TALOS_AGENT_CAPABILITIES = [
 TALOS_CLEAN_STATE_CAPABILITIES = ["NET_ADMIN", "SYS_ADMIN", "SYS_RESOURCE"]
 KUBEPRISM = ("localhost", 7445)
 MIGRATION = "https://docs.cilium.io/en/v1.20/installation/k8s-install-migration/"
+HELM_INSTALL = "helm: https://helm.sh/docs/intro/install/"
 
 
 def helm_command() -> str:
@@ -96,7 +97,7 @@ def values_file(stack: GpuStack) -> str:
 def step_sentence(pod_subnet: str) -> str:
     """What the README's CNI command does and why it comes first; ``pod_subnet``: the cluster's."""
     return (
-        f"`helm upgrade --install {RELEASE}` installs the pod network, Cilium {VERSION} with `{PATH}`: until a CNI "
+        f"`helm upgrade --install {RELEASE}` ({HELM_INSTALL}) installs the pod network, Cilium {VERSION} with `{PATH}`: until a CNI "
         "runs every node stays NotReady, and Flux's or Argo CD's controllers, like every other pod, wait for it. "
         "Cilium enforces the stack's NetworkPolicies (Flannel, kubeadm's usual CNI and Talos's default, ignores "
         f"them); its pods take their addresses from each node's podCIDR, out of the pod subnet "
