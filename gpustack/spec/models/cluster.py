@@ -88,7 +88,8 @@ class Cluster(Strict):
         None,
         pattern=r"^[0-9a-f.:]+/[0-9]{1,3}$",
         description="Pod network CIDR (kubeadm networking.podSubnet, K3s cluster-cidr); it must match "
-        "the CNI's. Default: 10.244.0.0/16 on kubeadm (Flannel's), K3s' own on K3s.",
+        "the CNI's. Default: 10.244.0.0/16 on kubeadm and Talos (Cilium takes each node's share of it), "
+        "K3s' own on K3s.",
     )
     serverAddresses: list[str] = Field(
         default_factory=list,
