@@ -63,10 +63,10 @@ HELM_INSTALL = "helm: https://helm.sh/docs/intro/install/"
 
 
 def helm_command() -> str:
-    return (
-        f"helm upgrade --install {RELEASE} {CHART} --repo {REPOSITORY} --version {VERSION} "
-        f"-n {NAMESPACE} -f {PATH} --wait"
-    )
+    """No ``--wait``: right after ``kubeadm init`` the control plane is the only node, where the
+    operator's second replica cannot schedule beside the first (anti-affinity) until a pool joins;
+    the README waits for the nodes to be Ready instead, which needs the agent only."""
+    return f"helm upgrade --install {RELEASE} {CHART} --repo {REPOSITORY} --version {VERSION} -n {NAMESPACE} -f {PATH}"
 
 
 def values(stack: GpuStack) -> dict[str, Any]:
@@ -74,7 +74,7 @@ def values(stack: GpuStack) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ipam": {"mode": "kubernetes"},
         "policyEnforcementMode": POLICY_ENFORCEMENT,
-        "operator": {"replicas": min(2, nodes)},
+        "operator": {"replicas": min(2, nodes)},  # the pools' nodes; a spec does not count the control plane's
     }
     if stack.spec.cluster.distribution == "talos":
         result["securityContext"] = {
