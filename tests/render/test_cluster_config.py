@@ -219,6 +219,17 @@ def test_kubeadm_installs_cilium_enforcing_policies_on_the_clusterconfigurations
     assert readme.index(cni.helm_command()) < readme.index("## Apply order")
 
 
+@pytest.mark.parametrize("distribution", ["kubeadm", "talos"])
+def test_cni_none_leaves_the_pod_network_to_the_user(render_spec, distribution):
+    cluster = {"distribution": distribution, "kubernetesVersion": "1.36", "cni": "none",
+               **({"talosVersion": "v1.13.0"} if distribution == "talos" else {})}
+    _, tree = render_spec(cluster=cluster)
+    assert cni.PATH not in tree and "helm upgrade --install cilium" not in tree["README.md"]
+    assert "one that enforces NetworkPolicy (cluster.cni: none)" in tree["README.md"]
+    if distribution == "talos":  # Talos's Flannel stays off: it would enforce nothing
+        assert yaml.safe_load(tree["talos/controlplane.patch.yaml"])["cluster"]["network"]["cni"] == {"name": "none"}
+
+
 def test_the_cilium_operator_fits_the_nodes(render_spec):
     one = {"name": "gpu", "count": 1, "gpu": {"model": "L4"}}
     _, tree = render_spec(cluster={"distribution": "kubeadm", "kubernetesVersion": "1.36"}, nodePools=[one])

@@ -94,8 +94,27 @@ def values_file(stack: GpuStack) -> str:
     return header + dump(values(stack))
 
 
-def step_sentence(pod_subnet: str) -> str:
-    """What the README's CNI command does and why it comes first; ``pod_subnet``: the cluster's."""
+def installs(stack: GpuStack) -> bool:
+    """Whether the stack installs Cilium: not on K3s, which brings its own network and policy
+    controller, nor where ``cluster.cni: none`` leaves the CNI to the user."""
+    return stack.spec.cluster.distribution != "k3s" and stack.spec.cluster.cni == "cilium"
+
+
+def commands(stack: GpuStack) -> tuple[str, ...]:
+    """The CNI step's commands: Cilium's install, or where the user's CNI goes."""
+    first = helm_command() if installs(stack) else "# install your CNI here: one that enforces NetworkPolicy (cluster.cni: none)"
+    return (first, "kubectl wait --for=condition=Ready node --all --timeout=300s")
+
+
+def step_sentence(stack: GpuStack, pod_subnet: str) -> str:
+    """What the README's CNI step does and why it comes first; ``pod_subnet``: the cluster's."""
+    if not installs(stack):
+        return (
+            "Install your pod network now (`cluster.cni: none`): until a CNI runs every node stays NotReady, and "
+            "Flux's or Argo CD's controllers, like every other pod, wait for it. Pick one that enforces "
+            "NetworkPolicy (Calico, Cilium, or kube-network-policies beside Flannel), or the stack's policies are "
+            f"accepted and never enforced; its pods take addresses from the pod subnet {pod_subnet}."
+        )
     return (
         f"`helm upgrade --install {RELEASE}` ({HELM_INSTALL}) installs the pod network, Cilium {VERSION} with `{PATH}`: until a CNI "
         "runs every node stays NotReady, and Flux's or Argo CD's controllers, like every other pod, wait for it. "
@@ -106,7 +125,4 @@ def step_sentence(pod_subnet: str) -> str:
 
 
 def files(stack: GpuStack) -> dict[str, str]:
-    """The CNI's files: none on K3s, which brings its own network and policy controller."""
-    if stack.spec.cluster.distribution == "k3s":
-        return {}
-    return {PATH: values_file(stack)}
+    return {PATH: values_file(stack)} if installs(stack) else {}

@@ -130,10 +130,9 @@ def kubeadm_steps(stack: GpuStack) -> list[Step]:
             'mkdir -p "$HOME/.kube"',
             'sudo cp /etc/kubernetes/admin.conf "$HOME/.kube/config"',
             'sudo chown "$(id -u):$(id -g)" "$HOME/.kube/config"',
-            cni.helm_command(),
-            "kubectl wait --for=condition=Ready node --all --timeout=300s",
+            *cni.commands(stack),
         ),
-        _init_sentence(stack) + " " + cni.step_sentence(cluster_config.pod_subnet(stack)) + " "
+        _init_sentence(stack) + " " + cni.step_sentence(stack, cluster_config.pod_subnet(stack)) + " "
         "On an existing cluster, which has its CNI, skip both and carry the file's feature gates "
         "and metrics addresses into /etc/kubernetes/manifests, the kube-proxy ConfigMap and every kubelet's "
         "configuration instead.",

@@ -133,7 +133,8 @@ def control_plane_patch(stack: GpuStack, gates: Gates) -> str:
     patch["cluster"] = cluster
     header = (
         f"# Talos machine-config patch of the control plane (stack {stack.metadata.name}): no CNI of Talos's own\n"
-        f"# (Cilium, {cni.PATH}, instead), the feature gates and pod subnet the stack needs.\n"
+        f"# ({f'Cilium, {cni.PATH},' if cni.installs(stack) else 'the CNI you install'} instead), the feature gates and\n"
+        "# pod subnet the stack needs.\n"
         f"# talosctl gen config ... --config-patch-control-plane @{CONTROL_PLANE_PATCH},\n"
         f"# or on each control-plane node: talosctl -n \"$NODE\" patch mc --patch @{CONTROL_PLANE_PATCH}\n"
     )

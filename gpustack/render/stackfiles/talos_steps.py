@@ -110,15 +110,16 @@ def _patch_step(stack: GpuStack, paths: Collection[str]) -> Step:
 
 def _cni_step(stack: GpuStack) -> Step:
     return Step(
-        f"Pod network: Cilium {cni.VERSION}",
-        "From a machine with helm and the cluster's kubeconfig (`talosctl kubeconfig`), once `talosctl bootstrap` "
+        f"Pod network: Cilium {cni.VERSION}" if cni.installs(stack) else "Pod network: yours",
+        "From a machine with the cluster's kubeconfig (`talosctl kubeconfig`), once `talosctl bootstrap` "
         "has started the control plane",
-        (cni.helm_command(), "kubectl wait --for=condition=Ready node --all --timeout=300s"),
+        cni.commands(stack),
         sentences(
-            cni.step_sentence(cluster_config.pod_subnet(stack)),
+            cni.step_sentence(stack, cluster_config.pod_subnet(stack)),
             f"`{talos_config.CONTROL_PLANE_PATCH}` sets `cluster.network.cni.name: none`, so Talos deploys no "
-            "Flannel of its own, and the values are Cilium's for Talos (no `SYS_MODULE`, Talos's cgroup2 mount, "
-            "the API server through KubePrism on localhost:7445).",
+            "Flannel of its own"
+            + (", and the values are Cilium's for Talos (no `SYS_MODULE`, Talos's cgroup2 mount, "
+               "the API server through KubePrism on localhost:7445)." if cni.installs(stack) else "."),
             "Talos deploys its CNI when the cluster is bootstrapped: a cluster that already runs Talos's Flannel "
             f"keeps it after the patch, and moves to Cilium node by node as Cilium's migration guide says ({cni.MIGRATION}).",
         ),
