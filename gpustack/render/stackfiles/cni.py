@@ -30,21 +30,23 @@ The values (``cluster/cni/cilium.values.yaml``):
 
 The CNI is a host step (after ``kubeadm init``, or after ``talosctl bootstrap``), not a release of
 the apply order nor of a GitOps layer: Flux's and Argo CD's controllers are pods that need the
-pod network before they can deliver anything. So its chart is pinned here, not in the chart
-registry (specs/charts.yaml), whose charts are the stack's releases.
+pod network before they can deliver anything. Its chart is in the chart registry
+(specs/charts.yaml, role ``pod-network``) for its pin and for ``gpustack lint``'s key data, which
+checks the values file (``.gpustack.yaml`` maps it to the chart), but it is no release.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from gpustack import charts
 from gpustack.render.stackfiles.step import all_pools
 from gpustack.spec.models import GpuStack
 from gpustack.yamlio import dump
 
 CHART = "cilium"
-VERSION = "1.20.2"
-REPOSITORY = "https://helm.cilium.io"
+VERSION = charts.chart(CHART).version  # pinned in the chart registry, specs/charts.yaml
+REPOSITORY = charts.chart(CHART).repository
 RELEASE = "cilium"
 NAMESPACE = "kube-system"
 FOLDER = "cluster/cni"
