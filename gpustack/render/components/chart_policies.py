@@ -48,9 +48,11 @@ PROMETHEUS = {"app.kubernetes.io/name": "prometheus"}
 MONITORING_STACK = "monitoring-stack"  # the registry's role of kube-prometheus-stack
 # Chart → (pod labels of its webhook server, the port on the pod the API server calls).
 WEBHOOKS: dict[str, tuple[dict[str, str], int]] = {
-    # values.yaml prometheusOperator.tls.internalPort; the operator's pods carry this component label.
+    # prometheusOperator.tls.internalPort of the chart's values.yaml (88.5.3), the port its own operator
+    # policy opens (templates/prometheus-operator/networkpolicy.yaml); its operator pods carry this label.
     "kube-prometheus-stack": ({"app.kubernetes.io/component": "prometheus-operator"}, 10250),
-    # charts/hami/templates/scheduler/deployment.yaml: the extender's https port serves the webhook.
+    # The hami chart's (2.10.0, https://github.com/Project-HAMi/HAMi/tree/master/charts/hami)
+    # templates/scheduler/deployment.yaml: the extender container's https port serves the webhook.
     "hami": ({"app.kubernetes.io/component": "hami-scheduler"}, 443),
 }
 
@@ -112,17 +114,16 @@ def _from_prometheus(monitoring: HelmRelease) -> dict[str, Any]:
     return {"from": [{**namespace_peer(monitoring.namespace), "podSelector": {"matchLabels": dict(PROMETHEUS)}}]}
 
 
-def note(stack: GpuStack) -> str:
-    return (
-        "The charts' pods (`manifests/network-policies.yaml`) accept no traffic but Prometheus' scrapes, the "
-        "monitoring stack's pods among themselves, and the API server's calls to the admission webhooks "
-        "(kube-prometheus-stack's operator, HAMi's scheduler), from anywhere on the webhook's port: the API server "
-        "calls from the control-plane nodes' host network, whose addresses gpustack does not know. In `kube-system` "
-        "only the releases' own pods are covered. Grafana, Prometheus and Alertmanager stay reachable through "
-        "`kubectl port-forward`; to serve one through an ingress controller or a load balancer, add a policy that "
-        "admits it on that port (Grafana: 3000). They take effect where the CNI enforces NetworkPolicy: Cilium on "
-        "kubeadm and Talos (its host step), K3s' embedded network policy controller."
-    )
+NOTE = (
+    "The charts' pods (`manifests/network-policies.yaml`) accept no traffic but Prometheus' scrapes, the "
+    "monitoring stack's pods among themselves, and the API server's calls to the admission webhooks "
+    "(kube-prometheus-stack's operator, HAMi's scheduler), from anywhere on the webhook's port: the API server "
+    "calls from the control-plane nodes' host network, whose addresses gpustack does not know. In `kube-system` "
+    "only the releases' own pods are covered. Grafana, Prometheus and Alertmanager stay reachable through "
+    "`kubectl port-forward`; to serve one through an ingress controller or a load balancer, add a policy that "
+    "admits it on that port (Grafana: 3000). They take effect where the CNI enforces NetworkPolicy: Cilium on "
+    "kubeadm and Talos (its host step), K3s' embedded network policy controller."
+)
 
 
 def added(rendered: Rendered) -> Rendered:
@@ -135,5 +136,5 @@ def added(rendered: Rendered) -> Rendered:
     manifests = dict(rendered.manifests)
     manifests[MANIFEST] = [*manifests.get(MANIFEST, []), *objects]
     notes = dict(rendered.notes)
-    notes[MANIFEST] = [*notes.get(MANIFEST, []), note(stack)]
+    notes[MANIFEST] = [*notes.get(MANIFEST, []), NOTE]
     return replace(rendered, manifests=manifests, notes=notes)
