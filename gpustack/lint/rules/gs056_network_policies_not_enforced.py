@@ -36,8 +36,8 @@ from gpustack.lint.releases.kustomize import is_kustomization
 
 FLANNEL = re.compile(r"(?:^|/)(?:flannel|flannel-io)/flannel\b|mirrored-flannelcni-flannel\b|kube-flannel\.ya?ml")
 ENGINES = re.compile(
-    r"(?:^|/)cilium/cilium\b|(?:^|/)calico/node\b|tigera/operator|(?:^|/)calico\.ya?ml|canal\.ya?ml|"
-    r"cloudnativelabs/kube-router|kube-network-policies|antrea|weaveworks/weave-npc"
+    r"(?:^|/)cilium/cilium\b|(?:^|/)calico/node\b|tigera[/-]operator|(?:^|/)calico\.ya?ml|canal\.ya?ml|"
+    r"cloudnativelabs/kube-router|kuberouter|kube-network-policies|antrea|weaveworks/weave-npc"
 )
 FLANNEL_CHARTS = frozenset({"flannel"})
 ENGINE_CHARTS = frozenset({"cilium", "tigera-operator", "calico", "kube-router", "antrea", "kube-network-policies"})
