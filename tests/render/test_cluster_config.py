@@ -230,13 +230,22 @@ def test_cni_none_leaves_the_pod_network_to_the_user(render_spec, distribution):
         assert yaml.safe_load(tree["talos/controlplane.patch.yaml"])["cluster"]["network"]["cni"] == {"name": "none"}
 
 
-def test_the_cilium_operator_fits_the_nodes(render_spec):
+def test_the_cilium_operator_fits_the_nodes_it_tolerates(render_spec):
+    """The chart's operator tolerates the control plane's taints, not the pools', one replica a node."""
+    cluster = {"distribution": "kubeadm", "kubernetesVersion": "1.36"}
     one = {"name": "gpu", "count": 1, "gpu": {"model": "L4"}}
-    _, tree = render_spec(cluster={"distribution": "kubeadm", "kubernetesVersion": "1.36"}, nodePools=[one])
-    assert yaml.safe_load(tree[cni.PATH])["operator"]["replicas"] == 1
-    _, tree = render_spec(cluster={"distribution": "kubeadm", "kubernetesVersion": "1.36"},
-                          nodePools=[{**one, "count": 3}])
-    assert yaml.safe_load(tree[cni.PATH])["operator"]["replicas"] == 2
+    taint = [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]
+
+    def replicas(pool, system=0):
+        systems = [{"name": "sys", "count": system}] if system else []
+        _, tree = render_spec(cluster=cluster, nodePools=[pool], systemPools=systems)
+        return yaml.safe_load(tree[cni.PATH])["operator"]["replicas"]
+
+    assert replicas(one) == 1
+    assert replicas({**one, "count": 3}) == 2
+    assert replicas({**one, "count": 3, "taints": taint}, system=1) == 1  # one untainted node
+    assert replicas({**one, "count": 3, "taints": taint}, system=2) == 2
+    assert replicas({**one, "count": 3, "taints": [{**taint[0], "effect": "PreferNoSchedule"}]}) == 2
 
 
 def test_k3s_keeps_its_own_flannel(render_spec):

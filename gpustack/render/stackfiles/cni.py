@@ -20,8 +20,8 @@ The values (``cluster/cni/cilium.values.yaml``):
 - kube-proxy stays (Cilium's default ``kubeProxyReplacement: false``), so the kubeadm
   configuration's KubeProxyConfiguration keeps its meaning;
 - the agent's DaemonSet tolerates every taint (the chart's default, kept), so tainted GPU nodes
-  get their pod network too; the operator runs one replica per node up to two (its chart's
-  anti-affinity leaves a second replica Pending on a one-node cluster);
+  get their pod network too; the operator, which tolerates the control plane's taints only, runs
+  two replicas where two untainted pool nodes can hold them, else one (``operator_replicas``);
 - on Talos, Cilium's Talos values
   (https://docs.cilium.io/en/v1.20/installation/k8s-install-talos-linux/): no ``SYS_MODULE``
   capability (Talos forbids workloads loading kernel modules), Talos's own cgroup2 mount at
@@ -60,6 +60,7 @@ TALOS_AGENT_CAPABILITIES = [
 ]
 TALOS_CLEAN_STATE_CAPABILITIES = ["NET_ADMIN", "SYS_ADMIN", "SYS_RESOURCE"]
 KUBEPRISM = ("localhost", 7445)
+BLOCKING = ("NoSchedule", "NoExecute")  # taint effects that keep a pod without a toleration off a node
 MIGRATION = "https://docs.cilium.io/en/v1.20/installation/k8s-install-migration/"
 HELM_INSTALL = "helm: https://helm.sh/docs/intro/install/"
 
@@ -71,12 +72,19 @@ def helm_command() -> str:
     return f"helm upgrade --install {RELEASE} {CHART} --repo {REPOSITORY} --version {VERSION} -n {NAMESPACE} -f {PATH}"
 
 
+def operator_replicas(stack: GpuStack) -> int:
+    """Two where two pool nodes can hold them, else one. The chart's operator takes one node each
+    (anti-affinity, host ports) and tolerates only the control plane's taints, not the pools'; the
+    control-plane nodes, which a spec does not count, hold the one where no pool node can."""
+    free = sum(p.count for p in all_pools(stack) if not any(t.effect in BLOCKING for t in p.taints))
+    return 2 if free >= 2 else 1
+
+
 def values(stack: GpuStack) -> dict[str, Any]:
-    nodes = sum(pool.count for pool in all_pools(stack))
     result: dict[str, Any] = {
         "ipam": {"mode": "kubernetes"},
         "policyEnforcementMode": POLICY_ENFORCEMENT,
-        "operator": {"replicas": min(2, nodes)},  # the pools' nodes; a spec does not count the control plane's
+        "operator": {"replicas": operator_replicas(stack)},
     }
     if stack.spec.cluster.distribution == "talos":
         result["securityContext"] = {
