@@ -17,7 +17,7 @@ from gpustack.shipped import lint_data
 REPO = Path(__file__).resolve().parents[1]
 ROLES = {
     "device-plugin", "feature-discovery", "gpu-operator", "gpu-sharing", "dra-driver", "metrics-exporter",
-    "monitoring-stack",
+    "monitoring-stack", "pod-network",
 }
 # Spec section (JSON Schema $defs) → the chart its `version` pins.
 SPEC_VERSIONS = {

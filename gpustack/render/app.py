@@ -29,6 +29,7 @@ from gpustack.render.component import (
     add_object,
 )
 from gpustack.render.components import (
+    chart_policies,
     control_plane,
     device_plugin,
     dra,
@@ -85,7 +86,7 @@ def render(ctx: RenderContext) -> Rendered:
         charts[name] = cdk8s.Chart(app, name, disable_resource_name_hashes=True)
         contributions[name] = module.build(charts[name], ctx)
     synthesised = {name: chart.to_json() for name, chart in charts.items()}
-    rendered = merge(ctx, contributions, synthesised)
+    rendered = chart_policies.added(merge(ctx, contributions, synthesised))
     namespaces = cdk8s.Chart(app, NAMESPACES, disable_resource_name_hashes=True)
     for obj in namespace_objects(rendered):
         add_object(namespaces, obj)

@@ -54,8 +54,11 @@ class Release:
     version: str
     namespace: str
     values: Path
+    packaged: Path | None = None  # a chart packaged elsewhere than CHARTS (Cilium's: tests/cluster/cilium.py)
 
     def chart_file(self) -> Path:
+        if self.packaged is not None:
+            return self.packaged
         path = CHARTS / f"{self.chart}-{self.version.removeprefix('v')}.tgz"
         if not path.is_file():
             path = CHARTS / f"{self.chart}-{self.version}.tgz"

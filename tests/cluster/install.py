@@ -3,7 +3,8 @@ it converges: every Deployment, StatefulSet and DaemonSet rolled out, every Job 
 faithful kubelet and node agents (tests/cluster/kubelet.py). ``python -m tests.cluster up
 --install``, the example tests and the tests that need a stack's agents running use it.
 
-The apply order (deploy.py): the charts' CRDs, the namespaces, the Secrets a person creates by
+The apply order (deploy.py): the pod network (Cilium, the README's host step on kubeadm and Talos;
+tests/cluster/cilium.py), the charts' CRDs, the namespaces, the Secrets a person creates by
 hand, the early manifests (the README's first step: namespaces, RuntimeClass, generated
 Secrets), each release's ``helm template`` output (the real chart with the rendered values), and
 once the releases' workloads are up the rest of the manifests, the delivery objects, and the
@@ -19,7 +20,7 @@ from typing import Any
 
 from gpustack.render.rendered import EARLY_MANIFESTS
 from gpustack.spec.models import GpuStack
-from tests.cluster import deploy
+from tests.cluster import cilium, deploy
 from tests.cluster.api import ApiError
 from tests.cluster.support import (
     WORKLOAD_KINDS,
@@ -51,16 +52,28 @@ class Deployed:
 
 
 
+def install_pod_network(applier: deploy.Applier, stack: GpuStack, folder: Path) -> list[dict[str, Any]]:
+    """The README's CNI host step (Cilium, after ``kubeadm init`` or ``talosctl bootstrap``; none on
+    K3s), applied before anything else as on a real cluster, where every other pod waits for it."""
+    network = cilium.release(folder)
+    if network is None:
+        return []
+    objects = deploy.helm_template(network, stack.spec.cluster.kubernetesVersion)
+    applier.apply(objects, "the pod network (the README's CNI host step)")
+    return objects
+
+
 def apply_stack(cluster: Cluster, stack: GpuStack, folder: Path) -> Deployed:
     """Everything the stack's README applies, in its order (see deploy.py)."""
     applier = deploy.Applier(cluster.kubectl, cluster.kubeconfig)
     releases = deploy.releases(folder)
     charts = {r.name: deploy.helm_template(r, stack.spec.cluster.kubernetesVersion) for r in releases}
+    pod_network = install_pod_network(applier, stack, folder)
     # README step 1: the namespaces (with their Pod Security labels) the charts install into.
     manifests = deploy.documents((folder / "helm" / "namespaces.yaml").read_text())
     manifests += deploy.kustomize(cluster.kubectl, folder / "manifests")
     delivery = deploy.delivery_objects(folder)
-    everything = [o for objects in charts.values() for o in objects] + manifests + delivery
+    everything = pod_network + [o for objects in charts.values() for o in objects] + manifests + delivery
 
     crds = [o for o in everything if o["kind"] == "CustomResourceDefinition"]
     have = {c["metadata"]["name"] for c in crds}

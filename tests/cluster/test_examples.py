@@ -42,8 +42,11 @@ VLLM_EXAMPLES = [p for p, stack in STACKS.items() if any(w.type == "vllm" for w 
 DRA_EXAMPLES = [p for p, stack in STACKS.items() if stack.spec.dra.enabled and stack.spec.dra.claimTemplates]
 # DaemonSets of GPU node agents: on every GPU node of the pools they serve and nowhere else.
 GPU_AGENT = re.compile(r"device-plugin|gpu-feature-discovery|dcgm-exporter|hami|dra")
-# DaemonSets that belong on every node (metrics and feature discovery of the whole fleet).
-NODE_AGENT = re.compile(r"node-exporter|nfd-worker|node-feature-discovery-worker")
+# DaemonSets that belong on every node (metrics and feature discovery of the whole fleet, the pod
+# network: Cilium's agent and its Envoy proxy).
+NODE_AGENT = re.compile(r"node-exporter|nfd-worker|node-feature-discovery-worker|^cilium")
+# Stacks whose pod network the README installs (tests/cluster/cilium.py): kubeadm and Talos.
+CNI_EXAMPLES = [p for p, stack in STACKS.items() if stack.spec.cluster.distribution != "k3s"]
 
 
 @pytest.fixture(scope="module", params=EXAMPLES, ids=[p.stem for p in EXAMPLES])
@@ -179,6 +182,26 @@ def test_daemonsets_land_on_exactly_the_nodes_they_serve(deployed: Deployed) -> 
         wait_for(lambda: landed() == expected, WAIT_SECONDS, mismatch)
         checked += 1
     assert checked, "no DaemonSet of the stack was checked"
+
+
+@pytest.mark.parametrize("deployed", CNI_EXAMPLES, ids=[p.stem for p in CNI_EXAMPLES], indirect=True)
+def test_the_pod_network_enforces_network_policies(deployed: Deployed) -> None:
+    """The tier moves no packets, so what it can hold is the installed CNI's configuration: Cilium's
+    agent starts from what its ``config`` init container's ``cilium-dbg build-config`` reads from the
+    ConfigMap cilium-config of its namespace (its default source), whose ``enable-policy`` must not
+    be ``never`` (which ignores every NetworkPolicy); and its DaemonSet runs on every node, the
+    tainted GPU nodes included (also test_daemonsets_land_on_exactly_the_nodes_they_serve)."""
+    wait_for_rollouts(deployed)
+    api = deployed.cluster.api
+    agent = api.get("/apis/apps/v1/namespaces/kube-system/daemonsets/cilium")
+    first = agent["spec"]["template"]["spec"]["initContainers"][0]
+    assert first["command"][:2] == ["cilium-dbg", "build-config"]
+    config = api.get("/api/v1/namespaces/kube-system/configmaps/cilium-config")["data"]
+    assert config["enable-policy"] in ("default", "always")
+    assert config["ipam"] == "kubernetes"
+    assert agent["status"]["numberReady"] == len(deployed.cluster.nodes)
+    policies = [o for o in deployed.objects if o["kind"] == "NetworkPolicy"]
+    assert policies, "a stack with a pod network that enforces policies renders some"
 
 
 def _claim_pod(template: Any, number: int) -> dict[str, Any]:

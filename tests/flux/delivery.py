@@ -21,7 +21,8 @@ from typing import Any
 
 from gpustack.render.components import flux
 from tests.cluster import control_plane, deploy
-from tests.cluster.install import NotConverged
+from tests.cluster.install import NotConverged, install_pod_network
+from tests.cluster.spec import load
 from tests.cluster.support import Cluster
 from tests.flux import build, controllers
 from tests.flux.graph import folder_files
@@ -98,6 +99,8 @@ def install(cluster: Cluster, spec: Path) -> list[dict[str, Any]]:
     for source in (o for o in objects if o["kind"] == "HelmRepository"):
         source["spec"]["url"] = url
     applier = deploy.Applier(cluster.kubectl, cluster.kubeconfig)
+    # The README's CNI host step comes before Flux: its controllers are pods that need the network.
+    install_pod_network(applier, load(spec), folder)
     applier.apply(build.crds(), "Flux's CRDs")
     applier.wait_established()
     # The prerequisites layer (with the flux-system namespace the bootstrap makes), then sources and

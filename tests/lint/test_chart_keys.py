@@ -2,7 +2,8 @@
 and charts read at run time.
 
 The data files are made by ``python -m gpustack.lint.charts.generate_keys`` from ../shared/reference/charts
-(every packaged version); the DRA driver of NVIDIA from its values.yaml alone (no package).
+(every packaged version) and Cilium's chart from the Go module proxy (tests/cluster/cilium.py); the
+DRA driver of NVIDIA from its values.yaml alone (no package).
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from gpustack.lint.charts.chartkeys import ABSENT, DECLARED, PASSTHROUGH, READ
 from gpustack.lint.engine import lint
 from gpustack.lint.input.load import load_text
 from gpustack.lint.policy.config import Config
+from tests.cluster import cilium
+from tests.cluster.deploy import Unavailable
+from tests.cluster.support import unavailable
 
 DATA = Path(chartkeys.__file__).parents[1] / "data" / "chart-keys"
 VALUES_ONLY = {
@@ -28,12 +32,22 @@ VALUES_ONLY = {
 }
 
 
+def _cilium() -> Path:
+    """Cilium's chart (the pod network's, specs/charts.yaml), packaged from the Go module proxy."""
+    try:
+        return cilium.chart()
+    except Unavailable as missing:
+        unavailable(str(missing))
+        raise
+
+
 def test_data_is_fresh_from_the_packaged_charts(shared: Path) -> None:
-    packages = sorted((shared / "reference" / "charts").glob("*.tgz"))
+    packages = [*sorted((shared / "reference" / "charts").glob("*.tgz")), _cilium()]
     generated = generate_keys.generate(packages)
     for name, (values, version) in VALUES_ONLY.items():
         generated[name] = generate_keys.generate_values_only(shared / "reference" / values, name, version)
-    command = "python -m gpustack.lint.charts.generate_keys ../shared/reference/charts/*.tgz --out gpustack/lint/data/chart-keys"
+    command = ("python -m gpustack.lint.charts.generate_keys ../shared/reference/charts/*.tgz "
+               f"{cilium.cache_root()}/cilium-*.tgz --out gpustack/lint/data/chart-keys")
     assert {p.stem for p in DATA.glob("*.json")} == set(generated), f"regenerate with `{command}`"
     for name, data in generated.items():
         assert (DATA / f"{name}.json").read_text() == generate_keys.dump(data), f"{name} is stale: `{command}`"

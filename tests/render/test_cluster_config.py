@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 
 import pytest
 import yaml
@@ -202,18 +201,51 @@ def test_kubeadm_host_driver_example_joins_tainted_gpu_pools_and_an_untainted_sy
 
 
 @pytest.mark.parametrize("subnet", [None, "10.32.0.0/12"])
-def test_kubeadm_installs_flannel_on_the_clusterconfigurations_pod_subnet(render_spec, subnet):
+def test_kubeadm_installs_cilium_enforcing_policies_on_the_clusterconfigurations_pod_subnet(render_spec, subnet):
     cluster = {"distribution": "kubeadm", "kubernetesVersion": "1.36", **({"podSubnet": subnet} if subnet else {})}
     _, tree = render_spec(cluster=cluster)
     config = next(d for d in yaml.safe_load_all(tree["cluster/kubeadm-config.yaml"]) if d["kind"] == "ClusterConfiguration")
-    kustomization = yaml.safe_load(tree[cni.PATH])
-    assert kustomization["resources"] == [cni.MANIFEST] and cni.VERSION in cni.MANIFEST
-    [patch] = kustomization["patches"]
-    assert patch["target"]["name"] == "kube-flannel-cfg"
-    [operation] = yaml.safe_load(patch["patch"])
-    assert operation["path"] == "/data/net-conf.json"
-    assert json.loads(operation["value"])["Network"] == config["networking"]["podSubnet"] == (subnet or "10.244.0.0/16")
-    assert f"kubectl apply -k {cni.FOLDER}" in tree["README.md"]
+    values = yaml.safe_load(tree[cni.PATH])
+    # Kubernetes IPAM: each node's podCIDR, which the controller manager cuts from podSubnet.
+    assert values["ipam"] == {"mode": "kubernetes"}
+    assert config["networking"]["podSubnet"] == (subnet or "10.244.0.0/16")
+    assert values["policyEnforcementMode"] == "default"
+    # The chart's agent tolerations (operator: Exists) are kept, so tainted GPU nodes get it.
+    assert "tolerations" not in values and "k8sServiceHost" not in values
+    readme = tree["README.md"]
+    assert cni.helm_command() in readme and f"--version {cni.VERSION}" in cni.helm_command()
+    # The CNI runs right after kubeadm init, before the pools join and before any release.
+    assert readme.index("sudo kubeadm init") < readme.index(cni.helm_command()) < readme.index("kubeadm join")
+    assert readme.index(cni.helm_command()) < readme.index("## Apply order")
+
+
+@pytest.mark.parametrize("distribution", ["kubeadm", "talos"])
+def test_cni_none_leaves_the_pod_network_to_the_user(render_spec, distribution):
+    cluster = {"distribution": distribution, "kubernetesVersion": "1.36", "cni": "none",
+               **({"talosVersion": "v1.13.0"} if distribution == "talos" else {})}
+    _, tree = render_spec(cluster=cluster)
+    assert cni.PATH not in tree and "helm upgrade --install cilium" not in tree["README.md"]
+    assert "one that enforces NetworkPolicy (cluster.cni: none)" in tree["README.md"]
+    if distribution == "talos":  # Talos's Flannel stays off: it would enforce nothing
+        assert yaml.safe_load(tree["talos/controlplane.patch.yaml"])["cluster"]["network"]["cni"] == {"name": "none"}
+
+
+def test_the_cilium_operator_fits_the_nodes_it_tolerates(render_spec):
+    """The chart's operator tolerates the control plane's taints, not the pools', one replica a node."""
+    cluster = {"distribution": "kubeadm", "kubernetesVersion": "1.36"}
+    one = {"name": "gpu", "count": 1, "gpu": {"model": "L4"}}
+    taint = [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]
+
+    def replicas(pool, system=0):
+        systems = [{"name": "sys", "count": system}] if system else []
+        _, tree = render_spec(cluster=cluster, nodePools=[pool], systemPools=systems)
+        return yaml.safe_load(tree[cni.PATH])["operator"]["replicas"]
+
+    assert replicas(one) == 1
+    assert replicas({**one, "count": 3}) == 2
+    assert replicas({**one, "count": 3, "taints": taint}, system=1) == 1  # one untainted node
+    assert replicas({**one, "count": 3, "taints": taint}, system=2) == 2
+    assert replicas({**one, "count": 3, "taints": [{**taint[0], "effect": "PreferNoSchedule"}]}) == 2
 
 
 def test_k3s_keeps_its_own_flannel(render_spec):

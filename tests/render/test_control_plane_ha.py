@@ -165,7 +165,7 @@ def test_pod_security_defaults_for_the_api_server(render_spec, ha):
     assert plugin["name"] == "PodSecurity"
     assert plugin["configuration"]["defaults"]["enforce"] == "baseline"
     assert plugin["configuration"]["defaults"]["warn"] == plugin["configuration"]["defaults"]["audit"] == "restricted"
-    assert plugin["configuration"]["exemptions"]["namespaces"] == ["kube-system", "kube-flannel"]
+    assert plugin["configuration"]["exemptions"]["namespaces"] == ["kube-system"]
     api_server = documents(files["cluster/kubeadm-config.yaml"])["ClusterConfiguration"]["apiServer"]
     assert {"name": "admission-control-config-file", "value": "/etc/kubernetes/pod-security.yaml"} in api_server["extraArgs"]
     assert api_server["extraVolumes"] == [{"name": "pod-security-admission", "hostPath": "/etc/kubernetes/pod-security.yaml",

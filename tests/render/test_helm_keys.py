@@ -15,7 +15,8 @@ from typing import Any
 
 from gpustack.lint.charts import chartkeys
 from gpustack.lint.charts.chartkeys import ChartKeys
-from gpustack.render.component import HelmRelease
+from gpustack.render.component import HelmRelease, chart_release
+from gpustack.render.stackfiles import cni
 
 # Releases whose key data is kept under another name or version: NGC publishes NVIDIA's DRA
 # driver as nvidia-dra-driver-gpu, whose source is deployments/helm/dra-driver-nvidia-gpu;
@@ -83,11 +84,14 @@ def unknown_keys(values: Mapping[str, Any], keys: ChartKeys) -> list[str]:
 
 
 def releases(examples, render_spec) -> Iterator[tuple[str, HelmRelease]]:
-    for name, (rendered, _) in examples.items():
+    """The stacks' releases, and the pod network's values (a host step's chart, not a release)."""
+    stacks = [(name, rendered) for name, (rendered, _) in examples.items()]
+    stacks += [(name, render_spec(**spec)[0]) for name, spec in VARIANTS.items()]
+    for name, rendered in stacks:
         yield from ((name, r) for r in rendered.releases)
-    for name, spec in VARIANTS.items():
-        rendered, _ = render_spec(**spec)
-        yield from ((name, r) for r in rendered.releases)
+        if cni.installs(rendered.ctx.stack):
+            values = cni.values(rendered.ctx.stack)
+            yield name, chart_release(cni.CHART, name=cni.RELEASE, version=cni.VERSION, namespace=cni.NAMESPACE, values=values)
 
 
 def test_every_emitted_key_exists_in_the_chart(examples, render_spec):

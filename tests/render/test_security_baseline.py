@@ -70,11 +70,13 @@ def test_vllm_clients_narrowed_to_cidrs(render_spec):
     assert rule["from"] == [{"ipBlock": {"cidr": "10.20.0.0/16"}}]
 
 
-def test_network_policies_opt_out_and_none_without_workloads(render_spec):
+def test_network_policies_opt_out_and_no_workload_policy_without_workloads(render_spec):
     rendered, files = render_spec(workloads=[MINIO], security={"networkPolicies": False})
     assert not objects(rendered, "NetworkPolicy") and "manifests/network-policies.yaml" not in files
     rendered, _ = render_spec()
-    assert not objects(rendered, "NetworkPolicy")
+    # Only the charts' (tests/render/test_chart_policies.py).
+    assert not [p for p in objects(rendered, "NetworkPolicy").values() if p["metadata"]["namespace"] == "default"]
+    assert not [p for p in objects(rendered, "NetworkPolicy").values() if p["metadata"]["name"] == "gpustack-dns"]
 
 
 def test_workload_namespaces_get_the_level_their_pods_meet(render_spec):

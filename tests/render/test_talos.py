@@ -12,7 +12,7 @@ import yaml
 from render_helpers import release
 
 from gpustack.lint.facts.talos import CRI_CUSTOMIZATION, DEFAULT_RUNTIME, KERNEL_MODULES
-from gpustack.render.stackfiles import host_steps, talos_config
+from gpustack.render.stackfiles import cni, host_steps, talos_config
 
 TALOS = {"distribution": "talos", "talosVersion": "v1.13.0", "kubernetesVersion": "1.36"}
 
@@ -21,14 +21,14 @@ def _doc(files: dict[str, str], path: str) -> dict:
     return yaml.safe_load(files[path])
 
 
-def test_a_gpu_pool_gets_a_patch_and_a_schematic_and_no_cluster_folder(render_spec):
+def test_a_gpu_pool_gets_a_patch_and_a_schematic_and_only_the_cni_of_the_cluster_folder(render_spec):
     _, files = render_spec(
         cluster=TALOS,
         nodePools=[{"name": "gpu", "gpu": {"model": "L4"}, "labels": {"tier": "a"},
                     "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]}],
         systemPools=[{"name": "sys"}],
     )
-    assert not [path for path in files if path.startswith("cluster/")]
+    assert [path for path in files if path.startswith("cluster/")] == [cni.PATH]
     machine = _doc(files, "talos/pools/gpu.patch.yaml")["machine"]
     assert [m["name"] for m in machine["kernel"]["modules"]] == list(KERNEL_MODULES)
     assert machine["sysctls"] == {"net.core.bpf_jit_harden": "1"}
@@ -42,7 +42,20 @@ def test_a_gpu_pool_gets_a_patch_and_a_schematic_and_no_cluster_folder(render_sp
     # A pool without labels, taints or gates: no patch (talosctl refuses an empty one), no schematic.
     assert "talos/pools/sys.patch.yaml" not in files and "talos/pools/sys.schematic.yaml" not in files
     assert "sys.patch.yaml" not in files["README.md"]
-    assert talos_config.CONTROL_PLANE_PATCH not in files
+    # No gates, no pod subnet: the control plane's patch still turns Talos's Flannel off.
+    assert _doc(files, talos_config.CONTROL_PLANE_PATCH) == {"cluster": {"network": {"cni": {"name": "none"}}}}
+
+
+def test_cilium_replaces_talos_flannel_with_talos_values(render_spec):
+    _, files = render_spec(cluster=TALOS)
+    values = _doc(files, cni.PATH)
+    assert values["policyEnforcementMode"] == "default" and values["ipam"] == {"mode": "kubernetes"}
+    # Cilium's Talos guide: no SYS_MODULE, Talos's cgroup2 mount, KubePrism.
+    assert "SYS_MODULE" not in values["securityContext"]["capabilities"]["ciliumAgent"]
+    assert values["cgroup"] == {"autoMount": {"enabled": False}, "hostRoot": "/sys/fs/cgroup"}
+    assert (values["k8sServiceHost"], values["k8sServicePort"]) == ("localhost", 7445)
+    readme = files["README.md"]
+    assert readme.index("Machine-config patches") < readme.index(cni.helm_command()) < readme.index("## Apply order")
 
 
 def test_default_runtime_is_the_cri_drop_in_that_lint_reads_back(render_spec):
@@ -57,7 +70,7 @@ def test_default_runtime_is_the_cri_drop_in_that_lint_reads_back(render_spec):
 def test_feature_gates_reach_the_control_plane_and_every_kubelet(render_spec):
     _, files = render_spec(cluster={**TALOS, "featureGates": {"ExampleGate": True}, "podSubnet": "10.42.0.0/16"})
     patch = _doc(files, talos_config.CONTROL_PLANE_PATCH)
-    assert patch["cluster"]["network"] == {"podSubnets": ["10.42.0.0/16"]}
+    assert patch["cluster"]["network"] == {"cni": {"name": "none"}, "podSubnets": ["10.42.0.0/16"]}
     for section in ("apiServer", "controllerManager", "scheduler"):
         assert patch["cluster"][section] == {"extraArgs": {"feature-gates": "ExampleGate=true"}}
     gates = {"extraConfig": {"featureGates": {"ExampleGate": True}}}
@@ -112,7 +125,7 @@ def test_host_steps_are_talosctl_not_apt(render_spec):
     for pool in "abc":
         assert f'talosctl -n "$NODE" patch mc --patch @talos/pools/{pool}.patch.yaml' in commands
     assert 'talosctl -n "$NODE" get extensions' in commands
-    assert "controlplane.patch.yaml" not in commands
+    assert 'talosctl -n "$NODE" patch mc --patch @talos/controlplane.patch.yaml' in commands
     readme = files["README.md"]
     assert "Talos (v1.13.0), Kubernetes 1.36." in readme
     assert "`talos/pools/a.schematic.yaml`: Image Factory schematic of pool `a`" in readme

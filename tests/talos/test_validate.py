@@ -128,6 +128,8 @@ def test_default_runtime_gates_subnet_and_system_pool_validate(validator, tmp_pa
     control_plane = results[talos_config.CONTROL_PLANE_PATCH]
     assert control_plane["kind"] == "controlplane"
     assert control_plane["podSubnets"] == ["10.42.0.0/16"]
+    # Talos deploys no CNI of its own (Cilium instead); without the patch it would deploy Flannel.
+    assert control_plane["cni"] == "none" and system["cni"] == "flannel"
     assert control_plane["featureGateArgs"] == {c: "ExampleGate=true" for c in ("apiserver", "controller-manager", "scheduler")}
 
 

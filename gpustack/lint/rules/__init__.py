@@ -61,6 +61,7 @@ from gpustack.lint.rules import gs053_device_plugin_switched_off
 from gpustack.lint.rules import gs054_nvidia_runtime_without_gpu_request
 from gpustack.lint.rules import gs055_gpu_operator_toolkit_on_talos_toolkit
 from gpustack.lint.rules import gs056_plugin_strategy_toolkit_ignores
+from gpustack.lint.rules import gs057_network_policies_not_enforced
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -120,5 +121,6 @@ RULES: dict[str, Rule] = {
         gs054_nvidia_runtime_without_gpu_request.RULE,
         gs055_gpu_operator_toolkit_on_talos_toolkit.RULE,
         gs056_plugin_strategy_toolkit_ignores.RULE,
+        gs057_network_policies_not_enforced.RULE,
     )
 }

@@ -16,10 +16,9 @@ https://kubernetes.io/docs/concepts/services-networking/network-policies/):
 
 In a namespace the stack creates the deny covers every pod; in a built-in one (``default``) only
 the stack's pods (``app.kubernetes.io/managed-by: gpustack``), so other tenants' traffic is left
-alone. The charts' namespaces get none: their node agents run on the host network (policies do not
-apply) and their webhooks and operators talk to the API server, whose addresses gpustack does not
-know; the README says so. A policy only takes effect where the CNI enforces NetworkPolicy
-(Calico, Cilium, K3s' embedded network policy controller; Flannel alone does not).
+alone. The charts' pods get theirs from ``chart_policies``. A policy only takes effect where the
+CNI enforces NetworkPolicy: kubeadm and Talos stacks install Cilium for that
+(``stackfiles/cni.py``), K3s enforces them with its embedded network policy controller.
 """
 
 from __future__ import annotations
@@ -62,14 +61,14 @@ def policies(stack: GpuStack) -> list[dict[str, Any]]:
     result = []
     for namespace in namespaces:
         stack_pods = {} if namespace not in BUILTIN_NAMESPACES else {"matchLabels": dict(MANAGED_BY)}
-        result.append(_policy(namespace, "gpustack-default-deny", stack_pods, ingress=[], egress=[]))
-        result.append(_policy(namespace, "gpustack-dns", stack_pods, egress=[{"to": [KUBE_DNS], "ports": DNS}]))
+        result.append(policy(namespace, "gpustack-default-deny", stack_pods, ingress=[], egress=[]))
+        result.append(policy(namespace, "gpustack-dns", stack_pods, egress=[{"to": [KUBE_DNS], "ports": DNS}]))
     for workload in stack.spec.workloads:
         result += list(_allows(stack, workload))
     for namespace in sorted(set(namespaces) & set(secrets.wanted(stack))):
         api_server = {"ports": [{"protocol": "TCP", "port": port} for port in secrets.API_SERVER_PORTS]}
         pods = {"matchLabels": dict(secrets.POD_LABELS)}
-        result.append(_policy(namespace, "gpustack-secrets-api-server", pods, egress=[api_server]))
+        result.append(policy(namespace, "gpustack-secrets-api-server", pods, egress=[api_server]))
     return result
 
 
@@ -79,25 +78,25 @@ def _allows(stack: GpuStack, workload: Any) -> Iterator[dict[str, Any]]:
         clients: dict[str, Any] = {"ports": [{"protocol": "TCP", "port": workloads.VLLM_PORT}]}
         if stack.spec.security.vllmIngressFrom:
             clients["from"] = [{"ipBlock": {"cidr": cidr}} for cidr in stack.spec.security.vllmIngressFrom]
-        yield _policy(workload.namespace, f"{workload.name}-clients", pods, ingress=[clients])
+        yield policy(workload.namespace, f"{workload.name}-clients", pods, ingress=[clients])
         if isinstance(workload.model, S3Source):
-            yield _policy(workload.namespace, f"{workload.name}-s3", pods, egress=[_s3_egress(stack, workload.model)])
+            yield policy(workload.namespace, f"{workload.name}-s3", pods, egress=[_s3_egress(stack, workload.model)])
         elif isinstance(workload.model, HuggingFaceSource):
-            yield _policy(workload.namespace, f"{workload.name}-huggingface", pods, egress=[_https_anywhere()])
+            yield policy(workload.namespace, f"{workload.name}-huggingface", pods, egress=[_https_anywhere()])
     elif isinstance(workload, ModelLoader):
         pods = {"matchLabels": selector(workloads.LOADER_APP, workload.name)}
         egress = [_https_anywhere(), _s3_egress(stack, workload.destination)]
-        yield _policy(workload.namespace, f"{workload.name}-egress", pods, egress=egress)
+        yield policy(workload.namespace, f"{workload.name}-egress", pods, egress=egress)
     elif isinstance(workload, Minio):
         pods = {"matchLabels": selector(workloads.MINIO_APP, workload.name)}
         clients = [_client(w) for w in stack.spec.workloads if _reads(w, workload)]
         if secret_names.minio_roles(stack, workload):
             users = {"matchLabels": minio_users.job_selector(workload)}
             clients.append({"podSelector": users})
-            yield _policy(workload.namespace, f"{workload.name}-users-egress", users, egress=[_to_store(workload)])
+            yield policy(workload.namespace, f"{workload.name}-users-egress", users, egress=[_to_store(workload)])
         if clients:
             port = [{"protocol": "TCP", "port": workloads.MINIO_API_PORT}]
-            yield _policy(workload.namespace, f"{workload.name}-clients", pods, ingress=[{"from": clients, "ports": port}])
+            yield policy(workload.namespace, f"{workload.name}-clients", pods, ingress=[{"from": clients, "ports": port}])
 
 
 def _s3_egress(stack: GpuStack, source: S3Source) -> dict[str, Any]:
@@ -109,11 +108,13 @@ def _s3_egress(stack: GpuStack, source: S3Source) -> dict[str, Any]:
     return {"ports": [{"protocol": "TCP", "port": port}]}
 
 
+def namespace_peer(namespace: str) -> dict[str, Any]:
+    """A peer in ``namespace`` (the API server labels every namespace with its name)."""
+    return {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}}
+
+
 def _to_store(store: Minio) -> dict[str, Any]:
-    to = {
-        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": store.namespace}},
-        "podSelector": {"matchLabels": selector(workloads.MINIO_APP, store.name)},
-    }
+    to = {**namespace_peer(store.namespace), "podSelector": {"matchLabels": selector(workloads.MINIO_APP, store.name)}}
     return {"to": [to], "ports": [{"protocol": "TCP", "port": workloads.MINIO_API_PORT}]}
 
 
@@ -127,10 +128,7 @@ def _reads(workload: Any, store: Minio) -> bool:
 
 def _client(workload: Vllm | ModelLoader) -> dict[str, Any]:
     app = workloads.VLLM_APP if isinstance(workload, Vllm) else workloads.LOADER_APP
-    return {
-        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": workload.namespace}},
-        "podSelector": {"matchLabels": selector(app, workload.name)},
-    }
+    return {**namespace_peer(workload.namespace), "podSelector": {"matchLabels": selector(app, workload.name)}}
 
 
 def _https_anywhere() -> dict[str, Any]:
@@ -139,7 +137,7 @@ def _https_anywhere() -> dict[str, Any]:
     return {"ports": [{"protocol": "TCP", "port": HTTPS}]}
 
 
-def _policy(
+def policy(
     namespace: str,
     name: str,
     pods: dict[str, Any],
@@ -167,8 +165,6 @@ def _note(stack: GpuStack) -> str:
         "NetworkPolicies (`manifests/network-policies.yaml`, `security.networkPolicies`): the workloads' pods get "
         "no traffic but DNS to kube-dns, clients to vLLM's port (from "
         f"{sources}; `security.vllmIngressFrom` narrows it), vLLM and the model loader to their S3 store and "
-        "HTTPS where they download from Hugging Face. They take effect only where the CNI enforces NetworkPolicy "
-        "(Calico, Cilium, K3s' own controller; Flannel alone does not). The charts' namespaces get none: their "
-        "node agents use the host network, which policies do not cover, and their operators and webhooks talk "
-        "to the API server at addresses gpustack does not know."
+        "HTTPS where they download from Hugging Face. They take effect where the CNI enforces NetworkPolicy: "
+        "Cilium on kubeadm and Talos (its host step), K3s' embedded network policy controller."
     )

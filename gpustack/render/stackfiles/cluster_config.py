@@ -31,7 +31,7 @@ K3S_ARGS = {
     "kubelet": "kubelet-arg",
 }
 KUBEADM_API = "kubeadm.k8s.io/v1beta4"
-# Flannel's default network; other CNIs document their own (Calico: 192.168.0.0/16).
+# The pod subnet when the spec names none (Flannel's default network, which Talos also takes).
 KUBEADM_POD_SUBNET = "10.244.0.0/16"
 KUBEADM_SECTIONS = {"apiserver": "apiServer", "controller-manager": "controllerManager", "scheduler": "scheduler"}
 
@@ -123,7 +123,8 @@ def control_plane_endpoint(stack: GpuStack) -> str:
 
 
 def pod_subnet(stack: GpuStack) -> str:
-    """kubeadm's networking.podSubnet, which the CNI's configuration repeats (``cni``)."""
+    """kubeadm's networking.podSubnet: the controller manager allocates each node's podCIDR from it, and
+    the CNI's kubernetes IPAM (``cni``) takes each node's."""
     return stack.spec.cluster.podSubnet or KUBEADM_POD_SUBNET
 
 
@@ -258,7 +259,7 @@ def config_files(stack: GpuStack, gates: Gates) -> dict[str, str]:
     """``cluster/…`` files of the tree (paths relative to the stack's output folder)."""
     if stack.spec.cluster.distribution == "k3s":
         return {"cluster/config.yaml": k3s_config(stack, gates)}
-    files = {"cluster/kubeadm-config.yaml": kubeadm_config(stack, gates), cni.PATH: cni.kustomization(stack, pod_subnet(stack))}
+    files = {"cluster/kubeadm-config.yaml": kubeadm_config(stack, gates), **cni.files(stack)}
     for pool in [*stack.spec.nodePools, *stack.spec.systemPools]:
         files[join_path(pool.name)] = join_config(stack, pool)
     if high_availability(stack):

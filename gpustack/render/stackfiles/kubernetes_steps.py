@@ -101,7 +101,7 @@ def kubeadm_steps(stack: GpuStack) -> list[Step]:
         (
             "sudo swapoff -a",
             "sudo sed -i '/\\sswap\\s/ s/^/#/' /etc/fstab",
-            # Flannel's bridge traffic must pass iptables (its kubeadm instructions).
+            # Bridged traffic must pass iptables (Kubernetes' container runtime prerequisites).
             "echo br_netfilter | sudo tee /etc/modules-load.d/k8s.conf",
             "sudo modprobe br_netfilter",
             "printf 'net.ipv4.ip_forward = 1\\nnet.bridge.bridge-nf-call-iptables = 1\\n' | sudo tee /etc/sysctl.d/k8s.conf",
@@ -130,13 +130,10 @@ def kubeadm_steps(stack: GpuStack) -> list[Step]:
             'mkdir -p "$HOME/.kube"',
             'sudo cp /etc/kubernetes/admin.conf "$HOME/.kube/config"',
             'sudo chown "$(id -u):$(id -g)" "$HOME/.kube/config"',
-            f"kubectl apply -k {cni.FOLDER}",
-            "kubectl wait --for=condition=Ready node --all --timeout=300s",
+            *cni.commands(stack),
         ),
-        _init_sentence(stack) + " "
-        f"`{cni.PATH}` installs the pod network, Flannel {cni.VERSION} from its release manifest, with the pod "
-        f"subnet {cluster_config.pod_subnet(stack)} of the ClusterConfiguration: until a CNI runs, every node "
-        "stays NotReady. On an existing cluster, which has its CNI, skip it and carry the file's feature gates "
+        _init_sentence(stack) + " " + cni.step_sentence(stack, cluster_config.pod_subnet(stack)) + " "
+        "On an existing cluster, which has its CNI, skip both and carry the file's feature gates "
         "and metrics addresses into /etc/kubernetes/manifests, the kube-proxy ConfigMap and every kubelet's "
         "configuration instead.",
     )

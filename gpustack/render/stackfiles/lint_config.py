@@ -1,6 +1,6 @@
 """The stack folder's ``.gpustack.yaml``: ``gpustack lint <stack folder>`` works with no flags.
 
-It maps each ``helm/<release>.values.yaml`` to its chart and version, so that the values files
+It maps each ``helm/<release>.values.yaml`` (and the CNI's, ``cluster/cni/``) to its chart and version, so that the values files
 are checked against the chart's keys (GS031) and read as releases by the other rules, and names
 the distribution (GS004 and the others that depend on it).
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gpustack.render.component import HelmRelease
-from gpustack.render.stackfiles import versions
+from gpustack.render.stackfiles import cni, versions
 from gpustack.spec.models import GpuStack
 from gpustack.yamlio import dump
 
@@ -30,9 +30,8 @@ def render(stack: GpuStack, releases: Sequence[HelmRelease]) -> str:
         "# is not named; add `--spec <spec file>` for the rules that read the node pools. versions.yaml\n"
         "# is render's record of the versions installed, no Kubernetes object: not linted.\n"
     )
-    settings = {
-        "distribution": stack.spec.cluster.distribution,
-        "values": {r.values_path: f"{r.chart}@{r.version}" for r in releases},
-        "exclude": [versions.PATH],
-    }
+    values = {r.values_path: f"{r.chart}@{r.version}" for r in releases}
+    if cni.installs(stack):
+        values[cni.PATH] = f"{cni.CHART}@{cni.VERSION}"
+    settings = {"distribution": stack.spec.cluster.distribution, "values": values, "exclude": [versions.PATH]}
     return header + dump(settings)

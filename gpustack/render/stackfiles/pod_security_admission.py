@@ -10,7 +10,8 @@ the defaults: the GPU node agents' namespaces are ``privileged``. These are the 
 gives its API server (https://github.com/siderolabs/talos/blob/v1.13.0/pkg/machinery/config/generate/init.go),
 so kubeadm and Talos stacks meet one policy. Exempt are kube-system (kube-proxy,
 the etcd snapshots of ``etcd_snapshots`` and the control plane's static pods run there with host
-access) and Flannel's namespace (its DaemonSet is privileged).
+access, and so does Cilium, the pod network of ``cni``). A CNI of the user's own
+(``cluster.cni: none``) runs in a namespace they label ``privileged`` (the CNI step says so).
 
 A host step copies the file to every control-plane node before ``kubeadm init`` or ``join``
 (the API server's static pod mounts it, ``extraVolumes``); the ClusterConfiguration's
@@ -22,13 +23,12 @@ node agents: then no default is rendered.
 from __future__ import annotations
 
 from gpustack.render import pod_security
-from gpustack.render.stackfiles import cni
 from gpustack.spec.models import GpuStack
 from gpustack.yamlio import dump
 
 PATH = "cluster/pod-security.yaml"
 NODE_PATH = "/etc/kubernetes/pod-security.yaml"
-EXEMPT_NAMESPACES = ("kube-system", cni.CONFIG_MAP["namespace"])
+EXEMPT_NAMESPACES = ("kube-system",)
 VOLUME = "pod-security-admission"
 
 

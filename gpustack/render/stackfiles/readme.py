@@ -138,7 +138,7 @@ def _describe(rendered: Rendered, path: str) -> str:
         f"restricted) for `{pod_security_admission.NODE_PATH}` on the control-plane nodes",
         cluster_config.CONTROL_PLANE_JOIN_PATH: ": kubeadm JoinConfiguration of the further control-plane nodes "
         "(`controlPlane.certificateKey`)",
-        cni.PATH: f": the pod network, Flannel {cni.VERSION} with the pod subnet, `kubectl apply -k {cni.FOLDER}`",
+        cni.PATH: f": Helm values of the pod network, Cilium {cni.VERSION}, which enforces the NetworkPolicies",
         "manifests/kustomization.yaml": ": lists the manifests, `kubectl apply -k manifests/`",
         versions.PATH: ": what the stack installs, by version: the next render into this folder lists the upgrade "
         "steps from these",
@@ -149,7 +149,7 @@ def _describe(rendered: Rendered, path: str) -> str:
 
 def _describe_talos(path: str) -> str:
     if path == talos_config.CONTROL_PLANE_PATCH:
-        return ": Talos machine-config patch of the control plane (feature gates, pod subnet)"
+        return ": Talos machine-config patch of the control plane (no CNI of Talos's own, feature gates, pod subnet)"
     pool = path.rsplit("/", 1)[-1].split(".", 1)[0]
     if path.endswith(".schematic.yaml"):
         return f": Image Factory schematic of pool `{pool}` (its NVIDIA system extensions)"

@@ -12,9 +12,11 @@
   ``gpustack.lint.facts.talos``, which GS004 reads back).
 - ``talos/pools/<pool>.schematic.yaml``: the GPU pool's Image Factory schematic, the official
   system extensions of ``gpustack.spec.talos.extensions``.
-- ``talos/controlplane.patch.yaml``: the control plane's feature gates (``extraArgs`` of the API
-  server, controller manager and scheduler, the kubelet's) and pod subnet, only when the cluster
-  needs any (https://www.talos.dev/v1.13/reference/configuration/v1alpha1/config/).
+- ``talos/controlplane.patch.yaml``: no CNI of Talos's own (``cluster.network.cni.name: none``:
+  Cilium, ``cluster/cni/``, replaces Talos's default Flannel, which does not enforce NetworkPolicy;
+  https://docs.siderolabs.com/kubernetes-guides/cni/deploying-cilium), the control plane's feature
+  gates (``extraArgs`` of the API server, controller manager and scheduler, the kubelet's) and pod
+  subnet (https://www.talos.dev/v1.13/reference/configuration/v1alpha1/config/).
 
 Taints are the kubelet's ``registerWithTaints``, not ``machine.nodeTaints``: Talos applies
 ``nodeTaints`` with the node's own credentials, and the API server's NodeRestriction admission
@@ -29,6 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpustack.lint.facts.talos import CRI_CUSTOMIZATION, KERNEL_MODULES, default_runtime_part
+from gpustack.render.stackfiles import cni
 from gpustack.render.stackfiles.cluster_config import Gates, gate_flag
 from gpustack.spec import talos
 from gpustack.spec.models import GpuStack
@@ -66,10 +69,8 @@ def config_files(stack: GpuStack, gates: Gates) -> dict[str, str]:
         patch = pool_patch(stack, pool, gates)
         if patch is not None:
             files[patch_path(pool.name)] = patch
-    control_plane = control_plane_patch(stack, gates)
-    if control_plane is not None:
-        files[CONTROL_PLANE_PATCH] = control_plane
-    return files
+    files[CONTROL_PLANE_PATCH] = control_plane_patch(stack, gates)
+    return {**files, **cni.files(stack)}
 
 
 def pool_patch(stack: GpuStack, pool: NodePool | SystemPool, gates: Gates) -> str | None:
@@ -117,24 +118,24 @@ def schematic(stack: GpuStack, pool: NodePool) -> str:
     return header + dump(body)
 
 
-def control_plane_patch(stack: GpuStack, gates: Gates) -> str | None:
-    """The control plane's gates and pod subnet; None when the cluster needs neither."""
-    cluster: dict[str, Any] = {}
+def control_plane_patch(stack: GpuStack, gates: Gates) -> str:
+    """The control plane's CNI (none of Talos's), gates and pod subnet."""
+    network: dict[str, Any] = {"cni": {"name": "none"}}
     if stack.spec.cluster.podSubnet:
-        cluster["network"] = {"podSubnets": [stack.spec.cluster.podSubnet]}
+        network["podSubnets"] = [stack.spec.cluster.podSubnet]
+    cluster: dict[str, Any] = {"network": network}
     for section, component in _EXTRA_ARGS.items():
         if gates[component]:
             cluster[section] = {"extraArgs": {"feature-gates": gate_flag(gates[component])}}
-    if not cluster and not gates["kubelet"]:
-        return None
     patch: dict[str, Any] = {}
     if gates["kubelet"]:
         patch["machine"] = {"kubelet": {"extraConfig": {"featureGates": gates["kubelet"]}}}
-    if cluster:
-        patch["cluster"] = cluster
+    patch["cluster"] = cluster
     header = (
-        f"# Talos machine-config patch of the control plane (stack {stack.metadata.name}): feature gates and the\n"
-        f"# pod subnet the stack needs. talosctl gen config ... --config-patch-control-plane @{CONTROL_PLANE_PATCH},\n"
+        f"# Talos machine-config patch of the control plane (stack {stack.metadata.name}): no CNI of Talos's own\n"
+        f"# ({f'Cilium, {cni.PATH},' if cni.installs(stack) else 'the CNI you install'} instead), the feature gates and\n"
+        "# pod subnet the stack needs.\n"
+        f"# talosctl gen config ... --config-patch-control-plane @{CONTROL_PLANE_PATCH},\n"
         f"# or on each control-plane node: talosctl -n \"$NODE\" patch mc --patch @{CONTROL_PLANE_PATCH}\n"
     )
     return header + dump(patch)

@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Collection
 
 from gpustack.render import gpu_isolation
-from gpustack.render.stackfiles import talos_config
+from gpustack.render.stackfiles import cluster_config, cni, talos_config
 from gpustack.render.stackfiles.step import Step, all_pools, pool_list, sentences
 from gpustack.spec import talos
 from gpustack.spec.models import GpuStack
@@ -35,6 +35,7 @@ def steps(stack: GpuStack, paths: Collection[str]) -> list[Step]:
     groups = _by_extensions(stack)
     result = [_image_step(stack, extensions, pools, named=len(groups) > 1) for extensions, pools in groups.items()]
     result.append(_patch_step(stack, paths))
+    result.append(_cni_step(stack))
     result.append(_check_step(stack))
     return result
 
@@ -105,6 +106,24 @@ def _patch_step(stack: GpuStack, paths: Collection[str]) -> Step:
             "Patch after the upgrade of the previous step: a node loading the modules without the extensions "
             "fails to find them.",
             gpu_isolation.talos_note(stack),
+        ),
+    )
+
+
+def _cni_step(stack: GpuStack) -> Step:
+    return Step(
+        f"Pod network: Cilium {cni.VERSION}" if cni.installs(stack) else "Pod network: yours",
+        "From a machine with the cluster's kubeconfig (`talosctl kubeconfig`), once `talosctl bootstrap` "
+        "has started the control plane",
+        cni.commands(stack),
+        sentences(
+            cni.step_sentence(stack, cluster_config.pod_subnet(stack)),
+            f"`{talos_config.CONTROL_PLANE_PATCH}` sets `cluster.network.cni.name: none`, so Talos deploys no "
+            "Flannel of its own"
+            + (", and the values are Cilium's for Talos (no `SYS_MODULE`, Talos's cgroup2 mount, "
+               "the API server through KubePrism on localhost:7445)." if cni.installs(stack) else "."),
+            "Talos deploys its CNI when the cluster is bootstrapped: a cluster that already runs Talos's Flannel "
+            f"keeps it after the patch, and moves to Cilium node by node as Cilium's migration guide says ({cni.MIGRATION}).",
         ),
     )
 

@@ -139,7 +139,15 @@ class Cluster(Strict):
         None,
         pattern=r"^[0-9a-f.:]+/[0-9]{1,3}$",
         description="Pod network CIDR (kubeadm networking.podSubnet, K3s cluster-cidr); it must match "
-        "the CNI's. Default: 10.244.0.0/16 on kubeadm (Flannel's), K3s' own on K3s.",
+        "the CNI's. Default: 10.244.0.0/16 on kubeadm and Talos (Cilium takes each node's share of it), "
+        "K3s' own on K3s.",
+    )
+    cni: Literal["cilium", "none"] = Field(
+        "cilium",
+        description="The pod network kubeadm and Talos stacks install after the control plane starts: cilium "
+        "(which enforces the NetworkPolicies), or none, where you install your own, one that enforces "
+        "NetworkPolicy (Calico, or a policy engine beside Flannel), in that step. Talos's own Flannel is off "
+        "either way. K3s keeps its Flannel and network policy controller.",
     )
     serverAddresses: list[str] = Field(
         default_factory=list,

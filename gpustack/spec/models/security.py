@@ -11,7 +11,9 @@ class Security(Strict):
     networkPolicies: bool = Field(
         True,
         description="NetworkPolicies for the workloads' pods: deny all traffic, then allow what the stack needs "
-        "(DNS, clients to vLLM's port, vLLM and the model loader to their S3 store, the loader to Hugging Face).",
+        "(DNS, clients to vLLM's port, vLLM and the model loader to their S3 store, the loader to Hugging Face); "
+        "and for the charts' pods: deny ingress, then allow Prometheus, the monitoring stack's pods among "
+        "themselves and the API server's calls to the admission webhooks.",
     )
     podSecurityLabels: bool = Field(
         True,

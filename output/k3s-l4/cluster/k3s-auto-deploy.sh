@@ -14,3 +14,4 @@ install -m 600 k3s/nvidia-device-plugin.yaml "$folder/k3s-l4-k3s-nvidia-device-p
 install -m 600 manifests/monitoring.yaml "$folder/k3s-l4-manifests-monitoring.yaml"
 install -m 600 manifests/secrets.yaml "$folder/k3s-l4-manifests-secrets.yaml"
 install -m 600 manifests/smoke.yaml "$folder/k3s-l4-manifests-smoke.yaml"
+install -m 600 manifests/network-policies.yaml "$folder/k3s-l4-manifests-network-policies.yaml"

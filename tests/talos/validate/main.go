@@ -54,6 +54,7 @@ type result struct {
 	FeatureArgs map[string]string `json:"featureGateArgs,omitempty"`
 	Kubelet     map[string]any    `json:"kubeletExtraConfig,omitempty"`
 	PodSubnets  []string          `json:"podSubnets,omitempty"`
+	CNI         string            `json:"cni,omitempty"`
 	Extensions  []string          `json:"extensions,omitempty"`
 }
 
@@ -148,6 +149,8 @@ func checkPatch(input *generate.Input, role machine.Type, path string) result {
 	if raw.ClusterConfig != nil && raw.ClusterConfig.ClusterNetwork != nil {
 		r.PodSubnets = raw.ClusterConfig.ClusterNetwork.PodSubnet
 	}
+	// The CNI Talos deploys at bootstrap, its default (flannel) filled in.
+	r.CNI = cfg.Cluster().Network().CNI().Name()
 	return r
 }
 
