@@ -128,3 +128,29 @@ def test_render_twice_into_one_folder(tmp_path: Path, capsys: pytest.CaptureFixt
     code, _, err = cli(capsys, "render", str(older), "-o", str(out))
     assert code == 2 and "not downgraded" in err
     assert (out / "README.md").read_text() == before
+
+
+def test_pod_network_upgrade_reruns_its_helm_command(hgx: Result) -> None:
+    earlier = copy.deepcopy(record(hgx[1]))
+    assert earlier["cni"].startswith("cilium@")
+    earlier["cni"] = "cilium@1.19.4"
+    readme = tree_after(hgx, earlier)["README.md"]
+    assert headings(readme) == ["Back up etcd", f"Pod network cilium@1.19.4 → {record(hgx[1])['cni']}"]
+    assert "helm upgrade --install cilium cilium --repo" in readme.split(upgrade.HEADING)[1]
+
+
+def test_a_record_without_the_pod_network_is_still_read(hgx: Result, tmp_path: Path) -> None:
+    earlier = copy.deepcopy(record(hgx[1]))
+    del earlier["cni"]
+    (tmp_path / versions.PATH).write_text(yaml.safe_dump(earlier))
+    assert versions.read(tmp_path) == earlier
+    (tmp_path / versions.PATH).write_text(yaml.safe_dump({"kubernetes": "1.36"}))
+    assert versions.read(tmp_path) is None  # not a record: no upgrade steps from it
+
+
+def test_a_new_pod_network_is_a_migration_not_an_install(hgx: Result) -> None:
+    """A record from before the stack installed Cilium (its pod network was Flannel)."""
+    earlier = copy.deepcopy(record(hgx[1]))
+    del earlier["cni"]
+    section = tree_after(hgx, earlier)["README.md"].split(upgrade.HEADING)[1].split("## Apply order")[0]
+    assert "k8s-install-migration" in section and "helm upgrade --install cilium" not in section

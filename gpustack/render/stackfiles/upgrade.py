@@ -21,7 +21,7 @@ from gpustack.charts import registry
 from gpustack.errors import GpustackError
 from gpustack.render.component import HelmRelease
 from gpustack.render.components import etcd_snapshots, flux, gitops
-from gpustack.render.stackfiles import talos_config
+from gpustack.render.stackfiles import cni, talos_config
 from gpustack.render.stackfiles.step import Step, sentences
 from gpustack.spec.models import GpuStack
 
@@ -52,6 +52,7 @@ def markdown(stack: GpuStack, releases: tuple[HelmRelease, ...], before: Mapping
     """The upgrade section, or nothing when no version changed."""
     steps = [
         *_cluster_steps(stack, before, now),
+        *_cni_steps(before, now),
         *_driver_steps(stack, before, now),
         *_toolkit_steps(stack, before, now),
         *_chart_steps(stack, releases, before, now),
@@ -168,6 +169,32 @@ def _cluster_steps(stack: GpuStack, before: Mapping[str, Any], now: Mapping[str,
             "The drain evicts the node's pods within their disruption budgets before the kubelet restarts on the "
             "new release.",
         ),
+    ]
+
+
+def _cni_steps(before: Mapping[str, Any], now: Mapping[str, Any]) -> list[Step]:
+    """Cilium, a host step's release rather than a GitOps one: upgraded by its own command."""
+    if before.get("cni") == now["cni"] or now["cni"] is None:
+        return []
+    if before.get("cni") is None:
+        return [
+            Step(
+                f"Pod network → {now['cni']}",
+                "By hand: the cluster runs another CNI (Flannel, or your own)",
+                (),
+                "Replacing a running cluster's CNI moves every pod to a new network: follow Cilium's migration "
+                "guide, node by node (https://docs.cilium.io/en/stable/installation/k8s-install-migration/), "
+                f"with `{cni.PATH}` as the values; the CNI host step above is for a new cluster.",
+            )
+        ]
+    return [
+        Step(
+            f"Pod network {before.get('cni') or 'none'} → {now['cni']}",
+            "From a machine with helm and kubectl",
+            (cni.helm_command(), f"kubectl -n {cni.NAMESPACE} rollout status daemonset/cilium --timeout=30m"),
+            "Cilium's agents restart a node at a time; upgrade one minor release at a time, reading its upgrade "
+            "notes first (https://docs.cilium.io/en/stable/operations/upgrade/).",
+        )
     ]
 
 

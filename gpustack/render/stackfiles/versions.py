@@ -7,7 +7,9 @@ label), ``previous`` is carried over, so the steps stay until the next upgrade. 
 without the file (a first render, ``-o`` elsewhere) has no previous versions.
 
 The record is what the spec pins, resolved as render resolves it: the Kubernetes release, the
-distribution's own release, each GPU pool's driver and toolkit, and every chart.
+distribution's own release, the pod network (where the stack installs one), each GPU pool's
+driver and toolkit, and every chart. ``cni`` is optional in a record read back (records of
+renders before it was kept have none).
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ from typing import Any
 import yaml
 
 from gpustack.render.component import HelmRelease
+from gpustack.render.stackfiles import cni
 from gpustack.spec.models import GpuStack
 from gpustack.yamlio import dump
 
 PATH = "versions.yaml"
 DISTRIBUTION_RELEASE = {"kubeadm": "kubeadmVersion", "k3s": "k3sVersion", "talos": "talosVersion"}
 KEYS = ("kubernetes", "distribution", "release", "pools", "charts")
+OPTIONAL_KEYS = ("cni",)
 
 Versions = Mapping[str, Any]
 
@@ -37,6 +41,7 @@ def current(stack: GpuStack, releases: tuple[HelmRelease, ...]) -> dict[str, Any
         "kubernetes": cluster.kubernetesVersion,
         "distribution": cluster.distribution,
         "release": getattr(cluster, DISTRIBUTION_RELEASE[cluster.distribution]),
+        "cni": f"{cni.CHART}@{cni.VERSION}" if cni.installs(stack) else None,
         "pools": {
             pool.name: {
                 "driver": {"source": pool.driver.source, "version": pool.driver.version},
@@ -61,7 +66,7 @@ def read(folder: Path) -> dict[str, Any] | None:
 
 
 def installed(record: Versions) -> dict[str, Any]:
-    return {key: record[key] for key in KEYS}
+    return {**{key: record[key] for key in KEYS}, **{key: record.get(key) for key in OPTIONAL_KEYS}}
 
 
 def previous(now: Versions, earlier: Versions | None) -> dict[str, Any] | None:
