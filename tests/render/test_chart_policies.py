@@ -19,12 +19,14 @@ def test_every_release_namespace_denies_ingress_but_what_its_charts_need(render_
     rendered, files = render_spec()  # K3s: NFD, the device plugin in kube-system, kube-prometheus-stack, DCGM Exporter
     found = policies(rendered)
     namespaces = {r.namespace for r in rendered.releases}
-    assert namespaces == {"monitoring", "node-feature-discovery", "kube-system"}
-    for namespace in ("monitoring", "node-feature-discovery"):
+    # DCGM Exporter and node-exporter run apart, in the privileged agents' namespace.
+    assert namespaces == {"monitoring", "monitoring-agents", "node-feature-discovery", "kube-system"}
+    for namespace in ("monitoring", "monitoring-agents", "node-feature-discovery"):
         deny = found[(namespace, "gpustack-charts-default-deny-ingress")]
         assert deny == {"podSelector": {}, "policyTypes": ["Ingress"], "ingress": []}
     # Prometheus scrapes NFD; in its own namespace the monitoring pods reach each other.
     assert found[("node-feature-discovery", "gpustack-prometheus-scrapes")]["ingress"] == PROMETHEUS
+    assert found[("monitoring-agents", "gpustack-prometheus-scrapes")]["ingress"] == PROMETHEUS
     assert found[("monitoring", "gpustack-monitoring-peers")]["ingress"] == [{"from": [{"podSelector": {}}]}]
     # The API server calls the operator's webhooks from the host network: the port, any source.
     webhook = found[("monitoring", "kube-prometheus-stack-webhook-from-api-server")]
