@@ -47,10 +47,20 @@ def render(
             help="Write nothing; exit 1 and print a unified diff when DIR is not what the spec renders to.",
         ),
     ] = False,
+    fresh: Annotated[
+        bool,
+        typer.Option(
+            "--fresh",
+            help="Render as a first render: no upgrade steps from the versions DIR held (its versions.yaml), "
+            "e.g. once the cluster runs them.",
+        ),
+    ] = False,
 ) -> None:
     """Render a GPU stack: cluster/, manifests/, helm/<release>.values.yaml and README.md.
 
     The same spec always renders to byte-identical files.
+
+    Rendered into a folder that held another render with other versions (Kubernetes, the distribution, a driver, the toolkit, a chart), the stack README lists the upgrade steps from those versions, until --fresh.
 
     The folder is replaced atomically: a failed render leaves the previous output untouched. A folder holding files render did not write (an overlay, a .git) is refused, never replaced. The current folder (-o .) keeps its place: its contents are replaced.
 
@@ -69,7 +79,7 @@ def render(
 
     loaded = load_spec(spec)
     target = Path(output) if output and output != STDOUT else Path("output") / loaded.stack.metadata.name
-    earlier = None if output == STDOUT else versions.read(target)
+    earlier = None if output == STDOUT or fresh else versions.read(target)
     rendered = app.render(RenderContext(stack=loaded.stack, spec_file=loaded.file, earlier_versions=earlier))
     if output == STDOUT:
         sys.stdout.write(app.stream(rendered))

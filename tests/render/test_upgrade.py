@@ -154,3 +154,13 @@ def test_a_new_pod_network_is_a_migration_not_an_install(hgx: Result) -> None:
     del earlier["cni"]
     section = tree_after(hgx, earlier)["README.md"].split(upgrade.HEADING)[1].split("## Apply order")[0]
     assert "k8s-install-migration" in section and "helm upgrade --install cilium" not in section
+
+
+def test_fresh_forgets_the_versions_the_folder_held(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "stack"
+    old = tmp_path / "old.yaml"
+    old.write_text(HGX.read_text().replace('version: "595.84"', 'version: "580.95"', 1))
+    assert cli(capsys, "render", str(old), "-o", str(out))[0] == 0
+    assert cli(capsys, "render", str(HGX), "-o", str(out), "--fresh")[0] == 0
+    assert upgrade.HEADING not in (out / "README.md").read_text()
+    assert "previous" not in yaml.safe_load((out / versions.PATH).read_text())

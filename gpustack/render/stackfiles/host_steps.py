@@ -18,7 +18,7 @@ from collections.abc import Collection
 from gpustack.render import gpu_isolation
 from gpustack.render.components.gpu_operator import K3S_CONTAINERD_CONFIG
 from gpustack.render.stackfiles import fabric_manager, host_os, kubernetes_steps, nvidia_driver, talos_steps
-from gpustack.render.stackfiles.step import Step, pool_list, sentences
+from gpustack.render.stackfiles.step import Step, pool_list, sentences, step_markdown
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
 from gpustack.spec.pool_checks import CONTAINERD_2_TOOLKIT, TOOLKIT_RELEASE_NOTES
@@ -75,11 +75,7 @@ def markdown(stack: GpuStack, paths: Collection[str] = ()) -> list[str]:
     )
     lines = ["## Host steps", "", intro]
     for number, step in enumerate(steps(stack, paths), start=1):
-        lines += ["", f"### {number}. {step.title}", "", f"{step.where}{':' if step.commands else '.'}"]
-        if step.commands:
-            lines += ["", "```bash", *step.commands, "```"]
-        if step.after:
-            lines += ["", step.after]
+        lines += step_markdown(f"{number}. {step.title}", step)
     return lines
 
 

@@ -42,3 +42,13 @@ def sentences(*sentences: str) -> str:
 def taint_text(taint: Taint) -> str:
     key = taint.key if taint.value is None else f"{taint.key}={taint.value}"
     return f"{key}:{taint.effect}"
+
+
+def step_markdown(heading: str, step: Step) -> list[str]:
+    """One step as the README writes it: its ``###`` heading, where, the bash block, what follows."""
+    lines = ["", f"### {heading}", "", f"{step.where}{':' if step.commands else '.'}"]
+    if step.commands:
+        lines += ["", "```bash", *step.commands, "```"]
+    if step.after:
+        lines += ["", step.after]
+    return lines

@@ -22,8 +22,9 @@ from gpustack.errors import GpustackError
 from gpustack.render.component import HelmRelease
 from gpustack.render.components import etcd_snapshots, flux, gitops
 from gpustack.render.stackfiles import cni, talos_config
-from gpustack.render.stackfiles.step import Step, sentences
+from gpustack.render.stackfiles.step import Step, sentences, step_markdown
 from gpustack.spec.models import GpuStack
+from gpustack.spec.models.cluster import NodePool
 
 DRAIN = 'kubectl drain "$NODE" --ignore-daemonsets --delete-emptydir-data --timeout=30m'
 NODE = "NODE='name of the node'"
@@ -66,11 +67,7 @@ def markdown(stack: GpuStack, releases: tuple[HelmRelease, ...], before: Mapping
         "cluster, in this order, after the host steps' new versions are known and before the apply order below:",
     ]
     for number, step in enumerate([_backup_step(stack), *steps], start=1):
-        lines += ["", f"### Upgrade {number}. {step.title}", "", f"{step.where}{':' if step.commands else '.'}"]
-        if step.commands:
-            lines += ["", "```bash", *step.commands, "```"]
-        if step.after:
-            lines += ["", step.after]
+        lines += step_markdown(f"Upgrade {number}. {step.title}", step)
     return lines
 
 
@@ -225,16 +222,21 @@ def _talos_steps(stack: GpuStack, before: Mapping[str, Any], now: Mapping[str, A
     return steps
 
 
-def _driver_steps(stack: GpuStack, before: Mapping[str, Any], now: Mapping[str, Any]) -> list[Step]:
-    changed = [
+def _changed_pools(stack: GpuStack, before: Mapping[str, Any], now: Mapping[str, Any], part: str) -> list[NodePool]:
+    """The pools that were there before and whose ``part`` (driver, toolkit) changed."""
+    return [
         pool
         for pool in stack.spec.nodePools
-        if pool.name in before["pools"] and before["pools"][pool.name]["driver"] != now["pools"][pool.name]["driver"]
+        if pool.name in before["pools"] and before["pools"][pool.name][part] != now["pools"][pool.name][part]
     ]
+
+
+def _driver_steps(stack: GpuStack, before: Mapping[str, Any], now: Mapping[str, Any]) -> list[Step]:
+    changed = _changed_pools(stack, before, now, "driver")
     host = [p for p in changed if p.driver.source == "host" and stack.spec.cluster.distribution != "talos"]
     operator = [p for p in changed if p.driver.source == "operator"]
     steps = []
-    by_version: dict[str | None, list[Any]] = {}
+    by_version: dict[str | None, list[NodePool]] = {}
     for pool in host:
         by_version.setdefault(pool.driver.version, []).append(pool)
     for version, pools in by_version.items():
@@ -283,11 +285,7 @@ def _driver_steps(stack: GpuStack, before: Mapping[str, Any], now: Mapping[str, 
 
 
 def _toolkit_steps(stack: GpuStack, before: Mapping[str, Any], now: Mapping[str, Any]) -> list[Step]:
-    changed = [
-        pool
-        for pool in stack.spec.nodePools
-        if pool.name in before["pools"] and before["pools"][pool.name]["toolkit"] != now["pools"][pool.name]["toolkit"]
-    ]
+    changed = _changed_pools(stack, before, now, "toolkit")
     if not changed:
         return []
     names = ", ".join(f"`{p.name}`" for p in changed)
