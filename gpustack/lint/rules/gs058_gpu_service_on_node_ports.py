@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from gpustack.lint.charts import chartversions
 from gpustack.lint.context import LintContext
@@ -87,6 +87,11 @@ CHART_SERVICES = (
     ),
 )
 POLICY_TYPE = ("spec", "dcgmExporter", "service", "type")
+# Pod labels a component sets on its own pods at run time, so no template carries them: HAMi's
+# scheduler Service (chart 2.6 on) selects ``hami.io/scheduler-role: leader``, which the elected
+# scheduler writes on its pod (https://github.com/Project-HAMi/HAMi/blob/master/pkg/util/types.go:
+# HAMiRoleLabel).
+RUNTIME_LABELS = frozenset({"hami.io/scheduler-role"})
 
 
 def _published(ctx: LintContext) -> Iterator[Hit]:
@@ -106,55 +111,61 @@ def _published(ctx: LintContext) -> Iterator[Hit]:
         yield from _service_hit(ctx, service)
 
 
+class _Published(NamedTuple):
+    """A Service a release's values publish: where the type is decided, what the message says,
+    the values key to set, and the first chart version that reads it (where this one does not)."""
+
+    resource: Resource
+    path: Path
+    text: str
+    key: str
+    upgrade_to: str | None
+
+
 def _release_hits(ctx: LintContext, release: HelmChartRelease) -> Iterator[Hit]:
     """One hit per place in the release's values: HAMi's two Services at the chart's defaults
     are one finding at its chart reference."""
-    found: dict[tuple[int, Path], list[tuple[Resource, str, str]]] = {}
+    found: dict[tuple[int, Path], list[_Published]] = {}
     for service in CHART_SERVICES:
         if release.chart in registered.names_of_roles(service.role):
             item = _release_service(ctx, release, service)
             if item is not None:
-                resource, path, text, setting = item
-                found.setdefault((id(resource), path), []).append((resource, text, setting))
-    for (_, path), items in found.items():
-        upgrade = next((setting for _, _, setting in items if setting.startswith("Upgrade")), None)
-        settings = " and ".join(setting for _, _, setting in items if not setting.startswith("Upgrade"))
+                found.setdefault((id(item.resource), item.path), []).append(item)
+    for items in found.values():
+        upgrade = next((item.upgrade_to for item in items if item.upgrade_to), None)
+        settings = " and ".join(f"`{item.key}: {CLUSTER_IP}`" for item in items)
         yield Hit(
-            items[0][0], path,
-            f"{release} publishes " + "; and ".join(text for _, text, _ in items) + f" ({FIREWALL})",
-            fix=(upgrade or f"Set {settings}.") + " In-cluster clients reach it through the Service; read it with "
-            "`kubectl port-forward`.",
+            items[0].resource, items[0].path,
+            f"{release} publishes " + "; and ".join(item.text for item in items) + f" ({FIREWALL})",
+            fix=(f"Upgrade to chart {upgrade} or later, which reads the type, and set " if upgrade else "Set ")
+            + f"{settings}. In-cluster clients reach it through the Service; read it with `kubectl port-forward`.",
         )
 
 
-def _release_service(
-    ctx: LintContext, release: HelmChartRelease, service: ChartService
-) -> tuple[Resource, Path, str, str] | None:
-    """Where and how the release publishes ``service`` on node ports, and the setting that
-    keeps it inside the cluster; None where it does not publish it."""
+def _release_service(ctx: LintContext, release: HelmChartRelease, service: ChartService) -> _Published | None:
+    """How the release publishes ``service`` on node ports; None where it does not."""
     values = release.values
     if any(get_value(values, *key) is value for key, value in service.absent):
         return None
     if service.auth is not None and get_value(values, *service.auth):
         return None
     keys = chartversions.resolve(release.chart, release.version, ctx.chart_values).keys
-    fixed = keys is not None and not keys.reads(service.type_key)  # the template writes NodePort itself
-    kind = service.default if fixed else nonempty_text(get_value(values, *service.type_key)) or service.default
+    fixed = keys is not None and not keys.reads(service.type_key)  # the template writes the type itself
+    written = None if fixed else nonempty_text(get_value(values, *service.type_key))
+    kind = written or service.default
     if kind not in PUBLISHED:
         return None
-    setting = f"`{'.'.join(service.type_key)}: {CLUSTER_IP}`"
-    if fixed and keys is not None:
-        reading = keys.versions_reading(service.type_key)
+    key = ".".join(service.type_key)
+    upgrade_to = None
+    if keys is not None and fixed:
         how = f"chart {keys.version} writes it into its template"
-        setting = f"Upgrade to chart {reading[0]} or later, which reads `{'.'.join(service.type_key)}`, and set it to {CLUSTER_IP}." if reading else setting
-    elif get_value(values, *service.type_key) is None:
-        how = "the chart's default"
+        upgrade_to = next(iter(keys.versions_reading(service.type_key)), None)
     else:
-        how = f"`{'.'.join(service.type_key)}: {kind}`"
-    ports = [scalar_text(get_value(values, *key, default=default)) for key, default in service.ports if kind == "NodePort"]
-    where = f"node ports {' and '.join(ports)}" if len(ports) > 1 else f"node port {ports[0]}" if ports else "a node port"
+        how = f"`{key}: {kind}`" if written else "the chart's default"
+    ports = [scalar_text(get_value(values, *k, default=default)) for k, default in service.ports if kind == "NodePort"]
     resource, path = release.where(*service.type_key)
-    return resource, path, f"{service.serves} as a {kind} Service ({how}), {_exposed(kind, where)}", setting
+    text = f"{service.serves} as a {kind} Service ({how}), {_exposed(kind, _node_ports(ports, 'a node port'))}"
+    return _Published(resource, path, text, key, upgrade_to)
 
 
 def _service_hit(ctx: LintContext, service: Resource) -> Iterator[Hit]:
@@ -166,14 +177,24 @@ def _service_hit(ctx: LintContext, service: Resource) -> Iterator[Hit]:
     names = sorted({c.summary for pod in pods if not _authenticated(pod) for c in components.pod_components(pod)})
     if not names:
         return
-    ports = [scalar_text(p["nodePort"]) for p in service.get(("spec", "ports")) or () if isinstance(p, Mapping) and "nodePort" in p]
-    where = f"node port {', '.join(ports)}" if ports else "a node port the API server picks"
+    ports = [
+        scalar_text(port["nodePort"])
+        for port in service.get(("spec", "ports")) or ()
+        if isinstance(port, Mapping) and "nodePort" in port
+    ]
+    where = _exposed(kind, _node_ports(ports, "a node port the API server picks"))
     yield Hit(
         service, ("spec", "type"),
-        f"{service.ref} publishes the pods of {' and '.join(names)} as a {kind} Service, {_exposed(kind, where)} ({FIREWALL})",
+        f"{service.ref} publishes the pods of {' and '.join(names)} as a {kind} Service, {where} ({FIREWALL})",
         fix=f"Set `type: {CLUSTER_IP}` (and drop `nodePort`); Prometheus scrapes its endpoints, people use "
         "`kubectl port-forward`.",
     )
+
+
+def _node_ports(ports: list[str], unknown: str) -> str:
+    if not ports:
+        return unknown
+    return f"node port {ports[0]}" if len(ports) == 1 else f"node ports {', '.join(ports[:-1])} and {ports[-1]}"
 
 
 def _exposed(kind: str, where: str) -> str:
@@ -190,7 +211,10 @@ def _selects(service: Resource, selector: Mapping[str, Any], pod: PodSpec) -> bo
     labels = pod.template_metadata.get("labels")
     if not isinstance(labels, Mapping):
         return False
-    return all(key in labels and scalar_text(labels[key]) == scalar_text(value) for key, value in selector.items())
+    return all(
+        scalar_text(labels[key]) == scalar_text(value) if key in labels else key in RUNTIME_LABELS
+        for key, value in selector.items()
+    )
 
 
 def _authenticated(pod: PodSpec) -> bool:
