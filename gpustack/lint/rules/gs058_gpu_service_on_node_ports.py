@@ -24,8 +24,8 @@ The GPU stack's endpoints behind them answer anyone who reaches a node, unauthen
 
 The rule reads releases of these charts (their values over the chart's default ``type``), the
 ClusterPolicy, and the set's Services of type NodePort or LoadBalancer whose selector picks
-the pods of a GPU system component in the set (``data/system-components.yaml``). Quiet for
-files a Kustomization leaves out.
+the pods of a GPU system component in the set (``data/system-components.yaml``). Quiet for an
+exporter with a web config (basic auth or TLS), and for files a Kustomization leaves out.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 
 from gpustack.lint.charts import chartversions
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts import components, registered
+from gpustack.lint.facts import components, podspec, registered
 from gpustack.lint.facts.clusterpolicy import cluster_policies
 from gpustack.lint.model import Hit, Path, PodSpec, Resource, get_value, nonempty_text, scalar_text
 from gpustack.lint.registry import Rule
@@ -46,9 +46,16 @@ from gpustack.lint.releases.release import HelmChartRelease
 PUBLISHED = ("NodePort", "LoadBalancer")
 CLUSTER_IP = "ClusterIP"
 FIREWALL = "a firewall outside the set may close it"
-# The dcgm-exporter container reads its web config (TLS, basic auth) from this variable
-# (https://github.com/NVIDIA/dcgm-exporter/tree/main/deployment: templates/daemonset.yaml).
+# The exporters read a web config (TLS, basic auth) from this variable or flag: dcgm-exporter
+# (https://github.com/NVIDIA/dcgm-exporter/tree/main/deployment: templates/daemonset.yaml,
+# ``--web-config-file``), nvidia_gpu_exporter through Prometheus' exporter-toolkit
+# (https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md).
 WEB_CONFIG_ENV = "DCGM_EXPORTER_WEB_CONFIG_FILE"
+WEB_CONFIG_FLAGS = ("--web-config-file", "--web.config.file")
+# Components whose Services serve unauthenticated control or metrics endpoints. Node Feature
+# Discovery's master is left out: it is no GPU component, and its gRPC can ask for mutual TLS.
+SERVED = frozenset({"hami", "dcgm-exporter", "nvidia-gpu-exporter", "device-plugin", "gke-device-plugin", "gpu-operator",
+                    "dra-kubelet-plugin"})
 
 
 @dataclass(frozen=True)
@@ -174,7 +181,9 @@ def _service_hit(ctx: LintContext, service: Resource) -> Iterator[Hit]:
     if kind not in PUBLISHED or not isinstance(selector, Mapping) or not selector:
         return
     pods = [pod for pod in ctx.pod_specs if pod.system_component and _selects(service, selector, pod)]
-    names = sorted({c.summary for pod in pods if not _authenticated(pod) for c in components.pod_components(pod)})
+    names = sorted(
+        {c.summary for pod in pods if not _authenticated(pod) for c in components.pod_components(pod) if c.name in SERVED}
+    )
     if not names:
         return
     ports = [
@@ -218,11 +227,14 @@ def _selects(service: Resource, selector: Mapping[str, Any], pod: PodSpec) -> bo
 
 
 def _authenticated(pod: PodSpec) -> bool:
-    """A DCGM exporter with a web config (basic auth or TLS): not taken for an open endpoint."""
-    return any(
-        isinstance(env, Mapping) and env.get("name") == WEB_CONFIG_ENV
-        for container in pod.containers() for env in container.data.get("env") or ()
-    )
+    """An exporter with a web config (basic auth or TLS): not taken for an open endpoint."""
+    for container in pod.containers():
+        envs = container.data.get("env")
+        if isinstance(envs, list) and any(isinstance(env, Mapping) and env.get("name") == WEB_CONFIG_ENV for env in envs):
+            return True
+        if any(part.startswith(WEB_CONFIG_FLAGS) for _, part in podspec.command_parts(container)):
+            return True
+    return False
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
