@@ -62,6 +62,7 @@ from gpustack.lint.rules import gs054_nvidia_runtime_without_gpu_request
 from gpustack.lint.rules import gs055_gpu_operator_toolkit_on_talos_toolkit
 from gpustack.lint.rules import gs056_plugin_strategy_toolkit_ignores
 from gpustack.lint.rules import gs057_network_policies_not_enforced
+from gpustack.lint.rules import gs058_gpu_service_on_node_ports
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -122,5 +123,6 @@ RULES: dict[str, Rule] = {
         gs055_gpu_operator_toolkit_on_talos_toolkit.RULE,
         gs056_plugin_strategy_toolkit_ignores.RULE,
         gs057_network_policies_not_enforced.RULE,
+        gs058_gpu_service_on_node_ports.RULE,
     )
 }
