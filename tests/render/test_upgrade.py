@@ -164,3 +164,16 @@ def test_fresh_forgets_the_versions_the_folder_held(tmp_path: Path, capsys: pyte
     assert cli(capsys, "render", str(HGX), "-o", str(out), "--fresh")[0] == 0
     assert upgrade.HEADING not in (out / "README.md").read_text()
     assert "previous" not in yaml.safe_load((out / versions.PATH).read_text())
+
+
+def test_an_unpinned_kubeadm_upgrades_to_the_minors_newest_patch(render_spec: Any) -> None:
+    """Without cluster.kubeadmVersion no pin and no "None": the minor's repository, unpinned
+    packages, and the kubeadm just installed names the target."""
+    result = render_spec(cluster={"distribution": "kubeadm", "kubernetesVersion": "1.36"})
+    earlier = copy.deepcopy(record(result[1]))
+    assert earlier["release"] is None
+    earlier["kubernetes"] = "1.35"
+    section = tree_after(result, earlier)["README.md"].split(upgrade.HEADING)[1].split("## Apply order")[0]
+    assert "None" not in section and "Control plane 1.35 → 1.36" in section
+    assert "pkgs.k8s.io/core:/stable:/v1.36/deb/" in section and "sudo apt-get install -y kubeadm" in section
+    assert 'sudo kubeadm upgrade apply "$(kubeadm version -o short)"' in section

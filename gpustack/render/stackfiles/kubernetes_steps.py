@@ -85,16 +85,32 @@ def _k3s_flags(stack: GpuStack, pool: Pool) -> str:
     return "".join(f" {flag}" for flag in flags)
 
 
+def kubernetes_repository(minor: str) -> str:
+    """Kubernetes' apt repository of one minor release (pkgs.k8s.io carries one minor per repository)."""
+    return f"https://pkgs.k8s.io/core:/stable:/v{minor}/deb/"
+
+
+def apt_source(minor: str) -> str:
+    """The command that points apt at ``minor``'s repository."""
+    return (
+        f"echo 'deb [signed-by={KUBERNETES_KEYRING}] {kubernetes_repository(minor)} /' "
+        "| sudo tee /etc/apt/sources.list.d/kubernetes.list"
+    )
+
+
+def apt_install(tools: tuple[str, ...], release: str | None) -> str:
+    """``apt-get install`` of Kubernetes' ``tools`` at ``release`` (``v1.36.3``), or unpinned."""
+    if release is None:
+        return "sudo apt-get install -y " + " ".join(tools)
+    patch = release.removeprefix("v")
+    return "sudo apt-get install -y " + " ".join(shlex.quote(f"{tool}={patch}-*") for tool in tools)
+
+
 def kubeadm_steps(stack: GpuStack) -> list[Step]:
     spec = stack.spec.cluster
     minor = spec.kubernetesVersion
-    repo = f"https://pkgs.k8s.io/core:/stable:/v{minor}/deb/"
-    tools = ("kubelet", "kubeadm", "kubectl")
-    if spec.kubeadmVersion:
-        patch = spec.kubeadmVersion.removeprefix("v")
-        install = "sudo apt-get install -y " + " ".join(shlex.quote(f"{tool}={patch}-*") for tool in tools)
-    else:
-        install = "sudo apt-get install -y " + " ".join(tools)
+    repo = kubernetes_repository(minor)
+    install = apt_install(("kubelet", "kubeadm", "kubectl"), spec.kubeadmVersion)
     packages = Step(
         f"kubeadm, kubelet and kubectl {spec.kubeadmVersion or f'v{minor}'}",
         "On every node",
@@ -109,7 +125,7 @@ def kubeadm_steps(stack: GpuStack) -> list[Step]:
             "sudo apt-get install -y apt-transport-https ca-certificates curl gpg",
             "sudo mkdir -p -m 755 /etc/apt/keyrings",
             f"curl -fsSL {repo}Release.key | sudo gpg --dearmor -o {KUBERNETES_KEYRING}",
-            f"echo 'deb [signed-by={KUBERNETES_KEYRING}] {repo} /' | sudo tee /etc/apt/sources.list.d/kubernetes.list",
+            apt_source(minor),
             "sudo apt-get update",
             install,
             "sudo apt-mark hold kubelet kubeadm kubectl",

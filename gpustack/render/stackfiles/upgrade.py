@@ -22,6 +22,7 @@ from gpustack.errors import GpustackError
 from gpustack.render.component import HelmRelease
 from gpustack.render.components import etcd_snapshots, flux, gitops
 from gpustack.render.stackfiles import cni, talos_config
+from gpustack.render.stackfiles.kubernetes_steps import apt_install, apt_source
 from gpustack.render.stackfiles.step import Step, sentences, step_markdown
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.cluster import NodePool
@@ -115,7 +116,8 @@ def _cluster_steps(stack: GpuStack, before: Mapping[str, Any], now: Mapping[str,
     if (before["kubernetes"], before["release"]) == (now["kubernetes"], now["release"]):
         return []
     distribution = now["distribution"]
-    old, new = before["release"], now["release"]
+    # A release left unpinned in the spec (None) is named by its Kubernetes minor.
+    old, new = before["release"] or before["kubernetes"], now["release"] or now["kubernetes"]
     if distribution == "talos":
         return _talos_steps(stack, before, now)
     if distribution == "k3s":
@@ -129,27 +131,23 @@ def _cluster_steps(stack: GpuStack, before: Mapping[str, Any], now: Mapping[str,
                 "version replaces the binary and restarts K3s.",
             )
         ]
-    minor = ".".join(str(new).lstrip("v").split(".")[:2])
-    package = str(new).lstrip("v")
-    install = (
-        f"echo 'deb [signed-by=/etc/apt/keyrings/kubernetes-apt-keyring.gpg] https://pkgs.k8s.io/core:/stable:/v{minor}/deb/ /' "
-        "| sudo tee /etc/apt/sources.list.d/kubernetes.list",
-        "sudo apt-get update",
-    )
+    install = (apt_source(now["kubernetes"]), "sudo apt-get update")
     kubelet = (
         "sudo apt-mark unhold kubelet kubectl",
-        f"sudo apt-get install -y 'kubelet={package}-*' 'kubectl={package}-*'",
+        apt_install(("kubelet", "kubectl"), now["release"]),
         "sudo apt-mark hold kubelet kubectl",
         "sudo systemctl daemon-reload && sudo systemctl restart kubelet",
     )
-    kubeadm = ("sudo apt-mark unhold kubeadm", f"sudo apt-get install -y 'kubeadm={package}-*'", "sudo apt-mark hold kubeadm")
+    kubeadm = ("sudo apt-mark unhold kubeadm", apt_install(("kubeadm",), now["release"]), "sudo apt-mark hold kubeadm")
+    # Without a pinned kubeadmVersion the kubeadm just installed (the minor's newest patch) names the target.
+    target = now["release"] or '"$(kubeadm version -o short)"'
     why = "https://kubernetes.io/docs/tasks/administer-cluster/kubeadm/kubeadm-upgrade/"
     return [
         Step(
             f"Control plane {old} → {new}",
             "On the first control-plane node; on each other one, `sudo kubeadm upgrade node` instead of the last "
             "two commands",
-            (*install, *kubeadm, "sudo kubeadm upgrade plan", f"sudo kubeadm upgrade apply {new}"),
+            (*install, *kubeadm, "sudo kubeadm upgrade plan", f"sudo kubeadm upgrade apply {target}"),
             "kubeadm upgrades the static control-plane pods, etcd and the cluster's kubeadm configuration; "
             f"`upgrade plan` says first whether it can ({why}).",
         ),
