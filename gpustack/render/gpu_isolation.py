@@ -24,6 +24,8 @@ the NVIDIA runtime hand GPUs over as volume mounts, which the toolkit then accep
 
 from __future__ import annotations
 
+from gpustack.lint.charts.chartkeys import version_key
+from gpustack.lint.facts.runtimeevidence import CDI_BY_DEFAULT
 from gpustack.spec.models import GpuStack
 
 # The toolkit's config.toml keys (https://github.com/NVIDIA/nvidia-container-toolkit/blob/v1.20.0/api/config/v1/config.go).
@@ -75,12 +77,26 @@ def plugin_strategy(stack: GpuStack) -> str | None:
     return VOLUME_MOUNTS if refuses_envvar(stack) else None
 
 
-def toolkit_settings(stack: GpuStack, *, volume_mounts: bool) -> dict[str, bool]:
+def operator_plugin_cdi(stack: GpuStack) -> bool:
+    """Whether the GPU Operator's device plugin hands GPUs over through CDI: the chart's ``cdi.enabled``,
+    on by default from v25.10.0 (gpustack.lint.facts.runtimeevidence), makes it
+    ``cdi-annotations,cdi-cri`` (controllers/object_controls.go ``transformDevicePluginCtrForCDI``)."""
+    return stack.spec.gpuOperator.enabled and version_key(stack.spec.gpuOperator.version) >= CDI_BY_DEFAULT
+
+
+def volume_mount_plugins(stack: GpuStack) -> bool:
+    """Whether a device plugin on the nodes' toolkit hands GPUs over as volume mounts: HAMi's,
+    NVIDIA's standalone one, or the GPU Operator's before CDI."""
+    spec = stack.spec
+    return spec.sharing.hami.enabled or (spec.devicePlugin.enabled and not operator_plugin_cdi(stack))
+
+
+def toolkit_settings(stack: GpuStack) -> dict[str, bool]:
     """The toolkit's config keys to set: none when the spec opts out; else the variable refused,
     and volume mounts accepted where a device plugin of the stack hands GPUs over that way."""
     if not refuses_envvar(stack):
         return {}
-    return {ENVVAR_KEY: False, **({MOUNTS_KEY: True} if volume_mounts else {})}
+    return {ENVVAR_KEY: False, **({MOUNTS_KEY: True} if volume_mount_plugins(stack) else {})}
 
 
 def installer_env(settings: dict[str, bool]) -> list[dict[str, str]]:

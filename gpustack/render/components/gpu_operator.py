@@ -10,8 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from gpustack.errors import Problem, SpecError
-from gpustack.lint.charts.chartkeys import version_key
-from gpustack.lint.facts.runtimeevidence import CDI_BY_DEFAULT
 from gpustack.render import gpu_isolation
 from gpustack.render.component import Contribution, RenderContext, chart_release
 from gpustack.render.requests import requests
@@ -60,20 +58,7 @@ def toolkit_env(stack: GpuStack) -> list[dict[str, str]]:
         ]
     default = "true" if stack.spec.cluster.nvidiaDefaultRuntime else "false"
     env.append({"name": "CONTAINERD_SET_AS_DEFAULT", "value": default})
-    return env + gpu_isolation.installer_env(gpu_isolation.toolkit_settings(stack, volume_mounts=_volume_mounts(stack)))
-
-
-def plugin_cdi(stack: GpuStack) -> bool:
-    """Whether the operator's device plugin hands GPUs over through CDI: the chart's ``cdi.enabled``,
-    on by default from v25.10.0 (gpustack.lint.facts.runtimeevidence), makes it
-    ``cdi-annotations,cdi-cri`` (controllers/object_controls.go ``transformDevicePluginCtrForCDI``)."""
-    return version_key(stack.spec.gpuOperator.version) >= CDI_BY_DEFAULT
-
-
-def _volume_mounts(stack: GpuStack) -> bool:
-    """Whether a device plugin on the operator's toolkit hands GPUs over as volume mounts: HAMi's,
-    or the operator's own before CDI (gpustack/render/gpu_isolation.py)."""
-    return stack.spec.sharing.hami.enabled or (stack.spec.devicePlugin.enabled and not plugin_cdi(stack))
+    return env + gpu_isolation.installer_env(gpu_isolation.toolkit_settings(stack))
 
 
 def host_brings_toolkit(stack: GpuStack) -> bool:
@@ -148,7 +133,7 @@ def values(ctx: RenderContext) -> dict[str, Any]:
         ]
     operator_plugin: dict[str, Any] = {"enabled": plugin.enabled}
     strategy = gpu_isolation.plugin_strategy(stack)
-    if strategy and not plugin_cdi(stack):
+    if strategy and not gpu_isolation.operator_plugin_cdi(stack):
         # The operand's privileged container keeps NVIDIA_VISIBLE_DEVICES=all for itself.
         operator_plugin["env"] = [{"name": gpu_isolation.DEVICE_LIST_STRATEGY, "value": strategy}]
     configs = partitioning.plugin_configs(stack)

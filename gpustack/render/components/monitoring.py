@@ -65,7 +65,7 @@ _BASE_FIELDS = (
     ("Temperature and power", (
         ("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C)."),
         # Each GPU's own throttling threshold, which GPUHighTemperature compares with (alerts.py).
-        ("DCGM_FI_DEV_SLOWDOWN_TEMP", "GPU slowdown temperature (in C)."),
+        (alerts.SLOWDOWN_METRIC, "GPU slowdown temperature (in C)."),
         ("DCGM_FI_DEV_MEMORY_TEMP", "Memory temperature (in C)."),
         ("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W)."),
         ("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "Total energy consumption since boot (in mJ)."),

@@ -24,6 +24,7 @@ from typing import Any
 from gpustack.render.component import Contribution, RenderContext, add_object
 from gpustack.render import secret_names
 from gpustack.render.components import model_sources
+from gpustack.render.components.pods import MANAGED_BY
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.workloads import Minio, Vllm
 
@@ -95,7 +96,7 @@ def wanted(stack: GpuStack) -> dict[str, Wanted]:
 def objects(namespace: str, secrets: Mapping[str, Mapping[str, str | None]], *, argocd: bool) -> list[dict[str, Any]]:
     """ServiceAccount, Role (create Secrets), RoleBinding and the Job of one namespace."""
     metadata: dict[str, Any] = {
-        "name": NAME, "namespace": namespace, "labels": {**POD_LABELS, "app.kubernetes.io/managed-by": "gpustack"}
+        "name": NAME, "namespace": namespace, "labels": {**POD_LABELS, **MANAGED_BY}
     }
     job_metadata = dict(metadata)
     if argocd:
@@ -155,7 +156,7 @@ def name_policy(by_namespace: Mapping[str, Mapping[str, Any]]) -> list[dict[str,
     ``system:serviceaccount:<namespace>:<name>`` for a service account's token)."""
     accounts = [f"system:serviceaccount:{namespace}:{NAME}" for namespace in sorted(by_namespace)]
     names = {namespace: sorted(secrets) for namespace, secrets in sorted(by_namespace.items())}
-    metadata = {"name": NAME, "labels": {"app.kubernetes.io/managed-by": "gpustack"}}
+    metadata = {"name": NAME, "labels": dict(MANAGED_BY)}
     return [
         {
             "apiVersion": "admissionregistration.k8s.io/v1",

@@ -41,6 +41,7 @@ from typing import Any
 
 from gpustack import charts
 from gpustack.render.stackfiles.step import all_pools
+from gpustack.spec.pools import repels
 from gpustack.spec.models import GpuStack
 from gpustack.yamlio import dump
 
@@ -60,7 +61,6 @@ TALOS_AGENT_CAPABILITIES = [
 ]
 TALOS_CLEAN_STATE_CAPABILITIES = ["NET_ADMIN", "SYS_ADMIN", "SYS_RESOURCE"]
 KUBEPRISM = ("localhost", 7445)
-BLOCKING = ("NoSchedule", "NoExecute")  # taint effects that keep a pod without a toleration off a node
 MIGRATION = "https://docs.cilium.io/en/v1.20/installation/k8s-install-migration/"
 HELM_INSTALL = "helm: https://helm.sh/docs/intro/install/"
 
@@ -76,7 +76,7 @@ def operator_replicas(stack: GpuStack) -> int:
     """Two where two pool nodes can hold them, else one. The chart's operator takes one node each
     (anti-affinity, host ports) and tolerates only the control plane's taints, not the pools'; the
     control-plane nodes, which a spec does not count, hold the one where no pool node can."""
-    free = sum(p.count for p in all_pools(stack) if not any(t.effect in BLOCKING for t in p.taints))
+    free = sum(p.count for p in all_pools(stack) if not repels(p.taints))
     return 2 if free >= 2 else 1
 
 
@@ -108,6 +108,11 @@ def installs(stack: GpuStack) -> bool:
     """Whether the stack installs Cilium: not on K3s, which brings its own network and policy
     controller, nor where ``cluster.cni: none`` leaves the CNI to the user."""
     return stack.spec.cluster.distribution != "k3s" and stack.spec.cluster.cni == "cilium"
+
+
+def chart_reference(stack: GpuStack) -> str | None:
+    """``cilium@<version>`` where the stack installs it (the lint config's and versions.yaml's form)."""
+    return f"{CHART}@{VERSION}" if installs(stack) else None
 
 
 def commands(stack: GpuStack) -> tuple[str, ...]:

@@ -129,8 +129,7 @@ def _isolation(stack: GpuStack) -> tuple[list[str], str]:
     """The ``nvidia-ctk config`` command that keeps unprivileged containers to the GPUs they were
     given, and its sentence (gpustack/render/gpu_isolation.py); none when the spec opts out. The
     device plugins here (NVIDIA's, HAMi's) hand GPUs over as volume mounts."""
-    spec = stack.spec
-    settings = gpu_isolation.toolkit_settings(stack, volume_mounts=spec.devicePlugin.enabled or spec.sharing.hami.enabled)
+    settings = gpu_isolation.toolkit_settings(stack)
     if not settings:
         return [], ""
     flags = " ".join(f"--set {key}={str(value).lower()}" for key, value in settings.items())

@@ -31,7 +31,7 @@ def render(stack: GpuStack, releases: Sequence[HelmRelease]) -> str:
         "# is render's record of the versions installed, no Kubernetes object: not linted.\n"
     )
     values = {r.values_path: f"{r.chart}@{r.version}" for r in releases}
-    if cni.installs(stack):
-        values[cni.PATH] = f"{cni.CHART}@{cni.VERSION}"
+    if (pod_network := cni.chart_reference(stack)) is not None:
+        values[cni.PATH] = pod_network
     settings = {"distribution": stack.spec.cluster.distribution, "values": values, "exclude": [versions.PATH]}
     return header + dump(settings)

@@ -41,7 +41,7 @@ def current(stack: GpuStack, releases: tuple[HelmRelease, ...]) -> dict[str, Any
         "kubernetes": cluster.kubernetesVersion,
         "distribution": cluster.distribution,
         "release": getattr(cluster, DISTRIBUTION_RELEASE[cluster.distribution]),
-        "cni": f"{cni.CHART}@{cni.VERSION}" if cni.installs(stack) else None,
+        "cni": cni.chart_reference(stack),
         "pools": {
             pool.name: {
                 "driver": {"source": pool.driver.source, "version": pool.driver.version},
