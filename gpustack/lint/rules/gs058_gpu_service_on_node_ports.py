@@ -38,6 +38,7 @@ from gpustack.lint.charts import chartversions
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import components, podspec, registered
 from gpustack.lint.facts.clusterpolicy import cluster_policies
+from gpustack.lint.facts.labelselectors import selector_matches
 from gpustack.lint.model import Hit, Path, PodSpec, Resource, get_value, nonempty_text, scalar_text
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import deployed, dispatch
@@ -114,8 +115,11 @@ def _published(ctx: LintContext) -> Iterator[Hit]:
                 f"{kind} Service, {_exposed(kind, 'a node port')} ({FIREWALL})",
                 fix=f"Set `dcgmExporter.service.type: {CLUSTER_IP}`; Prometheus scrapes the Service's endpoints.",
             )
-    for service in ctx.of_kind("Service"):
-        yield from _service_hit(ctx, service)
+    services = ctx.of_kind("Service")
+    if services:
+        open_pods = _open_gpu_pods(ctx)
+        for service in services:
+            yield from _service_hit(service, open_pods)
 
 
 class _Published(NamedTuple):
@@ -175,15 +179,25 @@ def _release_service(ctx: LintContext, release: HelmChartRelease, service: Chart
     return _Published(resource, path, text, key, upgrade_to)
 
 
-def _service_hit(ctx: LintContext, service: Resource) -> Iterator[Hit]:
+def _open_gpu_pods(ctx: LintContext) -> list[tuple[PodSpec, list[str]]]:
+    """The set's pods of GPU components that serve without authentication, with the components'
+    names: worked out once per set, then matched against each Service's selector."""
+    found = []
+    for pod in ctx.pod_specs:
+        if not pod.system_component or _authenticated(pod):
+            continue
+        names = [c.summary for c in components.pod_components(pod) if c.name in SERVED]
+        if names:
+            found.append((pod, names))
+    return found
+
+
+def _service_hit(service: Resource, open_pods: list[tuple[PodSpec, list[str]]]) -> Iterator[Hit]:
     kind = service.get(("spec", "type"))
     selector = service.get(("spec", "selector"))
     if kind not in PUBLISHED or not isinstance(selector, Mapping) or not selector:
         return
-    pods = [pod for pod in ctx.pod_specs if pod.system_component and _selects(service, selector, pod)]
-    names = sorted(
-        {c.summary for pod in pods if not _authenticated(pod) for c in components.pod_components(pod) if c.name in SERVED}
-    )
+    names = sorted({name for pod, pod_names in open_pods if _selects(service, selector, pod) for name in pod_names})
     if not names:
         return
     ports = [
@@ -213,17 +227,16 @@ def _exposed(kind: str, where: str) -> str:
 
 
 def _selects(service: Resource, selector: Mapping[str, Any], pod: PodSpec) -> bool:
-    """Whether the Service's selector picks the pod: same namespace (either unset counts), every label."""
+    """Whether the Service's selector picks the pod: same namespace (either unset counts), every
+    label, where a label the pod sets on itself at run time (``RUNTIME_LABELS``) counts as set."""
     theirs, ours = pod.resource.ref.namespace, service.ref.namespace
     if theirs and ours and theirs != ours:
         return False
     labels = pod.template_metadata.get("labels")
     if not isinstance(labels, Mapping):
         return False
-    return all(
-        scalar_text(labels[key]) == scalar_text(value) if key in labels else key in RUNTIME_LABELS
-        for key, value in selector.items()
-    )
+    static = {key: value for key, value in selector.items() if key in labels or key not in RUNTIME_LABELS}
+    return selector_matches({"matchLabels": static}, labels)
 
 
 def _authenticated(pod: PodSpec) -> bool:
