@@ -131,13 +131,13 @@ def build(chart: Any, ctx: RenderContext) -> Contribution:
                 wave=EXPORTER_WAVE,
             )
         )
-    elif exporter.enabled:
+    elif (exporter_namespace := monitoring_stack.exporter_namespace(stack)) is not None:
         releases.append(
             chart_release(
                 "dcgm-exporter",
                 name=dcgm_exporter.CHART_RELEASE,
                 version=exporter.version,
-                namespace=monitoring.agentsNamespace,
+                namespace=exporter_namespace,
                 values=dcgm_exporter_values(stack),
                 wave=EXPORTER_WAVE,
             )

@@ -64,17 +64,21 @@ def stack_values(stack: GpuStack) -> dict[str, Any]:
     }
 
 
-def node_agents_namespace(stack: GpuStack) -> str | None:
-    """Where node-exporter runs beside the DCGM exporter, in a namespace that is privileged anyway:
-    the GPU Operator's, or the dcgm-exporter chart's (``monitoring.agentsNamespace``); None without
-    either, or when it is the monitoring namespace itself (node-exporter then stays there, and the
-    namespace stays privileged)."""
-    monitoring = stack.spec.monitoring
+def exporter_namespace(stack: GpuStack) -> str | None:
+    """Where the DCGM exporter runs: the GPU Operator's namespace, or the dcgm-exporter chart's
+    release namespace (``monitoring.agentsNamespace``); None where neither runs one."""
     if stack.spec.gpuOperator.enabled:
-        agents: str | None = gpu_operator.NAMESPACE
-    else:
-        agents = monitoring.agentsNamespace if monitoring.dcgmExporter.enabled else None
-    return agents if agents != monitoring.namespace else None
+        return gpu_operator.NAMESPACE
+    monitoring = stack.spec.monitoring
+    return monitoring.agentsNamespace if monitoring.dcgmExporter.enabled else None
+
+
+def node_agents_namespace(stack: GpuStack) -> str | None:
+    """Where node-exporter runs beside the DCGM exporter, in a namespace that is privileged anyway
+    (``exporter_namespace``); None without an exporter, or when it is the monitoring namespace itself
+    (node-exporter then stays there, and the namespace stays privileged)."""
+    agents = exporter_namespace(stack)
+    return agents if agents != stack.spec.monitoring.namespace else None
 
 
 def pod_security_level(stack: GpuStack) -> str:
