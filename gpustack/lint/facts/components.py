@@ -2,6 +2,8 @@
 
 A *GPU system component* is recognised by image repository from
 ``data/system-components.yaml``, or by the GPU Operator's image placeholders; never by name.
+A container of such an image that runs one of the component's workload tools (the DCGM
+image's ``dcgmproftester``) is a GPU workload, not the component.
 ``SystemComponent`` says what its upstream manifests need (runtime class, host paths).
 """
 
@@ -10,10 +12,11 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass
 from functools import cache
+from pathlib import PurePosixPath
 
 from gpustack.lint.facts.hostpaths import normalise_host_path
 from gpustack.lint.facts.images import image_repository
-from gpustack.lint.model import PodSpec
+from gpustack.lint.model import Container, PodSpec
 from gpustack.shipped import lint_data
 
 
@@ -27,6 +30,16 @@ class SystemComponent:
     runtime_class: bool
     host_paths: tuple[str, ...]
     read_only_host_paths: tuple[str, ...]
+    workload_commands: tuple[str, ...] = ()
+
+    def runs_workload(self, container: Container) -> bool:
+        """Whether the container's command or args run one of the image's workload tools."""
+        if not self.workload_commands:
+            return False
+        from gpustack.lint.facts.podspec import command_parts  # podspec asks this module for components
+
+        tools = {PurePosixPath(word).name for _, part in command_parts(container) for word in part.split()}
+        return any(fnmatch.fnmatchcase(tool, pattern) for tool in tools for pattern in self.workload_commands)
 
     def allows_host_path(self, path: str, *, read_only: bool) -> bool:
         path = normalise_host_path(path)
@@ -53,6 +66,7 @@ def _catalogue() -> _Catalogue:
             runtime_class=bool(item.get("runtimeClass", False)),
             host_paths=tuple(normalise_host_path(p) for p in item.get("hostPaths", ())),
             read_only_host_paths=tuple(normalise_host_path(p) for p in item.get("readOnlyHostPaths", ())),
+            workload_commands=tuple(item.get("workloadCommands", ())),
         )
         for item in data["components"]
     )
@@ -83,6 +97,14 @@ def component_for_image(image: str) -> SystemComponent | None:
     return None
 
 
+def component_for_container(container: Container) -> SystemComponent | None:
+    """The component a container runs: its image's, unless it runs one of the image's workload tools."""
+    component = component_for_image(container.image)
+    if component is None or component.runs_workload(container):
+        return None
+    return component
+
+
 def _matches(repository: str, pattern: str) -> bool:
     """The repository, or a mirror of it: ``harbor.local/nvidia/k8s-device-plugin``."""
     first, _, rest = pattern.partition("/")
@@ -94,5 +116,5 @@ def _matches(repository: str, pattern: str) -> bool:
 
 def pod_components(pod: PodSpec) -> tuple[SystemComponent, ...]:
     """The system components whose images run in a pod spec, in catalogue order."""
-    found = {c for container in pod.containers() if (c := component_for_image(container.image))}
+    found = {c for container in pod.containers() if (c := component_for_container(container))}
     return tuple(c for c in system_components() if c in found)

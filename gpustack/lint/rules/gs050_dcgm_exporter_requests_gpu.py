@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.components import component_for_image
+from gpustack.lint.facts.components import component_for_container
 from gpustack.lint.facts.podspec import subject
 from gpustack.lint.facts.quantities import gpu_requests, resource_amounts
 from gpustack.lint.model import Container, Hit, PodSpec, get_value
@@ -42,7 +42,7 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     if not pod.system_component:
         return
     for container in pod.containers():
-        component = component_for_image(container.image)
+        component = component_for_container(container)
         if component is None or component.name != EXPORTER:
             continue
         requests = gpu_requests(container)
