@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import PurePosixPath
 
+from gpustack.lint.facts.commands import command_parts
 from gpustack.lint.facts.hostpaths import normalise_host_path
 from gpustack.lint.facts.images import image_repository
 from gpustack.lint.model import Container, PodSpec
@@ -36,8 +37,6 @@ class SystemComponent:
         """Whether the container's command or args run one of the image's workload tools."""
         if not self.workload_commands:
             return False
-        from gpustack.lint.facts.podspec import command_parts  # podspec asks this module for components
-
         tools = {PurePosixPath(word).name for _, part in command_parts(container) for word in part.split()}
         return any(fnmatch.fnmatchcase(tool, pattern) for tool in tools for pattern in self.workload_commands)
 

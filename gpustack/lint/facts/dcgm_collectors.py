@@ -19,6 +19,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from gpustack.lint.facts import clusterpolicy, registered
+from gpustack.lint.facts.commands import command_parts
 from gpustack.lint.facts.images import image_repository
 from gpustack.lint.facts.operands import component_releases
 from gpustack.lint.model import Container, PodSpec, Resource, get_value
@@ -98,8 +99,6 @@ def _pod_fields(ctx: LintContext, pod: PodSpec) -> frozenset[str] | None:
 
 
 def _collectors_path(container: Container) -> str | None:
-    from gpustack.lint.facts.podspec import command_parts
-
     words = [word for _, part in command_parts(container) for word in part.split()]
     for index, word in enumerate(words):
         flag, _, value = word.partition("=")

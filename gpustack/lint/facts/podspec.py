@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpustack.lint.facts.claims import ClaimIndex
+from gpustack.lint.facts.commands import command_parts as command_parts  # re-exported for the rules
 from gpustack.lint.facts.components import pod_components
 from gpustack.lint.facts.consumers import gpus_reached, requests_gpus
 from gpustack.lint.model import Container, Path, PodSpec, Resource, copied
@@ -119,16 +120,6 @@ def _template_metadata(path: Path, parent: Mapping[str, Any]) -> Mapping[str, An
 
 
 # --- accessors -------------------------------------------------------------------------------
-
-
-def command_parts(container: Container) -> Iterator[tuple[Path, str]]:
-    """The strings of ``command`` then ``args``, each with its path."""
-    for key in ("command", "args"):
-        items = container.data.get(key)
-        if isinstance(items, list):
-            for index, item in enumerate(items):
-                if isinstance(item, (str, int, float)) and not isinstance(item, bool):
-                    yield (*container.path, key, index), str(item)
 
 
 @dataclass(frozen=True)
