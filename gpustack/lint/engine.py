@@ -51,7 +51,7 @@ from gpustack.lint.policy import suppress
 from gpustack.lint.policy.config import FILENAME, Config
 from gpustack.lint import unread
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import deployed, dispatch
+from gpustack.lint.releases import deployed, dispatch, outside
 from gpustack.lint.report.model import Report
 from gpustack.lint.targets import Targets
 
@@ -86,13 +86,15 @@ def lint(
         skipped = ", ".join(rule.id for rule in enabled if rule.scope == "set")
         notes.append(Note(f"{skipped} skipped: --partial input is not the whole set these rules need"))
     by_file = resources_by_file(loaded.resources)
-    each = replace(
-        run.each,
-        values_files={
-            file: chart for file, resources in by_file.items() if (chart := unread.chart_of_values(config, file, resources))
-        },
-        texts=loaded.texts,
+    values_files = {
+        file: chart for file, resources in by_file.items() if (chart := unread.chart_of_values(config, file, resources))
+    }
+    declared = outside.values_charts(
+        config.tree, [file for file, resources in by_file.items() if file not in values_files and unread.objectless(resources)]
     )
+    values_files |= {file: release.reference for file, release in declared.items()}
+    notes += [Note(f"read as values of chart {release.reference}, as {release.where} installs it", file) for file, release in declared.items()]
+    each = replace(run.each, values_files=values_files, texts=loaded.texts)
     judged_pods: list[PodSpec] = []
     results: list[tuple[Hit, Finding]] = []
     separate = stacks(loaded.texts, FILENAME, str(config.path) if config.path else None)

@@ -162,6 +162,7 @@ def _config(options: Options, start: Path, catalogue: Mapping[str, RuleInfo]) ->
         config,
         distribution=options.distribution or config.distribution,
         spec=options.spec or config.spec,
+        tree=start,
         fail_on=Severity.parse(options.fail_on) if options.fail_on else config.fail_on,
         suppressions=config.suppressions and not options.no_suppressions,
         kubernetes_version=options.kubernetes_version,
@@ -229,7 +230,10 @@ def _keys(options: Options, config: Config, cache: Cache | None, inputs: Inputs,
     if cache is None or options.fix or options.diff:
         return Keys()
     names = [item[0] for item in inputs if isinstance(item, tuple)]
+    from gpustack.lint.releases.outside import declaration_files
+
     named_files = [path for path in (config.spec, config.baseline, *config.chart_values) if path is not None]
+    named_files += [Path(path) for path in declaration_files(config.tree)]  # they may name a values file's chart
     separate = stacks(names, FILENAME, str(config.path) if config.path else None)
     settings = cache.settings_key((config, options.partial, repositories(names), separate), named_files)
     report = cache.report_key(inputs, settings)

@@ -86,6 +86,9 @@ class Config:
     baseline: Path | None = None  # --baseline or baseline:
     roots: tuple[Path, ...] = ()  # --set-root and roots: folders linted apart (roots.py)
     cache_dir: Path | None = None  # cacheDir: where the lint cache goes (input/cache.py)
+    # The folder holding the linted paths: scripts and Terraform below it may name the chart of a
+    # plain values file (releases/outside.py)
+    tree: Path | None = None
 
     def excluded(self, path: str) -> bool:
         """Whether ``path`` or a folder above it matches an ``exclude`` pattern (as in

@@ -1,0 +1,222 @@
+"""Chart releases declared outside the manifests: which chart a plain values file is for.
+
+Many repositories keep a chart's values in a YAML file and install the chart from a script, a
+README's instructions or Terraform. The linted values file then names no chart, and without one
+its keys are not checked. This module reads those declarations from the linted tree:
+
+- ``helm install|upgrade|template [NAME] CHART -f FILE --version V`` commands in shell scripts
+  (``*.sh``, ``*.bash``), Markdown (``*.md``: the commands users copy) and Makefiles, with
+  backslash continuations (https://helm.sh/docs/helm/helm_install/);
+- Terraform's ``helm_release`` resources: ``chart``, ``version``, and the ``values`` list's
+  ``file(...)``/``templatefile(...)`` paths, ``${path.module}`` being the ``.tf`` file's folder
+  (https://registry.terraform.io/providers/hashicorp/helm/latest/docs/resources/release).
+
+A values path is resolved against the declaring file's folder, then the tree's root (scripts are
+often run from there). Only the values files themselves are tied to the chart; ``--set`` values
+and Terraform ``set`` blocks are not read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache
+
+SCRIPT_SUFFIXES = (".sh", ".bash", ".md")
+SCRIPT_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile"})
+TERRAFORM_SUFFIX = ".tf"
+MAX_BYTES = 1_000_000  # a declaration file larger than this is not read
+MAX_FILES = 2_000  # files read per tree, at most
+SKIPPED_FOLDERS = frozenset({".git", "node_modules", ".terraform", "vendor"})
+
+# helm flags that take a value (the next word, unless written --flag=value): the values files,
+# the version, and the rest so that their values are not taken for the release or the chart.
+_VALUE_FLAGS = frozenset({
+    "-f", "--values", "--version", "-n", "--namespace", "--set", "--set-string", "--set-file", "--set-json",
+    "--set-literal", "--repo", "--timeout", "--kube-context", "--kubeconfig", "-o", "--output", "--post-renderer",
+    "--post-renderer-args", "--description", "--username", "--password", "--ca-file", "--cert-file", "--key-file",
+    "--keyring", "--name-template", "--history-max", "--api-versions", "-a", "--kube-version", "--show-only", "-s",
+    "--output-dir", "--release-name", "--labels", "-l", "--wait-for", "--registry-config", "--repository-config",
+    "--repository-cache",
+})
+_SUBCOMMANDS = frozenset({"install", "upgrade", "template"})
+_HELM = re.compile(r"(?:^|[\s;&|(`$])helm\s")
+_TERRAFORM_RELEASE = re.compile(r'resource\s+"helm_release"\s+"([^"]+)"')
+_VALUES_FUNCTION = re.compile(r'\b(?:file|templatefile)\(\s*"([^"]+)"')
+
+
+@dataclass(frozen=True)
+class Declared:
+    """A chart release that names a values file: the chart, its version if written, and where."""
+
+    chart: str
+    version: str | None
+    where: str  # ``scripts/deploy.sh:111``
+
+    @property
+    def reference(self) -> str:
+        """``name[@version]``, as ``.gpustack.yaml``'s ``values:`` maps a file."""
+        return f"{self.chart}@{self.version}" if self.version else self.chart
+
+
+def values_charts(root: str | os.PathLike[str] | None, values_files: Iterable[str]) -> dict[str, Declared]:
+    """The values files among ``values_files`` that a declaration under ``root`` installs a
+    chart with, each with the first such declaration."""
+    wanted = {os.path.abspath(file): file for file in values_files}
+    if not wanted or root is None:
+        return {}
+    root = os.fspath(root)
+    found: dict[str, Declared] = {}
+    for path in declaration_files(root):
+        for values, declared in _declarations(path, root):
+            file = wanted.get(os.path.abspath(values))
+            if file is not None:
+                found.setdefault(file, declared)
+    return found
+
+
+def declaration_files(root: str | os.PathLike[str] | None) -> tuple[str, ...]:
+    """The scripts, Markdown files, Makefiles and Terraform files under ``root`` (a run's cache
+    keys its settings by their content too)."""
+    return _declaration_files(os.fspath(root)) if root is not None and os.path.isdir(root) else ()
+
+
+@cache
+def _declaration_files(root: str) -> tuple[str, ...]:
+    return tuple(_walk(root))
+
+
+def _walk(root: str) -> Iterator[str]:
+    count = 0
+    for folder, folders, files in os.walk(root):
+        folders[:] = sorted(f for f in folders if f not in SKIPPED_FOLDERS and not f.startswith("."))
+        for name in sorted(files):
+            if name.endswith((*SCRIPT_SUFFIXES, TERRAFORM_SUFFIX)) or name in SCRIPT_NAMES:
+                path = os.path.join(folder, name)
+                try:
+                    if os.path.getsize(path) > MAX_BYTES:
+                        continue
+                except OSError:
+                    continue
+                yield path
+                count += 1
+                if count >= MAX_FILES:
+                    return
+
+
+def _declarations(path: str, root: str) -> Iterator[tuple[str, Declared]]:
+    try:
+        with open(path, encoding="utf-8") as stream:
+            text = stream.read()
+    except (OSError, UnicodeDecodeError):
+        return
+    name = os.path.relpath(path, root)
+    if path.endswith(TERRAFORM_SUFFIX):
+        yield from _terraform(text, path, name)
+    else:
+        yield from _helm_commands(text, path, root, name)
+
+
+def _helm_commands(text: str, path: str, root: str, name: str) -> Iterator[tuple[str, Declared]]:
+    lines = text.split("\n")
+    number = 0
+    while number < len(lines):
+        start, line = number, lines[number]
+        while line.endswith("\\") and number + 1 < len(lines):  # a continued shell line
+            number += 1
+            line = line[:-1] + " " + lines[number].strip()
+        number += 1
+        match = _HELM.search(line)
+        if match is None:
+            continue
+        command = _parse_helm(line[match.start():].lstrip(" ;&|(`$"))
+        if command is None:
+            continue
+        chart, version, values = command
+        declared = Declared(chart, version, f"{name}:{start + 1}")
+        for file in values:
+            for base in (os.path.dirname(path), root):
+                yield os.path.join(base, file), declared
+
+
+def _parse_helm(line: str) -> tuple[str, str | None, list[str]] | None:
+    """(chart, version, values files) of a ``helm install|upgrade|template`` command line."""
+    try:
+        words = shlex.split(line, comments=True)
+    except ValueError:
+        return None
+    if len(words) < 3 or words[0] != "helm" or words[1] not in _SUBCOMMANDS:
+        return None
+    positional: list[str] = []
+    values: list[str] = []
+    version: str | None = None
+    generate_name = False
+    index = 2
+    while index < len(words):
+        word = words[index]
+        if word in ("&&", "||", ";", "|"):
+            break
+        flag, equals, inline = word.partition("=")
+        if flag.startswith("-"):
+            value = inline if equals else None
+            if value is None and flag in _VALUE_FLAGS and index + 1 < len(words):
+                index += 1
+                value = words[index]
+            if flag in ("-f", "--values") and value:
+                values += [part for part in value.split(",") if part and "$" not in part and "://" not in part]
+            elif flag == "--version" and value and "$" not in value:
+                version = value
+            elif flag in ("-g", "--generate-name"):
+                generate_name = True
+        else:
+            positional.append(word)
+        index += 1
+    chart = positional[0 if generate_name or (words[1] == "template" and len(positional) == 1) else 1:][:1]
+    if not chart or not values or "$" in chart[0]:
+        return None
+    return _chart_name(chart[0]), version, values
+
+
+def _chart_name(reference: str) -> str:
+    """``nvidia/gpu-operator``, ``oci://ghcr.io/org/charts/hami``, ``./charts/x`` -> the name."""
+    return reference.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _terraform(text: str, path: str, name: str) -> Iterator[tuple[str, Declared]]:
+    if "helm_release" not in text:
+        return
+    import hcl2  # lazily: only trees with Terraform pay for the parser
+
+    try:
+        parsed = hcl2.loads(text)
+    except Exception:  # noqa: BLE001 - python-hcl2 raises lark's many errors for HCL it cannot read
+        return
+    lines = {match.group(1): text.count("\n", 0, match.start()) + 1 for match in _TERRAFORM_RELEASE.finditer(text)}
+    folder = os.path.dirname(path)
+    for block in parsed.get("resource", ()):
+        for label, releases in block.items() if isinstance(block, Mapping) else ():
+            if _unquoted(label) != "helm_release" or not isinstance(releases, Mapping):
+                continue
+            for release_name, body in releases.items():
+                if not isinstance(body, Mapping):
+                    continue
+                chart, version = _unquoted(body.get("chart")), _unquoted(body.get("version"))
+                if not chart or "${" in chart:
+                    continue
+                where = f"{name}:{lines.get(_unquoted(release_name) or '', 1)}"
+                declared = Declared(_chart_name(chart), version if version and "${" not in version else None, where)
+                for entry in body.get("values") or ():
+                    for file in _VALUES_FUNCTION.findall(str(entry)):
+                        resolved = file.replace("${path.module}", folder).replace("${path.root}", folder)
+                        if "${" not in resolved:
+                            yield os.path.join(folder, resolved), declared
+
+
+def _unquoted(value: object) -> str | None:
+    """python-hcl2 keeps a string literal's quotes (``'"gpu-operator"'``); expressions have none."""
+    if isinstance(value, str) and len(value) >= 2 and value[0] == value[-1] == '"':
+        return value[1:-1]
+    return None

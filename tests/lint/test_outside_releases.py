@@ -1,0 +1,92 @@
+"""Values files whose chart is installed outside the manifests: helm commands in scripts and
+docs, Terraform's helm_release. The file is then checked as that chart's values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpustack.lint.engine import lint
+from gpustack.lint.policy.config import Config
+from gpustack.lint.releases.outside import _parse_helm, values_charts
+
+from lint_support import load_paths
+
+OPERATOR_VALUES = "driver:\n  enabled: true\n  useOpenKmods: true\n"
+STACK_VALUES = "prometheusRule:\n  enabled: true\n"
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+def _lint(root: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(root)
+    return lint(load_paths(["."]), Config(tree=root))
+
+
+def test_a_script_ties_its_values_file_to_the_chart_and_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _tree(tmp_path, {
+        "scripts/deploy.sh": "set -e\nhelm upgrade --install gpu-operator nvidia/gpu-operator \\\n"
+                             "  -n gpu-operator --create-namespace --version v24.9.2 \\\n"
+                             "  -f kubernetes/gpu-operator/values.yaml --wait\n",
+        "kubernetes/gpu-operator/values.yaml": OPERATOR_VALUES,
+    })
+    report = _lint(root, monkeypatch)
+    (finding,) = [f for f in report.findings if f.rule == "GS031"]
+    assert (finding.file, finding.line) == ("kubernetes/gpu-operator/values.yaml", 3)
+    assert "gpu-operator v24.9.2" in finding.message
+    assert any("as scripts/deploy.sh:2 installs it" in note.message for note in report.notes)
+
+
+def test_terraform_helm_release_values_files_resolve_against_the_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _tree(tmp_path, {
+        "infra/monitoring/main.tf": 'resource "helm_release" "kps" {\n  chart   = "kube-prometheus-stack"\n'
+                                    '  version = "65.8.1"\n'
+                                    '  values  = [file("${path.module}/values/prometheus.yaml")]\n}\n',
+        "infra/monitoring/values/prometheus.yaml": STACK_VALUES,
+    })
+    report = _lint(root, monkeypatch)
+    assert [(f.rule, f.line) for f in report.findings] == [("GS031", 1)]
+    assert any("kube-prometheus-stack@65.8.1, as infra/monitoring/main.tf:1" in note.message for note in report.notes)
+
+
+def test_a_readme_command_counts_and_an_unreferenced_file_stays_unchecked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _tree(tmp_path, {
+        "README.md": "Install:\n\n```sh\nhelm install gpu-operator nvidia/gpu-operator -f gpu-operator/values.yaml\n```\n",
+        "gpu-operator/values.yaml": OPERATOR_VALUES,
+        "other/values.yaml": OPERATOR_VALUES,
+    })
+    report = _lint(root, monkeypatch)
+    assert {f.file for f in report.findings} == {"gpu-operator/values.yaml"}
+    assert any(note.file == "other/values.yaml" and "not checked" in note.message for note in report.notes)
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("helm install gpu-operator nvidia/gpu-operator -f a.yaml,b.yaml", ("gpu-operator", None, ["a.yaml", "b.yaml"])),
+        ("helm install nvidia/gpu-operator --generate-name --values=v.yaml --version=v25.3.4",
+         ("gpu-operator", "v25.3.4", ["v.yaml"])),
+        ("helm template oci://ghcr.io/org/charts/hami -f hami.yaml", ("hami", None, ["hami.yaml"])),
+        ("helm upgrade -i x ./charts/vllm -f $VALUES", None),  # only a variable: unknown
+        ("helm install x nvidia/gpu-operator --set driver.enabled=false", None),  # no values file
+        ("helm repo add nvidia https://helm.ngc.nvidia.com/nvidia", None),
+        ("helm install 'unclosed -f v.yaml", None),
+    ],
+)
+def test_helm_command_lines(line: str, expected: object) -> None:
+    assert _parse_helm(line) == expected
+
+
+def test_terraform_it_cannot_read_and_expressions_are_passed_over(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {
+        "broken.tf": 'resource "helm_release" "x" {\n  chart = \n',
+        "vars.tf": 'resource "helm_release" "y" {\n  chart = var.chart\n  values = [file("v.yaml")]\n}\n',
+        "v.yaml": OPERATOR_VALUES,
+    })
+    assert values_charts(str(root), [str(root / "v.yaml")]) == {}
