@@ -2,7 +2,7 @@
 
 Starts the differential tier's control plane (tests/differential), runs the scenarios of seeds
 ``--seed`` … ``--seed + --count - 1`` in batches (and as many rollout and DRA scenarios as asked), prints the agreement table per rule (Markdown,
-as in the README), the outcome counts and the time taken, and lists every disagreement with
+as in docs/accuracy.md), the outcome counts and the time taken, and lists every disagreement with
 its seed (``tests.differential.scenarios.generate(seed)`` reproduces it). Exit 1 when any.
 
     python benchmarks/scheduler_agreement.py --seed 1000 --count 2000

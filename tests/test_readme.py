@@ -1,51 +1,96 @@
-"""The README's two set-up commands are what CI runs."""
+"""The README and the documentation pages say what gpustack and CI do: the set-up commands are what
+CI runs, the examples shown are what gpustack prints, and the lists that name rules or examples
+name every one."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+import pytest
+from lint_support import gpustack
+
 from gpustack.lint.rules import RULES
 
 
-def setup_commands(readme: str) -> list[str]:
-    section = readme.split("## Set-up", 1)[1]
-    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
-    return [line for line in block.splitlines() if line.strip()]
+def read(repo: Path, page: str) -> str:
+    return (repo / page).read_text(encoding="utf-8")
 
 
-def test_ci_runs_the_readme_setup_commands(repo: Path) -> None:
-    commands = setup_commands((repo / "README.md").read_text(encoding="utf-8"))
-    ci = (repo / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+def section(text: str, heading: str) -> str:
+    """The section under ``heading`` (a whole line), up to the next heading of its level or above."""
+    level = heading.split(" ", 1)[0]
+    body = text.split(f"\n{heading}\n", 1)[1]
+    return re.split(rf"\n#{{1,{len(level)}}} ", body, maxsplit=1)[0]
+
+
+def first_block(text: str, language: str) -> str:
+    return text.split(f"```{language}\n", 1)[1].split("```", 1)[0]
+
+
+def setup_commands(text: str, heading: str) -> list[str]:
+    return [line for line in first_block(section(text, heading), "sh").splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize(("page", "heading"), [("README.md", "## Set-up"), ("docs/install.md", "## From a clone")])
+def test_ci_runs_the_setup_commands(repo: Path, page: str, heading: str) -> None:
+    commands = setup_commands(read(repo, page), heading)
+    ci = read(repo, ".ci/run").splitlines()
     assert len(commands) == 2
     for command in commands:
         assert command in ci, f"{command!r} is not a line of .ci/run"
 
 
-def test_the_rule_count_and_every_rule_id_are_in_the_lint_section(repo: Path) -> None:
-    section = (repo / "README.md").read_text(encoding="utf-8").split("## gpustack lint", 1)[1]
-    assert f"{len(RULES)} rules" in section
-    mentioned = set(re.findall(r"GS\d{3}", section))
-    for first, last in re.findall(r"GS(\d{3})–GS(\d{3})", section):
+def test_the_rule_count_and_every_rule_id_are_on_the_lint_page(repo: Path) -> None:
+    rules = section(read(repo, "docs/lint/index.md"), "## The rules")
+    assert f"{len(RULES)} rules" in rules
+    mentioned = set(re.findall(r"GS\d{3}", rules))
+    for first, last in re.findall(r"GS(\d{3})–GS(\d{3})", rules):
         mentioned |= {f"GS{n:03d}" for n in range(int(first), int(last) + 1)}
     assert set(RULES) <= mentioned
 
 
-def section(readme: str, heading: str) -> str:
-    return readme.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0]
-
-
 def test_the_examples_table_lists_every_example(repo: Path) -> None:
-    table = section((repo / "README.md").read_text(encoding="utf-8"), "## Examples")
-    linked = set(re.findall(r"^\| \[`(examples/[^`]+)`\]\(\1\)", table, re.MULTILINE))
+    table = section(read(repo, "docs/spec/index.md"), "## Examples")
+    listed = set(re.findall(r"^\| `(examples/[^`]+)` \|", table, re.MULTILINE))
     examples = {path.relative_to(repo).as_posix() for path in (repo / "examples").rglob("*.yaml")}
-    assert linked == examples
+    assert listed == examples
 
 
 def test_the_autofix_table_lists_every_fixable_rule(repo: Path) -> None:
     from gpustack.lint.catalogue import load_catalogue
 
-    table = section((repo / "README.md").read_text(encoding="utf-8"), "## Autofix")
+    table = section(read(repo, "docs/lint/autofix.md"), "## What is fixed")
     rows = re.findall(r"^\| (GS\d{3}) \|", table, re.MULTILINE)
     assert len(rows) == len(set(rows))
     assert set(rows) == {rule for rule, info in load_catalogue().items() if info.fixable}
+
+
+@pytest.mark.parametrize(("readme_heading", "ci_heading", "block"), [
+    ("## In pre-commit and GitHub Actions", "## pre-commit", 0),
+    ("## In pre-commit and GitHub Actions", "## GitHub Actions", 1),
+])
+def test_the_readme_ci_snippets_are_the_ci_page_s(repo: Path, readme_heading: str, ci_heading: str, block: int) -> None:
+    """The README repeats the two snippets to copy; the CI page, which explains them, is their source."""
+    readme = section(read(repo, "README.md"), readme_heading).split("```yaml\n")[1 + block].split("```", 1)[0]
+    assert readme == first_block(section(read(repo, "docs/ci.md"), ci_heading), "yaml")
+
+
+def test_the_readme_lint_example_is_what_lint_prints(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+) -> None:
+    console = first_block(section(read(repo, "README.md"), "## Lint manifests"), "console")
+    command, shown = console.split("\n", 1)
+    assert command == "$ gpustack lint examples/manifests/seed-pitfalls.yaml --spec examples/hami-vllm.yaml"
+    monkeypatch.chdir(repo)
+    code, out, err = gpustack(capsys, *command.split()[2:], "--cache-dir", str(tmp_path))
+    assert code == 1 and out + err == shown
+
+
+def test_the_readme_render_example_lists_the_committed_stack(repo: Path) -> None:
+    """`output/k3s-l4/` is what the same spec renders to (a test holds it to that)."""
+    console = first_block(section(read(repo, "README.md"), "## Render a stack"), "console")
+    files = [path for path in (repo / "output" / "k3s-l4").rglob("*") if path.is_file()]
+    top = sorted(path.name for path in (repo / "output" / "k3s-l4").iterdir())
+    assert f"stack: {len(files)} files" in console.splitlines()
+    assert console.splitlines()[-1].split() == top

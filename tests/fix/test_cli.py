@@ -156,8 +156,8 @@ def test_fix_and_diff_exclude_each_other(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_the_documented_example_is_what_diff_prints(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The README's Autofix section shows exactly what `--diff` prints."""
-    section = (repo / "README.md").read_text("utf-8").split("## Autofix", 1)[1]
+    """The Autofix page shows exactly what `--diff` prints."""
+    section = (repo / "docs" / "lint" / "autofix.md").read_text("utf-8")
     manifest = section.split("```yaml\n", 1)[1].split("```", 1)[0]
     console = section.split("```console\n", 1)[1].split("```", 1)[0]
     command, shown = console.split("\n", 1)

@@ -1,4 +1,4 @@
-"""JSON for scripts: one object in the shape of the CLI contract (README.md, ``--format json``).
+"""JSON for scripts: one object in the shape of the CLI contract (docs/lint/outputs.md, ``--format json``).
 
 ``findings``, ``errors`` and ``summary`` are exactly the contract's; ``notes`` and
 ``summary.suppressed`` are always present, ``summary.baseline`` (file, findings matched,
