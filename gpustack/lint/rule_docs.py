@@ -61,8 +61,10 @@ def rules_index_markdown(catalogue: Mapping[str, RuleInfo]) -> str:
 
 
 def rule_page(info: RuleInfo) -> str:
-    """The rule's page on the site: what ``gpustack explain`` prints, marked as generated."""
-    return f"{GENERATED}\n\n{rule_markdown(info, level=1)}"
+    """The rule's page on the site: what ``gpustack explain`` prints, marked as generated below
+    its heading (a page's title is its first element when that is a heading)."""
+    heading, body = rule_markdown(info, level=1).split("\n\n", 1)
+    return f"{heading}\n\n{GENERATED}\n\n{body}"
 
 
 def rule_markdown(info: RuleInfo, *, level: int) -> str:

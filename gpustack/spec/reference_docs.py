@@ -1,6 +1,6 @@
 """The spec reference page (``docs/spec/reference.md``, written by ``gpustack docs``): every field
-of the spec's JSON Schema (``specs/gpustack.schema.json``) with its path, type, default and
-description, one table per object. An object reached through a list gets ``[]`` in its path,
+of the spec's JSON Schema (``specs/gpustack.schema.json``) with its type, default and
+description, one table per object, headed by the object's path. An object reached through a list gets ``[]`` in its path,
 through a map ``.*``; each form of a union (``oneOf``) gets a table of its own, named by its
 discriminator value (``strategy: mps``) or else its title."""
 
@@ -63,7 +63,7 @@ def reference_markdown(schema: Schema) -> str:
             path = f"{section.path}.{name}" if section.path else name
             default = "required" if name in required else _default(field)
             kind = _type(schema, field, path, anchors)
-            lines.append(f"| `{path}` | {kind} | {default} | {_text(_description(schema, field))} |")
+            lines.append(f"| `{name}` | {kind} | {default} | {_text(_description(schema, field))} |")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
