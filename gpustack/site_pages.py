@@ -6,17 +6,25 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from urllib.parse import urljoin
+
+from gpustack.lint.catalogue import RuleInfo, load_catalogue
+from gpustack.lint.rule_docs import RULES_FOLDER, page_path, rule_page, rules_index_markdown
+from gpustack.shipped import data_dir
+from gpustack.spec.reference_docs import PAGE_PATH, reference_markdown
 
 DOCS_FOLDER = "docs"  # the site's pages, from the repository root
 
 
+def page_url(info: RuleInfo, base: str | None) -> str:
+    """The rule's page below ``base``, where the repository's files are served (GitHub's
+    ``…/blob/<ref>/``); without a base, its path in the repository."""
+    path = f"{DOCS_FOLDER}/{page_path(info)}"
+    return urljoin(base if base.endswith("/") else base + "/", path) if base else path
+
+
 def generated_pages() -> dict[str, str]:
     """Page text by path in the docs folder."""
-    from gpustack.lint.catalogue import load_catalogue
-    from gpustack.lint.rule_docs import RULES_FOLDER, page_path, rule_page, rules_index_markdown
-    from gpustack.shipped import data_dir
-    from gpustack.spec.reference_docs import PAGE_PATH, reference_markdown
-
     catalogue = load_catalogue()
     pages = {f"{RULES_FOLDER}/index.md": rules_index_markdown(catalogue)}
     pages |= {page_path(info): rule_page(info) for info in catalogue.values()}
@@ -27,8 +35,6 @@ def generated_pages() -> dict[str, str]:
 
 def stale_rule_pages(folder: Path, pages: dict[str, str]) -> list[Path]:
     """Rule pages in ``folder`` of rules the catalogue no longer has."""
-    from gpustack.lint.rule_docs import RULES_FOLDER
-
     return sorted(path for path in (folder / RULES_FOLDER).glob("GS*.md") if f"{RULES_FOLDER}/{path.name}" not in pages)
 
 

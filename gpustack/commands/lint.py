@@ -223,7 +223,8 @@ def explain(
 ) -> None:
     """Explain one rule: why it matters, how to fix it, examples that fire and stay quiet, and its page."""
     from gpustack.lint.catalogue import find_rule, load_catalogue
-    from gpustack.lint.rule_docs import page_url, rule_markdown
+    from gpustack.lint.rule_docs import rule_markdown
+    from gpustack.site_pages import page_url
 
     info = find_rule(load_catalogue(), rule)
     sys.stdout.write(f"{rule_markdown(info, level=1)}\nPage: {page_url(info, docs_url)}\n")

@@ -6,10 +6,8 @@ pages (``docs/rules/GSNNN.md`` and their index ``docs/rules/index.md``, written 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from urllib.parse import urljoin
 
 from gpustack.lint.catalogue import Example, RuleInfo
-from gpustack.site_pages import DOCS_FOLDER
 from gpustack.terminal import aligned
 
 RULES_FOLDER = "rules"  # in the site's docs folder
@@ -29,13 +27,6 @@ def catalogue_table(catalogue: Mapping[str, RuleInfo]) -> str:
 def page_path(info: RuleInfo) -> str:
     """The rule's page in the site's docs folder."""
     return f"{RULES_FOLDER}/{info.id}.md"
-
-
-def page_url(info: RuleInfo, base: str | None) -> str:
-    """The rule's page below ``base``, where the repository's files are served (GitHub's
-    ``…/blob/<ref>/``); without a base, its path in the repository."""
-    path = f"{DOCS_FOLDER}/{page_path(info)}"
-    return urljoin(base if base.endswith("/") else base + "/", path) if base else path
 
 
 def rules_index_markdown(catalogue: Mapping[str, RuleInfo]) -> str:

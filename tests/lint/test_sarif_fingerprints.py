@@ -18,7 +18,7 @@ from ruamel.yaml import YAML
 
 from gpustack.lint.catalogue import load_catalogue
 from gpustack.lint.policy.baseline import FINGERPRINT
-from gpustack.lint.rule_docs import page_url
+from gpustack.site_pages import page_url
 
 POD = """\
 apiVersion: v1

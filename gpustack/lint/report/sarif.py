@@ -20,7 +20,7 @@ from gpustack.lint.model import Finding, InputError, Note, Severity
 from gpustack.lint.policy.baseline import FINGERPRINT, identity
 from gpustack.lint.report import ReportOptions
 from gpustack.lint.report.model import Report
-from gpustack.lint.rule_docs import page_url
+from gpustack.site_pages import page_url
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
