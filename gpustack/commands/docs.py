@@ -15,7 +15,13 @@ def docs(
 
     Run it after changing a policy or the spec (after gpustack schema); a test fails while the committed pages are stale.
     """
+    from gpustack.errors import GpustackError
     from gpustack.site_pages import write_pages
 
-    changed = write_pages(folder)
+    if not folder.is_dir():
+        raise GpustackError(f"{folder}: no such folder (the site's docs folder, e.g. docs)")
+    try:
+        changed = write_pages(folder)
+    except OSError as exc:
+        raise GpustackError(f"cannot write the pages under {folder}: {exc.strerror or exc}") from None
     typer.echo("\n".join(str(folder / name) for name in changed) if changed else "up to date")

@@ -76,3 +76,12 @@ def test_docs_writes_the_pages_and_removes_those_of_rules_gone(
         assert exit_.value.code in (0, None) and expected in out
     written = sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*.md"))
     assert written == sorted(generated_pages())
+
+
+def test_docs_into_what_is_no_folder_is_a_clean_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "file").write_text("")
+    for given in (tmp_path / "file", tmp_path / "missing"):
+        with pytest.raises(SystemExit) as exit_:
+            main(["docs", str(given)])
+        assert exit_.value.code == 2
+        assert capsys.readouterr().err == f"error: {given}: no such folder (the site's docs folder, e.g. docs)\n"
