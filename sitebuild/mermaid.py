@@ -31,6 +31,10 @@ MEMBER = "package/dist/mermaid.min.js"
 SITE_PATH = "assets/javascripts/mermaid.min.js"  # mkdocs.yml's extra_javascript names it
 
 
+class Unavailable(Exception):
+    """The script is not cached and cannot be fetched as it should be."""
+
+
 def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gpustack" / "mermaid" / VERSION
 
@@ -42,15 +46,18 @@ def script() -> Path:
         return path
     registry = os.environ.get("npm_config_registry", "https://registry.npmjs.org/").rstrip("/")
     url = f"{registry}/mermaid/-/mermaid-{VERSION}.tgz"
-    with urllib.request.urlopen(url, timeout=120) as response:
-        tarball = response.read()
+    try:
+        with urllib.request.urlopen(url, timeout=120) as response:
+            tarball = response.read()
+    except OSError as exc:
+        raise Unavailable(f"Mermaid is not in {cache_dir()} and {url} cannot be read: {exc}") from None
     digest = "sha512-" + base64.b64encode(hashlib.sha512(tarball).digest()).decode()
     if digest != INTEGRITY:
-        raise SystemExit(f"{url}: integrity {digest}, expected {INTEGRITY}")
+        raise Unavailable(f"{url}: integrity {digest}, expected {INTEGRITY}")
     with tarfile.open(fileobj=io.BytesIO(tarball), mode="r:gz") as archive:
         member = archive.extractfile(MEMBER)
         if member is None:
-            raise SystemExit(f"{url}: no {MEMBER}")
+            raise Unavailable(f"{url}: no {MEMBER}")
         text = member.read()
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(f".{os.getpid()}.part")
@@ -61,12 +68,19 @@ def script() -> Path:
 
 def on_files(files: Any, config: Any) -> Any:
     """MkDocs hook: the cached script as the site's ``SITE_PATH``."""
+    from mkdocs.exceptions import PluginError
     from mkdocs.structure.files import File
 
-    files.append(File.generated(config, SITE_PATH, abs_src_path=str(script())))
+    try:
+        path = script()
+    except Unavailable as exc:
+        raise PluginError(str(exc)) from None
+    files.append(File.generated(config, SITE_PATH, abs_src_path=str(path)))
     return files
 
 
 if __name__ == "__main__":
-    print(script())
-    sys.stdout.flush()
+    try:
+        print(script())
+    except Unavailable as exc:
+        sys.exit(f"error: {exc}")
