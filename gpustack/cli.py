@@ -29,6 +29,7 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup
 from typer.main import get_command_from_info
 from typer.models import CommandInfo
 
+from gpustack.commands import docs as docs_command
 from gpustack.commands import gpus as gpus_command
 from gpustack.commands import init as init_command
 from gpustack.commands import lint as lint_commands
@@ -53,6 +54,7 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "explain": lint_commands.explain,
     "gpus": gpus_command.gpus,
     "schema": spec_commands.schema,
+    "docs": docs_command.docs,
     "doctor": node_commands.doctor,
     "discover": node_commands.discover,
 }

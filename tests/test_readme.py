@@ -32,9 +32,8 @@ def setup_commands(text: str, heading: str) -> list[str]:
     return [line for line in first_block(section(text, heading), "sh").splitlines() if line.strip()]
 
 
-@pytest.mark.parametrize(("page", "heading"), [("README.md", "## Set-up"), ("docs/install.md", "## From a clone")])
-def test_ci_runs_the_setup_commands(repo: Path, page: str, heading: str) -> None:
-    commands = setup_commands(read(repo, page), heading)
+def test_ci_runs_the_setup_commands(repo: Path) -> None:
+    commands = setup_commands(read(repo, "README.md"), "## Set-up")
     ci = read(repo, ".ci/run").splitlines()
     assert len(commands) == 2
     for command in commands:
@@ -66,14 +65,20 @@ def test_the_autofix_table_lists_every_fixable_rule(repo: Path) -> None:
     assert set(rows) == {rule for rule, info in load_catalogue().items() if info.fixable}
 
 
-@pytest.mark.parametrize(("readme_heading", "ci_heading", "block"), [
-    ("## In pre-commit and GitHub Actions", "## pre-commit", 0),
-    ("## In pre-commit and GitHub Actions", "## GitHub Actions", 1),
+@pytest.mark.parametrize(("page", "heading", "name", "language"), [
+    ("docs/install.md", "## From a clone", "setup", "sh"),
+    ("docs/ci.md", "## pre-commit", "pre-commit", "yaml"),
+    ("docs/ci.md", "## GitHub Actions", "workflow", "yaml"),
 ])
-def test_the_readme_ci_snippets_are_the_ci_page_s(repo: Path, readme_heading: str, ci_heading: str, block: int) -> None:
-    """The README repeats the two snippets to copy; the CI page, which explains them, is their source."""
-    readme = section(read(repo, "README.md"), readme_heading).split("```yaml\n")[1 + block].split("```", 1)[0]
-    assert readme == first_block(section(read(repo, "docs/ci.md"), ci_heading), "yaml")
+def test_the_site_includes_the_readme_s_commands_and_snippets(repo: Path, page: str, heading: str, name: str, language: str) -> None:
+    """The set-up commands and the CI snippets are written once, in the README; the site's
+    pages include them (pymdownx.snippets sections), so the two never drift apart."""
+    readme = read(repo, "README.md")
+    start, end = f"<!-- --8<-- [start:{name}] -->\n", f"<!-- --8<-- [end:{name}] -->"
+    assert readme.count(start) == 1 and readme.count(end) == 1
+    included = readme.split(start, 1)[1].split(end, 1)[0]
+    assert included.startswith(f"```{language}\n") and included.endswith("```\n")
+    assert f'--8<-- "README.md:{name}"' in section(read(repo, page), heading)
 
 
 def test_the_readme_lint_example_is_what_lint_prints(

@@ -16,7 +16,7 @@ FOREIGN_INSTALL = re.compile(r"pip install(?:\s+-\S+)*\s+[\"']?gpustack(?:[-\[=<
 FOREIGN_URL = re.compile(r"https?://(?:[\w-]+\.)*gpustack\.(?:io|dev|ai|com|org)\b")
 
 USER_FACING = (
-    "README.md", "docs/**/*.md", "policies/*.yaml", "examples/**/*.yaml", "specs/*", "output/**/*",
+    "README.md", "docs/**/*.md", "mkdocs.yml", "policies/*.yaml", "examples/**/*.yaml", "specs/*", "output/**/*",
     "action.yml", ".pre-commit-hooks.yaml", "gpustack/render/crd_schemas/*.json", "gpustack/lint/policy.schema.json",
 )
 
@@ -25,7 +25,7 @@ USER_FACING = (
 # patterns out, so it is the one exception.
 CONTRIBUTOR_FACING = (
     "gpustack/**/*.py", "gpustack/**/*.yaml", "tests/**/*.py", "tests/**/*.yaml", "benchmarks/*.py",
-    "benchmarks/*.md", ".ci/*", "pyproject.toml",
+    "benchmarks/*.md", ".ci/*", "pyproject.toml", "sitebuild/*.py",
 )
 
 

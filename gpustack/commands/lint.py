@@ -116,7 +116,7 @@ def lint(
     ) = None,
     docs_url: _optional(
         str, "--docs-url", "URL",
-        "Base URL that SARIF helpUri links resolve docs/rules.md against, e.g. your clone's "
+        "Base URL that SARIF helpUri links resolve each rule's page (docs/rules/GSNNN.md) against, e.g. your clone's "
         "https://github.com/<owner>/<repo>/blob/<ref>/ (none by default: SARIF rules then carry no helpUri; "
         "the GitHub Action passes its own repository).",
         envvar="GPUSTACK_DOCS_URL",
@@ -202,28 +202,29 @@ def lint(
     raise typer.Exit(code)
 
 
-def rules(
-    output_format: Annotated[
-        Literal["table", "markdown"],
-        typer.Option("--format", "-f", help="table, or markdown: the page docs/rules.md is generated as."),
-    ] = "table",
-) -> None:
+def rules() -> None:
     """List the rule catalogue: id, name, default severity, scope, autofix, summary."""
     from gpustack.lint.catalogue import load_catalogue
-    from gpustack.lint.rule_docs import catalogue_markdown, catalogue_table
+    from gpustack.lint.rule_docs import catalogue_table
 
-    catalogue = load_catalogue()
-    render = catalogue_markdown if output_format == "markdown" else catalogue_table
-    sys.stdout.write(render(catalogue))
+    sys.stdout.write(catalogue_table(load_catalogue()))
 
 
 def explain(
     rule: Annotated[
         str, typer.Argument(help="A rule id or name, e.g. GS001 or pci-0300-selector.", metavar="RULE")
     ],
+    docs_url: _optional(
+        str, "--docs-url", "URL",
+        "Base URL the rule's page (docs/rules/GSNNN.md) is given below, as with lint's --docs-url "
+        "(none by default: its path in gpustack's repository).",
+        envvar="GPUSTACK_DOCS_URL",
+    ) = None,
 ) -> None:
-    """Explain one rule: why it matters, how to fix it, examples that fire and stay quiet."""
+    """Explain one rule: why it matters, how to fix it, examples that fire and stay quiet, and its page."""
     from gpustack.lint.catalogue import find_rule, load_catalogue
     from gpustack.lint.rule_docs import rule_markdown
+    from gpustack.site_pages import page_url
 
-    sys.stdout.write(rule_markdown(find_rule(load_catalogue(), rule), level=1))
+    info = find_rule(load_catalogue(), rule)
+    sys.stdout.write(f"{rule_markdown(info, level=1)}\nPage: {page_url(info, docs_url)}\n")

@@ -1,6 +1,7 @@
-"""The catalogue as text: the ``gpustack rules`` table, ``gpustack explain``, and
-``docs/rules.md`` (generated with ``gpustack rules --format markdown > docs/rules.md``; a test
-fails when the committed page is stale)."""
+"""The catalogue as text: the ``gpustack rules`` table, ``gpustack explain``, and the site's rule
+pages (``docs/rules/GSNNN.md`` and their index ``docs/rules/index.md``, written by
+``gpustack docs``; a test fails when the committed pages are stale). A rule's page is what
+``gpustack explain`` prints, from the same function."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from collections.abc import Mapping
 from gpustack.lint.catalogue import Example, RuleInfo
 from gpustack.terminal import aligned
 
-DOCS_PATH = "docs/rules.md"
+RULES_FOLDER = "rules"  # in the site's docs folder
+GENERATED = "<!-- Generated from policies/ by `gpustack docs`; do not edit. -->"
 
 
 def catalogue_table(catalogue: Mapping[str, RuleInfo]) -> str:
@@ -22,32 +24,38 @@ def catalogue_table(catalogue: Mapping[str, RuleInfo]) -> str:
     return aligned(rows)
 
 
-def catalogue_markdown(catalogue: Mapping[str, RuleInfo]) -> str:
-    """The whole catalogue as one Markdown page: an index table, then a section per rule."""
+def page_path(info: RuleInfo) -> str:
+    """The rule's page in the site's docs folder."""
+    return f"{RULES_FOLDER}/{info.id}.md"
+
+
+def rules_index_markdown(catalogue: Mapping[str, RuleInfo]) -> str:
+    """The site's rule index: one row per rule, linking its page."""
     lines = [
-        "# gpustack lint rules",
+        "# Rules",
         "",
-        f"<!-- Generated from policies/ by `gpustack rules --format markdown > {DOCS_PATH}`; do not edit. -->",
+        GENERATED,
         "",
         "Severity is the default: context (`--distribution`, a spec) and `.gpustack.yaml` may change it.",
         "Opt-in rules run only when selected by id (`--select`, or `rules: {GSNNN: on}` in `.gpustack.yaml`).",
-        "`gpustack explain GSNNN` prints one rule in a terminal.",
+        "`gpustack rules` lists them in a terminal, `gpustack explain GSNNN` prints one rule's page.",
         "",
         "| Rule | Severity | Scope | Autofix | Summary |",
         "|---|---|---|---|---|",
     ]
     lines += [
-        f"| [{info.id} {info.name}](#{anchor(info)}) | {_severity(info)} | {info.scope} | {_yes(info.fixable)} "
+        f"| [{info.id} {info.name}]({info.id}.md) | {_severity(info)} | {info.scope} | {_yes(info.fixable)} "
         f"| {_cell(info.summary)} |"
         for info in catalogue.values()
     ]
-    page = "\n".join(lines) + "\n"
-    return page + "".join("\n" + rule_markdown(info, level=2) for info in catalogue.values())
+    return "\n".join(lines) + "\n"
 
 
-def anchor(info: RuleInfo) -> str:
-    """The rule's section anchor in docs/rules.md (GitHub's heading slug)."""
-    return f"{info.id} {info.name}".lower().replace(" ", "-")
+def rule_page(info: RuleInfo) -> str:
+    """The rule's page on the site: what ``gpustack explain`` prints, marked as generated below
+    its heading (a page's title is its first element when that is a heading)."""
+    heading, body = rule_markdown(info, level=1).split("\n\n", 1)
+    return f"{heading}\n\n{GENERATED}\n\n{body}"
 
 
 def rule_markdown(info: RuleInfo, *, level: int) -> str:

@@ -194,6 +194,17 @@ def test_explain(capsys: pytest.CaptureFixture[str]) -> None:
     )
 
 
+def test_explain_ends_with_the_rule_page(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its path in the repository; below --docs-url (or GPUSTACK_DOCS_URL) as SARIF's helpUri."""
+    monkeypatch.delenv("GPUSTACK_DOCS_URL", raising=False)
+    assert gpustack(capsys, "explain", "gs900")[1].endswith("```\n\nPage: docs/rules/GS900.md\n")
+    base = "https://example.test/org/gpustack/blob/v1.2.0"
+    out = gpustack(capsys, "explain", "latest-image", "--docs-url", base)[1]
+    assert out.endswith(f"\nPage: {base}/docs/rules/GS900.md\n")
+    monkeypatch.setenv("GPUSTACK_DOCS_URL", base + "/")
+    assert gpustack(capsys, "explain", "GS900")[1] == out
+
+
 def test_explain_unknown_rule_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert gpustack(capsys, "explain", "no-such-rule") == (
         2,

@@ -1,5 +1,5 @@
 """SARIF for code scanning: fingerprints that follow a finding when lines move, help links to
-docs/rules.md, security severities; and the GitHub Action that writes it."""
+each rule's page (docs/rules/GSNNN.md), security severities; and the GitHub Action that writes it."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from ruamel.yaml import YAML
 
 from gpustack.lint.catalogue import load_catalogue
 from gpustack.lint.policy.baseline import FINGERPRINT
-from gpustack.lint.rule_docs import DOCS_PATH, anchor
+from gpustack.site_pages import page_url
 
 POD = """\
 apiVersion: v1
@@ -82,11 +82,11 @@ def test_rules_link_their_docs_and_security_rules_carry_a_severity(capsys: pytes
     base = "https://example.test/org/gpustack/blob/v1.2.0"
     for given in (base, base + "/"):
         [rule, *_] = sarif(capsys, "pod.yaml", "--docs-url", given)["runs"][0]["tool"]["driver"]["rules"]
-        assert rule["helpUri"] == f"{base}/docs/rules.md#gs900-latest-image"
+        assert rule["helpUri"] == f"{base}/docs/rules/GS900.md"
     with pytest.MonkeyPatch.context() as env:
         env.setenv("GPUSTACK_DOCS_URL", base)
         [rule, *_] = sarif(capsys, "pod.yaml")["runs"][0]["tool"]["driver"]["rules"]
-        assert rule["helpUri"] == f"{base}/docs/rules.md#gs900-latest-image"
+        assert rule["helpUri"] == f"{base}/docs/rules/GS900.md"
 
 
 def test_docs_url_help_says_what_sarif_does_without_it(capsys: pytest.CaptureFixture[str]) -> None:
@@ -100,15 +100,12 @@ def test_docs_url_help_says_what_sarif_does_without_it(capsys: pytest.CaptureFix
     assert "none by default: SARIF rules then carry no helpUri" in text
 
 
-def test_every_help_link_finds_its_section_in_docs_rules_md(repo: Path) -> None:
-    headings = {
-        line.lstrip("#").strip().lower().replace(" ", "-")
-        for line in (repo / DOCS_PATH).read_text().splitlines()
-        if line.startswith("## ")
-    }
-    catalogue = load_catalogue()
-    missing = [info.id for info in catalogue.values() if anchor(info) not in headings]
-    assert not missing, f"stale {DOCS_PATH}? no section for {missing}"
+def test_every_help_link_finds_its_page(repo: Path) -> None:
+    base = "https://example.test/org/gpustack/blob/v1/"
+    missing = [
+        info.id for info in load_catalogue().values() if not (repo / page_url(info, base).removeprefix(base)).is_file()
+    ]
+    assert not missing, f"no page for {missing}: gpustack docs"
 
 
 @pytest.mark.usefixtures("test_rules", "in_tmp")
@@ -211,4 +208,4 @@ def test_action_steps_lint_into_sarif_and_annotations(action: dict[str, Any], tm
     [result] = document["runs"][0]["results"]
     assert result["ruleId"] == "GS004"
     rules = document["runs"][0]["tool"]["driver"]["rules"]
-    assert rules[0]["helpUri"].startswith("https://github.example/org/gpustack/blob/v9/docs/rules.md#gs001-")
+    assert rules[0]["helpUri"] == "https://github.example/org/gpustack/blob/v9/docs/rules/GS001.md"

@@ -1,5 +1,5 @@
 """SARIF 2.1.0 for code scanning: the catalogue as ``tool.driver.rules`` (help text from the
-policies, ``helpUri`` to the rule's section of docs/rules.md, and for security rules the
+policies, ``helpUri`` to the rule's page docs/rules/GSNNN.md, and for security rules the
 ``security-severity`` GitHub ranks alerts by), one result per finding with its region and a
 ``partialFingerprints`` entry from the finding's baseline identity (rule, object, path inside
 it), so code scanning follows an alert when lines move. Input errors and notes are tool
@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urljoin
+from urllib.parse import quote
 
 from gpustack import __version__
 from gpustack.lint.catalogue import RuleInfo
@@ -20,7 +20,7 @@ from gpustack.lint.model import Finding, InputError, Note, Severity
 from gpustack.lint.policy.baseline import FINGERPRINT, identity
 from gpustack.lint.report import ReportOptions
 from gpustack.lint.report.model import Report
-from gpustack.lint.rule_docs import DOCS_PATH, anchor
+from gpustack.site_pages import page_url
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -37,7 +37,6 @@ _SUPPRESSION_KINDS = {"annotation": "inSource", "comment": "inSource"}
 def render(report: Report, options: ReportOptions) -> str:
     rule_ids = list(report.catalogue)
     base = options.docs_url or os.environ.get(DOCS_URL_VARIABLE)
-    docs = urljoin(_folder(base), DOCS_PATH) if base else None
     results = [_result(finding, rule_ids, options.where(finding)) for finding in report.findings]
     if options.show_suppressed:
         for item in report.suppressed:
@@ -51,7 +50,7 @@ def render(report: Report, options: ReportOptions) -> str:
             "driver": {
                 "name": "gpustack",
                 "version": __version__,
-                "rules": [_rule(info, docs) for info in report.catalogue.values()],
+                "rules": [_rule(info, base) for info in report.catalogue.values()],
             }
         },
         "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}],
@@ -61,12 +60,7 @@ def render(report: Report, options: ReportOptions) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
-def _folder(url: str) -> str:
-    """A base URL that relative paths resolve below, not beside (``…/blob/v1`` -> ``…/blob/v1/``)."""
-    return url if url.endswith("/") else url + "/"
-
-
-def _rule(info: RuleInfo, docs: str | None) -> dict[str, Any]:
+def _rule(info: RuleInfo, base: str | None) -> dict[str, Any]:
     properties: dict[str, Any] = {"tags": ["kubernetes", "gpu", *(["security"] if info.security else [])]}
     if info.security:
         properties["security-severity"] = SECURITY_SEVERITY[info.severity]
@@ -79,8 +73,8 @@ def _rule(info: RuleInfo, docs: str | None) -> dict[str, Any]:
         "defaultConfiguration": {"level": _LEVELS[info.severity]},
         "properties": properties,
     }
-    if docs:
-        rule["helpUri"] = f"{docs}#{anchor(info)}"
+    if base:
+        rule["helpUri"] = page_url(info, base)
     return rule
 
 
