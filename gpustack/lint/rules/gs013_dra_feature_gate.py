@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts.pools import ClusterFacts
+from gpustack.lint.facts.servedapis import first_minor
 from gpustack.lint.model import Hit, Path, Resource
 from gpustack.lint.registry import Rule
 
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from gpustack.spec.featuregates import Gate
 
 GROUP = "resource.k8s.io"
-V1_MINOR = 34  # resource.k8s.io/v1 is served from Kubernetes 1.34
+V1_MINOR = first_minor(GROUP, "v1")  # 34: resource.k8s.io/v1 is served from Kubernetes 1.34
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,7 @@ def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
     api_version = resource.api_version or ""
     if cluster is None or not api_version.startswith(GROUP + "/"):
         return
-    if api_version == f"{GROUP}/v1" and cluster.minor < V1_MINOR:
+    if api_version == f"{GROUP}/v1" and V1_MINOR is not None and cluster.minor < V1_MINOR:
         yield Hit(
             resource,
             ("apiVersion",),
