@@ -78,3 +78,13 @@ def set_crds(ctx: LintContext) -> CrdVersions:
         )
         found.append((group, kind, served))
     return tuple(found)
+
+
+@cache
+def scheduler_config_last_minor(kind: str, api_version: str) -> tuple[bool, int | None]:
+    """Whether kube-scheduler's config kind at this version is listed, and the last Kubernetes
+    minor that reads it (None: still read)."""
+    versions = lint_data("served-apis.yaml")["scheduler_configs"].get(kind, {})
+    if api_version not in versions:
+        return False, None
+    return True, versions[api_version].get("until")

@@ -64,6 +64,7 @@ from gpustack.lint.rules import gs056_plugin_strategy_toolkit_ignores
 from gpustack.lint.rules import gs057_network_policies_not_enforced
 from gpustack.lint.rules import gs058_gpu_service_on_node_ports
 from gpustack.lint.rules import gs060_unserved_gpu_api
+from gpustack.lint.rules import gs061_removed_scheduler_config
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -126,5 +127,6 @@ RULES: dict[str, Rule] = {
         gs057_network_policies_not_enforced.RULE,
         gs058_gpu_service_on_node_ports.RULE,
         gs060_unserved_gpu_api.RULE,
+        gs061_removed_scheduler_config.RULE,
     )
 }
