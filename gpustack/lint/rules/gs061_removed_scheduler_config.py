@@ -30,7 +30,7 @@ from gpustack.lint.releases.helmvalues import yaml_mapping
 
 CONFIG_KINDS = ("KubeSchedulerConfiguration", "Policy")
 _MARKER = re.compile(r"\b(KubeSchedulerConfiguration|Policy)\b")
-_GPU = re.compile(r"nvidia\.com/|hami|gpu", re.I)
+_GPU = re.compile(r"nvidia\.com/|hami|gpu", re.IGNORECASE)
 _SCHEDULER_IMAGE = re.compile(r"(^|/)kube-scheduler[^/:]*:")
 _MINOR = re.compile(r"v?1\.(\d+)")
 
