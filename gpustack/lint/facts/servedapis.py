@@ -34,7 +34,6 @@ class BuiltinVersion:
 @dataclass(frozen=True)
 class Group:
     name: str
-    complete: bool
     kinds: Mapping[str, OperatorKind]
     mistaken: Mapping[str, str]
     builtin: Mapping[str, BuiltinVersion]
@@ -54,14 +53,7 @@ def _group(name: str, item: Mapping[str, Any]) -> Group:
         version: BuiltinVersion(version, spec["from"], spec.get("until"), frozenset(spec["kinds"]))
         for version, spec in item.get("versions", {}).items()
     }
-    return Group(name, bool(item.get("complete")), kinds, item.get("mistaken", {}), builtin)
-
-
-def first_minor(group: str, version: str) -> int | None:
-    """The first Kubernetes minor that serves a built-in group's version (None: not listed)."""
-    found = groups().get(group)
-    served = found.builtin.get(version) if found else None
-    return served.first if served else None
+    return Group(name, kinds, item.get("mistaken", {}), builtin)
 
 
 def set_crds(ctx: LintContext) -> CrdVersions:

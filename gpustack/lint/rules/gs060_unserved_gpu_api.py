@@ -76,13 +76,13 @@ def _builtin(resource: Resource, ctx: LintContext, group: Group, version: str) -
         return
     cluster = ctx.cluster
     newest = having[-1].name
-    if cluster is not None and cluster.minor < served.first:
-        return  # GS013: a version newer than the cluster's Kubernetes
-    if served.last is None:
-        return
-    if cluster is not None and cluster.minor <= served.last:
-        return
     span = _span(served.first, served.last)
+    if cluster is not None and cluster.minor < served.first:
+        yield _hit(resource, f"{group.name}/{version} is served by Kubernetes {span}: the cluster runs "
+                   f"{cluster.kubernetes_version}", "Upgrade the cluster, or write the object at a version it serves.")
+        return
+    if served.last is None or (cluster is not None and cluster.minor <= served.last):
+        return
     if cluster is not None:
         yield _hit(resource, f"{group.name}/{version} is served by Kubernetes {span} only: the cluster runs "
                    f"{cluster.kubernetes_version}", f"Write the object at {group.name}/{newest}.")
