@@ -11,7 +11,8 @@ import tomllib
 import yaml
 from render_helpers import release
 
-from gpustack.lint.facts.talos import CRI_CUSTOMIZATION, DEFAULT_RUNTIME, KERNEL_MODULES
+from gpustack.lint.facts.containerdconfig import DEFAULT_RUNTIME
+from gpustack.lint.facts.talos import CRI_CUSTOMIZATION, KERNEL_MODULES
 from gpustack.render.stackfiles import cni, host_steps, talos_config
 
 TALOS = {"distribution": "talos", "talosVersion": "v1.13.0", "kubernetesVersion": "1.36"}

@@ -8,7 +8,7 @@ itself, in files that are not Kubernetes objects (the loader reads them like any
   ``talconfig.yaml`` (patches inline as YAML strings, ``nodes[].machineFiles``) or an Omni config
   patch (``spec.data``), writing containerd config with ``default_runtime_name`` into
   ``/etc/cri/conf.d/`` (https://www.talos.dev/latest/talos-guides/configuration/nvidia-gpu/), in
-  the TOML table containerd reads for the nodes' CRI config version (``talos.CRI_DEFAULT_TABLES``:
+  the TOML table containerd reads for the nodes' CRI config version (``containerdconfig.CRI_DEFAULT_TABLES``:
   version 3 from Talos v1.8 on, per the set's installer image or ``talosVersion``, else the
   drop-in's own ``version``; neither said: version 3, today's Talos, assumed). In the other table the key
   is not read and runc stays the default: that is evidence of runc, and a pitfall of its own
@@ -39,19 +39,32 @@ into CRI-O's hooks folder, which CRI-O applies to every container (NVIDIA/gpu-op
 https://docs.nvidia.com/datacenter/cloud-native/openshift/latest/index.html): that evidence wins over
 any containerd setting of the set, which CRI-O does not read.
 
-Containerd TOML outside YAML is not read: the linter reads YAML and JSON only. The evidence is a
-function of the documents given (one set, or one root of a set), computed once per context.
+Other containerd configs of the set (a ConfigMap's value, a K3s or RKE2 ``config.toml.tmpl`` or
+``config-v3.toml.tmpl``, a ``config.toml``: ``containerdconfig``) are no evidence (nothing says
+which nodes read them), but a ``version = 3`` config that keeps its default runtime or runtime
+tables in version 2's table, where containerd 2 does not read them, is the same pitfall
+(``misplaced_defaults``). The evidence is a function of the documents given (one set, or one root
+of a set), computed once per context.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpustack.lint.charts import chartkeys, chartversions
-from gpustack.lint.facts import clusterpolicy, deviceplugins, hostdriver, openshift, registered, talos
+from gpustack.lint.facts import (
+    clusterpolicy,
+    containerdconfig,
+    deviceplugins,
+    hostdriver,
+    openshift,
+    registered,
+    talos,
+)
 from gpustack.lint.facts.clusterconfig import k3s_default_runtime
 from gpustack.lint.model import Path, Resource, get_value
 from gpustack.lint.releases import dispatch
@@ -64,6 +77,7 @@ CDI_BY_DEFAULT = (25, 10, 0)  # the first GPU Operator chart with cdi.enabled: t
 PLUGIN_RUNTIME_CLASS = (0, 12, 0)  # the first nvidia-device-plugin chart with runtimeClassName
 STATIC_PLUGIN_DISTRIBUTION = "kubeadm"  # where NVIDIA's static plugin manifest is evidence
 _FALSE = frozenset({"false", "0", "f"})
+CONTAINERD_PLUGIN = "io.containerd."  # a ConfigMap value that may be containerd config
 
 
 @dataclass(frozen=True)
@@ -89,30 +103,32 @@ def default_runtime(ctx: LintContext) -> Evidence | None:
 
 @dataclass(frozen=True)
 class Misplaced:
-    """A CRI drop-in whose ``default_runtime_name`` sits in a table containerd does not read."""
+    """A CRI config whose ``default_runtime_name`` (or runtime table) sits in a table containerd
+    does not read."""
 
     resource: Resource
     path: Path
-    file: str  # the drop-in's path on the node
-    runtime: str
+    where: str  # the config, for messages: ``Talos CRI drop-in /etc/cri/conf.d/…``, ``ConfigMap …``
+    said: str  # ``default_runtime_name = "nvidia"``, ``the runtime table runtimes.nvidia``
     table: str
     version: int  # the CRI config version the nodes' containerd reads (assumed 3 when not known)
     known: str | None  # what says the version (the drop-in's ``version``, a Talos release); None: assumed
+    runtime_table: str | None = None  # the runtime a misplaced runtimes table means to register
 
     @property
     def wanted(self) -> str:
-        return talos.CRI_DEFAULT_TABLES[self.version]
+        return containerdconfig.CRI_DEFAULT_TABLES[self.version]
 
     @property
     def certain(self) -> bool:
         """Whether the table is wrong whatever the release: the version is known, or the table is
         neither containerd's 1.x nor its 2.x one."""
-        return self.known is not None or self.table not in talos.CRI_DEFAULT_TABLES.values()
+        return self.known is not None or self.table not in containerdconfig.CRI_DEFAULT_TABLES.values()
 
 
 def misplaced_defaults(ctx: LintContext) -> tuple[Misplaced, ...]:
-    """The set's CRI drop-ins that name a default runtime other than runc in a table containerd
-    does not read, so that runc stays the default."""
+    """The set's CRI configs that name a default runtime other than runc, or a runtime, in a table
+    containerd does not read, so that runc stays the default."""
     return _documents(ctx)[1]
 
 
@@ -140,6 +156,12 @@ def _read_documents(ctx: LintContext) -> tuple[tuple[Evidence, ...], tuple[Mispl
         if (runtime := k3s_default_runtime(resource)) is not None:
             reader.evidence.append(
                 Evidence(runtime == "nvidia", resource, ("default-runtime",), f"K3s/RKE2 config sets default-runtime: {runtime}"))
+        elif resource.kind == "ConfigMap":
+            reader.config_map(resource)
+        elif containerdconfig.is_config_file(resource):
+            text = resource.data[containerdconfig.FILE_KEY]
+            reader.config(resource, (containerdconfig.FILE_KEY,), f"containerd config {os.path.basename(resource.file)}", text,
+                          containerdconfig.implied_version(resource.file))
         elif resource.kind is None:
             for path, config in talos.machine_configs(resource):
                 reader.files(resource, (*path, "machine", "files"), get_value(config, "machine", "files"))
@@ -161,7 +183,8 @@ def _talos_config_version(ctx: LintContext) -> tuple[int, str] | None:
 
 
 class _DropIns:
-    """Talos ``machine.files`` entries in ``/etc/cri/conf.d/``: their evidence and misplaced keys."""
+    """Talos ``machine.files`` entries in ``/etc/cri/conf.d/``: their evidence and misplaced keys;
+    other containerd configs: their misplaced keys."""
 
     def __init__(self, release_version: tuple[int, str] | None) -> None:
         self.release_version = release_version
@@ -174,30 +197,53 @@ class _DropIns:
                 continue
             content = file.get("content")
             where = (*path, index, "content")
-            for found in talos.default_runtimes(content if isinstance(content, str) else ""):
+            for found in containerdconfig.default_runtimes(content if isinstance(content, str) else ""):
                 self._default(resource, where, str(file["path"]), found)
 
-    def _default(self, resource: Resource, where: Path, file: str, found: talos.DefaultRuntime) -> None:
+    def config_map(self, resource: Resource) -> None:
+        data = resource.get(("data",))
+        for key, text in data.items() if isinstance(data, Mapping) else ():
+            if isinstance(text, str) and CONTAINERD_PLUGIN in text:
+                self.config(resource, ("data", key), f"{resource.ref} ({key})", text, None)
+
+    def config(self, resource: Resource, where: Path, what: str, text: str, implied: int | None) -> None:
+        """A containerd config that is not a Talos drop-in: misplaced where its own version (or the
+        one its file name implies) is 3 and it writes version 2's table, which containerd 2 does
+        not read (a version 2 config is converted, so either table may be read: not judged)."""
+        settings = containerdconfig.runtime_settings(text)
+        read = {(s.table_entry, s.runtime) for s in settings if s.table == containerdconfig.CRI_DEFAULT_TABLES[3]}
+        for found in settings:
+            version = found.version or implied
+            if version != 3 or found.table == containerdconfig.CRI_DEFAULT_TABLES[3] or found.runtime == "runc":
+                continue
+            if (found.table_entry, found.runtime) in read:  # written in both tables: version 3's is read
+                continue
+            known = "its version = 3" if found.version else f"K3s reads {containerdconfig.VERSION_3_TEMPLATE} as version 3"
+            runtime = found.runtime if found.table_entry else None
+            self.misplaced.append(Misplaced(resource, where, what, found.said, found.table, 3, known, runtime))
+
+    def _default(self, resource: Resource, where: Path, file: str, found: containerdconfig.DefaultRuntime) -> None:
         said = f'Talos machine config writes default_runtime_name = "{found.runtime}" to {file}'
         version, known = self._version(found)
-        if found.table is None or found.table == talos.CRI_DEFAULT_TABLES[version]:
+        if found.table is None or found.table == containerdconfig.CRI_DEFAULT_TABLES[version]:
             self.evidence.append(Evidence(found.runtime == "nvidia", resource, where, said))
             return
         if found.runtime == "runc":  # read or not, runc is the default
             self.evidence.append(Evidence(False, resource, where, said))
             return
-        self.misplaced.append(Misplaced(resource, where, file, found.runtime, found.table, version, known))
-        if known is None and found.table == talos.CRI_DEFAULT_TABLES[2]:
+        self.misplaced.append(Misplaced(resource, where, f"Talos CRI drop-in {file}",
+                                        f'default_runtime_name = "{found.runtime}"', found.table, version, known))
+        if known is None and found.table == containerdconfig.CRI_DEFAULT_TABLES[2]:
             return  # right for Talos v1.7 and older: the set does not say which
         self.evidence.append(Evidence(False, resource, where, f"{said} under [{found.table}], which containerd does not read "
                                       f"under CRI config version {version}"))
 
-    def _version(self, found: talos.DefaultRuntime) -> tuple[int, str | None]:
+    def _version(self, found: containerdconfig.DefaultRuntime) -> tuple[int, str | None]:
         """The CRI config version the nodes' containerd reads: the Talos release's, else the one
         the drop-in declares, else today's Talos (3, assumed)."""
         if self.release_version is not None:
             return self.release_version
-        if found.version in talos.CRI_DEFAULT_TABLES:
+        if found.version in containerdconfig.CRI_DEFAULT_TABLES:
             return found.version, f"the drop-in's version = {found.version}"
         return 3, None
 

@@ -19,11 +19,10 @@ runtime (https://docs.siderolabs.com/talos/v1.13/configure-your-talos-cluster/ha
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from gpustack.lint.facts.containerdconfig import CRI_RUNTIME_TABLE
 from gpustack.lint.model import Path, Resource, get_value
 from gpustack.lint.releases import helmvalues
 
@@ -39,15 +38,10 @@ FABRIC_MANAGER_EXTENSION = "nvidia-fabricmanager"
 # part is 20-customization.part, a containerd 2 TOML table (Talos 1.8 and later).
 CRI_DROP_IN = "/etc/cri/conf.d/"
 CRI_CUSTOMIZATION = CRI_DROP_IN + "20-customization.part"
-CRI_RUNTIME_TABLE = 'plugins."io.containerd.cri.v1.runtime".containerd'
-# Where containerd reads default_runtime_name, by CRI config version: 2 (containerd 1.x) and 3
-# (containerd 2.x, whose CRI plugin moved its runtime settings to io.containerd.cri.v1.runtime;
-# https://github.com/containerd/containerd/blob/main/docs/cri/config.md). In the other table the
-# key is not read and runc stays the default. Talos runs containerd 2 with CRI config version 3
+# Talos runs containerd 2 with CRI config version 3 (``containerdconfig.CRI_DEFAULT_TABLES``)
 # from v1.8.0 on (hack/cri-containerd.toml at siderolabs/talos v1.8.0; NVIDIA guides:
 # https://www.talos.dev/v1.7/talos-guides/configuration/nvidia-gpu-proprietary/ uses the v2 table,
 # https://www.talos.dev/v1.8/talos-guides/configuration/nvidia-gpu-proprietary/ the v3 one).
-CRI_DEFAULT_TABLES = {2: 'plugins."io.containerd.grpc.v1.cri".containerd', 3: CRI_RUNTIME_TABLE}
 CRI_CONFIG_3_FROM = (1, 8)
 OMNI_CONFIG_PATCH = "ConfigPatches.omni.sidero.dev"
 _RELEASE = re.compile(r"v?(\d+)\.(\d+)\.\d+")
@@ -56,37 +50,6 @@ _RELEASE_TAG = re.compile(r"installer[^:]*:v(\d+)\.(\d+)\.\d+")
 # v1.15 it is the driver's userspace and the GPU Operator installs the toolkit):
 # https://docs.siderolabs.com/talos/v1.13/configure-your-talos-cluster/hardware-and-drivers/nvidia-gpu
 TOOLKIT_IN_EXTENSION_UNTIL = (1, 13)
-DEFAULT_RUNTIME = re.compile(r"""^\s*default_runtime_name\s*=\s*["']([^"']+)["']""", re.MULTILINE)
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-
-
-@dataclass(frozen=True)
-class DefaultRuntime:
-    """A ``default_runtime_name`` a CRI drop-in writes, and where in its TOML."""
-
-    runtime: str
-    table: str | None  # the dotted table that holds it (``plugins."io.containerd…".containerd``); None: not TOML
-    version: int | None  # the drop-in's own ``version`` key, if it has one
-
-
-def default_runtimes(content: str) -> list[DefaultRuntime]:
-    """Every ``default_runtime_name`` of a CRI drop-in's content, with its table (text that is not
-    TOML: found line by line, tables unknown)."""
-    try:
-        parsed = tomllib.loads(content)
-    except tomllib.TOMLDecodeError:
-        return [DefaultRuntime(runtime, None, None) for runtime in DEFAULT_RUNTIME.findall(content)]
-    version = parsed.get("version")
-    version = version if isinstance(version, int) and not isinstance(version, bool) else None
-    return [DefaultRuntime(runtime, table, version) for table, runtime in _default_runtime_keys(parsed, ())]
-
-
-def _default_runtime_keys(table: Mapping[str, Any], path: tuple[str, ...]) -> Iterator[tuple[str, str]]:
-    for key, value in table.items():
-        if isinstance(value, Mapping):
-            yield from _default_runtime_keys(value, (*path, key))
-        elif key == "default_runtime_name" and isinstance(value, str):
-            yield ".".join(part if _BARE_KEY.fullmatch(part) else f'"{part}"' for part in path), value
 
 
 def cri_config_version(release: tuple[int, int]) -> int:
@@ -95,7 +58,7 @@ def cri_config_version(release: tuple[int, int]) -> int:
 
 
 def default_runtime_part(runtime: str) -> str:
-    """The CRI drop-in's content that makes ``runtime`` containerd's default (read back by ``DEFAULT_RUNTIME``)."""
+    """The CRI drop-in's content that makes ``runtime`` containerd's default (read back by ``containerdconfig.DEFAULT_RUNTIME``)."""
     return f'[{CRI_RUNTIME_TABLE}]\n  default_runtime_name = "{runtime}"\n'
 
 

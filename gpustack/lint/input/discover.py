@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import BinaryIO
 
+from gpustack.lint.input import containerdfiles
 from gpustack.lint.input.load import LoadResult
 from gpustack.lint.model import InputError
 from gpustack.userinput import MAX_FILE_BYTES
@@ -41,9 +42,15 @@ def read_inputs(
         for file in files:
             try:
                 with open(file, "rb") as stream:
-                    parts.append(read_file(file, stream))
+                    part = read_file(file, stream)
             except OSError as exc:
-                parts.append(_unreadable(file, exc))
+                part = _unreadable(file, exc)
+            if isinstance(part, tuple) and containerdfiles.wanted(file):
+                document = containerdfiles.as_document(part[1])
+                if document is None and file != path:
+                    continue  # found in a folder, and no containerd config: not input
+                part = (file, document or part[1])
+            parts.append(part)
     return parts
 
 
@@ -77,7 +84,7 @@ def _expand(path: str, excluded: Callable[[str], bool]) -> tuple[list[str], list
         ]
         for name in names:
             file = os.path.normpath(os.path.join(folder, name))  # "./a.yaml" -> "a.yaml"
-            if name.endswith(SUFFIXES) and not name.startswith(".") and not excluded(file):
+            if (name.endswith(SUFFIXES) or containerdfiles.wanted(file)) and not name.startswith(".") and not excluded(file):
                 if _special(file):  # reading a named pipe nobody writes to waits forever
                     errors.append(InputError(file, "not a regular file (a named pipe, socket or device): not read"))
                 else:

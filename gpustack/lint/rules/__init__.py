@@ -63,6 +63,8 @@ from gpustack.lint.rules import gs055_gpu_operator_toolkit_on_talos_toolkit
 from gpustack.lint.rules import gs056_plugin_strategy_toolkit_ignores
 from gpustack.lint.rules import gs057_network_policies_not_enforced
 from gpustack.lint.rules import gs058_gpu_service_on_node_ports
+from gpustack.lint.rules import gs060_unserved_gpu_api
+from gpustack.lint.rules import gs061_removed_scheduler_config
 from gpustack.lint.rules import gs064_dcgm_field_not_collected
 
 RULES: dict[str, Rule] = {
@@ -125,6 +127,8 @@ RULES: dict[str, Rule] = {
         gs056_plugin_strategy_toolkit_ignores.RULE,
         gs057_network_policies_not_enforced.RULE,
         gs058_gpu_service_on_node_ports.RULE,
+        gs060_unserved_gpu_api.RULE,
+        gs061_removed_scheduler_config.RULE,
         gs064_dcgm_field_not_collected.RULE,
     )
 }

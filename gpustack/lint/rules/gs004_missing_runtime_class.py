@@ -20,7 +20,12 @@ table of the other CRI config version (``[plugins."io.containerd.grpc.v1.cri".co
 containerd 1.x's; containerd 2, Talos v1.8 and later, reads
 ``[plugins."io.containerd.cri.v1.runtime".containerd]``), where containerd never reads it: an
 error where the set (a Talos release, the drop-in's ``version``) says which containerd reads it,
-a warning where it only assumes today's Talos.
+a warning where it only assumes today's Talos. Any other containerd config of the set (a
+ConfigMap's value, K3s or RKE2 ``config.toml.tmpl`` / ``config-v3.toml.tmpl``, a ``config.toml``)
+that says ``version = 3`` (or is K3s's ``config-v3.toml.tmpl``) and keeps ``default_runtime_name``
+or a ``runtimes`` table in containerd 1.x's table is an error too: containerd 2 reads a version 3
+config as it is (it converts version 2 configs only), so runc stays the default or the runtime is
+never registered (https://github.com/containerd/containerd/blob/main/docs/cri/config.md).
 
 DRA claims are exempt: DRA drivers hand devices over through CDI, which containerd applies
 under any runtime (a system DaemonSet with an admin claim, such as DCGM Exporter in DRA mode,
@@ -158,18 +163,23 @@ def chart_runtime_class() -> dict[str, tuple[str, ...]]:
 def check_values(ctx: LintContext) -> Iterator[Hit]:
     """Chart releases of GPU DaemonSets that leave runtimeClassName unset. A K3s HelmChart is
     K3s context for itself (RKE2's helm-controller reads it too; both keep runc the default).
-    Then the set's CRI drop-ins that set the default runtime where containerd does not read it."""
+    Then the set's containerd configs that set the default runtime (or a runtime) where
+    containerd does not read it."""
     yield from _releases_without_class(ctx)
     yield from _misplaced_defaults(ctx)
 
 
 def _misplaced_defaults(ctx: LintContext) -> Iterator[Hit]:
     for found in runtimeevidence.misplaced_defaults(ctx):
-        said = f'Talos CRI drop-in {found.file} sets default_runtime_name = "{found.runtime}" under [{found.table}]'
+        said = f"{found.where} sets {found.said} under [{found.table}]"
         if found.certain:
+            if found.runtime_table:
+                outcome = (f"containerd never registers runtime {found.runtime_table}, and pods of a RuntimeClass whose "
+                           "handler it is fail to start")
+            else:
+                outcome = "runc stays the default runtime, and GPU pods without runtimeClassName start without GPU devices or driver"
             message = (f"{said}, a table containerd does not read under CRI config version {found.version} "
-                       f"({found.known or 'any Talos release'}): runc stays the default runtime, and GPU pods without "
-                       "runtimeClassName start without GPU devices or driver")
+                       f"({found.known or 'any Talos release'}): {outcome}")
         else:
             message = (f"{said}, containerd 1.x's table: from Talos v1.8 on, containerd 2 (CRI config version 3) reads only "
                        f"[{found.wanted}], and runc stays the default runtime (assumed: the set names no Talos release)")
@@ -178,7 +188,7 @@ def _misplaced_defaults(ctx: LintContext) -> Iterator[Hit]:
             found.path,
             message,
             severity=Severity.ERROR if found.certain else Severity.WARNING,
-            fix=f"Put `default_runtime_name` under [{found.wanted}].",
+            fix=f"Move it under [{found.wanted}].",
         )
 
 

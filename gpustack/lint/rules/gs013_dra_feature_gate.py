@@ -4,7 +4,7 @@ Each field below is dropped by the API server (or never honoured by the schedule
 gate is off: the object applies, the claim never gets what it asks for.
 HAMi's DRA demo turns ``DRAConsumableCapacity`` on by hand for its capacity claim
 (``capacity.requests: {cores: "30", memory: 4Gi}``); the gate is alpha and off in 1.34 and
-1.35, beta and on from 1.36. ``resource.k8s.io/v1`` itself is served from 1.34.
+1.35, beta and on from 1.36. Which ``resource.k8s.io`` versions the cluster serves is GS060's.
 
 Needs the cluster's version and gates (``--spec``): without them nothing is reported.
 """
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from gpustack.spec.featuregates import Gate
 
 GROUP = "resource.k8s.io"
-V1_MINOR = 34  # resource.k8s.io/v1 is served from Kubernetes 1.34
 
 
 @dataclass(frozen=True)
@@ -112,15 +111,6 @@ def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
     cluster = ctx.cluster
     api_version = resource.api_version or ""
     if cluster is None or not api_version.startswith(GROUP + "/"):
-        return
-    if api_version == f"{GROUP}/v1" and cluster.minor < V1_MINOR:
-        yield Hit(
-            resource,
-            ("apiVersion",),
-            f"{resource.ref} uses {api_version}, which Kubernetes serves from 1.{V1_MINOR}: "
-            f"the cluster runs {cluster.kubernetes_version}",
-            fix=f"Upgrade the cluster to 1.{V1_MINOR} or later, or use the API version it serves.",
-        )
         return
     from gpustack.spec.featuregates import GATES  # only with a spec: not loaded by a plain lint
 

@@ -4,7 +4,7 @@ A pod without either is Ready as soon as its containers start, so its Service se
 to a server that is still loading gigabytes of weights (vLLM, SGLang and TGI listen only once
 the model is loaded; NIM and llama.cpp answer 503 until then): requests fail or hang, and a
 rolling update retires ready pods for unready ones. Servers are recognised by image and
-command (``data/llm-servers.yaml``); pods built from app-template values carry the probes the
+command (``facts/llmservers``); pods built from app-template values carry the probes the
 chart renders (``valuepods``: enabled ones, and common 2.x's defaults). The fix adds an HTTP
 readinessProbe on the server's health path, only where the port it listens on is plain: the
 container declares it as a containerPort.
@@ -12,88 +12,17 @@ container declares it as a containerPort.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from functools import cache
-from typing import Any
 
 from gpustack.lint.context import LintContext
+from gpustack.lint.facts.llmservers import listening_port, server_of
 from gpustack.lint.facts.podspec import subject
 from gpustack.lint.model import Container, Hit, PodSpec, SetValue
 from gpustack.lint.registry import Rule
-from gpustack.shipped import lint_data
 
 # Workloads whose pods take traffic through Services; a Job's or a bare Pod's rarely do.
 SERVING_KINDS = frozenset({"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "LeaderWorkerSet"})
 GATING_PROBES = ("readinessProbe", "startupProbe")
-
-
-@dataclass(frozen=True)
-class Server:
-    name: str
-    images: tuple[re.Pattern[str], ...]
-    commands: tuple[re.Pattern[str], ...]
-    health: str
-    port: int | None
-    port_flags: tuple[str, ...]
-    port_env: str | None
-
-
-@cache
-def servers() -> tuple[Server, ...]:
-    data = lint_data("llm-servers.yaml")
-    return tuple(
-        Server(
-            name,
-            tuple(re.compile(p) for p in item.get("images", ())),
-            tuple(re.compile(p) for p in item.get("commands", ())),
-            item["health"],
-            item.get("port"),
-            tuple(item.get("portFlags", ())),
-            item.get("portEnv"),
-        )
-        for name, item in data["servers"].items()
-    )
-
-
-def _words(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    return [str(item) for item in value if isinstance(item, (str, int))] if isinstance(value, list) else []
-
-
-def server_of(container: Container) -> Server | None:
-    """The server the container runs: by its command and args, or by an image whose entrypoint
-    starts it when the container sets no command."""
-    command = _words(container.data.get("command"))
-    text = " ".join(command + _words(container.data.get("args")))
-    for server in servers():
-        if any(pattern.search(text) for pattern in server.commands):
-            return server
-    if command:
-        return None
-    return next((s for s in servers() if any(p.search(container.image) for p in s.images)), None)
-
-
-def listening_port(server: Server, container: Container) -> int | None:
-    """The port the server listens on: its flag in the args, its environment variable (a value
-    without a port keeps the default), or its default; None when a flag names no number."""
-    words = " ".join(_words(container.data.get("command")) + _words(container.data.get("args"))).split()
-    for index, word in enumerate(words):
-        for flag in server.port_flags:
-            value = word[len(flag) + 1 :] if word.startswith(f"{flag}=") else None
-            if word == flag and index + 1 < len(words):
-                value = words[index + 1]
-            if value is not None:
-                return int(value) if value.isdigit() else None
-    env = container.data.get("env")
-    for item in env if isinstance(env, list) else ():
-        if isinstance(item, Mapping) and item.get("name") == server.port_env and server.port_env:
-            digits = str(item.get("value", "")).rsplit(":", 1)[-1]  # "8080", "0.0.0.0:11434"
-            if digits.isdigit():
-                return int(digits)
-    return server.port
 
 
 def _declared_port(container: Container, port: int | None) -> int | str | None:
