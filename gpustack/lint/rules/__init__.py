@@ -52,7 +52,7 @@ from gpustack.lint.rules import gs044_nvswitch_without_fabric_manager
 from gpustack.lint.rules import gs045_whole_gpu_class_admits_mig
 from gpustack.lint.rules import gs046_hami_scheduler_bypassed
 from gpustack.lint.rules import gs047_gpu_label_without_labeller
-from gpustack.lint.rules import gs048_nfd_worker_untolerated_gpu_taint
+from gpustack.lint.rules import gs048_gpu_node_agent_untolerated_gpu_taint
 from gpustack.lint.rules import gs049_single_gpu_rollout_on_rwo_volume
 from gpustack.lint.rules import gs050_dcgm_exporter_requests_gpu
 from gpustack.lint.rules import gs051_map_where_chart_wants_list
@@ -113,7 +113,7 @@ RULES: dict[str, Rule] = {
         gs045_whole_gpu_class_admits_mig.RULE,
         gs046_hami_scheduler_bypassed.RULE,
         gs047_gpu_label_without_labeller.RULE,
-        gs048_nfd_worker_untolerated_gpu_taint.RULE,
+        gs048_gpu_node_agent_untolerated_gpu_taint.RULE,
         gs049_single_gpu_rollout_on_rwo_volume.RULE,
         gs050_dcgm_exporter_requests_gpu.RULE,
         gs051_map_where_chart_wants_list.RULE,
