@@ -26,7 +26,7 @@ DEFAULT_PROFILE = "1g.10gb"
 # `device.attributes['gpu.nvidia.com'].<name> == '<literal>'` or `.<name>.startsWith('<literal>')` …
 _COMPARED = re.compile(
     r"""\[\s*(?P<q>["'])gpu\.nvidia\.com(?P=q)\s*\]\s*\.\s*(?P<name>\w+)\s*"""
-    r"""(?:==\s*|\.\s*(?:startsWith|endsWith|contains|matches)\s*\(\s*)(?P<q2>["'])(?P<literal>[^"']*)(?P=q2)"""
+    r"""(?:(?P<eq>==)\s*|\.\s*(?P<op>startsWith|endsWith|contains|matches)\s*\(\s*)(?P<q2>["'])(?P<literal>[^"']*)(?P=q2)"""
 )
 _WHOLE_GPU = {
     "uuid": "GPU-00000000-0000-0000-0000-000000000000",
@@ -52,6 +52,31 @@ def witnesses(expressions: Iterable[str]) -> tuple[dict[str, Any], dict[str, Any
         "profile": literals.get("profile", DEFAULT_PROFILE),
     }
     return _device({**gpu, "type": GPU_TYPE}), _device({**mig, "type": MIG_TYPE})
+
+
+# NVIDIA's DRA driver's own class of whole GPUs (deployments/helm/dra-driver-nvidia-gpu/templates/
+# deviceclass-gpu.yaml of https://github.com/NVIDIA/k8s-dra-driver-gpu).
+GPU_CLASS_SELECTOR = f"device.driver == '{DRIVER}' && device.attributes['{DRIVER}'].type == '{GPU_TYPE}'"
+
+
+def pool_gpu(product: str, expressions: Iterable[str]) -> dict[str, Any]:
+    """A whole GPU of a pool whose GFD product is ``product``, as CEL's ``device``.
+
+    The driver publishes NVML's name (``NVIDIA A100-SXM4-80GB``); GFD's product is that name
+    with its spaces as hyphens, so the name is known only up to which hyphens were spaces. The
+    device takes the product's name only where that cannot change a verdict: every
+    ``productName`` the expressions read is compared with a literal (``==``, ``startsWith``,
+    ``endsWith``, ``contains``) that, spaces as hyphens, is no part of the product; else the
+    witness's (the literal's own) name, which admits."""
+    expressions = list(expressions)
+    gpu, _ = witnesses(expressions)
+    mentions = sum(expression.count("productName") for expression in expressions)
+    compared = [m for e in expressions for m in _COMPARED.finditer(e) if m["name"] == "productName"]
+    if len(compared) == mentions and not any(
+        m["op"] == "matches" or m["literal"].replace(" ", "-") in product for m in compared
+    ):
+        gpu["attributes"][DRIVER]["productName"] = product.replace("-", " ")
+    return gpu
 
 
 def _device(attributes: Mapping[str, str]) -> dict[str, Any]:

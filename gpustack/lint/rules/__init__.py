@@ -64,6 +64,7 @@ from gpustack.lint.rules import gs056_plugin_strategy_toolkit_ignores
 from gpustack.lint.rules import gs057_network_policies_not_enforced
 from gpustack.lint.rules import gs058_gpu_service_on_node_ports
 from gpustack.lint.rules import gs062_runtimeclass_selects_no_gpu_pool
+from gpustack.lint.rules import gs063_claim_no_pool_can_satisfy
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -126,5 +127,6 @@ RULES: dict[str, Rule] = {
         gs057_network_policies_not_enforced.RULE,
         gs058_gpu_service_on_node_ports.RULE,
         gs062_runtimeclass_selects_no_gpu_pool.RULE,
+        gs063_claim_no_pool_can_satisfy.RULE,
     )
 }
