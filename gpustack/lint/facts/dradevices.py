@@ -64,19 +64,30 @@ def pool_gpu(product: str, expressions: Iterable[str]) -> dict[str, Any]:
 
     The driver publishes NVML's name (``NVIDIA A100-SXM4-80GB``); GFD's product is that name
     with its spaces as hyphens, so the name is known only up to which hyphens were spaces. The
-    device takes the product's name only where that cannot change a verdict: every
-    ``productName`` the expressions read is compared with a literal (``==``, ``startsWith``,
-    ``endsWith``, ``contains``) that, spaces as hyphens, is no part of the product; else the
-    witness's (the literal's own) name, which admits."""
+    device takes the product's name (hyphens as spaces) only where that cannot change a
+    verdict: every ``productName`` the expressions read is compared with a literal (``==``,
+    ``startsWith``, ``endsWith``, ``contains``) that, spaces as hyphens, fails the same test on
+    the product, so it fails on the real name too. Else it keeps the witness's name (the
+    literal itself), which admits."""
     expressions = list(expressions)
     gpu, _ = witnesses(expressions)
     mentions = sum(expression.count("productName") for expression in expressions)
     compared = [m for e in expressions for m in _COMPARED.finditer(e) if m["name"] == "productName"]
-    if len(compared) == mentions and not any(
-        m["op"] == "matches" or m["literal"].replace(" ", "-") in product for m in compared
-    ):
+    if len(compared) == mentions and not any(_may_hold(m["eq"] or m["op"], m["literal"], product) for m in compared):
         gpu["attributes"][DRIVER]["productName"] = product.replace("-", " ")
     return gpu
+
+
+def _may_hold(test: str, literal: str, product: str) -> bool:
+    """Whether NVML's name of a GPU whose GFD product is ``product`` may pass ``test`` with ``literal``."""
+    hyphenated = literal.replace(" ", "-")
+    if test == "==":
+        return hyphenated == product
+    if test == "startsWith":
+        return product.startswith(hyphenated)
+    if test == "endsWith":
+        return product.endswith(hyphenated)
+    return test != "contains" or hyphenated in product  # a regular expression (matches) may hold
 
 
 def _device(attributes: Mapping[str, str]) -> dict[str, Any]:

@@ -42,7 +42,9 @@ class _Request:
 
 def check(ctx: LintContext) -> Iterator[Hit]:
     cluster = ctx.cluster
-    pools = [pool for pool in cluster.pools if pool.gpus] if cluster is not None else []
+    if cluster is None:
+        return
+    pools = [pool for pool in cluster.pools if pool.gpus]
     if not pools:
         return
     classes = {
@@ -50,6 +52,8 @@ def check(ctx: LintContext) -> Iterator[Hit]:
         for resource in ctx.of_kind("DeviceClass")
         if (resource.api_version or "").startswith(DRA_GROUP)
     }
+    for name, selectors in cluster.device_classes:  # the spec's, which render writes
+        classes.setdefault(name, selectors)
     classes.setdefault(dradevices.DRIVER, (dradevices.GPU_CLASS_SELECTOR,))
     for kind, devices in _DEVICES.items():
         for resource in ctx.of_kind(kind):
@@ -63,7 +67,15 @@ def _judge(resource: Resource, request: _Request, classes: Mapping[str, tuple[st
     if own is None or not _whole_gpus(own):
         return
     expressions = [*own, *request.selectors]
-    admitted = [pool for pool in pools if dradevices.admits(expressions, dradevices.pool_gpu(pool.gpu.product, expressions)) is not False]
+    # A pool's GPU is refused only where a GPU built from the selectors' own literals passes
+    # them: then the pool's product is what fails (regular expressions, several tests of one
+    # attribute and semver or quantity tests leave every pool open).
+    witness, _ = dradevices.witnesses(expressions)
+    judged = dradevices.admits(expressions, witness) is True
+    admitted = [
+        pool for pool in pools
+        if not judged or dradevices.admits(expressions, dradevices.pool_gpu(pool.gpu.product, expressions)) is not False
+    ]
     most = max((pool.gpus for pool in admitted), default=0)
     need = 1 if request.all_devices else request.count
     if most >= need:
