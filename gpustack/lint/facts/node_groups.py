@@ -17,6 +17,14 @@ Without a spec, the set may still describe its GPU nodes:
   (``instanceType``, every one of ``instanceTypes`` or ``instancesDistribution.instanceTypes``, or
   ``instanceSelector.gpus`` above 0): its ``taints``, a list of ``{key, value, effect}`` or the older
   map ``key: value:Effect`` (https://eksctl.io/usage/schema/);
+- an AKS node pool of Azure Service Operator (``ManagedClustersAgentPool``,
+  containerservice.azure.com) of an NVIDIA GPU size (``Standard_NC*``, ``ND*``, ``NV*``, not AMD's):
+  its ``nodeTaints`` (``key=value:Effect``), and for a Spot pool (``scaleSetPriority: Spot``) the
+  taint AKS adds to every Spot node, ``kubernetes.azure.com/scalesetpriority=spot:NoSchedule``
+  (https://learn.microsoft.com/en-us/azure/aks/spot-node-pool);
+- a GKE node pool of Config Connector (``ContainerNodePool``, container.cnrm.cloud.google.com) with
+  NVIDIA ``nodeConfig.guestAccelerator`` or a GPU machine type (``a2-``, ``a3-``, ``a4-``, ``g2-``):
+  its ``nodeConfig.taint`` (effects as GKE's API writes them, ``NO_SCHEDULE``);
 - a K3s or RKE2 ``config.yaml`` whose ``node-taint`` or ``node-label`` names GPUs (a key under
   ``nvidia.com/`` or holding ``gpu``): its ``node-taint`` entries, ``key=value:Effect``
   (https://docs.k3s.io/cli/agent#node-labels-and-taints).
@@ -43,6 +51,13 @@ NodeGroup = tuple[str, tuple[PlainTaint, ...]]  # (what, taints)
 _EFFECTS = frozenset({"NoSchedule", "PreferNoSchedule", "NoExecute"})
 _GPU_FAMILY = re.compile(r"^[gp]\d[a-z0-9-]*$")  # AWS GPU instance families: g4dn, g6e, p5
 _GPU_INSTANCE = re.compile(r"^[gp]\d[a-z0-9-]*\.")  # and their types: g4dn.xlarge, p5.48xlarge
+# Azure's NVIDIA GPU sizes (NC, ND, NV families), less AMD's (NVv4, ND MI300X):
+# https://learn.microsoft.com/en-us/azure/virtual-machines/sizes/overview#gpu-accelerated
+_AZURE_GPU = re.compile(r"^Standard_N[CDV]", re.IGNORECASE)
+_AZURE_AMD = re.compile(r"as_v4$|MI\d{3}", re.IGNORECASE)
+AKS_SPOT_TAINT = Taint("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule")
+_GKE_GPU_MACHINES = ("a2-", "a3-", "a4-", "g2-")  # machine types with NVIDIA GPUs attached
+_GKE_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
 _GPU_REQUIREMENTS = ("karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/instance-gpu-name",
                      "karpenter.k8s.aws/instance-gpu-manufacturer", "karpenter.k8s.aws/instance-gpu-memory")
 
@@ -68,6 +83,14 @@ def _groups(resource: Resource) -> Iterator[tuple[str, tuple[Taint, ...]]]:
         yield f"MachineSet {resource.ref.name}", _object_taints(get_value(data, "spec", "template", "spec", "taints"))
     elif resource.kind == "ClusterConfig" and str(resource.api_version or "").startswith("eksctl.io/"):
         yield from _eksctl(resource)
+    elif resource.kind == "ManagedClustersAgentPool" and _azure_gpu(get_value(data, "spec", "vmSize")):
+        yield f"AKS node pool {resource.ref.name}", _aks_taints(data.get("spec"))
+    elif resource.kind == "ContainerNodePool" and _gke_gpu(get_value(data, "spec", "nodeConfig")):
+        taints = get_value(data, "spec", "nodeConfig", "taint")
+        yield f"GKE node pool {resource.ref.name}", _object_taints(
+            [{**t, "effect": _GKE_EFFECTS.get(t.get("effect"), t.get("effect"))} for t in taints if isinstance(t, Mapping)]
+            if isinstance(taints, list) else None
+        )
     elif resource.kind is None and "node-taint" in data:
         yield from _k3s(resource)
     elif resource.kind is None and talos.is_talconfig(resource):
@@ -113,6 +136,29 @@ def _eksctl_gpu(group: Mapping[str, Any]) -> bool:
         return True
     gpus = get_value(group, "instanceSelector", "gpus")
     return isinstance(gpus, int) and not isinstance(gpus, bool) and gpus > 0
+
+
+def _azure_gpu(size: Any) -> bool:
+    return isinstance(size, str) and bool(_AZURE_GPU.match(size)) and not _AZURE_AMD.search(size)
+
+
+def _aks_taints(spec: Any) -> tuple[Taint, ...]:
+    spec = spec if isinstance(spec, Mapping) else {}
+    taints = [taint for text in _strings(spec.get("nodeTaints")) for taint in _flag_taints(text)]
+    if str(spec.get("scaleSetPriority", "")).lower() == "spot":
+        taints.append(AKS_SPOT_TAINT)
+    return tuple(taints)
+
+
+def _gke_gpu(config: Any) -> bool:
+    if not isinstance(config, Mapping):
+        return False
+    accelerators = config.get("guestAccelerator")
+    if isinstance(accelerators, list) and any(
+        isinstance(a, Mapping) and "nvidia" in str(a.get("type", "")).lower() for a in accelerators
+    ):
+        return True
+    return str(config.get("machineType", "")).startswith(_GKE_GPU_MACHINES)
 
 
 def _k3s(resource: Resource) -> Iterator[tuple[str, tuple[Taint, ...]]]:
