@@ -55,8 +55,9 @@ from tests.differential.verdicts import (
 DISAGREEMENTS = ("contradicted", "other reason", "missed")
 # The scheduler's filters in the order it runs them: a node reports the first it fails.
 FILTER_ORDER = (TAINT, SELECTOR, INSUFFICIENT, UNALLOCATABLE, CEL_ERROR)
-# No rule judges whether a node has the devices a DRA claim asks for: such a miss is a
-# coverage gap, listed in the table's last rule row, not a disagreement.
+# GS063 judges whether a node has the whole GPUs a DRA claim asks for; a claim it leaves open
+# (MIG devices, a class and a request that both test the product, firstAvailable) that the
+# scheduler cannot allocate is a coverage gap, listed in the table's last rule row, not a disagreement.
 DRA_GAP = "DRA claims (no rule)"
 # The rule a missed reason belongs to (MIG profiles: GS024; other resources: GS027).
 MISSED_BY = {SELECTOR: "GS026", TAINT: "GS028", UNALLOCATABLE: DRA_GAP}

@@ -54,10 +54,11 @@ def test_the_rules_agree_with_the_scheduler_on_the_fixed_seeds(cluster: Cluster,
     total = rows[-1]
     # The set exercises both sides: findings the scheduler confirms, and pods it schedules.
     assert total["confirmed"] > 200 and total["scheduled"] > 100, markdown(rows)
-    assert all(row["findings"] for row in rows if row["rule"] in ("GS001", "GS005", "GS024", "GS026", "GS027", "GS028", "GS030"))
-    # The DRA scenarios: claims the scheduler allocates, and claims it cannot (no rule says so yet).
+    assert all(row["findings"] for row in rows if row["rule"] in ("GS001", "GS005", "GS024", "GS026", "GS027", "GS028", "GS030", "GS063"))
+    # The DRA scenarios: claims the scheduler allocates, claims it cannot that GS063 (or GS030)
+    # names, and claims it cannot that no rule judges (MIG devices, the scenarios' MIG layouts).
     dra = Counter(o.kind for o in outcomes if o.family == "d")
-    assert dra["scheduled"] > 50 and dra["missed"] > 20 and dra["confirmed"] > 10, dra
+    assert dra["scheduled"] > 50 and dra["missed"] > 5 and dra["confirmed"] > 40, dra
 
 
 def isolated(scenario: Scenario) -> Scenario:

@@ -31,6 +31,7 @@ PENDING_RULES = {
     "GS028": (TAINT,),  # the taints of every pool untolerated
     "GS030": (CEL_ERROR, UNALLOCATABLE),  # a claim's selector reads a name the driver does not publish
     "GS032": (SELECTOR,),  # an NFD PCI label the stack's NFD never sets
+    "GS063": (UNALLOCATABLE,),  # a claim of more whole GPUs than a node has, or of a product no pool has
 }
 # The rule whose finding says a Deployment's rollout never completes.
 ROLLOUT_RULE = "GS005"

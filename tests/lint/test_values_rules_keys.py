@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from gpustack.lint.charts import chartkeys
-from gpustack.lint.facts import nfd
+from gpustack.lint.facts import nfd, node_agents
 from gpustack.lint.facts.deviceplugins import HAMI_SELECTOR_KEYS
 from gpustack.lint.facts.operands import exporter_charts
 from gpustack.lint.rules import (
@@ -16,7 +16,6 @@ from gpustack.lint.rules import (
     gs025_plaintext_credentials,
     gs032_nfd_label_mismatch,
     gs036_shared_gpu_requests_over_one,
-    gs048_nfd_worker_untolerated_gpu_taint,
 )
 
 
@@ -40,7 +39,10 @@ def _read_keys() -> list[tuple[str, str, tuple[tuple[str, ...], ...]]]:
         keys.append(("GS036", chart, (path,)))
     for chart, (prefix, _, _) in nfd.nfd_charts().items():
         keys.append(("GS032", chart, ((*prefix, *gs032_nfd_label_mismatch.PCI),)))
-        keys.append(("GS048", chart, ((*prefix, *gs048_nfd_worker_untolerated_gpu_taint.WORKER_TOLERATIONS),)))
+        keys.append(("GS048", chart, ((*prefix, *nfd.WORKER_TOLERATIONS),)))
+    for chart, path in node_agents.chart_tolerations_keys().items():
+        if chart in chartkeys.shipped_charts():
+            keys.append(("GS048", chart, (path,)))
     keys.append(("GS010", "hami", tuple(("devicePlugin", key) for key in HAMI_SELECTOR_KEYS)))
     keys += [("GS035", "gpu-operator", (("driver", "enabled"),)), ("GS032", "gpu-operator", (("nfd", "enabled"),))]
     return keys

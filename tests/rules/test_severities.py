@@ -169,3 +169,17 @@ def test_unselected_rule_is_information_until_the_set_shows_a_prometheus(lint: C
     assert [r.severity for r in lint(UNLABELLED_RULE) if r.rule == "GS014"] == ["info"]
     with_release = UNLABELLED_RULE + KPS_RELEASE_WITH_DEFAULTS
     assert [r.severity for r in lint(with_release) if r.rule == "GS014"] == ["warning"]
+
+
+def test_fabric_manager_is_an_error_only_where_the_spec_says_the_hosts_lack_it(lint: Callable[..., list]) -> None:
+    """Without a spec nothing in the files shows the hosts, whose packages usually bring Fabric
+    Manager: the finding from the pod's labels alone is a warning that says what it assumes."""
+    fixtures = Path(__file__).parent / "fixtures" / "GS044"
+    from_labels = [r for r in lint((fixtures / "fires-product-label-whole-board.yaml").read_text("utf-8")) if r.rule == "GS044"]
+    assert [r.severity for r in from_labels] == ["warning"]
+    assert "assumed" in from_labels[0].message
+    spec = (fixtures / "fires-spec-without-fabric-manager.yaml").read_text("utf-8")
+    first = spec.splitlines()[0]
+    assert first.startswith("# spec: ")
+    from_spec = lint(spec, spec=SPECS / first.removeprefix("# spec: ").strip())
+    assert {r.severity for r in from_spec if r.rule == "GS044"} == {"error"}

@@ -14,6 +14,7 @@ from gpustack.lint.facts.quantities import is_gpu_resource
 from gpustack.lint.facts.registered import gpu_device_classes, gpu_dra_drivers, non_gpu_device_classes
 from gpustack.lint.model import Resource
 
+DRA_GROUP = "resource.k8s.io/"  # the API group of DeviceClasses, ResourceClaims and their templates
 # DeviceClasses that hand out no GPUs besides the DRA driver charts' own
 # (``registered.non_gpu_device_classes``): GKE's network devices (DRANET).
 OTHER_NON_GPU_DEVICE_CLASSES = frozenset({"netdev.google.com"})
@@ -36,7 +37,7 @@ class ClaimIndex:
             if resource.kind not in ("ResourceClaim", "ResourceClaimTemplate", "DeviceClass"):
                 continue  # before ``ref``, which most objects of a large set never need
             ref = resource.ref
-            if not ref.name or not (ref.api_version or "").startswith("resource.k8s.io/"):
+            if not ref.name or not (ref.api_version or "").startswith(DRA_GROUP):
                 continue
             if ref.kind == "ResourceClaim":
                 claims[(ref.namespace, ref.name)] = _device_classes(resource.get(("spec",)))

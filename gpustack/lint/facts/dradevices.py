@@ -26,7 +26,7 @@ DEFAULT_PROFILE = "1g.10gb"
 # `device.attributes['gpu.nvidia.com'].<name> == '<literal>'` or `.<name>.startsWith('<literal>')` …
 _COMPARED = re.compile(
     r"""\[\s*(?P<q>["'])gpu\.nvidia\.com(?P=q)\s*\]\s*\.\s*(?P<name>\w+)\s*"""
-    r"""(?:==\s*|\.\s*(?:startsWith|endsWith|contains|matches)\s*\(\s*)(?P<q2>["'])(?P<literal>[^"']*)(?P=q2)"""
+    r"""(?:(?P<eq>==)\s*|\.\s*(?P<op>startsWith|endsWith|contains|matches)\s*\(\s*)(?P<q2>["'])(?P<literal>[^"']*)(?P=q2)"""
 )
 _WHOLE_GPU = {
     "uuid": "GPU-00000000-0000-0000-0000-000000000000",
@@ -52,6 +52,42 @@ def witnesses(expressions: Iterable[str]) -> tuple[dict[str, Any], dict[str, Any
         "profile": literals.get("profile", DEFAULT_PROFILE),
     }
     return _device({**gpu, "type": GPU_TYPE}), _device({**mig, "type": MIG_TYPE})
+
+
+# NVIDIA's DRA driver's own class of whole GPUs (deployments/helm/dra-driver-nvidia-gpu/templates/
+# deviceclass-gpu.yaml of https://github.com/NVIDIA/k8s-dra-driver-gpu).
+GPU_CLASS_SELECTOR = f"device.driver == '{DRIVER}' && device.attributes['{DRIVER}'].type == '{GPU_TYPE}'"
+
+
+def pool_gpu(product: str, expressions: Iterable[str]) -> dict[str, Any]:
+    """A whole GPU of a pool whose GFD product is ``product``, as CEL's ``device``.
+
+    The driver publishes NVML's name (``NVIDIA A100-SXM4-80GB``); GFD's product is that name
+    with its spaces as hyphens, so the name is known only up to which hyphens were spaces. The
+    device takes the product's name (hyphens as spaces) only where that cannot change a
+    verdict: every ``productName`` the expressions read is compared with a literal (``==``,
+    ``startsWith``, ``endsWith``, ``contains``) that, spaces as hyphens, fails the same test on
+    the product, so it fails on the real name too. Else it keeps the witness's name (the
+    literal itself), which admits."""
+    expressions = list(expressions)
+    gpu, _ = witnesses(expressions)
+    mentions = sum(expression.count("productName") for expression in expressions)
+    compared = [m for e in expressions for m in _COMPARED.finditer(e) if m["name"] == "productName"]
+    if len(compared) == mentions and not any(_may_hold(m["eq"] or m["op"], m["literal"], product) for m in compared):
+        gpu["attributes"][DRIVER]["productName"] = product.replace("-", " ")
+    return gpu
+
+
+def _may_hold(test: str, literal: str, product: str) -> bool:
+    """Whether NVML's name of a GPU whose GFD product is ``product`` may pass ``test`` with ``literal``."""
+    hyphenated = literal.replace(" ", "-")
+    if test == "==":
+        return hyphenated == product
+    if test == "startsWith":
+        return product.startswith(hyphenated)
+    if test == "endsWith":
+        return product.endswith(hyphenated)
+    return test != "contains" or hyphenated in product  # a regular expression (matches) may hold
 
 
 def _device(attributes: Mapping[str, str]) -> dict[str, Any]:

@@ -78,7 +78,20 @@ def facts_of(stack: GpuStack, file: str) -> ClusterFacts:
         nfd=spec.nfd.enabled,
         gfd=gfd,
         label_keys=frozenset(key for pool in spec.nodePools for key in pool.labels),
+        device_classes=_device_classes(stack),
     )
+
+
+def _device_classes(stack: GpuStack) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The DeviceClasses the spec adds, with their selectors as render writes them."""
+    from gpustack import charts
+    from gpustack.spec.deviceclasses import class_selectors
+
+    dra = stack.spec.dra
+    if not dra.enabled or not dra.deviceClasses:
+        return ()
+    driver = str(charts.dra_driver_chart(dra.driver).dra_driver)
+    return tuple((spec.name, tuple(class_selectors(spec, driver))) for spec in dra.deviceClasses)
 
 
 def effective_gates(stack: GpuStack) -> dict[str, bool]:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 STOCK_FIELDS = ("class", "vendor")  # NFD's default deviceLabelFields
 BUNDLED_FIELDS = ("vendor",)  # the deviceLabelFields of the NFD that NVIDIA's charts bundle
 _GPU_TAINT = "nvidia.com/gpu"
+WORKER_TOLERATIONS = ("worker", "tolerations")  # where NFD's values hold its worker's tolerations
 _BUNDLED_TOLERATIONS: Mapping[str, tuple[Mapping[str, str], ...]] = {
     "gpu-operator": ({"key": _GPU_TAINT, "operator": "Exists", "effect": "NoSchedule"},),
     "device-plugin": ({"key": _GPU_TAINT, "operator": "Equal", "value": "present", "effect": "NoSchedule"},),

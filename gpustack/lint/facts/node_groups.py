@@ -12,7 +12,22 @@ Without a spec, the set may still describe its GPU nodes:
   the ``g`` and ``p`` instance categories, a ``nvidia.com/gpu`` limit): ``spec.template.spec.taints``
   (https://karpenter.sh/docs/concepts/nodepools/);
 - an OpenShift ``MachineSet`` whose nodes are GPU instances (an AWS ``g``/``p`` instance type) or
-  labelled for GPUs: ``spec.template.spec.taints``.
+  labelled for GPUs: ``spec.template.spec.taints``;
+- an eksctl ``ClusterConfig`` node group (``nodeGroups``, ``managedNodeGroups``) of GPU instances
+  (``instanceType``, every one of ``instanceTypes`` or ``instancesDistribution.instanceTypes``, or
+  ``instanceSelector.gpus`` above 0): its ``taints``, a list of ``{key, value, effect}`` or the older
+  map ``key: value:Effect`` (https://eksctl.io/usage/schema/);
+- an AKS node pool of Azure Service Operator (``ManagedClustersAgentPool``,
+  containerservice.azure.com) of an NVIDIA GPU size (``Standard_NC*``, ``ND*``, ``NV*``, not AMD's):
+  its ``nodeTaints`` (``key=value:Effect``), and for a Spot pool (``scaleSetPriority: Spot``) the
+  taint AKS adds to every Spot node, ``kubernetes.azure.com/scalesetpriority=spot:NoSchedule``
+  (https://learn.microsoft.com/en-us/azure/aks/spot-node-pool);
+- a GKE node pool of Config Connector (``ContainerNodePool``, container.cnrm.cloud.google.com) with
+  NVIDIA ``nodeConfig.guestAccelerator`` or a GPU machine type (``a2-``, ``a3-``, ``a4-``, ``g2-``):
+  its ``nodeConfig.taint`` (effects as GKE's API writes them, ``NO_SCHEDULE``);
+- a K3s or RKE2 ``config.yaml`` whose ``node-taint`` or ``node-label`` names GPUs (a key under
+  ``nvidia.com/`` or holding ``gpu``): its ``node-taint`` entries, ``key=value:Effect``
+  (https://docs.k3s.io/cli/agent#node-labels-and-taints).
 
 The groups are plain data (a rule's ``set_fact``, which the lint cache keys on): a name for
 messages and each taint as ``(key, value, effect)``; ``taints_of`` makes them ``Taint`` again.
@@ -36,6 +51,13 @@ NodeGroup = tuple[str, tuple[PlainTaint, ...]]  # (what, taints)
 _EFFECTS = frozenset({"NoSchedule", "PreferNoSchedule", "NoExecute"})
 _GPU_FAMILY = re.compile(r"^[gp]\d[a-z0-9-]*$")  # AWS GPU instance families: g4dn, g6e, p5
 _GPU_INSTANCE = re.compile(r"^[gp]\d[a-z0-9-]*\.")  # and their types: g4dn.xlarge, p5.48xlarge
+# Azure's NVIDIA GPU sizes (NC, ND, NV families), less AMD's (NVv4, ND MI300X):
+# https://learn.microsoft.com/en-us/azure/virtual-machines/sizes/overview#gpu-accelerated
+_AZURE_GPU = re.compile(r"^Standard_N[CDV]", re.IGNORECASE)
+_AZURE_AMD = re.compile(r"as_v4$|MI\d{3}", re.IGNORECASE)
+AKS_SPOT_TAINT = Taint("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule")
+_GKE_GPU_MACHINES = ("a2-", "a3-", "a4-", "g2-")  # machine types with NVIDIA GPUs attached
+_GKE_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
 _GPU_REQUIREMENTS = ("karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/instance-gpu-name",
                      "karpenter.k8s.aws/instance-gpu-manufacturer", "karpenter.k8s.aws/instance-gpu-memory")
 
@@ -59,6 +81,18 @@ def _groups(resource: Resource) -> Iterator[tuple[str, tuple[Taint, ...]]]:
         yield f"Karpenter NodePool {resource.ref.name}", _object_taints(get_value(data, "spec", "template", "spec", "taints"))
     elif resource.kind == "MachineSet" and _machineset_gpu(data):
         yield f"MachineSet {resource.ref.name}", _object_taints(get_value(data, "spec", "template", "spec", "taints"))
+    elif resource.kind == "ClusterConfig" and str(resource.api_version or "").startswith("eksctl.io/"):
+        yield from _eksctl(resource)
+    elif resource.kind == "ManagedClustersAgentPool" and _azure_gpu(get_value(data, "spec", "vmSize")):
+        yield f"AKS node pool {resource.ref.name}", _aks_taints(data.get("spec"))
+    elif resource.kind == "ContainerNodePool" and _gke_gpu(get_value(data, "spec", "nodeConfig")):
+        taints = get_value(data, "spec", "nodeConfig", "taint")
+        yield f"GKE node pool {resource.ref.name}", _object_taints(
+            [{**t, "effect": _GKE_EFFECTS.get(t.get("effect"), t.get("effect"))} for t in taints if isinstance(t, Mapping)]
+            if isinstance(taints, list) else None
+        )
+    elif resource.kind is None and "node-taint" in data:
+        yield from _k3s(resource)
     elif resource.kind is None and talos.is_talconfig(resource):
         yield from _talconfig(resource)
     elif resource.kind is None and talos.is_machine_config(resource) and talos.loads_nvidia_modules(data):
@@ -82,6 +116,66 @@ def _talconfig(resource: Resource) -> Iterator[tuple[str, tuple[Taint, ...]]]:
         for patch in (*own, *(worker_patches if worker else ())):
             taints += _machine_taints(patch)
         yield f"talhelper node {node.get('hostname', index)} ({resource.file})", tuple(taints)
+
+
+def _eksctl(resource: Resource) -> Iterator[tuple[str, tuple[Taint, ...]]]:
+    """eksctl node groups of GPU instances, each with its taints."""
+    for section in ("nodeGroups", "managedNodeGroups"):
+        groups = resource.data.get(section)
+        for group in groups if isinstance(groups, list) else ():
+            if isinstance(group, Mapping) and _eksctl_gpu(group):
+                taints = group.get("taints")
+                found = _object_taints(taints) if isinstance(taints, list) else tuple(_taint_map(taints))
+                yield f"eksctl {section} {group.get('name', '?')} in {resource.file}", found
+
+
+def _eksctl_gpu(group: Mapping[str, Any]) -> bool:
+    listed = group.get("instanceTypes") or get_value(group, "instancesDistribution", "instanceTypes")
+    types = [group["instanceType"]] if isinstance(group.get("instanceType"), str) else listed
+    if isinstance(types, list) and types and all(isinstance(t, str) and _GPU_INSTANCE.match(t) for t in types):
+        return True
+    gpus = get_value(group, "instanceSelector", "gpus")
+    return isinstance(gpus, int) and not isinstance(gpus, bool) and gpus > 0
+
+
+def _azure_gpu(size: Any) -> bool:
+    return isinstance(size, str) and bool(_AZURE_GPU.match(size)) and not _AZURE_AMD.search(size)
+
+
+def _aks_taints(spec: Any) -> tuple[Taint, ...]:
+    spec = spec if isinstance(spec, Mapping) else {}
+    taints = [taint for text in _strings(spec.get("nodeTaints")) for taint in _flag_taints(text)]
+    if str(spec.get("scaleSetPriority", "")).lower() == "spot":
+        taints.append(AKS_SPOT_TAINT)
+    return tuple(taints)
+
+
+def _gke_gpu(config: Any) -> bool:
+    if not isinstance(config, Mapping):
+        return False
+    accelerators = config.get("guestAccelerator")
+    if isinstance(accelerators, list) and any(
+        isinstance(a, Mapping) and "nvidia" in str(a.get("type", "")).lower() for a in accelerators
+    ):
+        return True
+    return str(config.get("machineType", "")).startswith(_GKE_GPU_MACHINES)
+
+
+def _k3s(resource: Resource) -> Iterator[tuple[str, tuple[Taint, ...]]]:
+    """A K3s/RKE2 node config whose taints or labels name GPUs."""
+    taints = tuple(taint for text in _strings(resource.data.get("node-taint")) for taint in _flag_taints(text))
+    labels = [text.partition("=")[0] for text in _strings(resource.data.get("node-label"))]
+    if any(_names_gpu(key) for key in (*labels, *(t.key for t in taints))):
+        yield f"K3s/RKE2 config {resource.file}", taints
+
+
+def _strings(value: Any) -> list[str]:
+    items = value if isinstance(value, list) else [value]
+    return [item for item in items if isinstance(item, str)]
+
+
+def _names_gpu(key: str) -> bool:
+    return key.startswith("nvidia.com/") or "gpu" in key.lower()
 
 
 def _machine_taints(config: Mapping[str, Any]) -> tuple[Taint, ...]:

@@ -204,6 +204,8 @@ class ClusterFacts:
     nfd: bool
     gfd: bool
     label_keys: frozenset[str]  # label keys the spec's pools set themselves
+    # The DeviceClasses the spec adds (dra.deviceClasses), each with its CEL selectors as rendered.
+    device_classes: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def plain(self) -> tuple[Any, ...]:
         """The facts as plain data (``from_plain``), for the lint cache."""
@@ -212,7 +214,7 @@ class ClusterFacts:
     @classmethod
     def from_plain(cls, plain: tuple[Any, ...]) -> ClusterFacts:
         """Facts from ``plain`` data; another shape raises TypeError or ValueError."""
-        *head, pools, nvidia_default_runtime, gpu_operator, mig_strategy, nfd, gfd, label_keys = plain
+        *head, pools, nvidia_default_runtime, gpu_operator, mig_strategy, nfd, gfd, label_keys, device_classes = plain
         return cls(
             *head,
             tuple(_pool_from_plain(*pool) for pool in pools),
@@ -222,6 +224,7 @@ class ClusterFacts:
             nfd,
             gfd,
             label_keys,
+            tuple((name, tuple(selectors)) for name, selectors in device_classes),
         )
 
     @property

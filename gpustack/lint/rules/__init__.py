@@ -52,7 +52,7 @@ from gpustack.lint.rules import gs044_nvswitch_without_fabric_manager
 from gpustack.lint.rules import gs045_whole_gpu_class_admits_mig
 from gpustack.lint.rules import gs046_hami_scheduler_bypassed
 from gpustack.lint.rules import gs047_gpu_label_without_labeller
-from gpustack.lint.rules import gs048_nfd_worker_untolerated_gpu_taint
+from gpustack.lint.rules import gs048_gpu_node_agent_untolerated_gpu_taint
 from gpustack.lint.rules import gs049_single_gpu_rollout_on_rwo_volume
 from gpustack.lint.rules import gs050_dcgm_exporter_requests_gpu
 from gpustack.lint.rules import gs051_map_where_chart_wants_list
@@ -65,6 +65,8 @@ from gpustack.lint.rules import gs057_network_policies_not_enforced
 from gpustack.lint.rules import gs058_gpu_service_on_node_ports
 from gpustack.lint.rules import gs060_unserved_gpu_api
 from gpustack.lint.rules import gs061_removed_scheduler_config
+from gpustack.lint.rules import gs062_runtimeclass_selects_no_gpu_pool
+from gpustack.lint.rules import gs063_claim_no_pool_can_satisfy
 from gpustack.lint.rules import gs064_dcgm_field_not_collected
 
 RULES: dict[str, Rule] = {
@@ -116,7 +118,7 @@ RULES: dict[str, Rule] = {
         gs045_whole_gpu_class_admits_mig.RULE,
         gs046_hami_scheduler_bypassed.RULE,
         gs047_gpu_label_without_labeller.RULE,
-        gs048_nfd_worker_untolerated_gpu_taint.RULE,
+        gs048_gpu_node_agent_untolerated_gpu_taint.RULE,
         gs049_single_gpu_rollout_on_rwo_volume.RULE,
         gs050_dcgm_exporter_requests_gpu.RULE,
         gs051_map_where_chart_wants_list.RULE,
@@ -129,6 +131,8 @@ RULES: dict[str, Rule] = {
         gs058_gpu_service_on_node_ports.RULE,
         gs060_unserved_gpu_api.RULE,
         gs061_removed_scheduler_config.RULE,
+        gs062_runtimeclass_selects_no_gpu_pool.RULE,
+        gs063_claim_no_pool_can_satisfy.RULE,
         gs064_dcgm_field_not_collected.RULE,
     )
 }

@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
+from gpustack.lint.facts.claims import DRA_GROUP
 from gpustack.lint.model import Hit, PodSpec
 from gpustack.lint.registry import Rule
-
-DRA_GROUP = "resource.k8s.io/"
 
 
 def _claim_names(pod: PodSpec) -> Iterator[str]:

@@ -19,71 +19,23 @@ from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts.consumers import is_gpu_workload
-from gpustack.lint.facts.podspec import LabelTest, subject
-from gpustack.lint.facts.pools import (
-    GFD_LABELS,
-    GPU,
-    GPU_PRESENT_LABEL,
-    NFD_GPU_LABEL,
-    PCI_LABEL_PREFIX,
-    ClusterFacts,
-    Pool,
-    describe_label,
-)
-from gpustack.lint.facts.scheduling import Selection, label_test_holds
+from gpustack.lint.facts.podspec import subject
+from gpustack.lint.facts.scheduling import Selection
+from gpustack.lint.facts.unmatched import no_pool_matches
 from gpustack.lint.model import Hit, PodSpec
 from gpustack.lint.registry import Rule
 
 FIX = "Select a label the pools carry, e.g. `nvidia.com/gpu.product` with the pool's product, or a pool label."
 
 
-def _shown(test: LabelTest) -> str:
-    values = ", ".join(test.values)
-    if test.operator == "In":
-        return f"{test.key}={values}" if len(test.values) == 1 else f"{test.key} in ({values})"
-    if test.operator == "NotIn":
-        return f"{test.key} not in ({values})"
-    if test.operator in ("Gt", "Lt"):
-        return f"{test.key} {'>' if test.operator == 'Gt' else '<'} {values}"
-    return f"{test.key} {'present' if test.operator == 'Exists' else 'absent'}"
-
-
-def _hint(key: str, cluster: ClusterFacts) -> str:
-    if key == GPU:
-        return f"; {GPU} is the device plugin's resource name, which no discovery component sets as a node label"
-    if key == GPU_PRESENT_LABEL and not cluster.gpu_operator:
-        return f"; only the GPU Operator sets {GPU_PRESENT_LABEL}"
-    if key.startswith(PCI_LABEL_PREFIX) and key != NFD_GPU_LABEL:
-        return f"; the stack's NFD labels NVIDIA GPUs {NFD_GPU_LABEL} (deviceLabelFields: [vendor])"
-    if key in GFD_LABELS and not cluster.gfd:
-        return "; the spec deploys no GPU Feature Discovery"
-    return ""
-
-
-def _miss(selection: Selection, pool: Pool) -> LabelTest:
-    """The first test a pool fails: of the nodeSelector, else of the first affinity term."""
-    tests = [t for t in selection.selector if not label_test_holds(t, pool.labels)]
-    tests += [t for t in selection.terms[0] if not label_test_holds(t, pool.labels)] if selection.terms else []
-    return tests[0]
-
-
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     cluster = ctx.cluster
     if cluster is None or not is_gpu_workload(pod):
         return
-    selection = Selection.of(pod, cluster)
-    if not selection.tests or any(selection.matches(pool) for pool in cluster.pools):
+    found = no_pool_matches(Selection.of(pod, cluster), cluster.pools, cluster)
+    if found is None:
         return
-    # Blame the first test no pool passes; else the selection as a whole.
-    alone = [t for t in selection.tests if not any(label_test_holds(t, p.labels) for p in cluster.pools)]
-    if alone:
-        test = alone[0]
-        carried = f"{describe_label(test.key, cluster)}{_hint(test.key, cluster)}"
-        why = f"no node pool of the spec carries {_shown(test)} ({carried})"
-    else:
-        test = selection.tests[0]
-        misses = "; ".join(f"{pool.name} fails {_shown(_miss(selection, pool))}" for pool in cluster.pools)
-        why = f"no node pool of the spec passes all its tests ({misses})"
+    test, why = found
     yield Hit(
         pod.resource,
         test.path,

@@ -7,7 +7,8 @@ the value, effect or none) is never scheduled on such a pool; when every pool it
 tainted so, it stays Pending forever. One pool it tolerates is enough: no finding. Only
 ``NoSchedule`` and ``NoExecute`` keep pods off. With ``--spec`` the pools' ``taints`` decide (an
 error); without one, the GPU node groups the set itself declares (``facts/node_groups.py``: Talos
-machine configs, talhelper nodes, Karpenter NodePools, OpenShift MachineSets) do, as a warning:
+machine configs, talhelper nodes, Karpenter NodePools, OpenShift MachineSets, eksctl, AKS and GKE
+node pools, K3s/RKE2 configs) do, as a warning:
 GPU nodes outside the set may take the pod.
 
 The API server's ExtendedResourceToleration admission plugin, off upstream and on EKS, GKE and

@@ -16,11 +16,12 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from gpustack.lint.context import LintContext
+from gpustack.lint.facts.claims import DRA_GROUP
 from gpustack.lint.facts.dracel import compile_error, unknown_names
 from gpustack.lint.model import Hit, Path, Resource, Severity
 from gpustack.lint.registry import Rule
 
-DRA_GROUP = "resource.k8s.io/"
+
 def _selectors(node: Any, path: Path) -> Iterator[tuple[Path, str]]:
     """``(path of cel.expression, expression)`` of a ``selectors`` list."""
     for index, selector in enumerate(node if isinstance(node, list) else ()):

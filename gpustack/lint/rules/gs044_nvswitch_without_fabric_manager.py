@@ -7,8 +7,10 @@ reachable pools say which nodes are such boards (the catalogue's ``nvswitchBoard
 pool's GPU count) and whether gpustack's host steps install Fabric Manager there
 (``driver.fabricManager``). Without one, a pod that selects an NVSwitch part by GFD's
 ``nvidia.com/gpu.product`` and asks for a whole board (its ``nvidia.com/gpu.count`` label or
-its own GPU requests) counts, unless the set runs the GPU Operator's driver container.
-A container whose image or command names Fabric Manager is evidence either way.
+its own GPU requests) counts, unless the set runs the GPU Operator's driver container; that
+finding is a warning: the set says nothing of the hosts, whose package manager usually installs
+Fabric Manager beside the driver. A container whose image or command names Fabric Manager is
+evidence either way.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from gpustack.lint.facts import nvswitch
 from gpustack.lint.facts.podspec import node_label_tests, subject
 from gpustack.lint.facts.pools import GPU, ClusterFacts
 from gpustack.lint.facts.scheduling import container_asks, reachable_pools
-from gpustack.lint.model import Hit, PodSpec
+from gpustack.lint.model import Hit, PodSpec, Severity
 from gpustack.lint.registry import Rule
 
 PRODUCT = "nvidia.com/gpu.product"
@@ -81,9 +83,10 @@ def _from_labels(pod: PodSpec, asked: int) -> Iterator[Hit]:
                     test.path,
                     f"{subject(pod)} runs on {product} nodes with {board} GPUs, an NVSwitch board, and nothing in "
                     "the set runs NVIDIA Fabric Manager (no GPU Operator driver container, no Fabric Manager "
-                    "container): with a host driver, CUDA fails to initialise until the host's "
-                    "`nvidia-fabricmanager` service has configured the NVSwitches",
+                    "container), and the set says nothing of the hosts (assumed: no `nvidia-fabricmanager` service "
+                    "there): with a host driver, CUDA fails to initialise until that service has configured the NVSwitches",
                     fix=FIX,
+                    severity=Severity.WARNING,
                 )
                 return
 

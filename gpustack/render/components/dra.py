@@ -15,6 +15,7 @@ from gpustack.render.component import Contribution, RenderContext, add_object, c
 from gpustack.render.components import nfd
 from gpustack.render.requests import requests
 from gpustack.spec import featuregates
+from gpustack.spec.deviceclasses import class_selectors
 from gpustack.spec.models import GpuStack
 from gpustack.spec.models.components import Capacity, ClaimTemplate, DeviceClassSpec
 
@@ -74,23 +75,9 @@ def values(stack: GpuStack) -> dict[str, Any]:
     return result
 
 
-def device_type(spec: DeviceClassSpec, dra_driver: Chart) -> list[str]:
-    """The selectors of the kind of device the class means. NVIDIA's driver publishes whole GPUs
-    (type gpu) and MIG devices (type mig, with their profile) alike, a MIG device carrying its
-    parent's productName (k8s-dra-driver-gpu, cmd/gpu-kubelet-plugin/deviceinfo.go): without a
-    type a class for whole GPUs admits MIG slices (GS045). HAMi's driver publishes its shares as
-    type hami-gpu (Project-HAMi/k8s-dra-driver, cmd/hami-kubelet-plugin/hami_core.go)."""
-    attributes = f"device.attributes['{dra_driver.dra_driver}']"
-    if dra_driver.dra_driver != "gpu.nvidia.com":
-        return [f"{attributes}.type == 'hami-gpu'"]
-    if spec.migProfile is None:
-        return [f"{attributes}.type == 'gpu'"]
-    return [f"{attributes}.type == 'mig'", f"{attributes}.profile == '{spec.migProfile}'"]
-
-
 def device_class(spec: DeviceClassSpec, dra_driver: Chart) -> dict[str, Any]:
     """An extra DeviceClass: the driver's devices of one type, narrowed by the spec's CEL selectors."""
-    expressions = [f"device.driver == '{dra_driver.dra_driver}'", *device_type(spec, dra_driver), *spec.selectors]
+    expressions = class_selectors(spec, str(dra_driver.dra_driver))
     return {
         "apiVersion": API_VERSION,
         "kind": "DeviceClass",
