@@ -57,6 +57,10 @@ class ChartData:
     def at(self, version: str) -> ChartKeys:
         return ChartKeys(self, self.versions.index(version))
 
+    def top_keys(self) -> frozenset[str]:
+        """The top-level keys of the chart at any of its versions."""
+        return frozenset(key for key, node in self.tree.items() if _states(node).strip(ABSENT))
+
 
 def _states(node: Node) -> str:
     return node if isinstance(node, str) else node[0]

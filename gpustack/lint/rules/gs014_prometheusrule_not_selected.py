@@ -85,10 +85,12 @@ def _release_selects(release: HelmChartRelease, prefix: str) -> tuple[Selects, s
 
 
 def _values_files(ctx: LintContext) -> Iterator[HelmChartRelease]:
-    """kube-prometheus-stack values files linted with the manifests but not mapped to the chart
-    in ``.gpustack.yaml``: documents without kind holding ``prometheus.prometheusSpec``."""
+    """kube-prometheus-stack values files linted with the manifests that no release takes (not
+    mapped to the chart in ``.gpustack.yaml``, no chart their path and keys tell): documents
+    without kind holding ``prometheus.prometheusSpec``."""
+    taken = {layer.resource.file for release in dispatch.releases(ctx) for layer in release.layers}
     for resource in ctx.resources:
-        if resource.file in ctx.values_files:
+        if resource.file in ctx.values_files or resource.file in taken:
             continue
         if resource.kind is None and isinstance(resource.get(("prometheus", "prometheusSpec")), Mapping):
             yield HelmChartRelease(resource, ("prometheus",), _stack(), None, resource.data)
