@@ -44,6 +44,7 @@ from gpustack.lint.model import (
     Note,
     PodSpec,
     Resource,
+    Severity,
     copied,
     resources_by_file,
 )
@@ -172,7 +173,22 @@ def _root_results(
         for rule in rules
         for hit in _values_hits(rule, ctx, errors) + _check_hits(rule, ctx, errors, targets)
     ]
-    return _findings(hits, catalogue, config, root.label)
+    return _findings(_assumed(hits, ctx, catalogue), catalogue, config, root.label)
+
+
+def _assumed(hits: list[tuple[Rule, Hit]], ctx: LintContext, catalogue: Mapping[str, RuleInfo]) -> list[tuple[Rule, Hit]]:
+    """The hits, an error on a values file whose chart its path and keys tell (``releases.inferred``)
+    made a warning: that the file is installed, and as that chart, is what the set suggests, not
+    what it says."""
+    files = {release.resource.file for release in dispatch.releases(ctx) if release.inferred}
+    if not files:
+        return hits
+    return [
+        (rule, replace(hit, severity=Severity.WARNING))
+        if hit.resource.file in files and (hit.severity or catalogue[rule.id].severity) == Severity.ERROR
+        else (rule, hit)
+        for rule, hit in hits
+    ]
 
 
 def _findings(
@@ -305,7 +321,7 @@ class Run:
         )
         targets = Targets(pods, resources)
         hits = [(rule, hit) for rule in rules for hit in _check_hits(rule, ctx, errors, targets)]
-        return tuple(_findings(hits, self.catalogue, self.config, None))
+        return tuple(_findings(_assumed(hits, ctx, self.catalogue), self.catalogue, self.config, None))
 
 
 def _first_of_each(results: list[tuple[Hit, Finding]]) -> list[tuple[Hit, Finding]]:

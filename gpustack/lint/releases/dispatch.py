@@ -102,7 +102,7 @@ def _inferred_releases(ctx: LintContext, whole: WholeSet, found: list[HelmChartR
         if chart is not None:
             label = f"values file {file} (chart {chart} inferred from its path and keys)"
             found_release = new_release(resources[0], (), chart, None, [ValuesLayer(resources[0], (), resources[0].data)])
-            yield replace(found_release, label=label)
+            yield replace(found_release, label=label, inferred=True)
 
 
 def release_notes(ctx: LintContext) -> Iterator[tuple[Resource, Path, str]]:

@@ -76,12 +76,12 @@ def _release_selects(release: HelmChartRelease, prefix: str) -> tuple[Selects, s
     spec = spec if isinstance(spec, Mapping) else {}
     selector = spec.get(f"{prefix}Selector")
     if isinstance(selector, Mapping) and selector:
-        where = f"the `{prefix}Selector` in the values of {release.resource.ref}"
+        where = f"the `{prefix}Selector` in the values of {release.owner}"
         return (lambda r: labelselectors.selector_matches(selector, labelselectors.labels_of(r))), where
     if spec.get(f"{prefix}SelectorNilUsesHelmValues", True) is False:
         return (lambda r: True), ""
     name = release.release or "<release>"
-    return _release_label(release.release), f"{release.resource.ref}, whose `{prefix}Selector` is `release: {name}`"
+    return _release_label(release.release), f"{release.owner}, whose `{prefix}Selector` is `release: {name}`"
 
 
 def _values_files(ctx: LintContext) -> Iterator[HelmChartRelease]:
