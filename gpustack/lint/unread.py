@@ -55,13 +55,15 @@ def chart_of_values(config: Config, file: str, resources: Sequence[Resource]) ->
 def notes(by_file: Mapping[str, Sequence[Resource]], releases: Iterable[HelmChartRelease]) -> list[Note]:
     """A note for each file no rule reads: object-less, unknown shape, and values of no release
     (why, where its path names a chart whose values its keys do not fit)."""
+    releases = list(releases)
     layered = {layer.resource.file for release in releases for layer in release.layers}
+    declared = {release.chart: release.owner for release in releases if not release.inferred}
     layered |= chart_values_files(by_file)  # a chart folder's: read by Helm, if only for conditions
     found = []
     for file, resources in by_file.items():
         if file in layered or not objectless(resources):
             continue
-        found.append(Note(inferred.why_unchecked(file, resources) or NOT_CHECKED, file))
+        found.append(Note(inferred.why_unchecked(file, resources, declared) or NOT_CHECKED, file))
     return found
 
 

@@ -97,3 +97,16 @@ def test_an_inferred_files_findings_are_warnings_at_most_and_say_the_version_was
     unread = [f for f in report.findings if f.rule == "GS031"]
     assert {f.message.split("`")[1] for f in unread} == {"driver.useOpenKmods", "nodeSelector"}
     assert all(f.severity == Severity.WARNING and "no version pinned" in f.message for f in unread)
+
+
+def test_a_chart_an_object_releases_is_not_inferred_for_a_file_it_does_not_take(tmp_path: Path) -> None:
+    release = (
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: gpu-operator, namespace: gpu-operator}\n"
+        "spec:\n  chart:\n    spec: {chart: gpu-operator, version: v25.3.4, sourceRef: {kind: HelmRepository, name: nvidia}}\n"
+        "  values:\n    driver: {enabled: false}\n"
+    )
+    _write(tmp_path, {"apps/gpu-operator/release.yaml": release, "apps/gpu-operator/values.yaml": OPERATOR_VALUES})
+    assert [r.inferred for r in _releases(tmp_path)] == [False]
+    [note] = [note for note in lint(load_paths([str(tmp_path)])).notes if note.file]
+    assert note.message.startswith("not checked: its path and keys tell chart gpu-operator, but the set's release of it")
+    assert "HelmRelease gpu-operator/gpu-operator" in note.message

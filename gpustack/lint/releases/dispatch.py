@@ -90,19 +90,22 @@ def _releases(ctx: LintContext) -> tuple[HelmChartRelease, ...]:
 
 def _inferred_releases(ctx: LintContext, whole: WholeSet, found: list[HelmChartRelease]) -> Iterator[HelmChartRelease]:
     """Releases of the object-less files no release takes, whose path and keys tell their chart
-    (``inferred``): no version, so rules check the newest key data and say so."""
+    (``inferred``): no version, so rules check the newest key data and say so. Not where an
+    object of the set declares a release of that chart: a values file it does not take is a
+    copy or an alternative, not what it installs (the file's note says so)."""
     from gpustack.lint.unread import objectless
 
     taken = {layer.resource.file for release in found for layer in release.layers}
     taken |= helmchart.chart_values_files(whole.by_file)
+    declared = {release.chart for release in found}
     for file, resources in whole.by_file.items():
         if file in taken or file in ctx.values_files or not objectless(resources):
             continue
         chart = inferred.inferred_chart(file, resources)
-        if chart is not None:
+        if chart is not None and chart not in declared:
             label = f"values file {file} (chart {chart} inferred from its path and keys)"
-            found_release = new_release(resources[0], (), chart, None, [ValuesLayer(resources[0], (), resources[0].data)])
-            yield replace(found_release, label=label, inferred=True)
+            release = new_release(resources[0], (), chart, None, [ValuesLayer(resources[0], (), resources[0].data)])
+            yield replace(release, label=label, inferred=True)
 
 
 def release_notes(ctx: LintContext) -> Iterator[tuple[Resource, Path, str]]:

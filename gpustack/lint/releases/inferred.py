@@ -16,7 +16,8 @@ linted as the values of a chart gpustack has key data for when
 Where a path names several charts, the one with the most distinctive keys is taken. The
 version is not known: the release has none, so rules check the newest key data and say so
 (``chartversions.resolve``), as warnings at most. A file whose path names a chart and whose
-keys do not fit stays unchecked, with a note that says why (``why_unchecked``).
+keys do not fit stays unchecked, with a note that says why (``why_unchecked``), and so does one
+whose chart an object of the set releases without taking the file (a copy, or an alternative).
 """
 
 from __future__ import annotations
@@ -59,12 +60,19 @@ def inferred_chart(file: str, resources: Sequence[Resource]) -> str | None:
     return max(fits, key=lambda fit: (len(fit.distinctive), len(fit.known)), default=None).chart if fits else None
 
 
-def why_unchecked(file: str, resources: Sequence[Resource]) -> str | None:
-    """Why a file whose path names a chart is not that chart's values, or None (its path names none)."""
+def why_unchecked(file: str, resources: Sequence[Resource], declared: Mapping[str, str]) -> str | None:
+    """Why a file whose path names a chart is not linted as that chart's values, or None (its
+    path names none). ``declared``: the charts the set's objects release, each with its owner."""
     fits = _fits(file, resources)
     if not fits:
         return None
-    fit = max(fits, key=lambda fit: (len(fit.distinctive), len(fit.known)))
+    fit = max(fits, key=lambda fit: (fit.fits, len(fit.distinctive), len(fit.known)))
+    if fit.fits and fit.chart in declared:
+        return (
+            f"not checked: its path and keys tell chart {fit.chart}, but the set's release of it ({declared[fit.chart]})"
+            " does not take this file: a copy or an alternative; if that release does take it, map the file"
+            " (`values:` in .gpustack.yaml) with the release's version"
+        )
     if fit.chart in fit.keys:
         found = f"its values sit below `{fit.chart}`, as a chart that depends on {fit.chart} writes them"
     elif not fit.keys:
