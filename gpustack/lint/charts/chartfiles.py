@@ -113,8 +113,9 @@ def states(chart: ChartFiles) -> dict[KeyPath, str]:
 _KIND_TESTS = re.compile(r"\b(kindIs|typeIs|kindOf|typeOf|typeIsLike)\b")
 
 
-# The kind a chart wants a value in (``value_kinds``): a list, a map, a scalar.
-LIST, MAP, SCALAR = "l", "m", "s"
+# The kind a chart wants a value in (``value_kinds``): a list, a map its templates read keys
+# below, a map they take whole (an object), a scalar.
+LIST, MAP, OBJECT, SCALAR = "l", "m", "o", "s"
 
 
 def value_kinds(chart: ChartFiles, found: Mapping[KeyPath, str]) -> dict[KeyPath, str]:
@@ -124,8 +125,10 @@ def value_kinds(chart: ChartFiles, found: Mapping[KeyPath, str]) -> dict[KeyPath
 
     - ``l``: the default is a list that the templates take whole (``toYaml``, ``range``:
       passthrough); a map there renders a mapping where Kubernetes wants a list;
-    - ``m``: the default is a map that the templates read into or take whole; a list or a
-      scalar there breaks the template (a field of a list) or renders the wrong kind;
+    - ``m``: the default is a map that the templates read keys below (``.Values.gfd.enabled``);
+      a list or a scalar there, ``false`` included, fails to render (``can't evaluate field``);
+    - ``o``: the default is a map that the templates take whole (``toYaml .Values.affinity``);
+      a list or a scalar there renders the wrong kind where Kubernetes wants an object;
     - ``s``: the default is a scalar that is not empty (a boolean, a number, a text), read as
       one (no template reads a key below it or takes it whole); a map or list there renders
       Go's ``map[…]`` into the manifest.
@@ -145,7 +148,7 @@ def value_kinds(chart: ChartFiles, found: Mapping[KeyPath, str]) -> dict[KeyPath
         if isinstance(node, list):
             return LIST if state == PASSTHROUGH else None
         if isinstance(node, Mapping):
-            return MAP if state in (READ, PASSTHROUGH) else None
+            return {READ: MAP, PASSTHROUGH: OBJECT}.get(state or ABSENT)
         filled = isinstance(node, (bool, int, float)) or (isinstance(node, str) and node != "")
         return SCALAR if filled and state == READ and path not in below else None
 
@@ -250,9 +253,14 @@ def encode(columns: list[Mapping[KeyPath, str]]) -> dict[str, Node]:
 
 def encode_kinds(columns: list[Mapping[KeyPath, str]]) -> list[list[Any]]:
     """The stored value kinds: ``[[step, …], "ll-m"]`` per key path, its ``value_kinds`` letter
-    in the columns of the versions (oldest first) where it has one, ``-`` elsewhere."""
+    in the columns of the versions (oldest first) where it has one, ``-`` elsewhere; one letter
+    where every version has the same."""
     paths = sorted(set().union(*columns)) if columns else []
-    return [[list(path), "".join(column.get(path, ABSENT) for column in columns)] for path in paths]
+    stored = []
+    for path in paths:
+        marks = "".join(column.get(path, ABSENT) for column in columns)
+        stored.append([list(path), marks[0] if len(set(marks)) == 1 else marks])
+    return stored
 
 
 def load_yaml(text: str) -> Any:

@@ -51,7 +51,7 @@ class ChartData:
     versions: tuple[str, ...]
     tree: Mapping[str, Node]
     source: str = ""
-    kinds: tuple[Any, ...] = ()  # [[step, …], "ll-m"]: the kind of value a key wants, per version
+    kinds: tuple[Any, ...] = ()  # [[step, …], "ll-m"]: the kind of value a key wants, per version (one letter: all)
     defaults: tuple[Any, ...] = ()  # [[step, …], [value or None per version]]: declared-only keys' defaults
 
     def at(self, version: str) -> ChartKeys:
@@ -105,7 +105,9 @@ class ChartKeys:
     def value_kinds(self) -> tuple[tuple[KeyPath, str], ...]:
         """Key paths with the kind of value this version's templates want there (``l`` list,
         ``m`` map, ``s`` scalar: ``chartfiles.value_kinds``)."""
-        return tuple((tuple(path), marks[self.column]) for path, marks in self.data.kinds if marks[self.column] != ABSENT)
+        column = self.column
+        found = ((tuple(path), marks[column] if len(marks) > 1 else marks) for path, marks in self.data.kinds)
+        return tuple((path, kind) for path, kind in found if kind != ABSENT)
 
     def declared_default(self, path: KeyPath) -> Any:
         """The scalar default of a declared-only key in this version's ``values.yaml``; None
