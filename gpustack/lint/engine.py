@@ -180,6 +180,8 @@ def _assumed(hits: list[tuple[Rule, Hit]], ctx: LintContext, catalogue: Mapping[
     """The hits, an error on a values file whose chart its path and keys tell (``releases.inferred``)
     made a warning: that the file is installed, and as that chart, is what the set suggests, not
     what it says."""
+    if not any(hit.resource.kind is None for _, hit in hits):  # a values file's hit is on a document of no kind
+        return hits
     files = {release.resource.file for release in dispatch.releases(ctx) if release.inferred}
     if not files:
         return hits
