@@ -64,7 +64,7 @@ def test_a_wrapper_charts_values_below_the_charts_key_are_not_inferred(tmp_path:
     _write(tmp_path, {"values/gpu-operator.yaml": "gpu-operator:\n  driver:\n    enabled: false\n"})
     assert _releases(tmp_path) == []
     [note] = [note for note in lint(load_paths([str(tmp_path)])).notes if note.file]
-    assert "its values sit below `gpu-operator`" in note.message
+    assert "its values sit below `gpu-operator`, as those of a chart that depends on gpu-operator" in note.message
 
 
 def test_a_path_that_names_no_chart_keeps_the_plain_note(tmp_path: Path) -> None:

@@ -74,8 +74,12 @@ def why_unchecked(file: str, resources: Sequence[Resource], declared: Mapping[st
             " (`values:` in .gpustack.yaml) with the release's version"
         )
     if fit.chart in fit.keys:
-        found = f"its values sit below `{fit.chart}`, as a chart that depends on {fit.chart} writes them"
-    elif not fit.keys:
+        return (
+            f"not checked: its path names chart {fit.chart}, but its values sit below `{fit.chart}`, as those of a"
+            f" chart that depends on {fit.chart}: gpustack reads such values as the values.yaml of that chart's folder"
+            " (beside its Chart.yaml), not from another file"
+        )
+    if not fit.keys:
         found = "it sets no values"
     else:
         found = (
