@@ -41,14 +41,16 @@ def test_a_values_file_whose_path_names_the_chart_and_keys_fit_is_its_release_wi
 def test_path_names_are_whole_words_and_registry_names_count(tmp_path: Path) -> None:
     assert inferred._named_charts("infra/tf/values/gpu-operator-values.yaml") == ["gpu-operator"]
     assert inferred._named_charts("monitoring/values-kube-prometheus.yaml") == ["kube-prometheus-stack"]
-    assert inferred._named_charts("deploy/k8s_device_plugin/values.yaml") == ["nvidia-device-plugin"]
+    assert inferred._named_charts("deploy/nvidia_device_plugin/values.yaml") == ["nvidia-device-plugin"]
+    # ROCm's plugin lives in a repository named k8s-device-plugin too: no NVIDIA chart named.
+    assert inferred._named_charts("amd/k8s-device-plugin/values.yaml") == []
     assert inferred._named_charts("apps/my-gpu-operators/values.yaml") == []  # no whole word
     assert inferred._named_charts("apps/hami-dra/values.yaml") == ["hami-dra-driver"]  # the longer name wins
 
 
 def test_keys_decide_between_the_charts_a_path_names(tmp_path: Path) -> None:
-    # A path naming HAMi and the NVIDIA plugin ("device-plugin"): the plugin's keys pick it.
-    _write(tmp_path, {"hami/device-plugin-values.yaml": PLUGIN_VALUES})
+    # A path naming HAMi and the NVIDIA plugin: the plugin's keys pick it.
+    _write(tmp_path, {"hami/nvidia-device-plugin-values.yaml": PLUGIN_VALUES})
     assert [release.chart for release in _releases(tmp_path)] == ["nvidia-device-plugin"]
 
 
@@ -89,7 +91,7 @@ def test_a_chart_folders_values_and_a_mapped_file_are_not_inferred_again(tmp_pat
 def test_an_inferred_files_findings_are_warnings_at_most_and_say_the_version_was_not_known(tmp_path: Path) -> None:
     _write(tmp_path, {
         "gpu-operator/values.yaml": OPERATOR_VALUES,
-        "k8s-device-plugin/values.yaml": PLUGIN_VALUES,  # two device plugins: GS009, an error where named
+        "nvidia-device-plugin/values.yaml": PLUGIN_VALUES,  # two device plugins: GS009, an error where named
     })
     report = lint(load_paths([str(tmp_path)]))
     by_rule = {finding.rule: finding for finding in report.findings}
