@@ -57,7 +57,9 @@ def notes(by_file: Mapping[str, Sequence[Resource]], releases: Iterable[HelmChar
     (why, where its path names a chart whose values its keys do not fit)."""
     releases = list(releases)
     layered = {layer.resource.file for release in releases for layer in release.layers}
-    declared = {release.chart: release.owner for release in releases if not release.inferred}
+    declared = {
+        name: release.owner for release in releases if not release.inferred for name in inferred.data_names(release.chart)
+    }
     layered |= chart_values_files(by_file)  # a chart folder's: read by Helm, if only for conditions
     found = []
     for file, resources in by_file.items():

@@ -112,3 +112,9 @@ def test_a_chart_an_object_releases_is_not_inferred_for_a_file_it_does_not_take(
     [note] = [note for note in lint(load_paths([str(tmp_path)])).notes if note.file]
     assert note.message.startswith("not checked: its path and keys tell chart gpu-operator, but the set's release of it")
     assert "HelmRelease gpu-operator/gpu-operator" in note.message
+
+
+def test_a_release_by_the_published_name_counts_for_the_key_data_of_its_source_name() -> None:
+    assert inferred.data_names("nvidia-dra-driver-gpu") == ("dra-driver-nvidia-gpu",)
+    assert inferred.data_names("gpu-operator") == ("gpu-operator",)
+    assert inferred.data_names("app-template") == ("app-template",)  # no key data: its own name

@@ -97,7 +97,7 @@ def _inferred_releases(ctx: LintContext, whole: WholeSet, found: list[HelmChartR
 
     taken = {layer.resource.file for release in found for layer in release.layers}
     taken |= helmchart.chart_values_files(whole.by_file)
-    declared = {release.chart for release in found}
+    declared = {name for release in found for name in inferred.data_names(release.chart)}
     for file, resources in whole.by_file.items():
         if file in taken or file in ctx.values_files or not objectless(resources):
             continue

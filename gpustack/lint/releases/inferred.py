@@ -57,16 +57,22 @@ def inferred_chart(file: str, resources: Sequence[Resource]) -> str | None:
     """The chart (its key data's name) whose values ``file`` holds, by its path and keys; None
     when its path names no chart gpustack has key data for or its keys fit none it names."""
     fits = [fit for fit in _fits(file, resources) if fit.fits]
-    return max(fits, key=lambda fit: (len(fit.distinctive), len(fit.known)), default=None).chart if fits else None
+    return max(fits, key=_strength).chart if fits else None
+
+
+def data_names(chart: str) -> tuple[str, ...]:
+    """The key data names of the chart a release names ``chart`` (published or source name)."""
+    return _by_name().get(chart.lower(), (chart,))
 
 
 def why_unchecked(file: str, resources: Sequence[Resource], declared: Mapping[str, str]) -> str | None:
     """Why a file whose path names a chart is not linted as that chart's values, or None (its
-    path names none). ``declared``: the charts the set's objects release, each with its owner."""
+    path names none). ``declared``: the charts (key data names, ``data_names``) that the set releases
+    otherwise, each with what releases it."""
     fits = _fits(file, resources)
     if not fits:
         return None
-    fit = max(fits, key=lambda fit: (fit.fits, len(fit.distinctive), len(fit.known)))
+    fit = max(fits, key=lambda fit: (fit.fits, *_strength(fit)))
     if fit.fits and fit.chart in declared:
         return (
             f"not checked: its path and keys tell chart {fit.chart}, but the set's release of it ({declared[fit.chart]})"
@@ -91,6 +97,10 @@ def why_unchecked(file: str, resources: Sequence[Resource], declared: Mapping[st
         f"not checked: its path names chart {fit.chart}, but {found}; if it is a chart's values file, name the"
         " chart (`values:` in .gpustack.yaml, or --chart NAME[@VERSION])"
     )
+
+
+def _strength(fit: Fit) -> tuple[int, int]:
+    return len(fit.distinctive), len(fit.known)
 
 
 def _listed(keys: tuple[str, ...]) -> str:
