@@ -41,6 +41,7 @@ class Chart:
     device_classes: tuple[str, ...] = ()
     non_gpu_device_classes: tuple[str, ...] = ()  # those of ``device_classes`` that hand out no GPUs
     bundles: tuple[Bundled, ...] = ()
+    path_names: tuple[str, ...] = ()  # other names its values files' paths give it (``pathNames``)
 
 
 @cache
@@ -81,4 +82,5 @@ def _chart(name: str, entry: dict[str, Any]) -> Chart:
         device_classes=tuple(entry.get("deviceClasses", ())),
         non_gpu_device_classes=tuple(entry.get("nonGpuDeviceClasses", ())),
         bundles=tuple(Bundled(**bundled) for bundled in entry.get("bundles", ())),
+        path_names=tuple(entry.get("pathNames", ())),
     )

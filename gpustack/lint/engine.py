@@ -44,6 +44,7 @@ from gpustack.lint.model import (
     Note,
     PodSpec,
     Resource,
+    Severity,
     copied,
     resources_by_file,
 )
@@ -89,11 +90,9 @@ def lint(
     values_files = {
         file: chart for file, resources in by_file.items() if (chart := unread.chart_of_values(config, file, resources))
     }
-    declared = outside.values_charts(
-        config.tree, [file for file, resources in by_file.items() if file not in values_files and unread.objectless(resources)]
-    )
-    values_files |= {file: release.reference for file, release in declared.items()}
-    notes += [Note(f"read as values of chart {release.reference}, as {release.where} installs it", file) for file, release in declared.items()]
+    declared, declared_notes = outside.declared_values(config.tree, by_file, values_files)
+    values_files |= declared
+    notes += declared_notes
     each = replace(run.each, values_files=values_files, texts=loaded.texts)
     judged_pods: list[PodSpec] = []
     results: list[tuple[Hit, Finding]] = []
@@ -174,7 +173,24 @@ def _root_results(
         for rule in rules
         for hit in _values_hits(rule, ctx, errors) + _check_hits(rule, ctx, errors, targets)
     ]
-    return _findings(hits, catalogue, config, root.label)
+    return _findings(_assumed(hits, ctx, catalogue), catalogue, config, root.label)
+
+
+def _assumed(hits: list[tuple[Rule, Hit]], ctx: LintContext, catalogue: Mapping[str, RuleInfo]) -> list[tuple[Rule, Hit]]:
+    """The hits, an error on a values file whose chart its path and keys tell (``releases.inferred``)
+    made a warning: that the file is installed, and as that chart, is what the set suggests, not
+    what it says."""
+    if not any(hit.resource.kind is None for _, hit in hits):  # a values file's hit is on a document of no kind
+        return hits
+    files = {release.resource.file for release in dispatch.releases(ctx) if release.inferred}
+    if not files:
+        return hits
+    return [
+        (rule, replace(hit, severity=Severity.WARNING))
+        if hit.resource.file in files and (hit.severity or catalogue[rule.id].severity) == Severity.ERROR
+        else (rule, hit)
+        for rule, hit in hits
+    ]
 
 
 def _findings(
@@ -307,7 +323,7 @@ class Run:
         )
         targets = Targets(pods, resources)
         hits = [(rule, hit) for rule in rules for hit in _check_hits(rule, ctx, errors, targets)]
-        return tuple(_findings(hits, self.catalogue, self.config, None))
+        return tuple(_findings(_assumed(hits, ctx, self.catalogue), self.catalogue, self.config, None))
 
 
 def _first_of_each(results: list[tuple[Hit, Finding]]) -> list[tuple[Hit, Finding]]:

@@ -19,6 +19,7 @@ from gpustack.lint.facts import containerdconfig, talos
 from gpustack.lint.facts.clusterconfig import is_k3s_config, k3s_default_runtime
 from gpustack.lint.model import Note, Resource
 from gpustack.lint.policy.config import Config
+from gpustack.lint.releases import inferred
 from gpustack.lint.releases.helmchart import chart_values_files, is_chart_metadata
 from gpustack.lint.releases.kustomize import is_kustomization
 from gpustack.lint.releases.release import HelmChartRelease
@@ -53,14 +54,19 @@ def chart_of_values(config: Config, file: str, resources: Sequence[Resource]) ->
 
 
 def notes(by_file: Mapping[str, Sequence[Resource]], releases: Iterable[HelmChartRelease]) -> list[Note]:
-    """A note for each file no rule reads: object-less, unknown shape, and values of no release."""
+    """A note for each file no rule reads: object-less, unknown shape, and values of no release
+    (why, where its path names a chart whose values its keys do not fit)."""
+    releases = list(releases)
     layered = {layer.resource.file for release in releases for layer in release.layers}
+    declared = {
+        name: release.owner for release in releases if not release.inferred for name in inferred.data_names(release.chart)
+    }
     layered |= chart_values_files(by_file)  # a chart folder's: read by Helm, if only for conditions
     found = []
     for file, resources in by_file.items():
         if file in layered or not objectless(resources):
             continue
-        found.append(Note(NOT_CHECKED, file))
+        found.append(Note(inferred.why_unchecked(file, resources, declared) or NOT_CHECKED, file))
     return found
 
 

@@ -43,7 +43,7 @@ def read_chart(path: Path) -> ChartKeys:
     name, version = str(chart.meta.get("name", "")), str(chart.meta.get("version", ""))
     found = states(chart)
     return ChartData(
-        name, (version,), encode([found]), str(path), encode_lists([list_keys(chart, found)]),
+        name, (version,), encode([found]), str(path), encode_kinds([value_kinds(chart, found)]),
         encode_defaults([dead_defaults(chart, found)]),
     ).at(version)
 
@@ -113,27 +113,61 @@ def states(chart: ChartFiles) -> dict[KeyPath, str]:
 _KIND_TESTS = re.compile(r"\b(kindIs|typeIs|kindOf|typeOf|typeIsLike)\b")
 
 
-def list_keys(chart: ChartFiles, found: Mapping[KeyPath, str]) -> set[KeyPath]:
-    """Key paths of ``chart`` (its own values, not its subcharts') whose ``values.yaml`` default
-    is a list that the templates take whole (``toYaml``, ``range``: passthrough in ``found``,
-    its ``states``), and no template tests the kind of: a map given there renders a mapping
-    where Kubernetes wants a list (or ranges over the map's values)."""
+# The kind a chart wants a value in (``value_kinds``): a list, a map its templates read keys
+# below, a map they take whole (an object), a scalar.
+LIST, MAP, OBJECT, SCALAR = "l", "m", "o", "s"
+
+
+def value_kinds(chart: ChartFiles, found: Mapping[KeyPath, str]) -> dict[KeyPath, str]:
+    """Key paths of ``chart`` (its own values, not its subcharts') whose ``values.yaml``
+    default tells the kind of value its templates want, and no template tests the kind of
+    (``kindIs``, ``typeOf``: then either is taken), with that kind (``found``: its ``states``):
+
+    - ``l``: the default is a list that the templates take whole (``toYaml``, ``range``:
+      passthrough); a map there renders a mapping where Kubernetes wants a list;
+    - ``m``: the default is a map that the templates read keys below (``.Values.gfd.enabled``);
+      a list or a scalar there, ``false`` included, fails to render (``can't evaluate field``);
+    - ``o``: the default is a map that the templates take whole (``toYaml .Values.affinity``);
+      a list or a scalar there renders the wrong kind where Kubernetes wants an object;
+    - ``s``: the default is a scalar that is not empty (a boolean, a number, a text), read as
+      one (no template reads a key below it or takes it whole); a map or list there renders
+      Go's ``map[…]`` into the manifest.
+
+    A null or empty-text default tells nothing: charts use it for "unset" and take any kind."""
     tested = {
         match.group(1)
-        for text in chart.templates.values()
+        for text in _all_templates(chart)
         for line in text.splitlines()
         if _KIND_TESTS.search(line)
         for match in re.finditer(r"\.Values(?:\.[A-Za-z0-9_]+)*\.([A-Za-z0-9_]+)", line)
     }
+    below = {path[:-1] for path, state in found.items() if state != DECLARED}
 
-    def walk(node: Any, prefix: KeyPath) -> Iterator[KeyPath]:
-        if isinstance(node, list) and found.get(prefix) == PASSTHROUGH and prefix[-1] not in tested:
-            yield prefix
-        elif isinstance(node, Mapping):
+    def kind(node: Any, path: KeyPath) -> str | None:
+        state = found.get(path)
+        if isinstance(node, list):
+            return LIST if state == PASSTHROUGH else None
+        if isinstance(node, Mapping):
+            return {READ: MAP, PASSTHROUGH: OBJECT}.get(state or ABSENT)
+        filled = isinstance(node, (bool, int, float)) or (isinstance(node, str) and node != "")
+        return SCALAR if filled and state == READ and path not in below else None
+
+    def walk(node: Any, prefix: KeyPath) -> Iterator[tuple[KeyPath, str]]:
+        wanted = kind(node, prefix) if prefix and prefix[-1] not in tested else None
+        if wanted is not None:
+            yield prefix, wanted
+        if isinstance(node, Mapping) and found.get(prefix) != PASSTHROUGH:
             for key, value in node.items():
                 yield from walk(value, (*prefix, str(key)))
 
-    return set(walk(chart.values, ()))
+    return dict(walk(chart.values, ()))
+
+
+def _all_templates(chart: ChartFiles) -> Iterator[str]:
+    """The templates of ``chart`` and of its subcharts (whose sections its values.yaml sets)."""
+    yield from chart.templates.values()
+    for sub in chart.subcharts.values():
+        yield from _all_templates(sub)
 
 
 def dead_defaults(chart: ChartFiles, found: Mapping[KeyPath, str]) -> dict[KeyPath, Any]:
@@ -217,11 +251,16 @@ def encode(columns: list[Mapping[KeyPath, str]]) -> dict[str, Node]:
     return pack(root)
 
 
-def encode_lists(columns: list[set[KeyPath]]) -> list[list[Any]]:
-    """The stored list keys: ``[[step, …], "l-l"]`` per key path, ``l`` in the columns of the
-    versions (oldest first) where ``list_keys`` found it."""
+def encode_kinds(columns: list[Mapping[KeyPath, str]]) -> list[list[Any]]:
+    """The stored value kinds: ``[[step, …], "ll-m"]`` per key path, its ``value_kinds`` letter
+    in the columns of the versions (oldest first) where it has one, ``-`` elsewhere; one letter
+    where every version has the same."""
     paths = sorted(set().union(*columns)) if columns else []
-    return [[list(path), "".join("l" if path in column else ABSENT for column in columns)] for path in paths]
+    stored = []
+    for path in paths:
+        marks = "".join(column.get(path, ABSENT) for column in columns)
+        stored.append([list(path), marks[0] if len(set(marks)) == 1 else marks])
+    return stored
 
 
 def load_yaml(text: str) -> Any:

@@ -16,8 +16,8 @@ Each key path of a chart has, per version, one state:
 
 Subcharts sit under their alias, their templates read as their own. The shipped data,
 ``data/chart-keys/<chart>.json`` (one file per chart, every version in it: each key maps to one
-state letter per version; ``lists``: the keys whose default is a list the templates take whole,
-where a map renders a broken manifest, GS051; ``defaults``: the values.yaml defaults of the
+state letter per version; ``kinds``: the kind of value a key wants where its default tells (a
+list the templates take whole, a map, a scalar: ``chartfiles.value_kinds``), GS051; ``defaults``: the values.yaml defaults of the
 declared-only keys, GS042), is made by ``python -m gpustack.lint.charts.generate_keys`` from the packaged
 charts; a test (tests/lint/test_chart_keys.py) regenerates it and compares. ``--chart-values`` reads a chart
 folder or ``.tgz`` the same way at run time. ``data/chart-keys/renames.yaml`` lists keys a
@@ -51,11 +51,15 @@ class ChartData:
     versions: tuple[str, ...]
     tree: Mapping[str, Node]
     source: str = ""
-    lists: tuple[Any, ...] = ()  # [[step, …], "l-l"]: keys whose default is a list taken whole
+    kinds: tuple[Any, ...] = ()  # [[step, …], "ll-m"]: the kind of value a key wants, per version (one letter: all)
     defaults: tuple[Any, ...] = ()  # [[step, …], [value or None per version]]: declared-only keys' defaults
 
     def at(self, version: str) -> ChartKeys:
         return ChartKeys(self, self.versions.index(version))
+
+    def top_keys(self) -> frozenset[str]:
+        """The top-level keys of the chart at any of its versions."""
+        return frozenset(key for key, node in self.tree.items() if _states(node).strip(ABSENT))
 
 
 def _states(node: Node) -> str:
@@ -98,10 +102,12 @@ class ChartKeys:
             children = _children(node)
         return state, len(path) - 1
 
-    def list_keys(self) -> tuple[KeyPath, ...]:
-        """Key paths whose default in this version's ``values.yaml`` is a list that its
-        templates take whole (``toYaml``, ``range``) without testing its kind."""
-        return tuple(tuple(path) for path, marks in self.data.lists if marks[self.column] == "l")
+    def value_kinds(self) -> tuple[tuple[KeyPath, str], ...]:
+        """Key paths with the kind of value this version's templates want there (``l`` list,
+        ``m`` map, ``s`` scalar: ``chartfiles.value_kinds``)."""
+        column = self.column
+        found = ((tuple(path), marks[column] if len(marks) > 1 else marks) for path, marks in self.data.kinds)
+        return tuple((path, kind) for path, kind in found if kind != ABSENT)
 
     def declared_default(self, path: KeyPath) -> Any:
         """The scalar default of a declared-only key in this version's ``values.yaml``; None
@@ -159,7 +165,7 @@ def _shipped(chart: str) -> ChartData | None:
         return None
     data = json.loads(entry.read_text("utf-8"))
     return ChartData(
-        data["chart"], tuple(data["versions"]), data["keys"], lists=tuple(data.get("lists", ())),
+        data["chart"], tuple(data["versions"]), data["keys"], kinds=tuple(data.get("kinds", ())),
         defaults=tuple(data.get("defaults", ())),
     )
 

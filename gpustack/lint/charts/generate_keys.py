@@ -1,7 +1,7 @@
 """The generator of gpustack's chart key data: ``python -m gpustack.lint.charts.generate_keys``.
 
 It writes ``data/chart-keys/<chart>.json`` (one file per chart, every version in it: the key
-states, and the keys whose default is a list the templates take whole) from
+states, the kind of value each key wants where its default tells, and the defaults of declared-only keys) from
 packaged charts or chart folders, or from a ``values.yaml`` alone; ``dump`` is the file format.
 """
 
@@ -17,11 +17,11 @@ from gpustack.lint.charts.chartfiles import (
     dead_defaults,
     encode,
     encode_defaults,
-    encode_lists,
-    list_keys,
+    encode_kinds,
     load_yaml,
     read_files,
     states,
+    value_kinds,
     values_only,
 )
 from gpustack.lint.charts.chartkeys import version_key
@@ -41,7 +41,7 @@ def generate(packages: list[Path]) -> dict[str, dict[str, Any]]:
             "chart": name,
             "versions": [version for version, _ in found],
             "keys": encode(columns),
-            "lists": encode_lists([list_keys(chart, column) for (_, chart), column in zip(found, columns)]),
+            "kinds": encode_kinds([value_kinds(chart, column) for (_, chart), column in zip(found, columns)]),
             "defaults": encode_defaults([dead_defaults(chart, column) for (_, chart), column in zip(found, columns)]),
         }
     return generated
@@ -49,18 +49,18 @@ def generate(packages: list[Path]) -> dict[str, dict[str, Any]]:
 
 def generate_values_only(values: Path, name: str, version: str) -> dict[str, Any]:
     """The data of a chart gpustack has only the ``values.yaml`` of."""
-    return {"chart": name, "versions": [version], "keys": encode([values_only(load_yaml(values.read_text("utf-8")))]), "lists": [],
+    return {"chart": name, "versions": [version], "keys": encode([values_only(load_yaml(values.read_text("utf-8")))]), "kinds": [],
             "defaults": []}
 
 
 def dump(data: Mapping[str, Any]) -> str:
     """Compact JSON, one top-level key per line (small, and diffs stay readable)."""
     keys = ",\n".join(f"{json.dumps(k)}:{json.dumps(v, separators=(',', ':'))}" for k, v in data["keys"].items())
-    lists = json.dumps(data["lists"], separators=(",", ":"))
+    kinds = json.dumps(data["kinds"], separators=(",", ":"))
     defaults = json.dumps(data["defaults"], separators=(",", ":"))
     return (
         f'{{"chart":{json.dumps(data["chart"])},"versions":{json.dumps(data["versions"])},"keys":{{\n{keys}}},\n'
-        f'"lists":{lists},\n"defaults":{defaults}}}\n'
+        f'"kinds":{kinds},\n"defaults":{defaults}}}\n'
     )
 
 

@@ -5,18 +5,20 @@ four parts: ``KINDS`` (the kinds it reads: no two formats share one), ``releases
 releases one object declares; none for another API group), ``settle`` (a release completed with
 what the whole set holds) and ``set_releases`` (releases only the whole set declares). This
 module sends each object to its format, adds the values files ``.gpustack.yaml`` maps to a
-chart, and keeps the result once per run. A new format is a new module and one entry in
+chart, then those whose chart their path and keys tell (``inferred``), and keeps the result
+once per run. A new format is a new module and one entry in
 ``FORMATS``.
 """
 
 from __future__ import annotations
 
 import weakref
+from dataclasses import replace
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Protocol
 
 from gpustack.lint.model import Path, Resource
-from gpustack.lint.releases import argocd, flux, helmchart, k3s, kustomize
+from gpustack.lint.releases import argocd, flux, helmchart, inferred, k3s, kustomize
 from gpustack.lint.releases.helmvalues import ValuesLayer
 from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release
 
@@ -82,7 +84,28 @@ def _releases(ctx: LintContext) -> tuple[HelmChartRelease, ...]:
         for resource in whole.by_file.get(file, ()):
             layers = [ValuesLayer(resource, (), resource.data)]
             found.append(new_release(resource, (), name, None, layers, version=version))
+    found.extend(_inferred_releases(ctx, whole, found))
     return tuple(found)
+
+
+def _inferred_releases(ctx: LintContext, whole: WholeSet, found: list[HelmChartRelease]) -> Iterator[HelmChartRelease]:
+    """Releases of the object-less files no release takes, whose path and keys tell their chart
+    (``inferred``): no version, so rules check the newest key data and say so. Not where an
+    object of the set declares a release of that chart: a values file it does not take is a
+    copy or an alternative, not what it installs (the file's note says so)."""
+    from gpustack.lint.unread import objectless
+
+    taken = {layer.resource.file for release in found for layer in release.layers}
+    taken |= helmchart.chart_values_files(whole.by_file)
+    declared = {name for release in found for name in inferred.data_names(release.chart)}
+    for file, resources in whole.by_file.items():
+        if file in taken or file in ctx.values_files or not objectless(resources):
+            continue
+        chart = inferred.inferred_chart(file, resources)
+        if chart is not None and chart not in declared:
+            label = f"values file {file} (chart {chart} inferred from its path and keys)"
+            release = new_release(resources[0], (), chart, None, [ValuesLayer(resources[0], (), resources[0].data)])
+            yield replace(release, label=label, inferred=True)
 
 
 def release_notes(ctx: LintContext) -> Iterator[tuple[Resource, Path, str]]:

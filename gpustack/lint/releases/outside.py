@@ -21,9 +21,12 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
+
+from gpustack.lint.model import Note, Resource
+from gpustack.lint.unread import objectless
 
 SCRIPT_SUFFIXES = (".sh", ".bash", ".md")
 SCRIPT_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile"})
@@ -60,6 +63,19 @@ class Declared:
     def reference(self) -> str:
         """``name[@version]``, as ``.gpustack.yaml``'s ``values:`` maps a file."""
         return f"{self.chart}@{self.version}" if self.version else self.chart
+
+
+def declared_values(
+    root: str | os.PathLike[str] | None, by_file: Mapping[str, Sequence[Resource]], mapped: Mapping[str, str]
+) -> tuple[dict[str, str], list[Note]]:
+    """The object-less files ``mapped`` (the config's ``values:``, ``--chart``) leaves out that
+    a declaration under ``root`` installs a chart with: file -> ``chart[@version]``, and a note
+    for each saying which declaration."""
+    candidates = [file for file, resources in by_file.items() if file not in mapped and objectless(resources)]
+    declared = values_charts(root, candidates)
+    notes = [Note(f"read as values of chart {release.reference}, as {release.where} installs it", file)
+             for file, release in declared.items()]
+    return {file: release.reference for file, release in declared.items()}, notes
 
 
 def values_charts(root: str | os.PathLike[str] | None, values_files: Iterable[str]) -> dict[str, Declared]:

@@ -30,6 +30,7 @@ class HelmChartRelease:
     layers: tuple[ValuesLayer, ...] = ()
     note: str | None = None  # why the chart or its version could not be told
     label: str | None = None  # what declares it, where its object's kind does not tell (a chart folder)
+    inferred: bool = False  # a values file whose chart its path and keys tell (``inferred``), not one named
 
     def where(self, *keys: str) -> tuple[Resource, Path]:
         """The object and path of the highest-precedence layer that sets ``keys``; the chart

@@ -55,7 +55,7 @@ from gpustack.lint.rules import gs047_gpu_label_without_labeller
 from gpustack.lint.rules import gs048_gpu_node_agent_untolerated_gpu_taint
 from gpustack.lint.rules import gs049_single_gpu_rollout_on_rwo_volume
 from gpustack.lint.rules import gs050_dcgm_exporter_requests_gpu
-from gpustack.lint.rules import gs051_map_where_chart_wants_list
+from gpustack.lint.rules import gs051_chart_value_of_the_wrong_kind
 from gpustack.lint.rules import gs052_second_dcgm_exporter
 from gpustack.lint.rules import gs053_device_plugin_switched_off
 from gpustack.lint.rules import gs054_nvidia_runtime_without_gpu_request
@@ -121,7 +121,7 @@ RULES: dict[str, Rule] = {
         gs048_gpu_node_agent_untolerated_gpu_taint.RULE,
         gs049_single_gpu_rollout_on_rwo_volume.RULE,
         gs050_dcgm_exporter_requests_gpu.RULE,
-        gs051_map_where_chart_wants_list.RULE,
+        gs051_chart_value_of_the_wrong_kind.RULE,
         gs052_second_dcgm_exporter.RULE,
         gs053_device_plugin_switched_off.RULE,
         gs054_nvidia_runtime_without_gpu_request.RULE,

@@ -76,19 +76,21 @@ def _release_selects(release: HelmChartRelease, prefix: str) -> tuple[Selects, s
     spec = spec if isinstance(spec, Mapping) else {}
     selector = spec.get(f"{prefix}Selector")
     if isinstance(selector, Mapping) and selector:
-        where = f"the `{prefix}Selector` in the values of {release.resource.ref}"
+        where = f"the `{prefix}Selector` in the values of {release.owner}"
         return (lambda r: labelselectors.selector_matches(selector, labelselectors.labels_of(r))), where
     if spec.get(f"{prefix}SelectorNilUsesHelmValues", True) is False:
         return (lambda r: True), ""
     name = release.release or "<release>"
-    return _release_label(release.release), f"{release.resource.ref}, whose `{prefix}Selector` is `release: {name}`"
+    return _release_label(release.release), f"{release.owner}, whose `{prefix}Selector` is `release: {name}`"
 
 
 def _values_files(ctx: LintContext) -> Iterator[HelmChartRelease]:
-    """kube-prometheus-stack values files linted with the manifests but not mapped to the chart
-    in ``.gpustack.yaml``: documents without kind holding ``prometheus.prometheusSpec``."""
+    """kube-prometheus-stack values files linted with the manifests that no release takes (not
+    mapped to the chart in ``.gpustack.yaml``, no chart their path and keys tell): documents
+    without kind holding ``prometheus.prometheusSpec``."""
+    taken = {layer.resource.file for release in dispatch.releases(ctx) for layer in release.layers}
     for resource in ctx.resources:
-        if resource.file in ctx.values_files:
+        if resource.file in ctx.values_files or resource.file in taken:
             continue
         if resource.kind is None and isinstance(resource.get(("prometheus", "prometheusSpec")), Mapping):
             yield HelmChartRelease(resource, ("prometheus",), _stack(), None, resource.data)

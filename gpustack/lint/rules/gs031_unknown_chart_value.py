@@ -71,7 +71,7 @@ def _check_key(
         where,
         f"{release.owner}: `{'.'.join(path)}` is read by no template of chart {release.chart} {version}{what}:"
         f" Helm ignores it{note}",
-        severity=None if resolution.certain else Severity.INFO,
+        severity=None if resolution.certain or (keys is not None and not elsewhere) else Severity.INFO,
         fix=_sentence(hint) if hint else "Remove it, or check the chart's values.yaml for the key meant.",
     )
 
