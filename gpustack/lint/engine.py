@@ -122,8 +122,10 @@ def lint(
         results[before:], skipped = deployed.deployed_only(ctx, results[before:])
         any_built = any_built or bool(overlay.built)
         notes += skipped
-    if len(roots) > 1 or any_built:  # a file two clusters (or overlays) deploy is linted with each: report it once
-        results = _first_of_each(results)
+    # A file two clusters (or overlays) deploy is linted with each, values a Fleet bundle and its
+    # target customizations share are read with each: report each finding once.
+    results = _first_of_each(results)
+    if len(roots) > 1 or any_built:
         notes, errors = list(dict.fromkeys(notes)), list(dict.fromkeys(errors))
     outcome = suppress.apply(
         results,
