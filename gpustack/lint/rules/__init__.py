@@ -63,6 +63,7 @@ from gpustack.lint.rules import gs055_gpu_operator_toolkit_on_talos_toolkit
 from gpustack.lint.rules import gs056_plugin_strategy_toolkit_ignores
 from gpustack.lint.rules import gs057_network_policies_not_enforced
 from gpustack.lint.rules import gs058_gpu_service_on_node_ports
+from gpustack.lint.rules import gs059_flux_dependency_not_deployed
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -124,5 +125,6 @@ RULES: dict[str, Rule] = {
         gs056_plugin_strategy_toolkit_ignores.RULE,
         gs057_network_policies_not_enforced.RULE,
         gs058_gpu_service_on_node_ports.RULE,
+        gs059_flux_dependency_not_deployed.RULE,
     )
 }
