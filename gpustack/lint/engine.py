@@ -32,6 +32,7 @@ from gpustack.lint.catalogue import RuleInfo
 from gpustack.lint.charts import chartversions
 from gpustack.lint.context import LintContext
 from gpustack.lint.input.load import LoadResult
+from gpustack.lint.input.fluxsubst import substituted
 from gpustack.lint.input.overlaid import base_path, found_at, overlaid
 from gpustack.lint.input.roots import Root, repositories, split, stacks, stacks_note
 from gpustack.lint.input.units import Files, FileUnits, Results, Unit, pod_specs
@@ -102,7 +103,7 @@ def lint(
     files = Files(run, each, loaded.units, units, jobs)
     for root in roots:
         found = files.of(root, errors)
-        overlay = overlaid(root.resources, loaded.texts)
+        overlay = substituted(overlaid(root.resources, loaded.texts))
         built = overlay.built_pods(errors)
         ctx = replace(each, resources=overlay.resources, pod_specs=overlay.pods(pod for file in found for pod in file.pods))
         from_files = len(ctx.pod_specs)
