@@ -103,6 +103,7 @@ class _VariablesOf:
                 self._config_maps[(resource.ref.namespace, resource.ref.name)] = data
         self._paths = [(folder_pattern(path), owner) for owner in owners for path in gitops_paths(owner)]
         self._memo: dict[str, Variables | None] = {}
+        self._owners: dict[str, Resource | None] = {}
 
     def __call__(self, resource: Resource) -> Variables | None:
         folder = posixpath.dirname(posixpath.normpath(posix_path(resource.file)))
@@ -112,13 +113,16 @@ class _VariablesOf:
         return self._memo[folder]
 
     def _owner(self, folder: str) -> Resource | None:
-        """The Flux Kustomization whose path is the deepest folder at or above ``folder``."""
-        while folder and folder not in ("/", "."):
-            matching = [owner for pattern, owner in self._paths if pattern.search(folder)]
-            if matching:
-                return matching[0]
-            folder = posixpath.dirname(folder)
-        return None
+        """The Flux Kustomization whose path is the deepest folder at or above ``folder``
+        (memoised per folder: the files of a tree share their ancestors)."""
+        if folder in self._owners:
+            return self._owners[folder]
+        if not folder or folder in ("/", "."):
+            return None
+        matching = next((owner for pattern, owner in self._paths if pattern.search(folder)), None)
+        found = matching if matching is not None else self._owner(posixpath.dirname(folder))
+        self._owners[folder] = found
+        return found
 
     def _variables(self, owner: Resource) -> Variables | None:
         post_build = owner.get(("spec", "postBuild"))
