@@ -103,7 +103,7 @@ def lint(
     files = Files(run, each, loaded.units, units, jobs)
     for root in roots:
         found = files.of(root, errors)
-        overlay = substituted(overlaid(root.resources, loaded.texts))
+        overlay = substituted(overlaid(root.resources, loaded.texts), loaded.texts)
         built = overlay.built_pods(errors)
         ctx = replace(each, resources=overlay.resources, pod_specs=overlay.pods(pod for file in found for pod in file.pods))
         from_files = len(ctx.pod_specs)

@@ -96,8 +96,7 @@ class FluxTree:
             for path in gitops_paths(resource):
                 if _repository_root(path):
                     return resource
-                pattern = folder_pattern(path)
-                if any(pattern.search(folder) and not _within(folder, home) for folder in self._folders):
+                if any(not _within(folder, home) for folder in self._deployed_folders(path)):
                     return resource
         return None
 
@@ -108,8 +107,7 @@ class FluxTree:
             return "no Flux Kustomization of the set deploys a folder beyond its own (the tree's entry)"
         for resource in self.deployed:
             for path in gitops_paths(resource):
-                pattern = folder_pattern(path)
-                if not _repository_root(path) and not any(pattern.search(folder) for folder in self._folders):
+                if not _repository_root(path) and not self._deployed_folders(path):
                     return f"{resource.ref} deploys {path}, which holds no file of the set"
         for resource in self.resources:
             if not is_kustomization(resource):
@@ -120,6 +118,22 @@ class FluxTree:
                 if target not in self._files and target not in self._folders:
                     return f"{resource.file} lists {listed}, which is not in the set"
         return None
+
+    def _deployed_folders(self, path: str) -> list[str]:
+        """The folders of the set a Flux path names (the repository's root is not known here:
+        a folder whose path ends with it); by the last folder name first, a pattern only for
+        the candidates (``${VARS}`` match any one folder name)."""
+        pattern = folder_pattern(path)
+        last = posixpath.basename(posixpath.normpath(path.strip()))
+        candidates = self._folders if "$" in last else self._by_name.get(last, ())
+        return [folder for folder in candidates if pattern.search(folder)]
+
+    @cached_property
+    def _by_name(self) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for folder in self._folders:
+            found.setdefault(posixpath.basename(folder), []).append(folder)
+        return found
 
     @cached_property
     def _folders(self) -> set[str]:

@@ -63,15 +63,17 @@ class Variables:
         return default if default is not None else _UNKNOWN
 
 
-def substituted(overlay: Overlaid) -> Overlaid:
-    """``overlay`` with the objects that a Flux Kustomization's postBuild changes substituted."""
+def substituted(overlay: Overlaid, texts: Mapping[str, str]) -> Overlaid:
+    """``overlay`` with the objects that a Flux Kustomization's postBuild changes substituted
+    (``texts``: the files' texts, to pass over the objects of files that hold no ``${``)."""
     owners = [r for r in overlay.resources if r.kind == "Kustomization" and r.api_group == FLUX_GROUP]
     if not any(isinstance(r.get(("spec", "postBuild")), Mapping) for r in owners):
         return overlay  # the common case: nothing to substitute
     variables_of = _VariablesOf(overlay.resources, owners)
+    built = {id(r) for r in overlay.built}  # an overlay may have written a ``${`` from another file
     changed: dict[int, Resource] = {}
     for resource in overlay.resources:
-        if resource.kind is None:
+        if resource.kind is None or (id(resource) not in built and "${" not in texts.get(resource.file, "${")):
             continue
         variables = variables_of(resource)
         if variables is None or _disabled(resource):
@@ -81,7 +83,6 @@ def substituted(overlay: Overlaid) -> Overlaid:
             changed[id(resource)] = _copy(resource, data)
     if not changed:
         return overlay
-    built = {id(r) for r in overlay.built}
     resources = tuple(changed.get(id(r), r) for r in overlay.resources)
     return replace(
         overlay,
