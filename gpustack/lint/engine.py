@@ -32,6 +32,7 @@ from gpustack.lint.catalogue import RuleInfo
 from gpustack.lint.charts import chartversions
 from gpustack.lint.context import LintContext
 from gpustack.lint.input.load import LoadResult
+from gpustack.lint.input.fluxsubst import substituted
 from gpustack.lint.input.overlaid import base_path, found_at, overlaid
 from gpustack.lint.input.roots import Root, repositories, split, stacks, stacks_note
 from gpustack.lint.input.units import Files, FileUnits, Results, Unit, pod_specs
@@ -87,12 +88,8 @@ def lint(
         skipped = ", ".join(rule.id for rule in enabled if rule.scope == "set")
         notes.append(Note(f"{skipped} skipped: --partial input is not the whole set these rules need"))
     by_file = resources_by_file(loaded.resources)
-    values_files = {
-        file: chart for file, resources in by_file.items() if (chart := unread.chart_of_values(config, file, resources))
-    }
-    declared, declared_notes = outside.declared_values(config.tree, by_file, values_files)
-    values_files |= declared
-    notes += declared_notes
+    values_files, declared = outside.values_files(config, by_file)
+    notes += declared
     each = replace(run.each, values_files=values_files, texts=loaded.texts)
     judged_pods: list[PodSpec] = []
     results: list[tuple[Hit, Finding]] = []
@@ -103,7 +100,7 @@ def lint(
     files = Files(run, each, loaded.units, units, jobs)
     for root in roots:
         found = files.of(root, errors)
-        overlay = overlaid(root.resources, loaded.texts)
+        overlay = substituted(overlaid(root.resources, loaded.texts), loaded.texts)
         built = overlay.built_pods(errors)
         ctx = replace(each, resources=overlay.resources, pod_specs=overlay.pods(pod for file in found for pod in file.pods))
         from_files = len(ctx.pod_specs)
@@ -123,8 +120,8 @@ def lint(
         results[before:], skipped = deployed.deployed_only(ctx, results[before:])
         any_built = any_built or bool(overlay.built)
         notes += skipped
-    if len(roots) > 1 or any_built:  # a file two clusters (or overlays) deploy is linted with each: report it once
-        results = _first_of_each(results)
+    results = _first_of_each(results)  # from a file two roots or overlays deploy, values Fleet targets share
+    if len(roots) > 1 or any_built:
         notes, errors = list(dict.fromkeys(notes)), list(dict.fromkeys(errors))
     outcome = suppress.apply(
         results,

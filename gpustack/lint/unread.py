@@ -1,7 +1,7 @@
 """Files of the input that hold no Kubernetes object and that no rule reads: a note each.
 
 The loader reads every YAML and JSON file, but documents without apiVersion and kind are
-judged only where gpustack knows their shape: kustomizations, Helm chart folders
+judged only where gpustack knows their shape: kustomizations, Fleet bundles' ``fleet.yaml``, Helm chart folders
 (``Chart.yaml`` and its ``values.yaml``), values files a release takes (kustomize
 ``valuesFile``, ``values:`` in .gpustack.yaml, ``--chart``), K3s and RKE2 config files, Talos
 machine configs, talhelper configs, Omni config patches, Image Factory schematics and containerd
@@ -20,6 +20,7 @@ from gpustack.lint.facts.clusterconfig import is_k3s_config, k3s_default_runtime
 from gpustack.lint.model import Note, Resource
 from gpustack.lint.policy.config import Config
 from gpustack.lint.releases import inferred
+from gpustack.lint.releases.fleet import is_fleet_bundle
 from gpustack.lint.releases.helmchart import chart_values_files, is_chart_metadata
 from gpustack.lint.releases.kustomize import is_kustomization
 from gpustack.lint.releases.release import HelmChartRelease
@@ -34,7 +35,7 @@ def is_read(resource: Resource) -> bool:
     """Whether a rule reads this document as what it is: an object, or a shape gpustack knows."""
     return resource.kind is not None or any(
         known(resource)
-        for known in (is_kustomization, is_chart_metadata, is_k3s_config, _sets_default_runtime, talos.is_talconfig,
+        for known in (is_kustomization, is_chart_metadata, is_fleet_bundle, is_k3s_config, _sets_default_runtime, talos.is_talconfig,
                       talos.is_machine_config, talos.is_schematic, talos.is_omni_patch, containerdconfig.is_config_file)
     )
 

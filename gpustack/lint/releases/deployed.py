@@ -78,7 +78,7 @@ class _Deployment:
                 named = self.named.setdefault(folder, set())
                 named.update(posixpath.normpath(posixpath.join(folder, text)) for text in _paths(resource.data))
             for path in gitops_paths(resource):
-                self.pointers.append((file, _folder_pattern(path)))
+                self.pointers.append((file, folder_pattern(path)))
         self._verdicts: dict[str, str | None] = {}
 
     def left_out(self) -> dict[str, str]:
@@ -122,7 +122,7 @@ class _Deployment:
         return any(pattern.search(folder) and self.excluder(source) is None for source, pattern in self.pointers)
 
 
-def _folder_pattern(path: str) -> re.Pattern[str]:
+def folder_pattern(path: str) -> re.Pattern[str]:
     """A repository path as a pattern for the end of a linted folder's path (the repository's
     own root is not known here): ``./apps/x/app`` matches ``…/apps/x/app``."""
     relative = posixpath.normpath(path.strip().lstrip("/")).removeprefix("./")

@@ -1,6 +1,6 @@
 """Every Helm chart release of the input set, whichever GitOps format declares it.
 
-Each delivery format is one module (``k3s``, ``argocd``, ``flux``, ``kustomize``, ``helmchart``) with the same
+Each delivery format is one module (``k3s``, ``argocd``, ``flux``, ``kustomize``, ``helmchart``, ``fleet``) with the same
 four parts: ``KINDS`` (the kinds it reads: no two formats share one), ``releases_of`` (the
 releases one object declares; none for another API group), ``settle`` (a release completed with
 what the whole set holds) and ``set_releases`` (releases only the whole set declares). This
@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Protocol
 
 from gpustack.lint.model import Path, Resource
-from gpustack.lint.releases import argocd, flux, helmchart, inferred, k3s, kustomize
+from gpustack.lint.releases import argocd, fleet, flux, helmchart, inferred, k3s, kustomize
 from gpustack.lint.releases.helmvalues import ValuesLayer
 from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release
 
@@ -34,7 +34,7 @@ class Format(Protocol):
     def set_releases(self, whole: WholeSet) -> Iterator[HelmChartRelease]: ...
 
 
-FORMATS: tuple[Format, ...] = (k3s, argocd, flux, kustomize, helmchart)
+FORMATS: tuple[Format, ...] = (k3s, argocd, flux, kustomize, helmchart, fleet)
 # The kinds any format reads.
 _RELEASE_KINDS = frozenset().union(*(delivery.KINDS for delivery in FORMATS))
 

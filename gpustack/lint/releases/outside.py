@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from functools import cache
 
 from gpustack.lint.model import Note, Resource
-from gpustack.lint.unread import objectless
+from gpustack.lint.policy.config import Config
+from gpustack.lint.unread import chart_of_values, objectless
 
 SCRIPT_SUFFIXES = (".sh", ".bash", ".md")
 SCRIPT_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile"})
@@ -63,6 +64,14 @@ class Declared:
     def reference(self) -> str:
         """``name[@version]``, as ``.gpustack.yaml``'s ``values:`` maps a file."""
         return f"{self.chart}@{self.version}" if self.version else self.chart
+
+
+def values_files(config: Config, by_file: Mapping[str, Sequence[Resource]]) -> tuple[dict[str, str], list[Note]]:
+    """The chart (``name[@version]``) of each values file: the config's ``values:`` mapping or
+    ``--chart``, else a declaration under the linted folder (with a note saying which)."""
+    mapped = {file: chart for file, resources in by_file.items() if (chart := chart_of_values(config, file, resources))}
+    declared, notes = declared_values(config.tree, by_file, mapped)
+    return mapped | declared, notes
 
 
 def declared_values(

@@ -63,6 +63,7 @@ from gpustack.lint.rules import gs055_gpu_operator_toolkit_on_talos_toolkit
 from gpustack.lint.rules import gs056_plugin_strategy_toolkit_ignores
 from gpustack.lint.rules import gs057_network_policies_not_enforced
 from gpustack.lint.rules import gs058_gpu_service_on_node_ports
+from gpustack.lint.rules import gs059_flux_dependency_not_deployed
 from gpustack.lint.rules import gs060_unserved_gpu_api
 from gpustack.lint.rules import gs061_removed_scheduler_config
 from gpustack.lint.rules import gs062_runtimeclass_selects_no_gpu_pool
@@ -129,6 +130,7 @@ RULES: dict[str, Rule] = {
         gs056_plugin_strategy_toolkit_ignores.RULE,
         gs057_network_policies_not_enforced.RULE,
         gs058_gpu_service_on_node_ports.RULE,
+        gs059_flux_dependency_not_deployed.RULE,
         gs060_unserved_gpu_api.RULE,
         gs061_removed_scheduler_config.RULE,
         gs062_runtimeclass_selects_no_gpu_pool.RULE,

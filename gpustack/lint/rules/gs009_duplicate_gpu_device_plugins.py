@@ -9,14 +9,23 @@ plugin pre-installed). Two may live side by side only on separate nodes (HAMi#20
 rule stays quiet when two placements cannot meet (``placement.py``: contradictory required
 node labels, or, with a spec, no pool both reach), and for one deployment written twice (the
 same release or object in two overlays or clusters of a repository).
+
+Two releases of the GPU Operator (HelmRelease, Application, K3s HelmChart, Fleet bundle) under
+other names or namespaces, to one cluster, are reported whatever their device plugin setting:
+both operators reconcile the one ClusterPolicy and the GPU nodes' operands, and each chart
+renders the cluster-scoped ClusterPolicy ``cluster-policy`` (unless ``clusterPolicy.deployCR:
+false``, https://github.com/NVIDIA/gpu-operator/blob/main/deployments/gpu-operator/templates/clusterpolicy.yaml),
+which Helm installs for the first release and refuses for the second (it belongs to another
+release). Their device plugins are then one finding, not a second.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import deviceplugins, placement
+from gpustack.lint.facts.operatorreleases import operator_releases
 from gpustack.lint.facts.pools import ClusterFacts
 from gpustack.lint.model import Hit
 from gpustack.lint.registry import Rule
@@ -26,8 +35,9 @@ OPERATOR_LABEL = placement.OPERATOR_DEVICE_PLUGIN_LABEL
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
-    plugins = deviceplugins.set_plugins(ctx)
     left_out = deployed.left_out(ctx)
+    yield from _second_operators(ctx, left_out)
+    plugins = deviceplugins.set_plugins(ctx)
     plugins = [plugin for plugin in plugins if plugin.resource.file not in left_out]
     # Each pair once, on the plugin whose file sorts first (the message names both): the same
     # finding whichever order the paths were given in, so that baselines keep matching.
@@ -45,6 +55,27 @@ def check(ctx: LintContext) -> Iterator[Hit]:
                 f"{plugin} and {other} both advertise nvidia.com/gpu{shared}: on a node running both, "
                 "the one that registered last owns the resource and the other's allocations break",
                 fix=_fix(plugin, other),
+            )
+
+
+def _second_operators(ctx: LintContext, left_out: Mapping[str, str]) -> Iterator[Hit]:
+    """Each pair of GPU Operator releases of one cluster, once, on the one whose file sorts first."""
+    releases = sorted(
+        (operator for operator in operator_releases(ctx) if operator.release.resource.file not in left_out),
+        key=lambda operator: (operator.release.resource.file, operator.release.resource.document),
+    )
+    for index, first in enumerate(releases):
+        for second in releases[index + 1 :]:
+            if first.same_deployment(second) or not first.same_cluster(second):
+                continue
+            yield Hit(
+                first.release.resource,
+                first.release.path,
+                f"{first} and {second} both install the GPU Operator into one cluster: two operators reconcile the"
+                " one ClusterPolicy and every GPU node's operands, and by default each chart renders the"
+                " cluster-scoped ClusterPolicy `cluster-policy`, which Helm installs for one release and refuses for"
+                " the other",
+                fix="Keep one GPU Operator release per cluster: remove the other, or merge its values into the one kept.",
             )
 
 
