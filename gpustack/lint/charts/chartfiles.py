@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpustack.lint.charts.chartkeys import ABSENT, DECLARED, PASSTHROUGH, READ, ChartData, ChartKeys, KeyPath, Node
+from gpustack.lint.charts.chartkeys import (
+    ABSENT, DECLARED, LIST, MAP, OBJECT, PASSTHROUGH, READ, SCALAR, ChartData, ChartKeys, KeyPath, Node,
+)
 
 
 @dataclass(frozen=True)
@@ -111,11 +113,6 @@ def states(chart: ChartFiles) -> dict[KeyPath, str]:
 
 # Template functions that test a value's kind: a key tested with one may be given either way.
 _KIND_TESTS = re.compile(r"\b(kindIs|typeIs|kindOf|typeOf|typeIsLike)\b")
-
-
-# The kind a chart wants a value in (``value_kinds``): a list, a map its templates read keys
-# below, a map they take whole (an object), a scalar.
-LIST, MAP, OBJECT, SCALAR = "l", "m", "o", "s"
 
 
 def value_kinds(chart: ChartFiles, found: Mapping[KeyPath, str]) -> dict[KeyPath, str]:

@@ -38,6 +38,9 @@ from gpustack.shipped import lint_data
 
 KeyPath = tuple[str, ...]
 READ, PASSTHROUGH, DECLARED, ABSENT = "r", "p", "d", "-"
+# The kind a chart wants a value in (``chartfiles.value_kinds``, kept as the key data's
+# ``kinds``): a list, a map its templates read keys below, a map they take whole (an object), a scalar.
+LIST, MAP, OBJECT, SCALAR = "l", "m", "o", "s"
 # Node of the stored tree: the states string, or [states, {child: node}].
 Node = Any
 _DATA = "data/chart-keys"

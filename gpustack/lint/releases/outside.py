@@ -49,6 +49,7 @@ _VALUE_FLAGS = frozenset({
 _SUBCOMMANDS = frozenset({"install", "upgrade", "template"})
 _HELM = re.compile(r"(?:^|[\s;&|(`$])helm\s")
 _TERRAFORM_RELEASE = re.compile(r'resource\s+"helm_release"\s+"([^"]+)"')
+_PACKAGED = re.compile(r"-v?\d+\.\d+\.\d+[^/]*\.tgz$|\.tgz$")  # helm package names NAME-VERSION.tgz
 _VALUES_FUNCTION = re.compile(r'\b(?:file|templatefile)\(\s*"([^"]+)"')
 
 
@@ -206,8 +207,10 @@ def _parse_helm(line: str) -> tuple[str, str | None, list[str]] | None:
 
 
 def _chart_name(reference: str) -> str:
-    """``nvidia/gpu-operator``, ``oci://ghcr.io/org/charts/hami``, ``./charts/x`` -> the name."""
-    return reference.rstrip("/").rsplit("/", 1)[-1]
+    """``nvidia/gpu-operator``, ``oci://ghcr.io/org/charts/hami``, ``./charts/x``,
+    ``./gpu-operator-v25.3.4.tgz`` (a packaged chart, named NAME-VERSION.tgz) -> the name."""
+    name = reference.rstrip("/").rsplit("/", 1)[-1]
+    return _PACKAGED.sub("", name) if name.endswith(".tgz") else name
 
 
 def _terraform(text: str, path: str, name: str) -> Iterator[tuple[str, Declared]]:

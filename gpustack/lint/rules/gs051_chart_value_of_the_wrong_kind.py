@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from gpustack.lint.charts import chartversions
-from gpustack.lint.charts.chartfiles import LIST, MAP, OBJECT, SCALAR
+from gpustack.lint.charts.chartkeys import LIST, MAP, OBJECT, SCALAR
 from gpustack.lint.context import LintContext
 from gpustack.lint.model import Hit, Severity, get_value
 from gpustack.lint.registry import Rule
