@@ -58,6 +58,12 @@ def test_a_source_in_another_namespace_is_not_the_one_named() -> None:
     assert "is not among the linted files: taken to install chart plugin-chart" in (release.note or "")
 
 
+def test_a_source_named_after_its_release_and_not_linted_leaves_the_chart_unknown() -> None:
+    release = _release(RELEASE.replace("{kind: OCIRepository, name: plugin-chart}", "{kind: OCIRepository, name: plugin}"))
+    assert (release.chart, release.version) == ("", None)
+    assert "named after the release, is not among the linted files, so its chart is unknown" in (release.note or "")
+
+
 def test_helm_chart_source_gives_chart_and_version() -> None:
     text = RELEASE.replace("OCIRepository", "HelmChart") + (
         "---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmChart\nmetadata: {name: plugin-chart}\n"

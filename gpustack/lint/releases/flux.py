@@ -68,7 +68,7 @@ def settle(release: HelmChartRelease, whole: WholeSet) -> HelmChartRelease:
     sources = whole.memo.get("flux-sources")
     if sources is None:
         sources = whole.memo["flux-sources"] = SourceIndex(whole.resources)
-    source = sources.resolve(ref, str(release.resource.ref))
+    source = sources.resolve(ref, str(release.resource.ref), release.resource.ref.name)
     return replace(release, chart=source.chart, version=source.version, repo=source.repo, note=source.note)
 
 
@@ -168,9 +168,17 @@ class SourceIndex:
         matching.sort(key=lambda c: c.ref.namespace != ref.namespace)
         return matching[0] if matching else None
 
-    def resolve(self, ref: ChartRef, release: str) -> ChartSource:
+    def resolve(self, ref: ChartRef, release: str, release_name: str | None) -> ChartSource:
         source = self.find(ref)
-        if source is None:  # sources are commonly named after their chart
+        if source is None and ref.name == release_name:
+            # A source named after its release says nothing of its chart (bjw-s repositories give
+            # each app an OCIRepository of its own name that pulls app-template).
+            return ChartSource(
+                "", None, None,
+                f"{release}: its chartRef {ref}, named after the release, is not among the linted files, so its "
+                "chart is unknown and its values are not checked; lint the source with the release",
+            )
+        if source is None:  # a source shared by several releases is commonly named after its chart
             return ChartSource(
                 MIRRORED_NAMES.get(ref.name, ref.name), None, None,
                 f"{release}: its chartRef {ref} is not among the linted files: taken to install chart "
