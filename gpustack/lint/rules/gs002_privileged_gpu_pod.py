@@ -40,6 +40,10 @@ unsplit, privilege reaches no GPU beyond its own: not reported, as GS007 does no
 sidecars above. A pod that reaches GPUs outside the scheduler stays an error whatever the
 node: the scheduler hands the same GPUs to other pods.
 
+Nor is it reported, without evidence, where the pod asks for 8 GPUs or more: the largest GPU
+nodes in common use hold 8 (NVIDIA's HGX and DGX boards, https://www.nvidia.com/en-us/data-center/hgx/;
+AWS p4d/p5, GKE a3, Azure ND H100 v5 instances), so the pod has every GPU of its node.
+
 GKE's GPUDirect-TCPX and -TCPXO receive-data-path manager (RxDM, image ``tcpgpudmarxd``) is
 the exception: GKE runs it as a privileged sidecar of the GPU workload it moves data for, and
 the user cannot drop the privilege (https://github.com/GoogleCloudPlatform/container-engine-accelerators/tree/master/gpudirect-tcpx,
@@ -73,6 +77,8 @@ FIX = (
     "through resources (or a claim) and set `runtimeClassName: nvidia` where the nvidia runtime "
     "is not the default."
 )
+
+LARGEST_COMMON_NODE = 8  # GPUs on one board: HGX and DGX (the module docstring)
 
 
 def _escalations(container: Container) -> Iterator[tuple[Path, str]]:
@@ -150,6 +156,8 @@ def _reach(pod: PodSpec, ctx: LintContext) -> tuple[Severity | None, str] | None
     for what, count, taints in ctx.set_fact(sized_groups):
         if count > requested and not untolerated((Taint(*t) for t in taints), allowed):
             return None, f": it reaches every GPU of its node, not only {asks} ({what}: up to {count} per node)"
+    if requested >= LARGEST_COMMON_NODE:
+        return None  # no larger node to assume: the pod has the whole board
     return Severity.WARNING, (f": it reaches every GPU of its node, not only {asks}, assuming nodes with more GPUs "
                               "than that (neither a spec nor the set says how many GPUs its nodes have)")
 
