@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from gpustack.lint.facts import containerdconfig, talos
+from gpustack.lint.facts.hostscripts import is_host_script
 from gpustack.lint.facts.clusterconfig import is_k3s_config, k3s_default_runtime
 from gpustack.lint.model import Note, Resource
 from gpustack.lint.policy.config import Config
@@ -36,7 +37,8 @@ def is_read(resource: Resource) -> bool:
     return resource.kind is not None or any(
         known(resource)
         for known in (is_kustomization, is_chart_metadata, is_fleet_bundle, is_k3s_config, _sets_default_runtime, talos.is_talconfig,
-                      talos.is_machine_config, talos.is_schematic, talos.is_omni_patch, containerdconfig.is_config_file)
+                      talos.is_machine_config, talos.is_schematic, talos.is_omni_patch, containerdconfig.is_config_file,
+                      is_host_script)
     )
 
 

@@ -24,6 +24,9 @@ itself, in files that are not Kubernetes objects (the loader reads them like any
   unless ``CONTAINERD_SET_AS_DEFAULT`` is false (the toolkit's own default is true); from chart
   v25.10.0 on, ``cdi.enabled`` is on by default and containerd injects the devices through CDI
   (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/cdi.html);
+- a host script or setup note of the set that makes nvidia the default runtime
+  (``input/hostscripts``: ``nvidia-ctk runtime configure --set-as-default``, containerd's
+  ``default_runtime_name = "nvidia"``, Docker's or K3s's ``default-runtime``);
 - NVIDIA's device plugin chart before 0.12.0, which has no ``runtimeClassName`` value: its
   plugin reads GPUs through NVML, so it runs only where nvidia is the default runtime;
 - on kubeadm, NVIDIA's static device plugin DaemonSet without ``runtimeClassName``, as NVIDIA
@@ -61,6 +64,7 @@ from gpustack.lint.facts import (
     containerdconfig,
     deviceplugins,
     hostdriver,
+    hostscripts,
     openshift,
     registered,
     talos,
@@ -158,6 +162,9 @@ def _read_documents(ctx: LintContext) -> tuple[tuple[Evidence, ...], tuple[Mispl
                 Evidence(runtime == "nvidia", resource, ("default-runtime",), f"K3s/RKE2 config sets default-runtime: {runtime}"))
         elif resource.kind == "ConfigMap":
             reader.config_map(resource)
+        elif hostscripts.is_host_script(resource):
+            reader.evidence.append(Evidence(
+                True, resource, (hostscripts.KEY,), f"the host script {hostscripts.described(resource)} makes nvidia the default runtime"))
         elif containerdconfig.is_config_file(resource):
             text = resource.data[containerdconfig.FILE_KEY]
             reader.config(resource, (containerdconfig.FILE_KEY,), f"containerd config {os.path.basename(resource.file)}", text,

@@ -20,6 +20,7 @@ from gpustack.lint.facts.containerdconfig import FILE_KEY
 NAMES = frozenset({"config.toml", "config.toml.tmpl", "config-v3.toml.tmpl"})
 FOLDER = "containerd"
 _PLUGIN = b"io.containerd."
+KEEP_NAMED = True  # a file named on the command line is read as YAML if it is no containerd config
 
 
 def wanted(file: str) -> bool:

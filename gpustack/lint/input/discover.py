@@ -10,9 +10,10 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Iterable
+from types import ModuleType
 from typing import BinaryIO
 
-from gpustack.lint.input import containerdfiles
+from gpustack.lint.input import containerdfiles, hostscripts
 from gpustack.lint.input.load import LoadResult
 from gpustack.lint.model import InputError
 from gpustack.userinput import MAX_FILE_BYTES
@@ -20,6 +21,9 @@ from gpustack.userinput import MAX_FILE_BYTES
 STDIN = "-"
 STDIN_NAME = "<stdin>"
 SUFFIXES = (".yaml", ".yml", ".json")
+# Files of the nodes read as one document each where they hold what a rule reads (their
+# modules say which): containerd's config, host scripts that set the default runtime.
+NODE_FILES = (containerdfiles, hostscripts)
 
 
 Input = tuple[str, bytes]  # a file's name and content
@@ -45,10 +49,11 @@ def read_inputs(
                     part = read_file(file, stream)
             except OSError as exc:
                 part = _unreadable(file, exc)
-            if isinstance(part, tuple) and containerdfiles.wanted(file):
-                document = containerdfiles.as_document(part[1])
-                if document is None and file != path:
-                    continue  # found in a folder, and no containerd config: not input
+            reader = _node_file_reader(file)
+            if isinstance(part, tuple) and reader is not None:
+                document = reader.as_document(part[1])
+                if document is None and (file != path or not reader.KEEP_NAMED):
+                    continue  # nothing a rule reads: not input
                 part = (file, document or part[1])
             parts.append(part)
     return parts
@@ -84,12 +89,17 @@ def _expand(path: str, excluded: Callable[[str], bool]) -> tuple[list[str], list
         ]
         for name in names:
             file = os.path.normpath(os.path.join(folder, name))  # "./a.yaml" -> "a.yaml"
-            if (name.endswith(SUFFIXES) or containerdfiles.wanted(file)) and not name.startswith(".") and not excluded(file):
+            if (name.endswith(SUFFIXES) or _node_file_reader(file)) and not name.startswith(".") and not excluded(file):
                 if _special(file):  # reading a named pipe nobody writes to waits forever
                     errors.append(InputError(file, "not a regular file (a named pipe, socket or device): not read"))
                 else:
                     found.append(file)
     return sorted(found), sorted(errors, key=lambda error: error.file)
+
+
+def _node_file_reader(file: str) -> ModuleType | None:
+    """The module that reads ``file`` as a node's file, if any (``NODE_FILES``)."""
+    return next((reader for reader in NODE_FILES if reader.wanted(file)), None)
 
 
 def _special(file: str) -> bool:

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpustack.lint.facts.containerdconfig import is_config_file as is_containerd_config
+from gpustack.lint.facts.hostscripts import is_host_script
 from gpustack.lint.input.roots import gitops_paths
 from gpustack.lint.model import Finding, Note, Resource
 from gpustack.lint.releases.kustomize import KUSTOMIZATION_FILES, is_kustomization, posix_path
@@ -68,7 +69,7 @@ class _Deployment:
         self.files: dict[str, str] = {}  # posix path -> the file as the input names it
         self.pointers: list[tuple[str, re.Pattern[str]]] = []  # (file of the object, folder pattern)
         for resource in resources:
-            if is_containerd_config(resource):
+            if is_containerd_config(resource) or is_host_script(resource):
                 continue  # a node's file: no kustomization applies it, none leaves it out
             file = posix_path(resource.file)
             self.files.setdefault(file, resource.file)
