@@ -73,7 +73,7 @@ def test_a_readme_command_counts_and_an_unreferenced_file_stays_unchecked(tmp_pa
         ("helm install nvidia/gpu-operator --generate-name --values=v.yaml --version=v25.3.4",
          ("gpu-operator", "v25.3.4", ["v.yaml"])),
         ("helm template oci://ghcr.io/org/charts/hami -f hami.yaml", ("hami", None, ["hami.yaml"])),
-        ("helm install gpu-operator ./gpu-operator-v25.3.4.tgz -f values.yaml", ("gpu-operator", None, ["values.yaml"])),
+        ("helm install gpu-operator ./gpu-operator-v25.3.4.tgz -f values.yaml", ("gpu-operator", "v25.3.4", ["values.yaml"])),
         ("helm upgrade -i x ./charts/vllm -f $VALUES", None),  # only a variable: unknown
         ("helm install x nvidia/gpu-operator --set driver.enabled=false", None),  # no values file
         ("helm repo add nvidia https://helm.ngc.nvidia.com/nvidia", None),

@@ -49,7 +49,7 @@ _VALUE_FLAGS = frozenset({
 _SUBCOMMANDS = frozenset({"install", "upgrade", "template"})
 _HELM = re.compile(r"(?:^|[\s;&|(`$])helm\s")
 _TERRAFORM_RELEASE = re.compile(r'resource\s+"helm_release"\s+"([^"]+)"')
-_PACKAGED = re.compile(r"-v?\d+\.\d+\.\d+[^/]*\.tgz$|\.tgz$")  # helm package names NAME-VERSION.tgz
+_PACKAGED = re.compile(r"(.+?)-(v?\d+\.\d+\.\d+[^/]*)\.tgz")  # helm package names NAME-VERSION.tgz
 _VALUES_FUNCTION = re.compile(r'\b(?:file|templatefile)\(\s*"([^"]+)"')
 
 
@@ -203,14 +203,23 @@ def _parse_helm(line: str) -> tuple[str, str | None, list[str]] | None:
     chart = positional[0 if generate_name or (words[1] == "template" and len(positional) == 1) else 1:][:1]
     if not chart or not values or "$" in chart[0]:
         return None
-    return _chart_name(chart[0]), version, values
+    name, packaged = _packaged(chart[0])
+    return name, version or packaged, values
 
 
 def _chart_name(reference: str) -> str:
     """``nvidia/gpu-operator``, ``oci://ghcr.io/org/charts/hami``, ``./charts/x``,
-    ``./gpu-operator-v25.3.4.tgz`` (a packaged chart, named NAME-VERSION.tgz) -> the name."""
+    ``./gpu-operator-v25.3.4.tgz`` (a packaged chart) -> the name."""
+    return _packaged(reference)[0]
+
+
+def _packaged(reference: str) -> tuple[str, str | None]:
+    """The chart's name and, for a packaged chart (``helm package`` names it NAME-VERSION.tgz),
+    its version."""
     name = reference.rstrip("/").rsplit("/", 1)[-1]
-    return _PACKAGED.sub("", name) if name.endswith(".tgz") else name
+    if match := _PACKAGED.fullmatch(name):
+        return match.group(1), match.group(2)
+    return name.removesuffix(".tgz"), None
 
 
 def _terraform(text: str, path: str, name: str) -> Iterator[tuple[str, Declared]]:
