@@ -190,7 +190,9 @@ def test_damaged_entries_are_ignored_and_rewritten(
     assert json_report(capsys, "--cache-dir", str(folder), str(generated)) == plain
     with sqlite3.connect(folder / cache_module.DATABASE) as database:
         rows = database.execute("SELECT key, value FROM entries").fetchall()
-    assert rows and all(marshal.loads(value) for _, value in rows)  # every one written again
+    assert rows and all(value != b"\x00" for _, value in rows)  # every one written again: whole,
+    for _, value in rows:
+        marshal.loads(value)  # not cut short (a fact may be empty, as a set with no multi-GPU pod's)
     assert json_report(capsys, "--cache-dir", str(folder), str(generated)) == plain
 
 

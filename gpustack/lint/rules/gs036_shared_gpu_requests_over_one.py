@@ -9,6 +9,11 @@ one card. ``failRequestsGreaterThanOne: true`` makes such a request fail at admi
 requests always up to v0.19 and from v0.20 does unless the config sets the flag to false:
 only an explicit false is reported there.
 
+Evidence before severity: the slices of one card reach a pod only where it asks for two or
+more. Without a spec, a warning where a workload of the set asks for 2 or more NVIDIA GPUs
+(or an unrendered count); where none does (single-GPU home labs, where every consumer takes 1),
+info that says so: the setting is a guard for requests the set does not make yet.
+
 The configs are found where they live: a ConfigMap's data (the plugin's ``config.name``, the
 GPU Operator's ``devicePlugin.config.name``), a plain config file (a kustomize
 ``configMapGenerator`` input), the nvidia-device-plugin chart's ``config.map`` and the GPU
@@ -25,7 +30,8 @@ from typing import Any
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import registered
-from gpustack.lint.model import Hit, Path, Resource, SetValue, get_value
+from gpustack.lint.facts.quantities import gpu_requests
+from gpustack.lint.model import Hit, Path, Resource, SetValue, Severity, get_value
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import dispatch, helmvalues
 
@@ -78,12 +84,35 @@ def _replicated(section: Mapping[str, Any]) -> bool:
     )
 
 
-def _message(where: str, lax: _Lax) -> str:
+def multi_gpu_requests(ctx: LintContext) -> tuple[str, ...]:
+    """The set's pod specs that ask one container for 2 or more NVIDIA GPUs, or for an
+    unrendered count (plain data: the lint cache keys this rule's results by it)."""
+    found = []
+    for pod in ctx.pod_specs:
+        for container in pod.containers():
+            if any((amount is None or amount >= 2) and name.startswith("nvidia.com/")
+                   for name, amount in gpu_requests(container).items()):
+                found.append(str(pod.resource.ref))
+                break
+    return tuple(found)
+
+
+def _severity(ctx: LintContext) -> tuple[Severity | None, str]:
+    """The rule's own severity where the set (or a spec) shows requests over one; else info."""
+    if ctx.cluster is not None:
+        return None, ""
+    asking = ctx.set_fact(multi_gpu_requests)
+    if asking:
+        return None, f" ({asking[0]} asks for more than one)"
+    return Severity.INFO, " (no workload of the set asks for more than one yet)"
+
+
+def _message(where: str, lax: _Lax, evidence: str) -> str:
     name = "time-slicing" if lax.strategy == "timeSlicing" else "MPS"
     state = f"leaves {FLAG} unset (false)" if lax.unset else f"sets {FLAG}: false"
     return (
         f"{where}: {name} sharing {state}, so a pod requesting 2 GPUs may get 2 replicas of one "
-        "card, and no more compute than 1"
+        f"card, and no more compute than 1{evidence}"
     )
 
 
@@ -96,8 +125,10 @@ def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
     if _is_plain_config(resource):
         lax = _lax_sharing(resource.data)
         if lax is not None:
+            severity, evidence = _severity(ctx)
             edits = (SetValue(("sharing", lax.strategy, FLAG), True),)
-            yield Hit(resource, lax.path, _message(f"device plugin config {resource.file}", lax), fix=FIX, edits=edits)
+            message = _message(f"device plugin config {resource.file}", lax, evidence)
+            yield Hit(resource, lax.path, message, severity=severity, fix=FIX, edits=edits)
         return
     if resource.kind != "ConfigMap":
         return
@@ -106,8 +137,9 @@ def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
         if isinstance(text, str) and "sharing" in text:
             lax = _lax_sharing(helmvalues.yaml_mapping(text))
             if lax is not None:
+                severity, evidence = _severity(ctx)
                 where = f"{resource.ref}, device plugin config {key}"
-                yield Hit(resource, ("data", key, *lax.path), _message(where, lax), fix=FIX)
+                yield Hit(resource, ("data", key, *lax.path), _message(where, lax, evidence), severity=severity, fix=FIX)
 
 
 def check_values(ctx: LintContext) -> Iterator[Hit]:
@@ -123,7 +155,8 @@ def check_values(ctx: LintContext) -> Iterator[Hit]:
                 owner, path = release.where(*keys, str(name))
                 if path != release.path:
                     path = (*path, *lax.path)
-                yield Hit(owner, path, _message(f"{release}, config {name}", lax), fix=FIX)
+                severity, evidence = _severity(ctx)
+                yield Hit(owner, path, _message(f"{release}, config {name}", lax, evidence), severity=severity, fix=FIX)
 
 
-RULE = Rule("GS036", "object", check, values=check_values)
+RULE = Rule("GS036", "object", check, values=check_values, set_fact=multi_gpu_requests)
