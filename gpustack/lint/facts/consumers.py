@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from gpustack.lint.facts.claims import ClaimIndex
 from gpustack.lint.facts.hostpaths import gpu_specific, normalise_host_path
 from gpustack.lint.facts.images import image_repository
-from gpustack.lint.facts.quantities import gpu_requests
+from gpustack.lint.facts.quantities import gpu_requests, resource_amounts
 from gpustack.lint.model import Container, Path, PodSpec, scalar_text
 
 # --- NVIDIA_VISIBLE_DEVICES ----------------------------------------------------------------
@@ -76,11 +76,12 @@ _ENTERS_HOST = ("chroot ", "nsenter ")
 
 def gpus_reached(pod: PodSpec, host_paths: Iterable[str]) -> str | None:
     """How a pod reaches GPUs by itself, whatever it requests, or None: a visible-devices
-    variable, an NVIDIA device node or driver file mounted from the host (``/dev/dri``'s DRM
-    render nodes are none: ``hostpaths``), or the host's whole ``/dev`` in a pod that runs
-    NVIDIA's images or tools."""
+    variable (but in a pod given another vendor's accelerators, ``other_vendor_only``), an
+    NVIDIA device node or driver file mounted from the host (``/dev/dri``'s DRM render nodes
+    are none: ``hostpaths``), or the host's whole ``/dev`` in a pod that runs NVIDIA's images or
+    tools."""
     for container in pod.containers():
-        if var := visible_devices(container):
+        if (var := visible_devices(container)) and not other_vendor_only(pod):
             return f"sets {VISIBLE_DEVICES}={var.value}"
     paths = [normalise_host_path(path) for path in host_paths]
     for path in paths:
@@ -89,6 +90,23 @@ def gpus_reached(pod: PodSpec, host_paths: Iterable[str]) -> str | None:
     if "/dev" in paths and any(runs_nvidia_software(c) for c in pod.containers()):
         return "mounts host path /dev and runs NVIDIA software"
     return None
+
+
+# Extended resources of other vendors' device plugins: Intel's GPU plugin, AMD's, Habana's, AWS
+# Neuron's, Google's TPUs.
+OTHER_VENDOR_RESOURCES = ("gpu.intel.com/", "amd.com/", "habana.ai/", "aws.amazon.com/neuron", "google.com/tpu")
+
+
+def other_vendor_only(pod: PodSpec) -> bool:
+    """A pod given another vendor's accelerators (an Intel or AMD GPU, …) and no NVIDIA GPU, with
+    no nvidia runtime class: ``NVIDIA_VISIBLE_DEVICES`` is read only by NVIDIA's runtime, so a
+    variable left from an image or a chart reaches no GPU there (media servers run on Intel Arc
+    nodes with it set)."""
+    runtime_class = pod.spec.get("runtimeClassName")
+    if isinstance(runtime_class, str) and "nvidia" in runtime_class:
+        return False
+    names = {amount.name for container in pod.containers() for amount in resource_amounts(container)}
+    return any(name.startswith(OTHER_VENDOR_RESOURCES) for name in names) and not any(gpu_requests(c) for c in pod.containers())
 
 
 def runs_nvidia_software(container: Container) -> bool:

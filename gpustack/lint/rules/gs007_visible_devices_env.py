@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.consumers import VISIBLE_DEVICES, EnvVar, env_vars, visible_devices
+from gpustack.lint.facts.consumers import VISIBLE_DEVICES, EnvVar, env_vars, other_vendor_only, visible_devices
 from gpustack.lint.facts.podspec import subject
 from gpustack.lint.facts.pools import ClusterFacts
 from gpustack.lint.facts.quantities import gpu_requests, is_template_placeholder
@@ -136,8 +136,8 @@ def _cuda(pod: PodSpec, container: Container, var: EnvVar, requested: Fraction) 
 
 
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
-    if pod.system_component:
-        return
+    if pod.system_component or other_vendor_only(pod):
+        return  # another vendor's GPUs: NVIDIA's runtime, which reads these variables, is not used
     for container in pod.containers():
         requested = _requested(container)
         var = visible_devices(container)
