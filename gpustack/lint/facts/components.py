@@ -32,6 +32,7 @@ class SystemComponent:
     host_paths: tuple[str, ...]
     read_only_host_paths: tuple[str, ...]
     workload_commands: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()  # command lines that make a container of any image this component
 
     def runs_workload(self, container: Container) -> bool:
         """Whether the container's command or args run one of the image's workload tools."""
@@ -66,6 +67,7 @@ def _catalogue() -> _Catalogue:
             host_paths=tuple(normalise_host_path(p) for p in item.get("hostPaths", ())),
             read_only_host_paths=tuple(normalise_host_path(p) for p in item.get("readOnlyHostPaths", ())),
             workload_commands=tuple(item.get("workloadCommands", ())),
+            commands=tuple(item.get("commands", ())),
         )
         for item in data["components"]
     )
@@ -97,11 +99,15 @@ def component_for_image(image: str) -> SystemComponent | None:
 
 
 def component_for_container(container: Container) -> SystemComponent | None:
-    """The component a container runs: its image's, unless it runs one of the image's workload tools."""
+    """The component a container runs: its image's, unless it runs one of the image's workload
+    tools; else the one whose command lines it runs (an nvidia-smi power-limit agent)."""
     component = component_for_image(container.image)
-    if component is None or component.runs_workload(container):
+    if component is not None:
+        return None if component.runs_workload(container) else component
+    text = " ".join(" ".join(part.split()) for _, part in command_parts(container))
+    if "nvidia-smi" not in text:
         return None
-    return component
+    return next((c for c in _catalogue().components if any(command in text for command in c.commands)), None)
 
 
 def _matches(repository: str, pattern: str) -> bool:
