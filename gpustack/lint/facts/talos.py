@@ -116,6 +116,9 @@ def is_talconfig(resource: Resource) -> bool:
     return resource.kind is None and "clusterName" in resource.data and isinstance(resource.data.get("nodes"), list)
 
 
+OMNI_TEMPLATE_KINDS = frozenset({"Cluster", "ControlPlane", "Workers", "Machine"})
+
+
 def is_machine_config(resource: Resource) -> bool:
     """A Talos machine config or patch: a ``machine`` or ``cluster`` section, no kind."""
     return resource.kind is None and any(isinstance(resource.data.get(key), Mapping) for key in MACHINE_SECTIONS)
@@ -128,11 +131,25 @@ def is_omni_patch(resource: Resource) -> bool:
             and isinstance(get_value(data, "spec", "data"), str))
 
 
+def is_omni_template(resource: Resource) -> bool:
+    """A document of an Omni cluster template (``kind: Cluster|ControlPlane|Workers|Machine``, no
+    apiVersion; https://omni.siderolabs.com/reference/cluster-templates), which may carry
+    machine-config patches inline."""
+    return resource.kind in OMNI_TEMPLATE_KINDS and resource.api_version is None
+
+
 def machine_configs(resource: Resource) -> Iterator[tuple[Path, Mapping[str, Any]]]:
     """The machine configs or patches a Talos document holds, each with where it sits: the
-    document itself, a talconfig's patches, an Omni config patch's ``spec.data``."""
+    document itself, a talconfig's patches, an Omni config patch's ``spec.data``, an Omni
+    cluster template's ``patches[].inline``."""
     if is_talconfig(resource):
         yield from talconfig_patches(resource)
+    elif is_omni_template(resource):
+        patches = resource.data.get("patches")
+        for index, patch in enumerate(patches if isinstance(patches, list) else ()):
+            inline = patch.get("inline") if isinstance(patch, Mapping) else None
+            if isinstance(inline, Mapping):
+                yield ("patches", index, "inline"), inline
     elif is_omni_patch(resource):
         patch = helmvalues.yaml_mapping(resource.data["spec"]["data"])
         if isinstance(patch, Mapping):

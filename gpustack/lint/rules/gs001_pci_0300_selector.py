@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterator, Mapping
 
 from gpustack.lint.context import LintContext
+from gpustack.lint.facts.node_labels import set_label_values
 from gpustack.lint.facts.podspec import LabelTest, label_value, node_label_tests, subject
 from gpustack.lint.model import DeleteKey, Edit, Hit, PodSpec, RenameKey, SetValue, Severity
 from gpustack.lint.registry import Rule
@@ -35,6 +36,8 @@ FIX = (
 PRODUCT = "nvidia.com/gpu.product"
 # GFD products of VGA-class cards (display outputs): GeForce, TITAN, Quadro, RTX Axxxx.
 VGA_PRODUCT = re.compile(r"GeForce|TITAN|Quadro|RTX-A\d{4}", re.IGNORECASE)
+# A GeForce or workstation model as users write it in their own node labels: rtx-3090, RTX4090, gtx1080.
+CONSUMER_MODEL = re.compile(r"(?<![a-z0-9])(?:rtx|gtx)[-_ ]?\d{4}(?![0-9])", re.IGNORECASE)
 
 
 def _is_vga_test(test: LabelTest) -> bool:
@@ -81,10 +84,12 @@ def _geforce_evidence(tests: list[LabelTest], ctx: LintContext) -> bool:
 
 
 def _vga_nodes(ctx: LintContext) -> bool:
-    """Whether the spec's GPUs, or another pod of the set, say the GPU nodes hold VGA-class cards."""
+    """Whether the spec's GPUs, another pod of the set, or the node labels the set applies (a
+    ``gpu-class: rtx-3090``) say the GPU nodes hold VGA-class cards."""
     if ctx.cluster is not None and ctx.cluster.pools:
         return all(pool.gpu.pci_class == "0300" for pool in ctx.cluster.pools)
-    return any(_requires_vga(pod) for pod in ctx.pod_specs)
+    return any(_requires_vga(pod) for pod in ctx.pod_specs) or any(
+        VGA_PRODUCT.search(value) or CONSUMER_MODEL.search(value) for value in set_label_values(ctx))
 
 
 def _requires_vga(pod: PodSpec) -> bool:
