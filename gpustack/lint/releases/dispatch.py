@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Protocol
 
 from gpustack.lint.model import Path, Resource
-from gpustack.lint.releases import argocd, fleet, flux, helmchart, inferred, k3s, kustomize
+from gpustack.lint.releases import argocd, fleet, flux, helmchart, inferred, k3s, kustomize, zarf
 from gpustack.lint.releases.helmvalues import ValuesLayer
 from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release
 
@@ -34,7 +34,7 @@ class Format(Protocol):
     def set_releases(self, whole: WholeSet) -> Iterator[HelmChartRelease]: ...
 
 
-FORMATS: tuple[Format, ...] = (k3s, argocd, flux, kustomize, helmchart, fleet)
+FORMATS: tuple[Format, ...] = (k3s, argocd, flux, kustomize, helmchart, fleet, zarf)
 # The kinds any format reads.
 _RELEASE_KINDS = frozenset().union(*(delivery.KINDS for delivery in FORMATS))
 

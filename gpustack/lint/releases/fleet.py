@@ -101,18 +101,7 @@ def _values_layers(
     bundle: Resource, path: Path, helm: Mapping[str, Any], folder: str, whole: WholeSet
 ) -> list[ValuesLayer]:
     """``valuesFrom`` ConfigMaps, ``valuesFiles``, then ``values`` (lowest precedence first)."""
-    layers = [*_values_from(helm.get("valuesFrom"), whole)]
-    listed = helm.get("valuesFiles")
-    for name in listed if isinstance(listed, list) else ():
-        if isinstance(name, str):
-            wanted = posixpath.normpath(posixpath.join(folder, name))
-            layers += [
-                ValuesLayer(r, (), r.data)
-                for file, rs in whole.by_file.items()
-                if posixpath.normpath(posix_path(file)) == wanted
-                for r in rs
-                if r.kind is None
-            ]
+    layers = [*_values_from(helm.get("valuesFrom"), whole), *whole.values_files(folder, helm.get("valuesFiles"))]
     layers.append(ValuesLayer(bundle, (*path, "values"), mapping(helm.get("values"))))
     return [layer for layer in layers if layer.values]
 

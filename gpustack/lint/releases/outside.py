@@ -27,6 +27,7 @@ from functools import cache
 
 from gpustack.lint.model import Note, Resource
 from gpustack.lint.policy.config import Config
+from gpustack.lint.releases.release import chart_name
 from gpustack.lint.unread import chart_of_values, objectless
 
 SCRIPT_SUFFIXES = (".sh", ".bash", ".md")
@@ -49,7 +50,6 @@ _VALUE_FLAGS = frozenset({
 _SUBCOMMANDS = frozenset({"install", "upgrade", "template"})
 _HELM = re.compile(r"(?:^|[\s;&|(`$])helm\s")
 _TERRAFORM_RELEASE = re.compile(r'resource\s+"helm_release"\s+"([^"]+)"')
-_PACKAGED = re.compile(r"(.+?)-(v?\d+\.\d+\.\d+[^/]*)\.tgz")  # helm package names NAME-VERSION.tgz
 _VALUES_FUNCTION = re.compile(r'\b(?:file|templatefile)\(\s*"([^"]+)"')
 
 
@@ -203,23 +203,8 @@ def _parse_helm(line: str) -> tuple[str, str | None, list[str]] | None:
     chart = positional[0 if generate_name or (words[1] == "template" and len(positional) == 1) else 1:][:1]
     if not chart or not values or "$" in chart[0]:
         return None
-    name, packaged = _packaged(chart[0])
+    name, packaged = chart_name(chart[0])
     return name, version or packaged, values
-
-
-def _chart_name(reference: str) -> str:
-    """``nvidia/gpu-operator``, ``oci://ghcr.io/org/charts/hami``, ``./charts/x``,
-    ``./gpu-operator-v25.3.4.tgz`` (a packaged chart) -> the name."""
-    return _packaged(reference)[0]
-
-
-def _packaged(reference: str) -> tuple[str, str | None]:
-    """The chart's name and, for a packaged chart (``helm package`` names it NAME-VERSION.tgz),
-    its version."""
-    name = reference.rstrip("/").rsplit("/", 1)[-1]
-    if match := _PACKAGED.fullmatch(name):
-        return match.group(1), match.group(2)
-    return name.removesuffix(".tgz"), None
 
 
 def _terraform(text: str, path: str, name: str) -> Iterator[tuple[str, Declared]]:
@@ -244,7 +229,7 @@ def _terraform(text: str, path: str, name: str) -> Iterator[tuple[str, Declared]
                 if not chart or "${" in chart:
                     continue
                 where = f"{name}:{lines.get(_unquoted(release_name) or '', 1)}"
-                declared = Declared(_chart_name(chart), version if version and "${" not in version else None, where)
+                declared = Declared(chart_name(chart)[0], version if version and "${" not in version else None, where)
                 for entry in body.get("values") or ():
                     for file in _VALUES_FUNCTION.findall(str(entry)):
                         resolved = file.replace("${path.module}", folder).replace("${path.root}", folder)

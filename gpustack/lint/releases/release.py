@@ -7,6 +7,7 @@ reads of the whole input set to complete its releases (``dispatch.releases``).
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -102,3 +103,20 @@ class WholeSet:
 
     def __post_init__(self) -> None:
         self.by_file.update(resources_by_file(self.resources))
+
+    def values_files(self, folder: str, names: Any) -> list[ValuesLayer]:
+        """The values layers of files a release lists by path relative to ``folder`` (Fleet's
+        and Zarf's ``valuesFiles``): the object-less documents of those files in the set."""
+        layers = []
+        for name in names if isinstance(names, list) else ():
+            if not isinstance(name, str):
+                continue
+            wanted = posixpath.normpath(posixpath.join(folder, name))
+            layers += [
+                ValuesLayer(resource, (), resource.data)
+                for file, resources in self.by_file.items()
+                if posixpath.normpath(file.replace("\\", "/")) == wanted
+                for resource in resources
+                if resource.kind is None
+            ]
+        return layers
