@@ -20,6 +20,14 @@ script), or only the named ones, it reads:
                       where readers A and B disagree; ignored elsewhere)
     covered.tsv       label, covered (yes|no), rule  (optional: whether some
                       rule covers the label's class)
+    later/findings.tsv  (optional) the findings of a later commit's run on the
+                      same files, after the fixes this batch drove: each keeps
+                      the final verdict of the first-contact finding at the same
+                      repo, path, line and rule; one that is new needs a verdict
+                      in later/verdicts.tsv (finding, verdict, reason), else it
+                      counts as not right. A label stays caught when a finding
+                      that caught it remains. Printed as a table of its own:
+                      the first-contact table is never rescored.
 
 and prints a Markdown table per batch:
 
@@ -221,7 +229,33 @@ def score_batch(batch: Path) -> tuple[str, list[str], list[str]]:
         lines.append(f"| findings without both verdicts | {unjudged} |")
         lines.append(f"| disagreements not adjudicated | {pending} |")
     lines.append("")
+    if (batch / "later" / "findings.tsv").is_file():
+        lines += later_table(batch, findings, final, caught, label_ids, groups)
     return "\n".join(lines), failures, notes
+
+
+def later_table(batch: Path, findings: list[dict[str, str]], final: dict[str, str | None],
+                caught: dict[str, list[str]], label_ids: list[str], groups: list[tuple[str, set[str]]]) -> list[str]:
+    """The scores of a later run on the batch (``later/findings.tsv``), its findings judged by
+    the first-contact verdict at the same place, or by ``later/verdicts.tsv``."""
+    def place(row: dict[str, str]) -> tuple[str, str, str, str]:
+        return row["repo"], row["path"], row["line"], row["rule"]
+
+    first = {place(f): f["id"] for f in findings}
+    later = read_tsv(batch / "later" / "findings.tsv", ["id", "repo", "path", "line", "rule", "level"])
+    judged_later = read_verdicts(batch / "later" / "verdicts.tsv", {f["id"] for f in later})
+    own = judged_later[0] if judged_later else {}
+    verdict = {f["id"]: final.get(first[place(f)]) if place(f) in first else own.get(f["id"]) for f in later}
+    kept = {first[place(f)] for f in later if place(f) in first}
+    lines = [f"### {batch.name}, later run ({len(later)} findings)", "", "| metric | value |", "| --- | --- |"]
+    for title, lv in groups:
+        members = [f["id"] for f in later if f["level"] in lv]
+        value = frac(sum(verdict[m] == "right" for m in members), len(members))
+        open_ = sum(verdict[m] is None for m in members)
+        lines.append(f"| strict precision, {title} | {value}{f' ({open_} not judged, counted not right)' if open_ else ''} |")
+    still = sum(any(fid in kept for fid in caught.get(label, ())) for label in label_ids)
+    lines += [f"| recall, all labels (caught by a finding that remains) | {frac(still, len(label_ids))} |", ""]
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:

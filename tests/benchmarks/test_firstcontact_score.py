@@ -1,0 +1,55 @@
+"""The first-contact score: strict precision per level, recall, and a later run's own table."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+SCORE = Path(__file__).resolve().parents[2] / "benchmarks" / "firstcontact" / "score.py"
+FINDING_COLUMNS = "id\trepo\tpath\tline\trule\tlevel\tsummary\n"
+
+
+def _write(folder: Path, name: str, rows: list[str], header: str) -> None:
+    (folder / name).parent.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(header + "".join(row + "\n" for row in rows))
+
+
+def _batch(root: Path) -> Path:
+    batch = root / "batch-9"
+    _write(batch, "labels.tsv", ["b-1\tr/x\ta.yaml\t3\tc\td\ts", "b-2\tr/x\tb.yaml\t1\tc\td\ts"],
+           "id\trepo\tpath\tline\tclass\tdescription\tsource\n")
+    _write(batch, "findings.tsv", ["f-1\tr/x\ta.yaml\t3\tGS001\terror\tm", "f-2\tr/x\tb.yaml\t9\tGS002\twarning\tm"],
+           FINDING_COLUMNS)
+    _write(batch, "verdicts-a.tsv", ["f-1\tright\tr", "f-2\twrong\tr"], "finding\tverdict\treason\n")
+    _write(batch, "verdicts-b.tsv", ["f-1\tright\tr", "f-2\tright\tr"], "finding\tverdict\treason\n")
+    _write(batch, "adjudicated.tsv", ["f-2\twrong\tr"], "finding\tverdict\treason\n")
+    _write(batch, "caught.tsv", ["b-1\tf-1\tn", "b-2\t\tn"], "label\tfindings\tnote\n")
+    return batch
+
+
+def _score(root: Path) -> str:
+    done = subprocess.run([sys.executable, str(SCORE), "--root", str(root), "--check"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_first_contact_precision_and_recall(tmp_path: Path) -> None:
+    _batch(tmp_path)
+    out = _score(tmp_path)
+    assert "| strict precision, error+warning | 1/2 = 50.0% |" in out
+    assert "| recall, all labels | 1/2 = 50.0% |" in out
+    assert "later run" not in out
+
+
+def test_a_later_run_keeps_verdicts_by_place_and_counts_new_findings_unjudged(tmp_path: Path) -> None:
+    batch = _batch(tmp_path)
+    # f-2 is gone; f-1 stays (its verdict kept); a new warning has no verdict yet.
+    _write(batch, "later/findings.tsv", ["l-1\tr/x\ta.yaml\t3\tGS001\terror\tm", "l-2\tr/x\tc.yaml\t2\tGS031\twarning\tm"],
+           FINDING_COLUMNS)
+    out = _score(tmp_path)
+    first, later = out.split("later run")
+    assert "| strict precision, error+warning | 1/2 = 50.0% |" in first  # never rescored
+    assert "| strict precision, error | 1/1 = 100.0% |" in later
+    assert "| strict precision, warning | 0/1 = 0.0% (1 not judged, counted not right) |" in later
+    assert "| recall, all labels (caught by a finding that remains) | 1/2 = 50.0% |" in later
