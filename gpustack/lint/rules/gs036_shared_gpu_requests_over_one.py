@@ -86,7 +86,7 @@ def _replicated(section: Mapping[str, Any]) -> bool:
 
 def multi_gpu_requests(ctx: LintContext) -> tuple[str, ...]:
     """The set's pod specs that ask one container for 2 or more NVIDIA GPUs, or for an
-    unrendered count (plain data: the lint cache keys this rule's results by it)."""
+    unrendered count."""
     found = []
     for pod in ctx.pod_specs:
         for container in pod.containers():
@@ -101,7 +101,7 @@ def _severity(ctx: LintContext) -> tuple[Severity | None, str]:
     """The rule's own severity where the set (or a spec) shows requests over one; else info."""
     if ctx.cluster is not None:
         return None, ""
-    asking = ctx.set_fact(multi_gpu_requests)
+    asking = ctx.memo(("GS036", "multi-gpu requests"), lambda: multi_gpu_requests(ctx))
     if asking:
         return None, f" ({asking[0]} asks for more than one)"
     return Severity.INFO, " (no workload of the set asks for more than one yet)"
@@ -159,4 +159,6 @@ def check_values(ctx: LintContext) -> Iterator[Hit]:
                 yield Hit(owner, path, _message(f"{release}, config {name}", lax, evidence), severity=severity, fix=FIX)
 
 
-RULE = Rule("GS036", "object", check, values=check_values, set_fact=multi_gpu_requests)
+# It reads the set's pods (does a workload ask for more than one?): run over the whole set, not
+# file by file: a set fact that differs between sets would lint every file a second time.
+RULE = Rule("GS036", "object", check, values=check_values, reads_set=True)
