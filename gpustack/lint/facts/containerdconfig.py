@@ -14,7 +14,6 @@ stays the default and the runtime is never registered.
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -92,6 +91,8 @@ def implied_version(file: str) -> int | None:
 
 
 def _parsed(content: str) -> Mapping[str, Any] | None:
+    import tomllib  # lazily: the file discovery imports this module, and few sets hold TOML
+
     try:
         return tomllib.loads(content)
     except tomllib.TOMLDecodeError:
