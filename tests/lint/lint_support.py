@@ -135,3 +135,12 @@ def with_precise_positions(loaded: LoadResult) -> LoadResult:
         for resource in loaded.resources
     )
     return LoadResult(resources, loaded.errors, loaded.texts)
+
+
+def write_tree(folder: Path, files: dict[str, str]) -> Path:
+    """Write ``files`` (path relative to ``folder`` -> text) under ``folder``; return it."""
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return folder

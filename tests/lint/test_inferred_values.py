@@ -12,18 +12,10 @@ from gpustack.lint.policy.config import Config
 from gpustack.lint.releases import dispatch, inferred
 from gpustack.lint.unread import NOT_CHECKED
 
-from lint_support import load_paths
+from lint_support import load_paths, write_tree
 
 OPERATOR_VALUES = "driver:\n  enabled: true\n  useOpenKmods: true\ntoolkit:\n  enabled: true\nnodeSelector: {gpu: 'true'}\n"
 PLUGIN_VALUES = "migStrategy: single\ngfd:\n  enabled: true\nruntimeClassName: nvidia\n"
-
-
-def _write(folder: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return folder
 
 
 def _releases(folder: Path) -> list:
@@ -32,7 +24,7 @@ def _releases(folder: Path) -> list:
 
 
 def test_a_values_file_whose_path_names_the_chart_and_keys_fit_is_its_release_without_a_version(tmp_path: Path) -> None:
-    _write(tmp_path, {"kubernetes/gpu-operator/values.yaml": OPERATOR_VALUES})
+    write_tree(tmp_path, {"kubernetes/gpu-operator/values.yaml": OPERATOR_VALUES})
     [release] = _releases(tmp_path)
     assert (release.chart, release.version, release.inferred) == ("gpu-operator", None, True)
     assert "chart gpu-operator inferred from its path and keys" in release.owner
@@ -50,12 +42,12 @@ def test_path_names_are_whole_words_and_registry_names_count(tmp_path: Path) -> 
 
 def test_keys_decide_between_the_charts_a_path_names(tmp_path: Path) -> None:
     # A path naming HAMi and the NVIDIA plugin: the plugin's keys pick it.
-    _write(tmp_path, {"hami/nvidia-device-plugin-values.yaml": PLUGIN_VALUES})
+    write_tree(tmp_path, {"hami/nvidia-device-plugin-values.yaml": PLUGIN_VALUES})
     assert [release.chart for release in _releases(tmp_path)] == ["nvidia-device-plugin"]
 
 
 def test_generic_keys_alone_do_not_tell_the_chart_and_the_note_says_why(tmp_path: Path) -> None:
-    _write(tmp_path, {"nvidia-device-plugin/values.yaml": "nodeSelector: {a: b}\ntolerations: []\nfoo: 1\n"})
+    write_tree(tmp_path, {"nvidia-device-plugin/values.yaml": "nodeSelector: {a: b}\ntolerations: []\nfoo: 1\n"})
     assert _releases(tmp_path) == []
     [note] = [note for note in lint(load_paths([str(tmp_path)])).notes if note.file]
     assert note.message.startswith("not checked: its path names chart nvidia-device-plugin, but its top-level keys")
@@ -63,33 +55,33 @@ def test_generic_keys_alone_do_not_tell_the_chart_and_the_note_says_why(tmp_path
 
 
 def test_a_wrapper_charts_values_below_the_charts_key_are_not_inferred(tmp_path: Path) -> None:
-    _write(tmp_path, {"values/gpu-operator.yaml": "gpu-operator:\n  driver:\n    enabled: false\n"})
+    write_tree(tmp_path, {"values/gpu-operator.yaml": "gpu-operator:\n  driver:\n    enabled: false\n"})
     assert _releases(tmp_path) == []
     [note] = [note for note in lint(load_paths([str(tmp_path)])).notes if note.file]
     assert "its values sit below `gpu-operator`, as those of a chart that depends on gpu-operator" in note.message
 
 
 def test_a_path_that_names_no_chart_keeps_the_plain_note(tmp_path: Path) -> None:
-    _write(tmp_path, {"helm/values.yaml": OPERATOR_VALUES})
+    write_tree(tmp_path, {"helm/values.yaml": OPERATOR_VALUES})
     assert _releases(tmp_path) == []
     assert [note.message for note in lint(load_paths([str(tmp_path)])).notes if note.file] == [NOT_CHECKED]
 
 
 def test_a_chart_folders_values_and_a_mapped_file_are_not_inferred_again(tmp_path: Path) -> None:
-    _write(tmp_path, {
+    write_tree(tmp_path, {
         "gpu-operator/Chart.yaml": "apiVersion: v2\nname: gpu-operator\nversion: v25.3.4\n",
         "gpu-operator/values.yaml": OPERATOR_VALUES,
     })
     [release] = _releases(tmp_path)
     assert (release.inferred, release.version) == (False, "v25.3.4")
-    mapped = _write(tmp_path / "mapped", {"gpu-operator/values.yaml": OPERATOR_VALUES})
+    mapped = write_tree(tmp_path / "mapped", {"gpu-operator/values.yaml": OPERATOR_VALUES})
     report = lint(load_paths([str(mapped)]), Config(values_of="gpu-operator@v25.3.4"))
     assert {finding.rule for finding in report.findings} >= {"GS031"}
     assert all("inferred" not in finding.message for finding in report.findings)
 
 
 def test_an_inferred_files_findings_are_warnings_at_most_and_say_the_version_was_not_known(tmp_path: Path) -> None:
-    _write(tmp_path, {
+    write_tree(tmp_path, {
         "gpu-operator/values.yaml": OPERATOR_VALUES,
         "nvidia-device-plugin/values.yaml": PLUGIN_VALUES,  # two device plugins: GS009, an error where named
     })
@@ -107,7 +99,7 @@ def test_a_chart_an_object_releases_is_not_inferred_for_a_file_it_does_not_take(
         "spec:\n  chart:\n    spec: {chart: gpu-operator, version: v25.3.4, sourceRef: {kind: HelmRepository, name: nvidia}}\n"
         "  values:\n    driver: {enabled: false}\n"
     )
-    _write(tmp_path, {"apps/gpu-operator/release.yaml": release, "apps/gpu-operator/values.yaml": OPERATOR_VALUES})
+    write_tree(tmp_path, {"apps/gpu-operator/release.yaml": release, "apps/gpu-operator/values.yaml": OPERATOR_VALUES})
     assert [r.inferred for r in _releases(tmp_path)] == [False]
     [note] = [note for note in lint(load_paths([str(tmp_path)])).notes if note.file]
     assert note.message.startswith("not checked: its path and keys tell chart gpu-operator, but the set's release of it")

@@ -11,17 +11,10 @@ from gpustack.lint.engine import lint
 from gpustack.lint.policy.config import Config
 from gpustack.lint.releases.outside import _parse_helm, values_charts
 
-from lint_support import load_paths
+from lint_support import load_paths, write_tree
 
 OPERATOR_VALUES = "driver:\n  enabled: true\n  useOpenKmods: true\n"
 STACK_VALUES = "prometheusRule:\n  enabled: true\n"
-
-
-def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    return tmp_path
 
 
 def _lint(root: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
@@ -30,7 +23,7 @@ def _lint(root: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyp
 
 
 def test_a_script_ties_its_values_file_to_the_chart_and_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = _tree(tmp_path, {
+    root = write_tree(tmp_path, {
         "scripts/deploy.sh": "set -e\nhelm upgrade --install gpu-operator nvidia/gpu-operator \\\n"
                              "  -n gpu-operator --create-namespace --version v24.9.2 \\\n"
                              "  -f kubernetes/gpu-operator/values.yaml --wait\n",
@@ -44,7 +37,7 @@ def test_a_script_ties_its_values_file_to_the_chart_and_version(tmp_path: Path, 
 
 
 def test_terraform_helm_release_values_files_resolve_against_the_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = _tree(tmp_path, {
+    root = write_tree(tmp_path, {
         "infra/monitoring/main.tf": 'resource "helm_release" "kps" {\n  chart   = "kube-prometheus-stack"\n'
                                     '  version = "65.8.1"\n'
                                     '  values  = [file("${path.module}/values/prometheus.yaml")]\n}\n',
@@ -56,7 +49,7 @@ def test_terraform_helm_release_values_files_resolve_against_the_module(tmp_path
 
 
 def test_a_readme_command_counts_and_an_unreferenced_file_stays_unchecked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = _tree(tmp_path, {
+    root = write_tree(tmp_path, {
         "README.md": "Install:\n\n```sh\nhelm install gpu-operator nvidia/gpu-operator -f gpu-operator/values.yaml\n```\n",
         "gpu-operator/values.yaml": OPERATOR_VALUES,
         "other/values.yaml": OPERATOR_VALUES,
@@ -85,7 +78,7 @@ def test_helm_command_lines(line: str, expected: object) -> None:
 
 
 def test_terraform_it_cannot_read_and_expressions_are_passed_over(tmp_path: Path) -> None:
-    root = _tree(tmp_path, {
+    root = write_tree(tmp_path, {
         "broken.tf": 'resource "helm_release" "x" {\n  chart = \n',
         "vars.tf": 'resource "helm_release" "y" {\n  chart = var.chart\n  values = [file("v.yaml")]\n}\n',
         "v.yaml": OPERATOR_VALUES,

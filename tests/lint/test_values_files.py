@@ -16,7 +16,7 @@ from gpustack.lint.releases import dispatch
 from gpustack.lint.releases.release import HelmChartRelease
 from gpustack.lint.unread import NOT_CHECKED
 
-from lint_support import load_paths
+from lint_support import load_paths, write_tree
 
 UMBRELLA_CHART = """\
 apiVersion: v2
@@ -60,16 +60,8 @@ def _releases(folder: Path) -> dict[str, HelmChartRelease]:
     return {release.chart: release for release in dispatch.releases(_context(folder))}
 
 
-def _write(folder: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return folder
-
-
 def test_an_umbrella_charts_dependencies_are_releases_with_their_block_of_values(tmp_path: Path) -> None:
-    _write(tmp_path, {"Chart.yaml": UMBRELLA_CHART, "values.yaml": UMBRELLA_VALUES})
+    write_tree(tmp_path, {"Chart.yaml": UMBRELLA_CHART, "values.yaml": UMBRELLA_VALUES})
     releases = _releases(tmp_path)
     # The umbrella itself, the aliased plugin, and dcgm-exporter (its tag is on); the operator's
     # condition is false: Helm does not install it.
@@ -85,7 +77,7 @@ def test_an_umbrella_charts_dependencies_are_releases_with_their_block_of_values
 
 
 def test_a_finding_on_a_dependencys_values_points_into_the_umbrellas_values_file(tmp_path: Path) -> None:
-    _write(tmp_path, {"Chart.yaml": UMBRELLA_CHART, "values.yaml": UMBRELLA_VALUES})
+    write_tree(tmp_path, {"Chart.yaml": UMBRELLA_CHART, "values.yaml": UMBRELLA_VALUES})
     report = lint(load_paths([str(tmp_path)]))
     [finding] = [f for f in report.findings if f.rule == "GS031"]
     assert (Path(finding.file).name, finding.line) == ("values.yaml", 6)
@@ -94,14 +86,14 @@ def test_a_finding_on_a_dependencys_values_points_into_the_umbrellas_values_file
 
 def test_a_dependency_turned_off_by_its_tags_is_no_release(tmp_path: Path) -> None:
     values = UMBRELLA_VALUES.replace("monitoring: true", "monitoring: false")
-    _write(tmp_path, {"Chart.yaml": UMBRELLA_CHART, "values.yaml": values})
+    write_tree(tmp_path, {"Chart.yaml": UMBRELLA_CHART, "values.yaml": values})
     assert "dcgm-exporter" not in _releases(tmp_path)
 
 
 def test_an_unpacked_subchart_is_the_lowest_layer_of_its_parents_dependency(tmp_path: Path) -> None:
     sub_chart = "apiVersion: v2\nname: nvidia-device-plugin\nversion: 0.17.1\n"
     sub_values = "runtimeClassName: ''\nnodeSelector: {gpu: 'yes'}\n"
-    _write(tmp_path, {
+    write_tree(tmp_path, {
         "Chart.yaml": UMBRELLA_CHART,
         "values.yaml": UMBRELLA_VALUES,
         "charts/nvidia-device-plugin/Chart.yaml": sub_chart,
@@ -116,7 +108,7 @@ def test_an_unpacked_subchart_is_the_lowest_layer_of_its_parents_dependency(tmp_
 def test_a_wrapper_chart_is_no_release_of_the_chart_it_wraps(tmp_path: Path) -> None:
     """A chart folder named like the chart it depends on wraps it: only the dependency is a
     release, at the version the dependency pins, with the block under its name as values."""
-    _write(tmp_path, {
+    write_tree(tmp_path, {
         "Chart.yaml": (
             "apiVersion: v2\nname: gpu-operator\nversion: 1.0.0\ndependencies:\n"
             "  - name: gpu-operator\n    version: v25.3.4\n    condition: gpu-operator.enabled\n"
@@ -135,7 +127,7 @@ def test_a_wrapper_chart_is_no_release_of_the_chart_it_wraps(tmp_path: Path) -> 
 
 
 def test_a_wrapper_whose_dependency_is_off_installs_nothing_and_its_values_are_read(tmp_path: Path) -> None:
-    _write(tmp_path, {
+    write_tree(tmp_path, {
         "Chart.yaml": "apiVersion: v2\nname: hami\nversion: 1.0.0\ndependencies:\n  - name: hami\n    condition: hami.enabled\n",
         "values.yaml": "hami:\n  enabled: false\n",
     })
@@ -148,14 +140,14 @@ def test_a_condition_reads_the_unpacked_subcharts_own_default(tmp_path: Path) ->
     """Helm tells a condition from the parent's values over its subcharts' under their keys."""
     chart = "apiVersion: v2\nname: stack\nversion: 1.0.0\ndependencies:\n  - name: hami\n    condition: hami.enabled\n"
     sub = {"charts/hami/Chart.yaml": "apiVersion: v2\nname: hami\nversion: 2.10.0\n", "charts/hami/values.yaml": "enabled: false\n"}
-    _write(tmp_path, {"Chart.yaml": chart, "values.yaml": "global: {}\n", **sub})
+    write_tree(tmp_path, {"Chart.yaml": chart, "values.yaml": "global: {}\n", **sub})
     assert "hami" not in _releases(tmp_path)
-    _write(tmp_path, {"values.yaml": "hami:\n  enabled: true\n"})
+    write_tree(tmp_path, {"values.yaml": "hami:\n  enabled: true\n"})
     assert "hami" in _releases(tmp_path)
 
 
 def test_a_vendored_chart_folder_is_a_release_of_that_chart_at_its_version(tmp_path: Path) -> None:
-    _write(tmp_path, {
+    write_tree(tmp_path, {
         "gpu-operator/Chart.yaml": "apiVersion: v2\nname: gpu-operator\nversion: v25.3.0\n",
         "gpu-operator/values.yaml": "driver:\n  enabled: true\n",
     })
@@ -176,7 +168,7 @@ def _json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
 
 
 def test_a_plain_values_file_is_a_note_saying_how_to_check_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _write(tmp_path, {"plugin-values.yaml": PLAIN_VALUES})
+    write_tree(tmp_path, {"plugin-values.yaml": PLAIN_VALUES})
     code, report = _json(capsys, str(tmp_path))
     assert code == 0 and report["findings"] == []
     [note] = [n for n in report["notes"] if (n["file"] or "").endswith("plugin-values.yaml")]
@@ -184,7 +176,7 @@ def test_a_plain_values_file_is_a_note_saying_how_to_check_it(tmp_path: Path, ca
 
 
 def test_chart_option_checks_plain_values_files_as_that_charts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _write(tmp_path, {"plugin-values.yaml": PLAIN_VALUES, "pod.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n"})
+    write_tree(tmp_path, {"plugin-values.yaml": PLAIN_VALUES, "pod.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n"})
     code, report = _json(capsys, "--chart", "nvidia-device-plugin@0.17.1", str(tmp_path))
     assert code == 1
     [finding] = report["findings"]
@@ -194,7 +186,7 @@ def test_chart_option_checks_plain_values_files_as_that_charts(tmp_path: Path, c
 
 @pytest.mark.parametrize("bad", ["", "@0.17.1", "nvidia-device-plugin@", "two words"])
 def test_a_malformed_chart_option_is_a_usage_error(bad: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _write(tmp_path, {"values.yaml": PLAIN_VALUES})
+    write_tree(tmp_path, {"values.yaml": PLAIN_VALUES})
     code, _, err = _cli(capsys, "--chart", bad, str(tmp_path))
     assert code == 2 and "--chart" in err
 
@@ -202,7 +194,7 @@ def test_a_malformed_chart_option_is_a_usage_error(bad: str, tmp_path: Path, cap
 def test_shapes_rules_read_are_no_note(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _write(tmp_path, {
+    write_tree(tmp_path, {
         # talhelper's talconfig.yaml, a Talos machine-config patch, a K3s config, a kustomization
         "talconfig.yaml": "clusterName: home\nnodes: [{hostname: gpu-1, ipAddress: 10.0.0.5}]\n",
         "gpu-patch.yaml": "machine:\n  kernel:\n    modules: [{name: nvidia}]\n",
