@@ -202,17 +202,21 @@ def host_path_volumes(pod: PodSpec) -> Iterator[HostPathVolume]:
     volumes = pod.spec.get("volumes")
     if not isinstance(volumes, list):
         return
-    writable = {
-        mount.get("name")
+    mounts = [
+        mount
         for container in pod.containers()
         for mount in (container.data.get("volumeMounts") or ())
-        if isinstance(mount, Mapping) and mount.get("readOnly") is not True
-    }
+        if isinstance(mount, Mapping)
+    ]
+    mounted = {mount.get("name") for mount in mounts}
+    writable = {mount.get("name") for mount in mounts if mount.get("readOnly") is not True}
     for index, volume in enumerate(volumes):
         host = _mapping(volume).get("hostPath") if isinstance(volume, Mapping) else None
         if not isinstance(host, Mapping) or not isinstance(host.get("path"), str):
             continue
         name = str(volume.get("name", ""))
+        if name not in mounted:
+            continue  # declared, mounted by no container: it reaches nothing
         yield HostPathVolume(
             name, host["path"], (*pod.path, "volumes", index, "hostPath", "path"), name not in writable
         )
