@@ -40,9 +40,15 @@ def asks_nothing(layer: ValuesLayer, path: KeyPath) -> bool:
 
 def sets_default(layer: ValuesLayer, path: KeyPath, keys: ChartKeys) -> bool:
     """The layer writes ``path`` as the chart version's ``values.yaml`` has it (a declared-only
-    key's scalar default): whether a template reads it or not, nothing changes."""
+    key's scalar default, or a block whose every scalar is its default, as a copy of the chart's
+    ``values.yaml`` writes it): whether a template reads it or not, nothing changes."""
+    return _is_default(_written(layer, path), path, keys)
+
+
+def _is_default(node: Any, path: KeyPath, keys: ChartKeys) -> bool:
+    if isinstance(node, Mapping):
+        return bool(node) and all(_is_default(value, (*path, str(key)), keys) for key, value in node.items())
     default = keys.declared_default(path)
-    node = _written(layer, path)
     return default is not None and type(node) is type(default) and node == default
 
 
