@@ -167,11 +167,11 @@ def test_an_opt_in_rule_is_marked_in_the_rules_table() -> None:
 
     from lint_support import TEST_CATALOGUE
 
-    from gpustack.lint.rule_docs import catalogue_markdown, catalogue_table
+    from gpustack.lint.rule_docs import catalogue_table, rule_page
 
     catalogue = {**TEST_CATALOGUE, "GS902": dataclasses.replace(TEST_CATALOGUE["GS902"], opt_in=True)}
     assert "GS902  two-services    info (opt-in)" in catalogue_table(catalogue)
-    assert "**Severity** info (opt-in) · **Scope** set" in catalogue_markdown(catalogue)
+    assert "**Severity** info (opt-in) · **Scope** set" in rule_page(catalogue["GS902"])
 
 
 # --- exemptions ---------------------------------------------------------------------------
