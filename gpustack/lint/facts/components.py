@@ -100,14 +100,21 @@ def component_for_image(image: str) -> SystemComponent | None:
 
 def component_for_container(container: Container) -> SystemComponent | None:
     """The component a container runs: its image's, unless it runs one of the image's workload
-    tools; else the one whose command lines it runs (an nvidia-smi power-limit agent)."""
+    tools; else the one whose command lines it runs (an nvidia-smi power-limit agent). Found
+    once per container (every pod spec's components are asked for by many rules)."""
+    found = container.once("system_component", _component_of)
+    return found[0] if found else None
+
+
+def _component_of(container: Container) -> tuple[SystemComponent, ...]:
     component = component_for_image(container.image)
     if component is not None:
-        return None if component.runs_workload(container) else component
-    text = " ".join(" ".join(part.split()) for _, part in command_parts(container))
-    if "nvidia-smi" not in text:
-        return None
-    return next((c for c in _catalogue().components if any(command in text for command in c.commands)), None)
+        return () if component.runs_workload(container) else (component,)
+    parts = [part for _, part in command_parts(container)]
+    if not any("nvidia-smi" in part for part in parts):
+        return ()
+    text = " ".join(" ".join(part.split()) for part in parts)
+    return tuple(c for c in _catalogue().components if any(command in text for command in c.commands))[:1]
 
 
 def _matches(repository: str, pattern: str) -> bool:
