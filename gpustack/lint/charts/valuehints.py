@@ -68,7 +68,8 @@ def _written(layer: ValuesLayer, path: KeyPath) -> Any:
 
 def other_versions(keys: ChartKeys, path: KeyPath) -> str | None:
     """``read by chart 2.5.3 to 2.6.1; not from 2.7.1 on``: the versions of gpustack's data
-    whose templates read ``path``, or None when none does."""
+    whose templates read ``path``, or None when none does. Only versions with data are named:
+    a release between two of them (24.6.0 between 24.3.0 and 24.6.2) is not known either way."""
     known = keys.data.versions
     reading = keys.versions_reading(path)
     if not reading:
@@ -80,7 +81,7 @@ def other_versions(keys: ChartKeys, path: KeyPath) -> str | None:
     if contiguous and keys.column > last:
         text += f"; not from {known[last + 1]} on"
     elif contiguous and keys.column < first:
-        text += f"; not before {reading[0]}"
+        text += f"; not by {known[first - 1]} or earlier"
     return text
 
 
