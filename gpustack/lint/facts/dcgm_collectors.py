@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpustack.lint.facts import clusterpolicy, registered
 from gpustack.lint.facts.commands import command_parts
+from gpustack.lint.facts.consumers import env_vars
 from gpustack.lint.facts.images import image_repository
 from gpustack.lint.facts.operands import component_releases
 from gpustack.lint.model import Container, PodSpec, Resource, get_value
@@ -62,7 +63,7 @@ def collected(ctx: LintContext) -> Collected:
 
 def _collected(ctx: LintContext) -> Collected:
     found: list[frozenset[str] | None] = [
-        *(_pod_fields(ctx, pod) for pod in ctx.pod_specs if _exporter(pod)),
+        *(_pod_fields(ctx, pod, container) for pod in ctx.pod_specs if (container := _exporter(pod))),
         *(_release_fields(ctx, release.values, prefix) for release, prefix in component_releases(ctx, _exporter_charts(), "dcgmExporter")),
         *(_operator_fields(ctx, get_value(policy.data, "spec", "dcgmExporter")) for policy in clusterpolicy.cluster_policies(ctx)),
     ]
@@ -83,9 +84,7 @@ def _exporter(pod: PodSpec) -> Container | None:
     return next((c for c in pod.containers() if image_repository(c.image).endswith(EXPORTER_IMAGE)), None)
 
 
-def _pod_fields(ctx: LintContext, pod: PodSpec) -> frozenset[str] | None:
-    container = _exporter(pod)
-    assert container is not None
+def _pod_fields(ctx: LintContext, pod: PodSpec, container: Container) -> frozenset[str] | None:
     path = _collectors_path(container) or DEFAULT_FILE
     mounted = _mounted_config_map(pod, container, path)
     if mounted is None:
@@ -104,11 +103,7 @@ def _collectors_path(container: Container) -> str | None:
         flag, _, value = word.partition("=")
         if flag in ("-f", "--collectors"):
             return value or (words[index + 1] if index + 1 < len(words) else None)
-    env = container.data.get("env")
-    for item in env if isinstance(env, list) else ():
-        if isinstance(item, Mapping) and item.get("name") == COLLECTORS_ENV and isinstance(item.get("value"), str):
-            return str(item["value"])
-    return None
+    return next((var.value for var in env_vars(container) if var.name == COLLECTORS_ENV and var.value), None)
 
 
 def _mounted_config_map(pod: PodSpec, container: Container, path: str) -> tuple[str, str] | None:
