@@ -388,6 +388,11 @@ class Note:
     line: int | None = None
 
 
+def posix_path(file: str) -> str:
+    """A linted file's name with forward slashes (Windows paths included), for posixpath."""
+    return file.replace("\\", "/")
+
+
 def resources_by_file(resources: Iterable[Resource]) -> dict[str, list[Resource]]:
     """The resources of each file, in input order."""
     files: dict[str, list[Resource]] = {}

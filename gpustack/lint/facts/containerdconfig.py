@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpustack.lint.model import Resource
+from gpustack.lint.model import Resource, posix_path
 
 CRI_RUNTIME_TABLE = 'plugins."io.containerd.cri.v1.runtime".containerd'
 CRI_DEFAULT_TABLES = {2: 'plugins."io.containerd.grpc.v1.cri".containerd', 3: CRI_RUNTIME_TABLE}
@@ -87,7 +87,7 @@ def is_config_file(resource: Resource) -> bool:
 
 def implied_version(file: str) -> int | None:
     """The config version a file's name implies (K3s's ``config-v3.toml.tmpl``: 3)."""
-    return 3 if file.replace("\\", "/").rsplit("/", 1)[-1] == VERSION_3_TEMPLATE else None
+    return 3 if posix_path(file).rsplit("/", 1)[-1] == VERSION_3_TEMPLATE else None
 
 
 def _parsed(content: str) -> Mapping[str, Any] | None:

@@ -22,9 +22,9 @@ from functools import cached_property
 from typing import Any
 
 from gpustack.lint.input.roots import gitops_paths
-from gpustack.lint.model import Path, Resource, nonempty_text
+from gpustack.lint.model import Path, Resource, nonempty_text, posix_path
 from gpustack.lint.releases.deployed import folder_pattern
-from gpustack.lint.releases.kustomize import is_kustomization, posix_path
+from gpustack.lint.releases.kustomize import is_kustomization
 
 # The kinds whose dependsOn Flux reads, with their API group.
 GROUPS: Mapping[str, str] = {"Kustomization": "kustomize.toolkit.fluxcd.io", "HelmRelease": "helm.toolkit.fluxcd.io"}

@@ -16,6 +16,7 @@ import json
 import os
 
 from gpustack.lint.facts.containerdconfig import FILE_KEY
+from gpustack.lint.model import posix_path
 
 NAMES = frozenset({"config.toml", "config.toml.tmpl", "config-v3.toml.tmpl"})
 FOLDER = "containerd"
@@ -26,7 +27,7 @@ KEEP_NAMED = True  # a file named on the command line is read as YAML if it is n
 def wanted(file: str) -> bool:
     """Whether a file found in a folder may be containerd's config (by its name and folder)."""
     folder, name = os.path.split(file)
-    return name in NAMES or (name.endswith(".toml") and FOLDER in folder.replace("\\", "/").split("/"))
+    return name in NAMES or (name.endswith(".toml") and FOLDER in posix_path(folder).split("/"))
 
 
 def as_document(data: bytes) -> bytes | None:

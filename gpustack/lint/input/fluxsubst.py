@@ -29,9 +29,8 @@ from typing import Any
 from gpustack.lint.input.overlaid import Overlaid
 from gpustack.lint.input.roots import gitops_paths
 from gpustack.lint.input.yaml11 import MERGE, plain
-from gpustack.lint.model import Resource, copied, nonempty_text
+from gpustack.lint.model import Resource, copied, nonempty_text, posix_path
 from gpustack.lint.releases.deployed import folder_pattern
-from gpustack.lint.releases.kustomize import posix_path
 
 FLUX_GROUP = "kustomize.toolkit.fluxcd.io"
 DISABLE_KEY = "kustomize.toolkit.fluxcd.io/substitute"

@@ -9,8 +9,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from gpustack.lint.input.parse import text_entry
 from gpustack.lint.input.positions import Positions, Source
-from gpustack.lint.model import Resource, copied
-from gpustack.lint.releases.kustomize import KUSTOMIZATION_FILES, is_kustomization, posix_path
+from gpustack.lint.model import Resource, copied, posix_path
+from gpustack.lint.releases.kustomize import KUSTOMIZATION_FILES, is_kustomization
 
 COMPONENT_GROUP = "kustomize.config.k8s.io/"
 

@@ -16,9 +16,8 @@ import posixpath
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from gpustack.lint.model import Path, Resource, nonempty_text
+from gpustack.lint.model import Path, Resource, nonempty_text, posix_path
 from gpustack.lint.releases.helmvalues import ValuesLayer, mapping, parameters_layer, text_layer
-from gpustack.lint.releases.kustomize import posix_path
 from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release, spec_of, with_layers
 
 KINDS = frozenset({"Application"})

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from gpustack.lint.facts.containerdconfig import is_config_file as is_containerd_config
 from gpustack.lint.facts.hostscripts import is_host_script
 from gpustack.lint.input.roots import gitops_paths
-from gpustack.lint.model import Finding, Note, Resource
-from gpustack.lint.releases.kustomize import KUSTOMIZATION_FILES, is_kustomization, posix_path
+from gpustack.lint.model import Finding, Note, Resource, posix_path
+from gpustack.lint.releases.kustomize import KUSTOMIZATION_FILES, is_kustomization
 
 if TYPE_CHECKING:
     from gpustack.lint.context import LintContext

@@ -17,10 +17,9 @@ import posixpath
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from gpustack.lint.model import Path, Resource, nonempty_text
+from gpustack.lint.model import Path, Resource, nonempty_text, posix_path
 from gpustack.lint.releases.helmchart import CHART_FILE, is_chart_metadata
 from gpustack.lint.releases.helmvalues import ValuesLayer, mapping, text_layer
-from gpustack.lint.releases.kustomize import posix_path
 from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release
 
 # fleet.yaml has neither apiVersion nor kind: read from the whole set, no kind of its own.

@@ -24,9 +24,8 @@ import posixpath
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from gpustack.lint.model import Resource, get_value, nonempty_text
+from gpustack.lint.model import Resource, get_value, nonempty_text, posix_path
 from gpustack.lint.releases.helmvalues import ValuesLayer, coalesce, mapping
-from gpustack.lint.releases.kustomize import posix_path
 from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release
 
 # Chart.yaml has an apiVersion (v1, v2) and no kind: read from the whole set, no kind of its own.

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from gpustack.lint.charts import chartkeys
-from gpustack.lint.model import Resource
+from gpustack.lint.model import Resource, posix_path
 
 # Keys of at most this many charts' values are distinctive.
 _DISTINCTIVE_IN_AT_MOST = 2
@@ -122,7 +122,7 @@ def _fits(file: str, resources: Sequence[Resource]) -> list[Fit]:
 
 def _named_charts(file: str) -> list[str]:
     """The charts (key data names) the path of ``file`` names, as whole words."""
-    path = file.lower().replace("\\", "/").replace("_", "-")
+    path = posix_path(file).lower().replace("_", "-")
     return list(dict.fromkeys(chart for match in _path_names().finditer(path) for chart in _by_name()[match.group(1)]))
 
 

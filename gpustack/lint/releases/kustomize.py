@@ -9,18 +9,13 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterator, Mapping
 
-from gpustack.lint.model import Resource, nonempty_text
+from gpustack.lint.model import Resource, nonempty_text, posix_path
 from gpustack.lint.releases.helmvalues import ValuesLayer, mapping
 from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release, with_layers
 
 # None: a kustomization.yaml without apiVersion and kind.
 KINDS = frozenset({"Kustomization", None})
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
-
-
-def posix_path(file: str) -> str:
-    """A linted file's name with forward slashes (Windows paths included), for posixpath."""
-    return file.replace("\\", "/")
 
 
 def is_kustomization(resource: Resource) -> bool:

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gpustack.lint.model import Path, Resource, nonempty_text, resources_by_file
+from gpustack.lint.model import Path, Resource, nonempty_text, posix_path, resources_by_file
 from gpustack.lint.releases.helmvalues import ValuesLayer, coalesce
 
 
@@ -115,7 +115,7 @@ class WholeSet:
             layers += [
                 ValuesLayer(resource, (), resource.data)
                 for file, resources in self.by_file.items()
-                if posixpath.normpath(file.replace("\\", "/")) == wanted
+                if posixpath.normpath(posix_path(file)) == wanted
                 for resource in resources
                 if resource.kind is None
             ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterator, Mapping
 
-from gpustack.lint.model import Resource, nonempty_text
+from gpustack.lint.model import Resource, nonempty_text, posix_path
 from gpustack.lint.releases.helmvalues import mapping
 from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release, with_layers
 
@@ -40,7 +40,7 @@ def releases_of(resource: Resource) -> Iterator[HelmChartRelease]:
 def settle(release: HelmChartRelease, whole: WholeSet) -> HelmChartRelease:
     """The release with its ``valuesFiles`` read from the set."""
     entry = release.resource.get(release.path[:-1])
-    folder = posixpath.dirname(release.resource.file.replace("\\", "/"))
+    folder = posixpath.dirname(posix_path(release.resource.file))
     layers = whole.values_files(folder, entry.get("valuesFiles") if isinstance(entry, Mapping) else None)
     return with_layers(release, tuple(layers)) if layers else release
 

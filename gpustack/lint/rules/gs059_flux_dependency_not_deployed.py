@@ -19,11 +19,10 @@ from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import fluxgraph, registered
-from gpustack.lint.model import Hit, Resource
+from gpustack.lint.model import Hit, Resource, posix_path
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import deployed, dispatch
 from gpustack.lint.releases.deployed import folder_pattern
-from gpustack.lint.releases.kustomize import posix_path
 
 GPU_ROLES = ("gpu-operator", "device-plugin", "feature-discovery", "gpu-sharing", "dra-driver", "metrics-exporter")
 
