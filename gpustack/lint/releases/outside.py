@@ -25,12 +25,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
+from gpustack.lint.input import hostscripts  # the same scripts and notes, read as nodes' files
 from gpustack.lint.model import Note, Resource
 from gpustack.lint.policy.config import Config
 from gpustack.lint.releases.release import chart_name
 from gpustack.lint.unread import chart_of_values, objectless
 
-SCRIPT_SUFFIXES = (".sh", ".bash", ".md")
 SCRIPT_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile"})
 TERRAFORM_SUFFIX = ".tf"
 MAX_BYTES = 1_000_000  # a declaration file larger than this is not read
@@ -120,7 +120,7 @@ def _walk(root: str) -> Iterator[str]:
     for folder, folders, files in os.walk(root):
         folders[:] = sorted(f for f in folders if f not in SKIPPED_FOLDERS and not f.startswith("."))
         for name in sorted(files):
-            if name.endswith((*SCRIPT_SUFFIXES, TERRAFORM_SUFFIX)) or name in SCRIPT_NAMES:
+            if name.endswith((*hostscripts.SUFFIXES, TERRAFORM_SUFFIX)) or name in SCRIPT_NAMES:
                 path = os.path.join(folder, name)
                 try:
                     if os.path.getsize(path) > MAX_BYTES:
