@@ -59,3 +59,23 @@ def test_malformed_crd_and_api_version_are_quiet(lint: Callable[..., list]) -> N
         "apiVersion: nvidia.com\nkind: ClusterPolicy\nmetadata: {name: p}\n"
     )
     assert _gs060(lint(text)) == []
+
+
+OLD_PLUGIN = """
+apiVersion: extensions/v1beta1
+kind: DaemonSet
+metadata: {name: nvidia-device-plugin-daemonset, namespace: kube-system}
+spec:
+  template:
+    spec:
+      containers: [{name: plugin, image: nvcr.io/nvidia/k8s-device-plugin:v0.17.1}]
+"""
+
+
+def test_gpu_node_agent_at_a_removed_builtin_version(lint: Callable[..., list]) -> None:
+    [(severity, message)] = _gs060(lint(OLD_PLUGIN))
+    assert severity == "warning"
+    assert "extensions/v1beta1 is served by Kubernetes 1.2 to 1.15 only (assumed" in message
+    [(severity, message)] = _gs060(lint(OLD_PLUGIN, spec=SPECS / "k3s-1.33.yaml"))
+    assert severity == "error"
+    assert "the cluster runs 1.33" in message

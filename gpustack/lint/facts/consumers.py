@@ -5,8 +5,9 @@ A *GPU consumer* is a pod spec that
   or ``nvidia.com/gpucores`` with a value > 0 (``nvidia.com/gpu: 0`` is no GPU pod);
 - has a resource claim (template) that resolves to a GPU DeviceClass, or cannot be resolved;
 - or reaches GPUs without requesting them (*GPUs outside the scheduler*): it sets
-  ``NVIDIA_VISIBLE_DEVICES`` to something other than ``void``, ``none`` or empty, or mounts
-  GPU device nodes or driver files from the host (``gpus_outside_scheduler``). The scheduler
+  ``NVIDIA_VISIBLE_DEVICES`` to something other than ``void``, ``none`` or empty, names NVIDIA
+  GPUs in a CDI annotation (``cdi.k8s.io/*: nvidia.com/gpu=all``), or mounts GPU device nodes or
+  driver files from the host (``gpus_outside_scheduler``). The scheduler
   does not count such a pod's GPUs, and it sees every GPU of its node.
 """
 
@@ -64,6 +65,35 @@ def visible_devices(container: Container) -> EnvVar | None:
     return None
 
 
+# --- CDI annotations ------------------------------------------------------------------------
+
+# A container runtime with CDI enabled injects the devices a pod annotation names, whatever
+# the scheduler allocated: https://github.com/cncf-tags/container-device-interface#cdi-annotations
+CDI_ANNOTATION_PREFIX = "cdi.k8s.io/"
+NVIDIA_GPU_DEVICE = "nvidia.com/gpu="
+
+
+@dataclass(frozen=True)
+class CdiDevices:
+    key: str  # the annotation's key
+    devices: str  # the NVIDIA GPUs it names, comma-separated: "all", indices or UUIDs
+    path: Path
+
+
+def cdi_gpu_devices(pod: PodSpec) -> CdiDevices | None:
+    """The pod's first CDI annotation that names NVIDIA GPUs (``nvidia.com/gpu=all``, ``=0``)."""
+    annotations = (pod.template_metadata or {}).get("annotations")
+    if not isinstance(annotations, Mapping):
+        return None
+    for key, value in annotations.items():
+        if isinstance(key, str) and key.startswith(CDI_ANNOTATION_PREFIX) and isinstance(value, str):
+            names = [part.strip().removeprefix(NVIDIA_GPU_DEVICE) for part in value.split(",")
+                     if part.strip().startswith(NVIDIA_GPU_DEVICE)]
+            if names:
+                return CdiDevices(key, ",".join(names), (*pod.path[:-1], "metadata", "annotations", key))
+    return None
+
+
 # Images and commands that only make sense with NVIDIA GPUs: what makes a pod mounting the
 # host's whole /dev one that reaches GPUs, where a storage or network agent mounting /dev is
 # not. Host set-up agents (GKE's toolkit installer: `/` mounted, `chroot /host … nvidia-smi`)
@@ -76,13 +106,16 @@ _ENTERS_HOST = ("chroot ", "nsenter ")
 
 def gpus_reached(pod: PodSpec, host_paths: Iterable[str]) -> str | None:
     """How a pod reaches GPUs by itself, whatever it requests, or None: a visible-devices
-    variable (but in a pod given another vendor's accelerators, ``other_vendor_only``), an
+    variable (but in a pod given another vendor's accelerators, ``other_vendor_only``), a CDI
+    annotation naming NVIDIA GPUs, an
     NVIDIA device node or driver file mounted from the host (``/dev/dri``'s DRM render nodes
     are none: ``hostpaths``), or the host's whole ``/dev`` in a pod that runs NVIDIA's images or
     tools."""
     for container in pod.containers():
         if (var := visible_devices(container)) and not other_vendor_only(pod):
             return f"sets {VISIBLE_DEVICES}={var.value}"
+    if cdi := cdi_gpu_devices(pod):
+        return f"names nvidia.com/gpu={cdi.devices} in its CDI annotation {cdi.key}"
     paths = [normalise_host_path(path) for path in host_paths]
     for path in paths:
         if gpu_specific(path):

@@ -29,6 +29,7 @@ class BuiltinVersion:
     first: int  # the first Kubernetes minor that serves it
     last: int | None  # the last one; None: still served
     kinds: frozenset[str]
+    instead: str | None = None  # the group/version that replaced it, where another group's
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class Group:
     kinds: Mapping[str, OperatorKind]
     mistaken: Mapping[str, str]
     builtin: Mapping[str, BuiltinVersion]
+    gpu_objects: bool = False  # a built-in group judged for GPU objects only, at the listed kinds and versions
 
 
 @cache
@@ -50,10 +52,10 @@ def _group(name: str, item: Mapping[str, Any]) -> Group:
         kind: OperatorKind(kind, tuple(spec.get("versions", ())), spec["by"]) for kind, spec in item.get("kinds", {}).items()
     }
     builtin = {
-        version: BuiltinVersion(version, spec["from"], spec.get("until"), frozenset(spec["kinds"]))
+        version: BuiltinVersion(version, spec["from"], spec.get("until"), frozenset(spec["kinds"]), spec.get("instead"))
         for version, spec in item.get("versions", {}).items()
     }
-    return Group(name, kinds, item.get("mistaken", {}), builtin)
+    return Group(name, kinds, item.get("mistaken", {}), builtin, bool(item.get("gpu_objects")))
 
 
 def set_crds(ctx: LintContext) -> CrdVersions:

@@ -14,6 +14,9 @@ most such sets run on, it grants nothing: judged on public repositories, the war
 once in ten); an error where the spec shows larger nodes, or where ids name more GPUs than
 requested.
 
+A CDI annotation (``cdi.k8s.io/*: nvidia.com/gpu=all``) makes a CDI-enabled runtime inject the
+GPUs it names the same way, for the whole pod.
+
 ``CUDA_VISIBLE_DEVICES`` is read by CUDA inside the container, over the GPUs the container
 was given, numbered from 0. Ordinals beyond the request do not exist (CUDA stops at the first
 invalid one), UUIDs pin GPUs the allocation does not choose; a valid subset of the request
@@ -27,12 +30,20 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.consumers import VISIBLE_DEVICES, EnvVar, env_vars, other_vendor_only, visible_devices
+from gpustack.lint.facts.consumers import (
+    VISIBLE_DEVICES,
+    CdiDevices,
+    EnvVar,
+    cdi_gpu_devices,
+    env_vars,
+    other_vendor_only,
+    visible_devices,
+)
 from gpustack.lint.facts.podspec import subject
 from gpustack.lint.facts.pools import ClusterFacts
 from gpustack.lint.facts.quantities import gpu_requests, is_template_placeholder
 from gpustack.lint.facts.scheduling import reachable_pools
-from gpustack.lint.model import Container, Hit, PodSpec, Severity
+from gpustack.lint.model import Container, Hit, Path, PodSpec, Severity
 from gpustack.lint.registry import Rule
 
 CUDA_VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
@@ -40,6 +51,8 @@ FIX = (
     f"Remove {VISIBLE_DEVICES} and {CUDA_VISIBLE_DEVICES} from the env and request the GPUs "
     "through resources (or a claim); the device plugin exposes exactly the allocated GPUs."
 )
+CDI_FIX = ("Remove the CDI annotation and request the GPUs through resources (or a claim); the device plugin "
+           "exposes exactly the allocated GPUs.")
 # Resources whose count is the number of GPUs (or MIG devices) CUDA enumerates in the container.
 _COUNTED = ("nvidia.com/gpu", "nvidia.com/gpu.shared")
 
@@ -78,16 +91,23 @@ def _nothing_more_to_expose(pod: PodSpec, requested: Fraction, cluster: ClusterF
 
 
 def _nvidia(
-    pod: PodSpec, container: Container, var: EnvVar, requested: Fraction | None, cluster: ClusterFacts | None
+    pod: PodSpec,
+    where: str,
+    value: str,
+    at: Path,
+    requested: Fraction | None,
+    cluster: ClusterFacts | None,
+    by: str = "the nvidia runtime",
+    fix: str = FIX,
 ) -> Hit | None:
-    value = var.value or ""
-    where = f"{subject(pod, container)} sets {VISIBLE_DEVICES}={value}"
+    """The finding on GPUs named by hand (``value``: ``all`` or ids) at ``at``, which ``where``
+    describes; ``by`` is what exposes them."""
     if pod.gpus_outside_scheduler:
         return Hit(
-            pod.resource, var.value_path,
-            f"{where} without requesting a GPU: the nvidia runtime exposes these GPUs and the scheduler "
+            pod.resource, at,
+            f"{where} without requesting a GPU: {by} exposes these GPUs and the scheduler "
             "does not know about them",
-            fix=FIX,
+            fix=fix,
         )
     ids = _ids(value)
     severity = None
@@ -96,16 +116,25 @@ def _nvidia(
             return None
         if requested and cluster is None and len(ids) <= requested:  # "all", node size unknown
             severity = Severity.INFO
-            why = (f" but requests {_plural(requested)}: on a node with more GPUs, the nvidia runtime exposes"
+            why = (f" but requests {_plural(requested)}: on a node with more GPUs, {by} exposes"
                    " them all whatever the scheduler allocated")
         else:
             asks = f" but requests {_plural(requested)}" if requested else ""
-            why = f"{asks}: the nvidia runtime exposes these GPUs whatever the scheduler allocated"
+            why = f"{asks}: {by} exposes these GPUs whatever the scheduler allocated"
     else:
         severity = Severity.WARNING
         why = (f" within its request of {_plural(requested)}: the runtime honours the list over the "
                "allocation, so the container gets these GPUs of the node, allocated to it or not")
-    return Hit(pod.resource, var.value_path, where + why, severity=severity, fix=FIX)
+    return Hit(pod.resource, at, where + why, severity=severity, fix=fix)
+
+
+def _cdi(pod: PodSpec, cdi: CdiDevices, cluster: ClusterFacts | None) -> Hit | None:
+    """A CDI annotation names GPUs for the whole pod, beside what its containers request."""
+    asked = [_requested(container) for container in pod.containers(include_init=False)]
+    requested = None if None in asked else sum((a for a in asked if a is not None), Fraction(0))
+    where = f"{subject(pod)} names nvidia.com/gpu={cdi.devices} in its CDI annotation {cdi.key}"
+    return _nvidia(pod, where, cdi.devices, cdi.path, requested, cluster, by="the container runtime's CDI injection",
+                   fix=CDI_FIX)
 
 
 def _cuda(pod: PodSpec, container: Container, var: EnvVar, requested: Fraction) -> Hit | None:
@@ -138,11 +167,15 @@ def _cuda(pod: PodSpec, container: Container, var: EnvVar, requested: Fraction) 
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     if pod.system_component or other_vendor_only(pod):
         return  # another vendor's GPUs: NVIDIA's runtime, which reads these variables, is not used
+    if (cdi := cdi_gpu_devices(pod)) and (hit := _cdi(pod, cdi, ctx.cluster)):
+        yield hit
     for container in pod.containers():
         requested = _requested(container)
         var = visible_devices(container)
-        if var is not None and (hit := _nvidia(pod, container, var, requested, ctx.cluster)):
-            yield hit
+        if var is not None:
+            where = f"{subject(pod, container)} sets {VISIBLE_DEVICES}={var.value}"
+            if hit := _nvidia(pod, where, var.value or "", var.value_path, requested, ctx.cluster):
+                yield hit
         cuda = next((v for v in env_vars(container) if v.name == CUDA_VISIBLE_DEVICES), None)
         if cuda is None or cuda.value is None or is_template_placeholder(cuda.value):
             continue

@@ -5,7 +5,9 @@ The API server refuses an object whose kind and version no built-in API and no C
 past it. GPU stacks meet it where an operator's kind is written at a version its CRD never had
 (``ClusterPolicy`` is ``nvidia.com/v1``), where a kind is made up (the MIG manager reads its
 layouts from a ConfigMap, no ``MIGConfig``), and where DRA objects keep a ``resource.k8s.io``
-version Kubernetes no longer serves (classic DRA's ``v1alpha2`` ended with 1.30).
+version Kubernetes no longer serves (classic DRA's ``v1alpha2`` ended with 1.30). GPU
+workloads, GPU node agents and NVIDIA RuntimeClasses are held to the built-in versions
+Kubernetes still serves (a device plugin DaemonSet at ``extensions/v1beta1``, removed in 1.16).
 
 The served kinds are data (``data/served-apis.yaml``, through ``facts/servedapis``); a CRD of
 the set for the same group and kind wins over it. Errors where the table is certain (a known
@@ -30,7 +32,7 @@ def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
     group_name, _, version = (resource.api_version or "").partition("/")
     group = groups().get(group_name) if version else None
     kind = resource.kind
-    if group is None or not kind:
+    if group is None or not kind or (group.gpu_objects and not _judged_gpu_object(resource, ctx, group, version)):
         return
     crds = [served for g, k, served in ctx.set_fact(set_crds) if g == group_name and k == kind]
     if crds:
@@ -43,6 +45,19 @@ def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
         yield from _builtin(resource, ctx, group, version)
     else:
         yield from _operator(resource, group, version)
+
+
+def _judged_gpu_object(resource: Resource, ctx: LintContext, group: Group, version: str) -> bool:
+    """Whether a group of ``gpu_objects`` judges this object: a kind and version the table
+    lists, of a GPU workload, a GPU node agent or a RuntimeClass of an NVIDIA handler. The
+    table lists what GPU stacks are made of, not the whole group, so anything else is left
+    alone rather than called unserved."""
+    listed = group.builtin.get(version)
+    if listed is None or resource.kind not in listed.kinds:
+        return False
+    if resource.kind == "RuntimeClass":
+        return "nvidia" in str(resource.get(("handler",)) or "")
+    return any(pod.gpu_consumer or pod.system_component for pod in ctx.pods_of(resource))
 
 
 def _operator(resource: Resource, group: Group, version: str) -> Iterator[Hit]:
@@ -75,7 +90,7 @@ def _builtin(resource: Resource, ctx: LintContext, group: Group, version: str) -
                    "Write the object at a version the cluster serves.")
         return
     cluster = ctx.cluster
-    newest = having[-1].name
+    newest = served.instead or f"{group.name}/{having[-1].name}"
     span = _span(served.first, served.last)
     if cluster is not None and cluster.minor < served.first:
         yield _hit(resource, f"{group.name}/{version} is served by Kubernetes {span}: the cluster runs "
@@ -85,11 +100,11 @@ def _builtin(resource: Resource, ctx: LintContext, group: Group, version: str) -
         return
     if cluster is not None:
         yield _hit(resource, f"{group.name}/{version} is served by Kubernetes {span} only: the cluster runs "
-                   f"{cluster.kubernetes_version}", f"Write the object at {group.name}/{newest}.")
+                   f"{cluster.kubernetes_version}", f"Write the object at {newest}.")
     else:
         yield _hit(resource, f"{group.name}/{version} is served by Kubernetes {span} only (assumed: the cluster runs a "
                    "later release; the set names no Kubernetes version)",
-                   f"Write the object at {group.name}/{newest}.", severity=Severity.WARNING)
+                   f"Write the object at {newest}.", severity=Severity.WARNING)
 
 
 def _span(first: int, last: int | None) -> str:
