@@ -15,7 +15,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from gpustack.lint.model import Container, Path, get_value
+from gpustack.lint.model import Container, Path, PodSpec, get_value
 
 # --- resource names and quantities -------------------------------------------------------
 
@@ -105,6 +105,17 @@ def _resource_amounts(container: Container) -> Iterator[ResourceAmount]:
 def gpu_amounts(container: Container) -> dict[str, Fraction]:
     """GPU resources the container gets, > 0 only (limits win; requests alone count)."""
     return {name: value for name, value in gpu_requests(container).items() if value is not None}
+
+
+def whole_gpu_asks(pod: PodSpec) -> dict[str, Fraction]:
+    """The whole-GPU resources the pod's containers ask for; {} when it asks for a shared GPU."""
+    found: dict[str, Fraction] = {}
+    for container in pod.containers(include_init=False):
+        for name, amount in gpu_amounts(container).items():
+            if is_shared_gpu_resource(name):
+                return {}
+            found[name] = amount
+    return found
 
 
 def gpu_requests(container: Container) -> dict[str, Fraction | None]:

@@ -11,8 +11,9 @@ vGPU memory/cores/slots, time slices) minus its old pods and the other long-runn
 workloads of the set that can only run on those pools; an error with the numbers when one
 new pod does not fit, no finding when it does. The sums are the best case for the
 scheduler, so an error is a sure deadlock. MIG instances count per profile, from the pools'
-own MIG layouts. Without a spec: a warning for shared GPUs only
-(HAMi memory/cores, time-sliced ``*.shared``).
+own MIG layouts. Without a spec: a warning for shared GPUs (HAMi memory/cores, time-sliced
+``*.shared``), info for whole GPUs (whether the cluster has a spare GPU is unknown). An
+OpenShift DeploymentConfig's ``Rolling`` strategy is judged as a RollingUpdate.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from gpustack.lint.context import LintContext
 from gpustack.lint.facts.consumers import is_gpu_workload
 from gpustack.lint.facts.podspec import subject
 from gpustack.lint.facts.pools import ClusterFacts, Pool
-from gpustack.lint.facts.quantities import gpu_amounts, is_shared_gpu_resource
-from gpustack.lint.facts.rollout import RECREATE, Rollout, replica_count, surge_first
+from gpustack.lint.facts.quantities import gpu_amounts, is_shared_gpu_resource, whole_gpu_asks
+from gpustack.lint.facts.rollout import ROLLED_OUT_KINDS, Rollout, replica_count, surge_first
 from gpustack.lint.facts.scheduling import (
     Usage,
     capacity,
@@ -60,7 +61,7 @@ def _shares(pod: PodSpec) -> dict[str, str]:
 
 
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
-    if pod.resource.kind != "Deployment" or pod.path != TEMPLATE:
+    if pod.resource.kind not in ROLLED_OUT_KINDS or pod.path != TEMPLATE:
         return
     rollout = surge_first(pod)
     if rollout is None:
@@ -72,16 +73,37 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
             return
     shares = _shares(pod)
     if not shares:
+        yield from _whole_without_capacity(pod, rollout)
         return
     share = ", ".join(f"{name} {value}" for name, value in sorted(shares.items()))
     yield Hit(
         pod.resource,
         rollout.path,
-        f"{subject(pod)} shares a GPU ({share}) and rolls out with RollingUpdate "
+        f"{subject(pod)} shares a GPU ({share}) and rolls out with {rollout.strategy} "
         f"({rollout.describe()}): new pods need their share while the old ones keep theirs, so on a "
         "packed GPU they stay Pending and the rollout deadlocks",
         fix=FIX,
-        edits=RECREATE,
+        edits=rollout.recreate,
+    )
+
+
+def _whole_without_capacity(pod: PodSpec, rollout: Rollout) -> Iterator[Hit]:
+    """Info for whole GPUs where nothing tells the capacity: each rollout needs free GPUs beside
+    those the old pods hold, which a one-GPU node or a node group sized to the workload lacks.
+    Info, not a warning, and no autofix: a cluster with a spare GPU rolls out fine."""
+    whole = whole_gpu_asks(pod)
+    if not is_gpu_workload(pod) or not whole:
+        return
+    asks = ", ".join(f"{name} {number_text(amount)}" for name, amount in sorted(whole.items()))
+    yield Hit(
+        pod.resource,
+        rollout.path,
+        f"{subject(pod)} holds whole GPUs ({asks} a pod) and rolls out with {rollout.strategy} ({rollout.describe()}): "
+        "each new pod needs free GPUs beside those its old pods keep, so where they fill their nodes (a one-GPU "
+        "node, a node group sized to the workload) the new pod stays Pending and the rollout deadlocks "
+        "(assumed: no spare GPU; the set does not say how many its nodes have)",
+        severity=Severity.INFO,
+        fix=FIX,
     )
 
 
@@ -109,13 +131,13 @@ def _judge(pod: PodSpec, rollout: Rollout, ctx: LintContext) -> list[Hit] | None
         Hit(
             pod.resource,
             rollout.path,
-            f"{subject(pod)} rolls out with RollingUpdate ({rollout.describe()}): a new pod needs {lacking[0]} "
+            f"{subject(pod)} rolls out with {rollout.strategy} ({rollout.describe()}): a new pod needs {lacking[0]} "
             f"on {_where(pools, total)}{''.join(f'; needs {part}' for part in lacking[1:])}, while "
             f"{_listed(holders, count)} {'holds' if count == 1 and rollout.replicas == 1 else 'hold'} the rest, "
             "so it stays Pending and the rollout deadlocks",
             severity=Severity.ERROR,
             fix=FIX,
-            edits=RECREATE,
+            edits=rollout.recreate,
         )
     ]
 
@@ -137,13 +159,13 @@ def _mig_deadlock(pod: PodSpec, rollout: Rollout, pools: tuple[Pool, ...]) -> Hi
             return Hit(
                 pod.resource,
                 rollout.path,
-                f"{subject(pod)} rolls out with RollingUpdate ({rollout.describe()}): a new pod needs "
+                f"{subject(pod)} rolls out with {rollout.strategy} ({rollout.describe()}): a new pod needs "
                 f"{number_text(need)} more {name}, {number_text(max(Fraction(0), free))} of {total} free in the MIG "
                 f"layouts of pool{'s' if len(pools) > 1 else ''} {', '.join(pool.name for pool in pools)}, while its "
                 "old pods hold the rest, so it stays Pending and the rollout deadlocks",
                 severity=Severity.ERROR,
                 fix=FIX,
-                edits=RECREATE,
+                edits=rollout.recreate,
             )
     return None
 
@@ -255,4 +277,4 @@ def _listed(items: list[str], total: int) -> str:
 
 # With a spec, what other workloads pinned to the same pools hold (``_held_by_others``) is read
 # from the whole set.
-RULE = Rule("GS005", "pod", check, frozenset({"Deployment"}), reads_set=lambda ctx: ctx.cluster is not None)
+RULE = Rule("GS005", "pod", check, ROLLED_OUT_KINDS, reads_set=lambda ctx: ctx.cluster is not None)

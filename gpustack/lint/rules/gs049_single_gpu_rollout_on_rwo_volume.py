@@ -14,13 +14,12 @@ shared GPUs are GS005's too.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts.consumers import is_gpu_workload
 from gpustack.lint.facts.podspec import subject
-from gpustack.lint.facts.quantities import gpu_amounts, is_shared_gpu_resource
-from gpustack.lint.facts.rollout import RECREATE, surge_first
+from gpustack.lint.facts.quantities import whole_gpu_asks
+from gpustack.lint.facts.rollout import ROLLED_OUT_KINDS, surge_first
 from gpustack.lint.model import Hit, PodSpec
 from gpustack.lint.registry import Rule
 
@@ -58,21 +57,10 @@ def _claims(pod: PodSpec) -> Iterator[str]:
             yield source["claimName"]
 
 
-def _whole_gpus(pod: PodSpec) -> dict[str, Any]:
-    """Whole-GPU resources the pod's containers ask for; {} when it asks for a shared GPU."""
-    found: dict[str, Any] = {}
-    for container in pod.containers(include_init=False):
-        for name, amount in gpu_amounts(container).items():
-            if is_shared_gpu_resource(name):
-                return {}
-            found[name] = amount
-    return found
-
-
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
-    if pod.resource.kind != "Deployment" or pod.path != TEMPLATE or ctx.cluster is not None:
+    if pod.resource.kind not in ROLLED_OUT_KINDS or pod.path != TEMPLATE or ctx.cluster is not None:
         return
-    if not is_gpu_workload(pod) or not (gpus := _whole_gpus(pod)):
+    if not is_gpu_workload(pod) or not (gpus := whole_gpu_asks(pod)):
         return
     rollout = surge_first(pod)
     if rollout is None or rollout.replicas != 1:
@@ -93,11 +81,11 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
             pod.resource,
             rollout.path,
             f"{subject(pod)} holds a whole GPU ({asks}) and the {mode} claim {name}, and rolls out with "
-            f"RollingUpdate ({rollout.describe()}): {stuck}, so the rollout never completes",
+            f"{rollout.strategy} ({rollout.describe()}): {stuck}, so the rollout never completes",
             fix=FIX,
-            edits=RECREATE,
+            edits=rollout.recreate,
         )
         return
 
 
-RULE = Rule("GS049", "pod", check, frozenset({"Deployment"}), set_fact=claim_access_modes)
+RULE = Rule("GS049", "pod", check, ROLLED_OUT_KINDS, set_fact=claim_access_modes)
