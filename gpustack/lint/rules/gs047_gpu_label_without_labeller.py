@@ -8,6 +8,9 @@ runs only on nodes someone labelled by hand, and every new GPU node strands it. 
 set applies (``facts/node_labels.py``: Node objects, K3s, kubelet and Talos node labels,
 NodeFeatureRules, node templates) count. With a spec GS026 judges selectors against the pools
 instead, so this rule needs none and says nothing under one.
+
+A selector on the bare ``nvidia.com/gpu`` (the device plugin's resource name) is a label no
+discovery component sets, whatever the set deploys: it is judged in every set.
 """
 
 from __future__ import annotations
@@ -33,30 +36,52 @@ from gpustack.lint.registry import Rule
 from gpustack.lint.releases import dispatch
 
 GFD = "gpu-feature-discovery"
+# The device plugin's resource name, which people write as a node label: nothing sets it.
+RESOURCE_NAME_LABEL = "nvidia.com/gpu"
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
     if ctx.cluster is not None:
         return
-    plugins = set_plugins(ctx)
-    if not any(p.vendor == "nvidia" for p in plugins) or any(p.operator for p in plugins) or _operator(ctx):
-        return
-    unset = {GPU_PRESENT_LABEL} | (set() if _gfd(ctx) else set(GFD_LABELS))
+    unset = _unset_discovery_labels(ctx) | {RESOURCE_NAME_LABEL}
     unset -= set_label_keys(ctx)
     for name, pod in _selecting_pods(ctx):
         missing = _stranding_tests(pod, unset)
         if missing:
-            first = missing[0]
-            labeller = "the GPU Operator" if first.key == GPU_PRESENT_LABEL else "GPU Feature Discovery"
-            yield Hit(
-                pod.resource,
-                first.path,
-                f"{name} requires the node label {first.key}, but nothing in the set puts it on nodes ({labeller} "
-                "sets it, and the set deploys NVIDIA's device plugin without it): it runs only on nodes labelled "
-                "by hand, and a new GPU node strands it",
-                fix=f"Select a label the set's discovery makes (NFD's feature.node.kubernetes.io/pci-10de.present), "
-                f"deploy {labeller}, or label the GPU nodes in the set (node config or Node objects).",
-            )
+            yield _hit(name, pod, missing[0])
+
+
+def _unset_discovery_labels(ctx: LintContext) -> set[str]:
+    """GPU discovery labels nothing puts on nodes where the set deploys NVIDIA's device plugin
+    itself, without the GPU Operator: ``gpu.present``, and GFD's unless GFD runs."""
+    plugins = set_plugins(ctx)
+    if not any(p.vendor == "nvidia" for p in plugins) or any(p.operator for p in plugins) or _operator(ctx):
+        return set()
+    return {GPU_PRESENT_LABEL} | (set() if _gfd(ctx) else set(GFD_LABELS))
+
+
+def _hit(name: str, pod: PodSpec, first: LabelTest) -> Hit:
+    if first.key == RESOURCE_NAME_LABEL:
+        return Hit(
+            pod.resource,
+            first.path,
+            f"{name} requires the node label {first.key}, the device plugin's resource name, which no GPU discovery "
+            "component puts on nodes (NFD, GFD and the GPU Operator set nvidia.com/gpu.present, .product, .count) "
+            "and nothing in the set does: it runs only on nodes labelled by hand, and a new GPU node strands it",
+            fix="Drop the selector (the nvidia.com/gpu request already keeps the pod on GPU nodes), select a label "
+            "GPU discovery makes (NFD's feature.node.kubernetes.io/pci-10de.present, or nvidia.com/gpu.present under "
+            "the GPU Operator), or label the GPU nodes in the set (node config or Node objects).",
+        )
+    labeller = "the GPU Operator" if first.key == GPU_PRESENT_LABEL else "GPU Feature Discovery"
+    return Hit(
+        pod.resource,
+        first.path,
+        f"{name} requires the node label {first.key}, but nothing in the set puts it on nodes ({labeller} "
+        "sets it, and the set deploys NVIDIA's device plugin without it): it runs only on nodes labelled "
+        "by hand, and a new GPU node strands it",
+        fix=f"Select a label the set's discovery makes (NFD's feature.node.kubernetes.io/pci-10de.present), "
+        f"deploy {labeller}, or label the GPU nodes in the set (node config or Node objects).",
+    )
 
 
 def _stranding_tests(pod: PodSpec, unset: set[str]) -> list[LabelTest]:
