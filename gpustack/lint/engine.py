@@ -117,7 +117,7 @@ def lint(
         shared = [rule for rule in enabled if rule not in local]
         own = Targets(ctx.pod_specs[from_files:], overlay.built)  # built and chart-values objects
         results += _root_results(ctx, root, shared, local, config, catalogue, errors, own)
-        results[before:], skipped = deployed.deployed_only(ctx, results[before:])
+        results[before:], skipped = deployed.lower_not_deployed(ctx, results[before:])
         any_built = any_built or bool(overlay.built)
         notes += skipped
     results = _first_of_each(results)  # from a file two roots or overlays deploy, values Fleet targets share

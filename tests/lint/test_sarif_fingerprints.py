@@ -178,7 +178,7 @@ def test_action_steps_lint_into_sarif_and_annotations(action: dict[str, Any], tm
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: vllm}\nspec:\n  template:\n    spec:\n"
         "      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v0.11.0\n"
         "          readinessProbe: {httpGet: {path: /health, port: 8000}}\n"
-        "          resources: {limits: {nvidia.com/gpu: 1}}\n"
+        "          resources: {limits: {nvidia.com/gpu: 1}}\n  strategy: {type: Recreate}\n"
     )
     inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
     inputs.update({"paths": "deploy", "distribution": "k3s", "fail-on": "warning", "args": "--ignore GS023"})

@@ -52,16 +52,21 @@ spec:
 """
 
 
-def test_a_file_its_kustomization_leaves_out_gets_a_note_not_findings() -> None:
+def test_a_file_its_kustomization_leaves_out_gets_a_note_and_info_findings() -> None:
     """A backup copy kept beside the live file, which the kustomization does not list, is not
-    deployed: its pitfalls are not the cluster's. One note names it; the live file is linted."""
+    deployed: its pitfalls are not the cluster's, only what applying it by hand would do. One
+    note names it and its findings are info, without autofix; the live file is linted as it is."""
     files = [
         ("apps/comfyui/pod.yaml", PRIVILEGED_GPU_POD),
         ("apps/comfyui/bak.pod.yaml", PRIVILEGED_GPU_POD),
         ("apps/comfyui/kustomization.yaml", "resources:\n  - pod.yaml\n"),
     ]
     report = lint(LoadResult.merge(load_text(name, text) for name, text in files), Config())
-    assert {(f.file, f.rule) for f in report.findings if f.rule == "GS002"} == {("apps/comfyui/pod.yaml", "GS002")}
+    found = {f.file: f for f in report.findings if f.rule == "GS002"}
+    assert str(found["apps/comfyui/pod.yaml"].severity) != "info"
+    copy = found["apps/comfyui/bak.pod.yaml"]
+    assert (str(copy.severity), copy.fixable, copy.edits) == ("info", False, ())
+    assert copy.message.endswith("(the file is not deployed: apps/comfyui/kustomization.yaml does not list it)")
     [note] = [n for n in report.notes if n.file == "apps/comfyui/bak.pod.yaml"]
     assert note.message.startswith("not linted as deployed: apps/comfyui/kustomization.yaml does not list it")
 
@@ -103,7 +108,7 @@ def _flux_repo(parent: str, path: str = "./kubernetes/apps/kube-system/{app}/app
 
 def _linted_apps(files: list[tuple[str, str]]) -> tuple[set[str], set[str]]:
     report = lint(LoadResult.merge(load_text(name, text) for name, text in files), Config())
-    found = {f.file.split("/")[3] for f in report.findings if f.rule == "GS002"}
+    found = {f.file.split("/")[3] for f in report.findings if f.rule == "GS002" and str(f.severity) != "info"}
     noted = {n.file.split("/")[3] for n in report.notes if n.file and n.message.startswith("not linted as deployed")}
     return found, noted
 

@@ -13,21 +13,22 @@ parent, and everything that app's Flux Kustomization would have deployed.
 Only evidence counts: a file with no kustomization above it, one in a folder where a
 kustomization names a file the input lacks (a ``ks.yaml`` not given, or empty), or one under a
 folder that a path names in a form that cannot be told (``${VARS}`` are matched as any one
-folder name), is taken as deployed. ``deployed_only`` keeps findings on files nothing deploys out of the
-report, with a note per file instead.
+folder name), is taken as deployed. ``lower_not_deployed`` lowers findings on files nothing deploys to
+info, with a note per file.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
+from dataclasses import replace
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpustack.lint.facts.containerdconfig import is_config_file as is_containerd_config
 from gpustack.lint.facts.hostscripts import is_host_script
 from gpustack.lint.input.roots import gitops_paths
-from gpustack.lint.model import Finding, Note, Resource, posix_path
+from gpustack.lint.model import Finding, Note, Resource, Severity, posix_path
 from gpustack.lint.releases.kustomize import KUSTOMIZATION_FILES, is_kustomization
 
 if TYPE_CHECKING:
@@ -43,21 +44,36 @@ def left_out(ctx: LintContext) -> Mapping[str, str]:
     return ctx.memo(("not-deployed",), lambda: _Deployment(ctx.resources).left_out())
 
 
-def deployed_only(ctx: LintContext, found: list[tuple[T, Finding]]) -> tuple[list[tuple[T, Finding]], list[Note]]:
-    """``found`` without the findings on files nothing deploys, and one note per such file:
-    judging a file nothing applies as live reports pitfalls the cluster never has."""
+def lower_not_deployed(ctx: LintContext, found: list[tuple[T, Finding]]) -> tuple[list[tuple[T, Finding]], list[Note]]:
+    """``found`` with the findings on files nothing deploys lowered to info, and one note per
+    such file: the cluster does not have those pitfalls, but the file is there to be applied
+    (by hand, from a ``manual/`` folder, or once listed), and then it would."""
     skipped = left_out(ctx)
     files = sorted({finding.file for _, finding in found if finding.file in skipped})
     notes = [
         Note(
             f"not linted as deployed: {skipped[file]} does not list it (nor a folder holding it), and no deployed"
-            " Flux Kustomization or Argo CD Application points at its folder (list it there if it is meant to be"
-            " applied)",
+            " Flux Kustomization or Argo CD Application points at its folder, so its findings are info (list it"
+            " there if it is meant to be applied)",
             file,
         )
         for file in files
     ]
-    return [item for item in found if item[1].file not in skipped], notes
+    return [(hit, _as_not_deployed(finding, skipped)) for hit, finding in found], notes
+
+
+def _as_not_deployed(finding: Finding, skipped: Mapping[str, str]) -> Finding:
+    """The finding as info when its file is not deployed (no autofix: the file may be a copy
+    kept on purpose)."""
+    if finding.file not in skipped:
+        return finding
+    return replace(
+        finding,
+        severity=Severity.INFO,
+        message=f"{finding.message} (the file is not deployed: {skipped[finding.file]} does not list it)",
+        fixable=False,
+        edits=(),
+    )
 
 
 class _Deployment:
