@@ -59,7 +59,7 @@ class LintContext:
         object rules never scan the whole set)."""
         return self._pods_by_resource.get(id(resource), ())
 
-    def of_kind(self, *kinds: str) -> list[Resource]:
+    def of_kind(self, *kinds: str | None) -> list[Resource]:
         """The set's objects of these kinds, in input order (an index built once per set: a
         set-wide check looks up the kinds it reads instead of testing every object)."""
         index = self._by_kind

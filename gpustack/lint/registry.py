@@ -31,7 +31,7 @@ class Rule:
     id: str
     scope: Scope
     check: Callable[..., Iterable[Hit]]
-    kinds: frozenset[str] = frozenset()
+    kinds: frozenset[str | None] = frozenset()  # None: documents without a kind
     # ``values(ctx)``: also check the chart values of the set, once per run (``--partial``
     # too): a pod or object rule whose meaning extends to the Helm values that render such
     # objects (GS004: a device plugin release without runtimeClassName).

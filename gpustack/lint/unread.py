@@ -4,8 +4,8 @@ The loader reads every YAML and JSON file, but documents without apiVersion and 
 judged only where gpustack knows their shape: kustomizations, Fleet bundles' ``fleet.yaml``, Helm chart folders
 (``Chart.yaml`` and its ``values.yaml``), values files a release takes (kustomize
 ``valuesFile``, ``values:`` in .gpustack.yaml, ``--chart``), K3s and RKE2 config files, Talos
-machine configs, talhelper configs, Omni config patches, Image Factory schematics and containerd
-config files (``input/containerdfiles``). Any other such file was read and not checked, and the
+machine configs, talhelper configs, Omni config patches, Image Factory schematics, containerd
+config files (``input/containerdfiles``) and Prometheus rule files. Any other such file was read and not checked, and the
 report says so (a note per file, with what to do) instead of passing it over: a ``helm -f``
 values file of the GPU Operator checked against nothing looks, without it, like a file that
 passed.
@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from gpustack.lint.facts import containerdconfig, talos
 from gpustack.lint.facts.hostscripts import is_host_script
+from gpustack.lint.facts.promql import is_rule_file
 from gpustack.lint.facts.clusterconfig import is_k3s_config, k3s_default_runtime
 from gpustack.lint.model import Note, Resource
 from gpustack.lint.policy.config import Config
@@ -38,7 +39,7 @@ def is_read(resource: Resource) -> bool:
         known(resource)
         for known in (is_kustomization, is_chart_metadata, is_fleet_bundle, is_k3s_config, _sets_default_runtime, talos.is_talconfig,
                       talos.is_machine_config, talos.is_schematic, talos.is_omni_patch, containerdconfig.is_config_file,
-                      is_host_script)
+                      is_host_script, is_rule_file)
     )
 
 

@@ -1,4 +1,8 @@
-"""PromQL in PrometheusRules, read with a real parser (promql-parser).
+"""PromQL in PrometheusRules and in Prometheus rule files, read with a real parser (promql-parser).
+
+A rule file (``rule_files:`` of Prometheus's own config, https://prometheus.io/docs/prometheus/latest/configuration/recording_rules/)
+is a document holding ``groups:`` and nothing else, each group a name and ``rules``: the same
+groups a PrometheusRule holds under ``spec``, loaded by Prometheus without any selector.
 
 ``promql_parser`` is imported on first use only, so linting a set without PrometheusRules
 never loads it. Expressions that do not parse (Helm templates left in, typos) yield nothing:
@@ -12,11 +16,16 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpustack.lint.model import Path, Resource
 
+if TYPE_CHECKING:
+    from gpustack.lint.context import LintContext
+
 RULE_GROUP_KIND = "PrometheusRule"
+# What the object rules on PromQL read: PrometheusRules, and rule files (no kind).
+RULE_KINDS: frozenset[str | None] = frozenset({RULE_GROUP_KIND, None})
 
 # Functions and aggregations whose output samples are input samples, so a comparison after
 # them still compares the metric's own value (``max_over_time(X[5m]) == 79`` is about code 79).
@@ -40,7 +49,7 @@ _MIRRORED = {"==": "==", "!=": "!=", ">": "<", "<": ">", ">=": "<=", "<=": ">="}
 class RuleExpr:
     """One alerting or recording rule of a PrometheusRule, with its path in the object."""
 
-    path: Path  # ("spec", "groups", g, "rules", r)
+    path: Path  # ("spec", "groups", g, "rules", r); a rule file's ("groups", g, "rules", r)
     alert: str | None
     record: str | None
     expr: str
@@ -55,9 +64,30 @@ class RuleExpr:
         return f"alert {self.alert}" if self.alert else f"record {self.record or '<unnamed>'}"
 
 
+def is_rule_file(resource: Resource) -> bool:
+    """A Prometheus rule file: no kind, ``groups`` its only key, each group with a ``rules`` list."""
+    groups = resource.data.get("groups")
+    return (
+        resource.kind is None
+        and resource.data.keys() == {"groups"}
+        and isinstance(groups, list)
+        and bool(groups)
+        and all(isinstance(group, dict) and isinstance(group.get("rules"), list) for group in groups)
+    )
+
+
+def rule_resources(ctx: LintContext) -> list[Resource]:
+    """The set's PrometheusRules and rule files, in input order."""
+    return [r for r in ctx.of_kind(RULE_GROUP_KIND, None) if r.kind == RULE_GROUP_KIND or is_rule_file(r)]
+
+
 def rule_expressions(resource: Resource) -> Iterator[RuleExpr]:
-    """Every rule with an ``expr`` in ``spec.groups[].rules[]`` (the CRD allows int or string)."""
-    groups = resource.get(("spec", "groups"))
+    """Every rule with an ``expr`` in a PrometheusRule's ``spec.groups[].rules[]`` (the CRD
+    allows int or string), or a rule file's ``groups[].rules[]``."""
+    prefix: Path = ("spec", "groups") if resource.kind == RULE_GROUP_KIND else ("groups",)
+    if resource.kind != RULE_GROUP_KIND and not is_rule_file(resource):
+        return
+    groups = resource.get(prefix)
     if not isinstance(groups, list):
         return
     for g, group in enumerate(groups):
@@ -70,7 +100,7 @@ def rule_expressions(resource: Resource) -> Iterator[RuleExpr]:
             expr = rule.get("expr")
             if isinstance(expr, (str, int, float)) and str(expr).strip():
                 yield RuleExpr(
-                    ("spec", "groups", g, "rules", r),
+                    (*prefix, g, "rules", r),
                     _text(rule.get("alert")),
                     _text(rule.get("record")),
                     str(expr),

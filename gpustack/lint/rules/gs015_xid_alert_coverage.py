@@ -28,7 +28,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     first_dcgm_alert: tuple[Resource, promql.RuleExpr] | None = None
     first_xid_alert: tuple[Resource, promql.RuleExpr] | None = None
     covered: set[int] = set()
-    for resource in ctx.of_kind(promql.RULE_GROUP_KIND):
+    for resource in promql.rule_resources(ctx):
         for rule in promql.rule_expressions(resource):
             tree = promql.parse(rule.expr) if rule.alert else None
             if tree is None:

@@ -74,7 +74,7 @@ def _get(node: Any, *keys: str) -> Any:
 
 
 def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
-    if resource.kind == promql.RULE_GROUP_KIND:
+    if resource.kind in promql.RULE_KINDS:
         for rule in promql.rule_expressions(resource):
             if rule.alert and _saturation_alert(rule.expr):
                 yield Hit(
@@ -95,4 +95,4 @@ def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
         )
 
 
-RULE = Rule("GS016", "object", check, frozenset({promql.RULE_GROUP_KIND, HPA, SCALED_OBJECT}))
+RULE = Rule("GS016", "object", check, promql.RULE_KINDS | {HPA, SCALED_OBJECT})

@@ -52,4 +52,4 @@ def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
         )
 
 
-RULE = Rule("GS017", "object", check, frozenset({promql.RULE_GROUP_KIND}))
+RULE = Rule("GS017", "object", check, promql.RULE_KINDS)

@@ -88,4 +88,4 @@ def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
                 )
 
 
-RULE = Rule("GS041", "object", check, frozenset({promql.RULE_GROUP_KIND}))
+RULE = Rule("GS041", "object", check, promql.RULE_KINDS)

@@ -35,7 +35,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     mig = _mig_pools(ctx)
     if renamed is None and not mig:
         return
-    for resource in ctx.of_kind(promql.RULE_GROUP_KIND):
+    for resource in promql.rule_resources(ctx):
         for rule in promql.rule_expressions(resource):
             tree = promql.parse(rule.expr)
             if tree is None:

@@ -26,7 +26,7 @@ FIX = (
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
-    rules = [(resource, rule) for resource in ctx.of_kind(promql.RULE_GROUP_KIND) for rule in promql.rule_expressions(resource)]
+    rules = [(resource, rule) for resource in promql.rule_resources(ctx) for rule in promql.rule_expressions(resource)]
     if not rules or (ctx.cluster is not None and not collected(ctx).in_set):
         return  # with a spec, gpustack renders the exporter and its counters itself
     fields = collected(ctx)
