@@ -24,6 +24,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from gpustack.lint.facts import registered
+from gpustack.lint.facts.components import pod_components
 from gpustack.lint.facts.operands import component_releases
 from gpustack.lint.model import get_value
 from gpustack.lint.releases.release import HelmChartRelease
@@ -82,3 +83,21 @@ def _plugin_deploys_nfd(values: Mapping[str, Any]) -> bool:
         if value is not None:
             return value is True
     return False
+
+
+NFD_LABEL_PREFIX = "feature.node.kubernetes.io/"  # every label NFD's worker puts on nodes
+NFD_COMPONENT = "node-feature-discovery"
+# Objects that say NFD runs: its own CRDs' kinds, and the OpenShift NFD operator's instance
+# (https://docs.openshift.com/container-platform/latest/hardware_enablement/psap-node-feature-discovery-operator.html).
+_NFD_KINDS = ("NodeFeatureRule", "NodeFeature", "NodeFeatureGroup", "NodeFeatureDiscovery")
+
+
+def deploys_nfd(ctx: LintContext) -> bool:
+    """Whether the set deploys NFD: a release that does (``nfd_releases``), a pod of NFD's
+    images, an OLM Subscription to the NFD operator, or an object of NFD's kinds."""
+    if any(True for _ in nfd_releases(ctx)) or ctx.of_kind(*_NFD_KINDS):
+        return True
+    if any(component.name == NFD_COMPONENT for pod in ctx.pod_specs for component in pod_components(pod)):
+        return True
+    return any(get_value(sub.data, "spec", "name") == "nfd" for sub in ctx.of_kind("Subscription"))
+

@@ -9,18 +9,23 @@ set applies (``facts/node_labels.py``: Node objects, K3s, kubelet and Talos node
 NodeFeatureRules, node templates) count. With a spec GS026 judges selectors against the pools
 instead, so this rule needs none and says nothing under one.
 
+NFD's labels (``feature.node.kubernetes.io/pci-10de.present``, …) count as unset there too
+where nothing in the set deploys NFD (the device plugin chart bundles it only with
+``nfd.enabled``): its own default affinity then strands it.
+
 A selector on the bare ``nvidia.com/gpu`` (the device plugin's resource name) is a label no
 discovery component sets, whatever the set deploys: it is judged in every set.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import clusterpolicy, registered
 from gpustack.lint.facts.deviceplugins import set_plugins
 from gpustack.lint.facts.images import image_repository
+from gpustack.lint.facts.nfd import NFD_LABEL_PREFIX, deploys_nfd
 from gpustack.lint.facts.node_labels import set_label_keys
 from gpustack.lint.facts.operands import component_releases
 from gpustack.lint.facts.podspec import (
@@ -36,6 +41,10 @@ from gpustack.lint.registry import Rule
 from gpustack.lint.releases import dispatch
 
 GFD = "gpu-feature-discovery"
+_NFD_FIX = (
+    "Deploy Node Feature Discovery (the device plugin chart's `nfd.enabled: true`, or NFD's own chart), or "
+    "label the GPU nodes in the set (node config or Node objects)."
+)
 # The device plugin's resource name, which people write as a node label: nothing sets it.
 RESOURCE_NAME_LABEL = "nvidia.com/gpu"
 
@@ -43,21 +52,27 @@ RESOURCE_NAME_LABEL = "nvidia.com/gpu"
 def check(ctx: LintContext) -> Iterator[Hit]:
     if ctx.cluster is not None:
         return
-    unset = _unset_discovery_labels(ctx) | {RESOURCE_NAME_LABEL}
-    unset -= set_label_keys(ctx)
+    unset, nfd_unset = _unset_discovery_labels(ctx)
+    unset |= {RESOURCE_NAME_LABEL}
+    applied = set_label_keys(ctx)
+
+    def is_unset(key: str) -> bool:
+        return key not in applied and (key in unset or (nfd_unset and key.startswith(NFD_LABEL_PREFIX)))
+
     for name, pod in _selecting_pods(ctx):
-        missing = _stranding_tests(pod, unset)
+        missing = _stranding_tests(pod, is_unset)
         if missing:
             yield _hit(name, pod, missing[0])
 
 
-def _unset_discovery_labels(ctx: LintContext) -> set[str]:
+def _unset_discovery_labels(ctx: LintContext) -> tuple[set[str], bool]:
     """GPU discovery labels nothing puts on nodes where the set deploys NVIDIA's device plugin
-    itself, without the GPU Operator: ``gpu.present``, and GFD's unless GFD runs."""
+    itself, without the GPU Operator: ``gpu.present``, GFD's unless GFD runs; and whether NFD's
+    (``feature.node.kubernetes.io/*``) are unset too, where nothing in the set deploys NFD."""
     plugins = set_plugins(ctx)
     if not any(p.vendor == "nvidia" for p in plugins) or any(p.operator for p in plugins) or _operator(ctx):
-        return set()
-    return {GPU_PRESENT_LABEL} | (set() if _gfd(ctx) else set(GFD_LABELS))
+        return set(), False
+    return {GPU_PRESENT_LABEL} | (set() if _gfd(ctx) else set(GFD_LABELS)), not deploys_nfd(ctx)
 
 
 def _hit(name: str, pod: PodSpec, first: LabelTest) -> Hit:
@@ -72,30 +87,35 @@ def _hit(name: str, pod: PodSpec, first: LabelTest) -> Hit:
             "GPU discovery makes (NFD's feature.node.kubernetes.io/pci-10de.present, or nvidia.com/gpu.present under "
             "the GPU Operator), or label the GPU nodes in the set (node config or Node objects).",
         )
-    labeller = "the GPU Operator" if first.key == GPU_PRESENT_LABEL else "GPU Feature Discovery"
+    labeller = (
+        "the GPU Operator" if first.key == GPU_PRESENT_LABEL
+        else "Node Feature Discovery" if first.key.startswith(NFD_LABEL_PREFIX)
+        else "GPU Feature Discovery"
+    )
     return Hit(
         pod.resource,
         first.path,
         f"{name} requires the node label {first.key}, but nothing in the set puts it on nodes ({labeller} "
         "sets it, and the set deploys NVIDIA's device plugin without it): it runs only on nodes labelled "
         "by hand, and a new GPU node strands it",
-        fix=f"Select a label the set's discovery makes (NFD's feature.node.kubernetes.io/pci-10de.present), "
+        fix=_NFD_FIX if labeller == "Node Feature Discovery" else
+        f"Select a label the set's discovery makes (NFD's feature.node.kubernetes.io/pci-10de.present), "
         f"deploy {labeller}, or label the GPU nodes in the set (node config or Node objects).",
     )
 
 
-def _stranding_tests(pod: PodSpec, unset: set[str]) -> list[LabelTest]:
-    """The required tests on ``unset`` labels that keep the pod off every node: a nodeSelector
+def _stranding_tests(pod: PodSpec, is_unset: Callable[[str], bool]) -> list[LabelTest]:
+    """The required tests on unset labels that keep the pod off every node: a nodeSelector
     entry, or one in each of the required affinity's terms (terms are OR'd)."""
     required = [t for t in node_label_tests(pod) if t.required]
-    selector = [t for t in required if t.term is None and t.selects and t.key in unset]
+    selector = [t for t in required if t.term is None and t.selects and is_unset(t.key)]
     if selector:
         return selector
     terms: dict[int, list[LabelTest]] = {}
     for test in required:
         if test.term is not None:
             terms.setdefault(test.term, [])
-            if test.selects and test.key in unset:
+            if test.selects and is_unset(test.key):
                 terms[test.term].append(test)
     if terms and all(terms.values()):
         return [tests[0] for tests in terms.values()]
