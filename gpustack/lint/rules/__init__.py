@@ -69,6 +69,7 @@ from gpustack.lint.rules import gs061_removed_scheduler_config
 from gpustack.lint.rules import gs062_runtimeclass_selects_no_gpu_pool
 from gpustack.lint.rules import gs063_claim_no_pool_can_satisfy
 from gpustack.lint.rules import gs064_dcgm_field_not_collected
+from gpustack.lint.rules import gs065_gpu_software_without_gpu_request
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -136,5 +137,6 @@ RULES: dict[str, Rule] = {
         gs062_runtimeclass_selects_no_gpu_pool.RULE,
         gs063_claim_no_pool_can_satisfy.RULE,
         gs064_dcgm_field_not_collected.RULE,
+        gs065_gpu_software_without_gpu_request.RULE,
     )
 }
