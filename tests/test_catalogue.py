@@ -12,6 +12,7 @@ import pytest
 
 from gpustack.lint.catalogue import Example, load_catalogue, policy_problems
 from gpustack.lint.engine import lint
+from gpustack.lint.input.load import LoadResult
 from gpustack.lint.input.load import load_text
 from gpustack.lint.policy.config import Config
 from gpustack.lint.policy.selection import Choice, Selection
@@ -55,7 +56,7 @@ def _lint_example(rule_id: str, fires: bool, index: int, example: Example) -> Re
     spec = data_dir("policies").parent / example.spec if example.spec else None
     selection = Selection((Choice(on=frozenset({rule_id})),))  # an opt-in rule runs where selected
     config = Config(distribution=example.distribution, spec=spec, selection=selection)
-    return lint(load_text(name, example.manifest), config)
+    return lint(LoadResult.merge(load_text(path, text) for path, text in example.texts(name).items()), config)
 
 
 def test_opt_in_rules_stay_off_in_a_default_run() -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from types import MappingProxyType
@@ -28,12 +28,18 @@ SCHEMA_PATH = Path(__file__).with_name("policy.schema.json")
 
 @dataclass(frozen=True)
 class Example:
-    """A manifest that must make its rule fire (``fires``) or stay quiet (``clean``)."""
+    """A manifest that must make its rule fire (``fires``) or stay quiet (``clean``): one file
+    (``manifest``), or files linted together, by path (``files``)."""
 
     description: str
-    manifest: str
+    manifest: str = ""
     distribution: str | None = None
     spec: str | None = None  # a spec file as context (``--spec``), from the repository root
+    files: Mapping[str, str] = field(default_factory=dict)
+
+    def texts(self, name: str) -> dict[str, str]:
+        """The example's files by path; a one-file example's under ``name``."""
+        return dict(self.files) if self.files else {name: self.manifest}
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,10 @@ def _example(example: Example) -> str:
     flags = [f"--distribution {example.distribution}"] if example.distribution else []
     flags += [f"--spec {example.spec}"] if example.spec else []
     context = f" (`{' '.join(flags)}`)" if flags else ""
-    return f"{example.description.strip()}{context}\n\n```yaml\n{example.manifest.rstrip()}\n```"
+    if not example.files:
+        return f"{example.description.strip()}{context}\n\n```yaml\n{example.manifest.rstrip()}\n```"
+    files = "\n\n".join(f"`{path}`:\n\n```yaml\n{text.rstrip()}\n```" for path, text in example.files.items())
+    return f"{example.description.strip()}{context}\n\n{files}"
 
 
 def _severity(info: RuleInfo) -> str:

@@ -1,7 +1,7 @@
 """Files of the input that hold no Kubernetes object and that no rule reads: a note each.
 
 The loader reads every YAML and JSON file, but documents without apiVersion and kind are
-judged only where gpustack knows their shape: kustomizations, Fleet bundles' ``fleet.yaml``, Helm chart folders
+judged only where gpustack knows their shape: kustomizations, Fleet bundles' ``fleet.yaml``, helmfiles, Helm chart folders
 (``Chart.yaml`` and its ``values.yaml``), values files a release takes (kustomize
 ``valuesFile``, ``values:`` in .gpustack.yaml, ``--chart``), K3s and RKE2 config files, Talos
 machine configs, talhelper configs, Omni config patches, Image Factory schematics, containerd
@@ -23,6 +23,7 @@ from gpustack.lint.model import Note, Resource
 from gpustack.lint.policy.config import Config
 from gpustack.lint.releases import inferred
 from gpustack.lint.releases.fleet import is_fleet_bundle
+from gpustack.lint.releases.helmfile import is_helmfile
 from gpustack.lint.releases.helmchart import chart_values_files, is_chart_metadata
 from gpustack.lint.releases.kustomize import is_kustomization
 from gpustack.lint.releases.release import HelmChartRelease
@@ -37,7 +38,7 @@ def is_read(resource: Resource) -> bool:
     """Whether a rule reads this document as what it is: an object, or a shape gpustack knows."""
     return resource.kind is not None or any(
         known(resource)
-        for known in (is_kustomization, is_chart_metadata, is_fleet_bundle, is_k3s_config, _sets_default_runtime, talos.is_talconfig,
+        for known in (is_kustomization, is_chart_metadata, is_fleet_bundle, is_helmfile, is_k3s_config, _sets_default_runtime, talos.is_talconfig,
                       talos.is_machine_config, talos.is_schematic, talos.is_omni_patch, containerdconfig.is_config_file,
                       is_host_script, is_rule_file)
     )
@@ -60,18 +61,22 @@ def chart_of_values(config: Config, file: str, resources: Sequence[Resource]) ->
 def notes(by_file: Mapping[str, Sequence[Resource]], releases: Iterable[HelmChartRelease]) -> list[Note]:
     """A note for each file no rule reads: object-less, unknown shape, and values of no release
     (why, where its path names a chart whose values its keys do not fit)."""
+    declared, files = untaken(by_file, releases)
+    return [Note(inferred.why_unchecked(file, resources, declared) or NOT_CHECKED, file) for file, resources in files]
+
+
+def untaken(
+    by_file: Mapping[str, Sequence[Resource]], releases: Iterable[HelmChartRelease]
+) -> tuple[dict[str, str], list[tuple[str, Sequence[Resource]]]]:
+    """The charts the set releases (key data names, each with what releases it), and the
+    object-less files of unknown shape that no release takes."""
     releases = list(releases)
     layered = {layer.resource.file for release in releases for layer in release.layers}
     declared = {
         name: release.owner for release in releases if not release.inferred for name in inferred.data_names(release.chart)
     }
     layered |= chart_values_files(by_file)  # a chart folder's: read by Helm, if only for conditions
-    found = []
-    for file, resources in by_file.items():
-        if file in layered or not objectless(resources):
-            continue
-        found.append(Note(inferred.why_unchecked(file, resources, declared) or NOT_CHECKED, file))
-    return found
+    return declared, [(file, resources) for file, resources in by_file.items() if file not in layered and objectless(resources)]
 
 
 def _sets_default_runtime(resource: Resource) -> bool:

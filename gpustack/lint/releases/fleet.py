@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from gpustack.lint.model import Path, Resource, nonempty_text, posix_path
-from gpustack.lint.releases.helmchart import CHART_FILE, is_chart_metadata
+from gpustack.lint.releases.helmchart import chart_folder_at
 from gpustack.lint.releases.helmvalues import ValuesLayer, mapping, text_layer
 from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release
 
@@ -79,21 +79,12 @@ def _chart(bundle: Resource, helm: Mapping[str, Any], folder: str, whole: WholeS
     version = nonempty_text(helm.get("version"))
     written = nonempty_text(helm.get("chart"))
     if written is None or (not written.startswith(_REMOTE) and not nonempty_text(helm.get("repo"))):
-        local = _chart_folder(posixpath.normpath(posixpath.join(folder, written or ".")), whole)
+        local = chart_folder_at(posixpath.normpath(posixpath.join(folder, written or ".")), whole)
         if local is not None:
             return local.data["name"], ("helm", "chart") if written else ("helm",), version or local.data.get("version")
     if written is None:
         return "", ("helm",), None
     return written, ("helm", "chart"), version
-
-
-def _chart_folder(folder: str, whole: WholeSet) -> Resource | None:
-    """The ``Chart.yaml`` of a chart folder of the set."""
-    wanted = posixpath.join(folder, CHART_FILE) if folder != "." else CHART_FILE
-    for file, resources in whole.by_file.items():
-        if posixpath.normpath(posix_path(file)) == wanted:
-            return next((resource for resource in resources if is_chart_metadata(resource)), None)
-    return None
 
 
 def _values_layers(

@@ -194,3 +194,14 @@ def _enabled(dependency: Mapping[str, Any], values: Mapping[str, Any]) -> bool:
     settings = [get_value(values, "tags", tag) for tag in names]
     decided = [setting for setting in settings if isinstance(setting, bool)]
     return any(decided) if decided else True
+
+
+def chart_folder_at(folder: str, whole: WholeSet) -> Resource | None:
+    """The ``Chart.yaml`` of the set's chart folder at ``folder`` (a path as the input names
+    files, ``.`` for the top), if the set holds one."""
+    wanted = posixpath.join(folder, CHART_FILE) if folder != "." else CHART_FILE
+    for file, resources in whole.by_file.items():
+        if posixpath.normpath(posix_path(file)) == wanted:
+            return next((resource for resource in resources if is_chart_metadata(resource)), None)
+    return None
+

@@ -65,6 +65,16 @@ def data_names(chart: str) -> tuple[str, ...]:
     return _by_name().get(chart.lower(), (chart,))
 
 
+def untaken_release(file: str, resources: Sequence[Resource], declared: Mapping[str, str]) -> tuple[str, str] | None:
+    """The chart whose values ``file``'s path and keys tell, and what releases that chart in
+    the set (``declared``), where that release does not take the file; None otherwise."""
+    fits = [fit for fit in _fits(file, resources) if fit.fits]
+    if not fits:
+        return None
+    chart = max(fits, key=_strength).chart
+    return (chart, declared[chart]) if chart in declared else None
+
+
 def why_unchecked(file: str, resources: Sequence[Resource], declared: Mapping[str, str]) -> str | None:
     """Why a file whose path names a chart is not linted as that chart's values, or None (its
     path names none). ``declared``: the charts (key data names, ``data_names``) that the set releases
@@ -73,7 +83,7 @@ def why_unchecked(file: str, resources: Sequence[Resource], declared: Mapping[st
     if not fits:
         return None
     fit = max(fits, key=lambda fit: (fit.fits, *_strength(fit)))
-    if fit.fits and fit.chart in declared:
+    if untaken_release(file, resources, declared) is not None:
         return (
             f"not checked: its path and keys tell chart {fit.chart}, but the set's release of it ({declared[fit.chart]})"
             " does not take this file: a copy or an alternative; if that release does take it, map the file"

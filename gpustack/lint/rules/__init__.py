@@ -70,6 +70,7 @@ from gpustack.lint.rules import gs062_runtimeclass_selects_no_gpu_pool
 from gpustack.lint.rules import gs063_claim_no_pool_can_satisfy
 from gpustack.lint.rules import gs064_dcgm_field_not_collected
 from gpustack.lint.rules import gs065_gpu_software_without_gpu_request
+from gpustack.lint.rules import gs066_values_file_not_passed
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -138,5 +139,6 @@ RULES: dict[str, Rule] = {
         gs063_claim_no_pool_can_satisfy.RULE,
         gs064_dcgm_field_not_collected.RULE,
         gs065_gpu_software_without_gpu_request.RULE,
+        gs066_values_file_not_passed.RULE,
     )
 }
