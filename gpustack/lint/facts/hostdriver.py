@@ -23,6 +23,9 @@ Karpenter's v1alpha5 API, a GPU ``Provisioner`` and the ``AWSNodeTemplate`` of i
 (or its inline ``provider``) with ``amiFamily: Bottlerocket``. ``bottlerocket_node_classes`` is that
 one fact: runtime evidence (GS004) reads it too, since the same variants make nvidia containerd's
 default runtime.
+Host scripts and setup notes that install the driver or the toolkit from packages
+(``input/hostscripts``) say it too, with less certainty: nothing in the set ties the script to
+the GPU nodes, so their evidence is ``assumed``.
 Everything is a function of the documents given, computed once per context.
 """
 
@@ -32,7 +35,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gpustack.lint.facts import talos
+from gpustack.lint.facts import hostscripts, talos
 from gpustack.lint.facts.node_groups import karpenter_gpu
 from gpustack.lint.model import Path, Resource, get_value
 
@@ -47,6 +50,7 @@ class Evidence:
     resource: Resource
     path: Path
     what: str  # for messages
+    assumed: bool = False  # a host script's word, which the set does not tie to the GPU nodes
 
     def __str__(self) -> str:
         line, _ = self.resource.locate(self.path)
@@ -108,7 +112,17 @@ def _collect(resources: tuple[Resource, ...]) -> HostStack:
                 driver.append(Evidence(resource, where, f"a Talos schematic installs the NVIDIA extensions {', '.join(nvidia)}"))
             toolkit += _toolkit(resource, where, names)
     driver += _bottlerocket(resources)
+    driver += _scripts(resources, hostscripts.DRIVER_KEY, "installs the NVIDIA driver on the host")
+    toolkit += _scripts(resources, hostscripts.TOOLKIT_KEY, "installs the NVIDIA Container Toolkit on the host")
     return HostStack(tuple(driver), tuple(toolkit), tuple(releases))
+
+
+def _scripts(resources: tuple[Resource, ...], key: str, what: str) -> Iterator[Evidence]:
+    """Host scripts and setup notes that install the driver or toolkit (``input/hostscripts``):
+    assumed to prepare the GPU nodes."""
+    for resource in resources:
+        if hostscripts.says(resource, key):
+            yield Evidence(resource, (key,), f"the host script {hostscripts.described(resource, key)} {what}", assumed=True)
 
 
 def bottlerocket_node_classes(ctx: LintContext) -> tuple[tuple[Resource, Path], ...]:

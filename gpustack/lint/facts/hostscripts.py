@@ -1,4 +1,5 @@
-"""A host script that makes nvidia the default runtime, as ``input/hostscripts`` reads it."""
+"""A host script that sets up the nodes' NVIDIA stack, as ``input/hostscripts`` reads it: one key
+per thing it says, each with the first line that says it."""
 
 from __future__ import annotations
 
@@ -6,14 +7,21 @@ from collections.abc import Mapping
 
 from gpustack.lint.model import Resource
 
-KEY = "hostScriptSetsNvidiaDefault"  # the document's one key: {line, says}
+KEY = "hostScriptSetsNvidiaDefault"  # nvidia is the default runtime: {line, says}
+DRIVER_KEY = "hostScriptInstallsDriver"  # the NVIDIA driver is installed on the host
+TOOLKIT_KEY = "hostScriptInstallsToolkit"  # the NVIDIA Container Toolkit is installed on the host
+KEYS = (KEY, DRIVER_KEY, TOOLKIT_KEY)
 
 
 def is_host_script(resource: Resource) -> bool:
-    return resource.kind is None and isinstance(resource.data.get(KEY), Mapping)
+    return resource.kind is None and any(isinstance(resource.data.get(key), Mapping) for key in KEYS)
 
 
-def described(resource: Resource) -> str:
+def says(resource: Resource, key: str) -> bool:
+    return resource.kind is None and isinstance(resource.data.get(key), Mapping)
+
+
+def described(resource: Resource, key: str = KEY) -> str:
     """How a message names it: ``scripts/gpu-node.sh line 12 (`nvidia-ctk runtime configure ...`)``."""
-    found = resource.data[KEY]
+    found = resource.data[key]
     return f"{resource.file} line {found.get('line')} (`{found.get('says')}`)"

@@ -17,7 +17,7 @@ from functools import cache
 from typing import TYPE_CHECKING, TypeVar
 
 from gpustack.lint.facts import clusterpolicy, registered
-from gpustack.lint.model import Hit, Path, Resource, get_value
+from gpustack.lint.model import Hit, Path, Resource, Severity, get_value
 from gpustack.lint.releases import dispatch
 from gpustack.lint.releases.release import HelmChartRelease
 
@@ -81,13 +81,14 @@ class Deployed:
     owner: str
     operand: str  # its values key: driver, toolkit
 
-    def hit(self, but: str, fix: str) -> Hit:
+    def hit(self, but: str, fix: str, severity: Severity | None = None) -> Hit:
         """A finding here: ``<owner> deploys the operand (on by default), but <but>``."""
         return Hit(
             self.resource,
             self.path,
             f"{self.owner} deploys the GPU Operator's {self.operand} container ({self.operand}.enabled is true, "
             f"the chart's default), but {but}",
+            severity=severity,
             fix=fix,
         )
 

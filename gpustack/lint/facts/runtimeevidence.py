@@ -162,7 +162,7 @@ def _read_documents(ctx: LintContext) -> tuple[tuple[Evidence, ...], tuple[Mispl
                 Evidence(runtime == "nvidia", resource, ("default-runtime",), f"K3s/RKE2 config sets default-runtime: {runtime}"))
         elif resource.kind == "ConfigMap":
             reader.config_map(resource)
-        elif hostscripts.is_host_script(resource):
+        elif hostscripts.says(resource, hostscripts.KEY):
             reader.evidence.append(Evidence(
                 True, resource, (hostscripts.KEY,), f"the host script {hostscripts.described(resource)} makes nvidia the default runtime"))
         elif containerdconfig.is_config_file(resource):

@@ -1,5 +1,4 @@
-"""Shell scripts and setup notes that make nvidia the nodes' default runtime, read as one
-document each.
+"""Shell scripts and setup notes that set up the nodes' NVIDIA stack, read as one document each.
 
 Clusters are often set up by a script kept beside the manifests (``scripts/setup-gpu-node.sh``)
 or by commands a README gives. Where one of them makes nvidia the container runtime's default,
@@ -13,8 +12,17 @@ that is not a comment says so:
 - Docker's ``"default-runtime": "nvidia"`` (``daemon.json``, for cri-dockerd) and K3s's or
   RKE2's ``default-runtime: nvidia``.
 
-Any other such file is no input. The document holds what the line says and its number
-(``facts.hostscripts.KEY``); findings on it point at the file's first line.
+They also say where the host brings its own driver or toolkit (GS035, GS055: the GPU
+Operator's containers would install them a second time,
+https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/getting-started.html#pre-installed-nvidia-gpu-drivers):
+
+- the driver from the distribution's or NVIDIA's packages (``apt-get install nvidia-driver-550``,
+  ``cuda-drivers``, ``nvidia-open``, ``nvidia-headless-*``, ``nvidia-kernel-dkms``,
+  ``dnf install kmod-nvidia``), ``ubuntu-drivers install``, or NVIDIA's ``.run`` installer;
+- the toolkit from packages (``apt-get install nvidia-container-toolkit``).
+
+Any other such file is no input. The document holds, per key of ``facts.hostscripts``, the first
+line that says it and its number; findings on it point at the file's first line.
 """
 
 from __future__ import annotations
@@ -22,10 +30,18 @@ from __future__ import annotations
 import json
 import re
 
-from gpustack.lint.facts.hostscripts import KEY
+from gpustack.lint.facts.hostscripts import DRIVER_KEY, KEY, TOOLKIT_KEY
 
 SUFFIXES = (".sh", ".bash", ".md")
 KEEP_NAMED = False  # a script named on the command line that sets nothing is no input either
+_INSTALL = r"\b(?:apt-get|apt|dnf|yum|zypper|microdnf)\b[^\n]*\binstall\b[^\n]*"
+_INSTALLS_DRIVER = re.compile(
+    _INSTALL + r"(?<![\w-])(?:nvidia-driver(?:-\d+)?(?:-server|-open)?|cuda-drivers(?:-\d+)?|nvidia-open|"
+    r"nvidia-headless-(?:no-dkms-)?\d+\S*|nvidia-kernel-dkms|kmod-nvidia\S*)(?![\w.-])"
+    r"|\bubuntu-drivers\s+(?:auto)?install\b"
+    r"|NVIDIA-Linux-[\w.-]+\.run\b"
+)
+_INSTALLS_TOOLKIT = re.compile(_INSTALL + r"(?<![\w-])nvidia-container-toolkit(?![\w-])")
 _SETS_NVIDIA_DEFAULT = re.compile(
     r"nvidia-ctk\s+runtime\s+configure\b[^\n]*--set-as-default"
     r"|default_runtime_name\s*=\s*\\?[\"']nvidia\\?[\"']"
@@ -39,15 +55,22 @@ def wanted(file: str) -> bool:
 
 
 def as_document(data: bytes) -> bytes | None:
-    """The first line that makes nvidia the default runtime, as the document the loader reads;
-    None when no line does (or the file is not text)."""
-    if b"nvidia" not in data:
+    """For each thing a script can say (``KEYS``), the first line that says it, as the
+    document the loader reads; None when no line says any (or the file is not text)."""
+    if not any(word in data.lower() for word in (b"nvidia", b"cuda-drivers", b"ubuntu-drivers")):
         return None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         return None
+    found: dict[str, dict[str, object]] = {}
     for number, line in enumerate(text.splitlines(), 1):
-        if not line.lstrip().startswith(("#", "//")) and _SETS_NVIDIA_DEFAULT.search(line):
-            return (json.dumps({KEY: {"line": number, "says": line.strip()[:200]}}) + "\n").encode()
-    return None
+        if line.lstrip().startswith(("#", "//")):
+            continue
+        for key, pattern in _SAYS.items():
+            if key not in found and pattern.search(line):
+                found[key] = {"line": number, "says": line.strip()[:200]}
+    return (json.dumps(found) + "\n").encode() if found else None
+
+
+_SAYS = {KEY: _SETS_NVIDIA_DEFAULT, DRIVER_KEY: _INSTALLS_DRIVER, TOOLKIT_KEY: _INSTALLS_TOOLKIT}

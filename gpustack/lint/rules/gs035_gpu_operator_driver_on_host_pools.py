@@ -19,36 +19,43 @@ from collections.abc import Iterator
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import hostdriver, operands
 from gpustack.lint.facts.pools import ClusterFacts, Pool
-from gpustack.lint.model import Hit
+from gpustack.lint.model import Hit, Severity
 from gpustack.lint.registry import Rule
 
 SKIP_LABEL = "nvidia.com/gpu.deploy.driver"
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
-    reason = _host_driver(ctx)
-    if reason is None:
+    found = _host_driver(ctx)
+    if found is None:
         return
+    reason, assumed = found
     for place in operands.operator_deploys(ctx, "driver"):
         yield place.hit(
-            f"{reason}: the two drivers fight over the kernel modules",
+            f"{reason}: the two drivers fight over the kernel modules"
+            + (" (assumed: the script prepares the GPU nodes)" if assumed else ""),
             fix=f"Set `driver.enabled: false` when no pool takes the operator's driver, else label the host "
             f"pools' nodes `{SKIP_LABEL}=false` (and list the label in their `labels` in the spec).",
+            severity=Severity.WARNING if assumed else None,
         )
 
 
-def _host_driver(ctx: LintContext) -> str | None:
-    """What says nodes of the set bring their own driver: the spec's host pools, else the node
-images of the set (Talos documents, Bottlerocket node classes)."""
+def _host_driver(ctx: LintContext) -> tuple[str, bool] | None:
+    """What says nodes of the set bring their own driver, and whether that is assumed: the
+    spec's host pools, else the node images of the set (Talos documents, Bottlerocket node
+    classes), else a host script that installs the driver (assumed to prepare the GPU nodes)."""
     if ctx.cluster is not None:
         pools = _host_pools(ctx.cluster)
         if not pools:
             return None
         names = ", ".join(p.name for p in pools)
         which = f"pool {names} installs" if len(pools) == 1 else f"pools {names} install"
-        return f"{which} the driver on the host ({ctx.cluster.spec_file})"
-    evidence = hostdriver.host_driver(ctx)
-    return f"{evidence[0]}: the driver comes with the nodes' OS" if evidence else None
+        return f"{which} the driver on the host ({ctx.cluster.spec_file})", False
+    evidence = sorted(hostdriver.host_driver(ctx), key=lambda found: found.assumed)
+    if not evidence:
+        return None
+    first = evidence[0]
+    return (f"{first}" if first.assumed else f"{first}: the driver comes with the nodes' OS"), first.assumed
 
 
 def _host_pools(cluster: ClusterFacts) -> list[Pool]:

@@ -17,21 +17,30 @@ from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import hostdriver, operands, talos
-from gpustack.lint.model import Hit
+from gpustack.lint.model import Hit, Severity
 from gpustack.lint.registry import Rule
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
     found = hostdriver.host_stack(ctx)
+    extensions = [evidence for evidence in found.toolkit if not evidence.assumed]
+    scripts = [evidence for evidence in found.toolkit if evidence.assumed]
     releases = [release for _, release in found.releases]
-    if not found.toolkit or not releases or max(releases) > talos.TOOLKIT_IN_EXTENSION_UNTIL:
-        return
-    evidence = f"{found.toolkit[0]} on Talos v{'.'.join(map(str, max(releases)))}, per {found.releases[0][0]}"
-    for place in operands.operator_deploys(ctx, "container-toolkit"):
-        yield place.hit(
-            f"the nodes already have the NVIDIA Container Toolkit: {evidence}",
-            fix="Set `toolkit.enabled: false` (and `driver.enabled: false`): the Talos extensions bring both.",
-        )
+    if extensions and releases and max(releases) <= talos.TOOLKIT_IN_EXTENSION_UNTIL:
+        evidence = f"{extensions[0]} on Talos v{'.'.join(map(str, max(releases)))}, per {found.releases[0][0]}"
+        for place in operands.operator_deploys(ctx, "container-toolkit"):
+            yield place.hit(
+                f"the nodes already have the NVIDIA Container Toolkit: {evidence}",
+                fix="Set `toolkit.enabled: false` (and `driver.enabled: false`): the Talos extensions bring both.",
+            )
+    elif scripts and not releases:
+        for place in operands.operator_deploys(ctx, "container-toolkit"):
+            yield place.hit(
+                f"{scripts[0]}: the operator installs a second toolkit and rewrites the container runtime's config "
+                "over the host's (assumed: the script prepares the GPU nodes)",
+                fix="Set `toolkit.enabled: false`: NVIDIA's guide for a pre-installed toolkit.",
+                severity=Severity.WARNING,
+            )
 
 
 RULE = Rule("GS055", "set", check)
