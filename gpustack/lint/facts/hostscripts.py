@@ -10,7 +10,8 @@ from gpustack.lint.model import Resource
 KEY = "hostScriptSetsNvidiaDefault"  # nvidia is the default runtime: {line, says}
 DRIVER_KEY = "hostScriptInstallsDriver"  # the NVIDIA driver is installed on the host
 TOOLKIT_KEY = "hostScriptInstallsToolkit"  # the NVIDIA Container Toolkit is installed on the host
-KEYS = (KEY, DRIVER_KEY, TOOLKIT_KEY)
+CLOUD_KEY = "hostScriptManagedCloud"  # a managed cloud's cluster or node pool is created: {line, says, cloud}
+KEYS = (KEY, DRIVER_KEY, TOOLKIT_KEY, CLOUD_KEY)
 
 
 def is_host_script(resource: Resource) -> bool:
@@ -19,6 +20,11 @@ def is_host_script(resource: Resource) -> bool:
 
 def says(resource: Resource, key: str) -> bool:
     return resource.kind is None and isinstance(resource.data.get(key), Mapping)
+
+
+def managed_cloud(resource: Resource) -> str | None:
+    """The managed cloud (eks, gke, aks) whose cluster or node pool the script creates."""
+    return str(resource.data[CLOUD_KEY].get("cloud")) if says(resource, CLOUD_KEY) else None
 
 
 def described(resource: Resource, key: str = KEY) -> str:

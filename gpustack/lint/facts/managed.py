@@ -22,7 +22,9 @@ from what only that cloud has:
 - objects of the set: Karpenter's AWS node classes (``EC2NodeClass``, ``AWSNodeTemplate``) and
   NodePools or Provisioners that use them or require ``karpenter.k8s.aws/…`` labels, an eksctl
   ``ClusterConfig``; GKE's ``ComputeClass`` and other objects of its own API groups; Karpenter's
-  Azure node class (``AKSNodeClass``, AKS's node auto-provisioning) and NodePools that use it.
+  Azure node class (``AKSNodeClass``, AKS's node auto-provisioning) and NodePools that use it;
+  scripts, setup notes and Terraform that create the cloud's cluster or node pools
+  (``input/hostscripts``: ``eksctl create cluster``, ``az aks nodepool add``, ``google_container_node_pool``).
   The set's evidence counts when it names one cloud and the set holds no control-plane config of
   its own (a kubeadm, K3s or Talos config): a set that names several says nothing.
 
@@ -34,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from gpustack.lint.facts import talos
+from gpustack.lint.facts import hostscripts, talos
 from gpustack.lint.facts.clusterconfig import is_k3s_config
 from gpustack.lint.facts.podspec import node_label_tests
 from gpustack.lint.model import PodSpec, Resource, get_value
@@ -126,6 +128,9 @@ def _extended(name: str) -> bool:
 
 
 def _clouds(resource: Resource) -> Iterator[str]:
+    if (scripted := hostscripts.managed_cloud(resource)) is not None:
+        yield scripted
+        return
     group = resource.api_group if resource.kind else ""
     if group in _GROUPS:
         yield _GROUPS[group]

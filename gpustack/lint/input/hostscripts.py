@@ -1,4 +1,5 @@
-"""Shell scripts and setup notes that set up the nodes' NVIDIA stack, read as one document each.
+"""Shell scripts, setup notes and Terraform that set up the nodes' NVIDIA stack or the cluster,
+read as one document each.
 
 Clusters are often set up by a script kept beside the manifests (``scripts/setup-gpu-node.sh``)
 or by commands a README gives. Where one of them makes nvidia the container runtime's default,
@@ -21,6 +22,11 @@ https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/getting-star
   ``dnf install kmod-nvidia``), ``ubuntu-drivers install``, or NVIDIA's ``.run`` installer;
 - the toolkit from packages (``apt-get install nvidia-container-toolkit``).
 
+And which managed cloud runs the cluster (``facts/managed``): ``eksctl create cluster``,
+``gcloud container node-pools create``, ``az aks nodepool add``, and Terraform's (``*.tf``)
+``aws_eks_*``, ``google_container_*`` and ``azurerm_kubernetes_cluster*`` resources or the
+``terraform-aws-modules/eks/aws`` module.
+
 Any other such file is no input. The document holds, per key of ``facts.hostscripts``, the first
 line that says it and its number; findings on it point at the file's first line.
 """
@@ -30,9 +36,9 @@ from __future__ import annotations
 import json
 import re
 
-from gpustack.lint.facts.hostscripts import DRIVER_KEY, KEY, TOOLKIT_KEY
+from gpustack.lint.facts.hostscripts import CLOUD_KEY, DRIVER_KEY, KEY, TOOLKIT_KEY
 
-SUFFIXES = (".sh", ".bash", ".md")
+SUFFIXES = (".sh", ".bash", ".md", ".tf")
 KEEP_NAMED = False  # a script named on the command line that sets nothing is no input either
 _INSTALL = r"\b(?:apt-get|apt|dnf|yum|zypper|microdnf)\b[^\n]*\binstall\b[^\n]*"
 _INSTALLS_DRIVER = re.compile(
@@ -42,6 +48,20 @@ _INSTALLS_DRIVER = re.compile(
     r"|NVIDIA-Linux-[\w.-]+\.run\b"
 )
 _INSTALLS_TOOLKIT = re.compile(_INSTALL + r"(?<![\w-])nvidia-container-toolkit(?![\w-])")
+# Commands and Terraform resources that create a managed cloud's cluster or GPU node pool.
+_MANAGED_CLOUD = {
+    "eks": re.compile(
+        r"\beksctl\s+create\s+(?:cluster|nodegroup)\b|\baws\s+eks\s+create-(?:cluster|nodegroup)\b"
+        r"|resource\s+\"aws_eks_(?:cluster|node_group)\"|source\s*=\s*\"terraform-aws-modules/eks/aws\""
+    ),
+    "gke": re.compile(
+        r"\bgcloud\s+(?:beta\s+)?container\s+(?:clusters|node-pools)\s+create\b"
+        r"|resource\s+\"google_container_(?:cluster|node_pool)\""
+    ),
+    "aks": re.compile(r"\baz\s+aks\s+(?:create|nodepool\s+add)\b|resource\s+\"azurerm_kubernetes_cluster(?:_node_pool)?\""),
+}
+_HINTS = (b"nvidia", b"cuda-drivers", b"ubuntu-drivers", b"eksctl", b"aws eks", b"aws_eks", b"terraform-aws-modules/eks",
+          b"gcloud", b"google_container", b"az aks", b"azurerm_kubernetes_cluster")
 _SETS_NVIDIA_DEFAULT = re.compile(
     r"nvidia-ctk\s+runtime\s+configure\b[^\n]*--set-as-default"
     r"|default_runtime_name\s*=\s*\\?[\"']nvidia\\?[\"']"
@@ -57,7 +77,8 @@ def wanted(file: str) -> bool:
 def as_document(data: bytes) -> bytes | None:
     """For each thing a script can say (``KEYS``), the first line that says it, as the
     document the loader reads; None when no line says any (or the file is not text)."""
-    if not any(word in data.lower() for word in (b"nvidia", b"cuda-drivers", b"ubuntu-drivers")):
+    lowered = data.lower()
+    if not any(word in lowered for word in _HINTS):
         return None
     try:
         text = data.decode("utf-8-sig")
@@ -70,6 +91,9 @@ def as_document(data: bytes) -> bytes | None:
         for key, pattern in _SAYS.items():
             if key not in found and pattern.search(line):
                 found[key] = {"line": number, "says": line.strip()[:200]}
+        for cloud, pattern in _MANAGED_CLOUD.items():
+            if CLOUD_KEY not in found and pattern.search(line):
+                found[CLOUD_KEY] = {"line": number, "says": line.strip()[:200], "cloud": cloud}
     return (json.dumps(found) + "\n").encode() if found else None
 
 

@@ -158,7 +158,8 @@ def _helm_commands(text: str, path: str, root: str, name: str) -> Iterator[tuple
         match = _HELM.search(line)
         if match is None:
             continue
-        command = _parse_helm(line[match.start():].lstrip(" ;&|(`$"))
+        # In Markdown, inline code ends at the next backtick.
+        command = _parse_helm(line[match.start():].lstrip(" ;&|(`$").split("`", 1)[0])
         if command is None:
             continue
         chart, version, values = command

@@ -46,7 +46,7 @@ from gpustack.lint.context import RUNTIME_CLASS_DISTRIBUTIONS, LintContext
 from gpustack.lint.facts import registered, runtimeevidence
 from gpustack.lint.facts.components import pod_components
 from gpustack.lint.facts.consumers import is_gpu_workload, visible_devices
-from gpustack.lint.facts.managed import MANAGED, pod_cloud
+from gpustack.lint.facts.managed import MANAGED, pod_cloud, set_cloud
 from gpustack.lint.facts.podspec import subject
 from gpustack.lint.facts.quantities import gpu_requests
 from gpustack.lint.model import Hit, PodSpec, SetValue, Severity, get_value
@@ -61,8 +61,15 @@ ASSUMED = "assumed: the set names no distribution, and on OpenShift, GKE, EKS or
 
 
 def _distribution(pod: PodSpec, ctx: LintContext) -> str | None:
-    """The context's distribution, or the managed cloud whose node labels the pod selects."""
-    return pod_cloud(pod) or ctx.distribution
+    """The context's distribution, or the managed cloud whose node labels the pod selects, or
+    the one the set's objects, scripts and Terraform name (``managed.set_cloud``)."""
+    return pod_cloud(pod) or ctx.distribution or ctx.set_fact(_set_context)[1]
+
+
+def _set_context(ctx: LintContext) -> tuple[tuple[bool, str] | None, str | None]:
+    """What the rule reads of the whole set (its ``set_fact``): the runtime evidence, and the
+    managed cloud the set names."""
+    return _evidence(ctx), set_cloud(ctx)
 
 
 def _evidence(ctx: LintContext) -> tuple[bool, str] | None:
@@ -84,7 +91,7 @@ def _severity(distribution: str | None, ctx: LintContext) -> Severity | None:
         return None
     if ctx.cluster is not None:
         return None if ctx.cluster.nvidia_default_runtime else Severity.ERROR
-    if (evidence := ctx.set_fact(_evidence)) is not None:
+    if (evidence := ctx.set_fact(_set_context)[0]) is not None:
         return None if evidence[0] else Severity.ERROR
     return Severity.INFO if distribution is None else Severity.WARNING
 
@@ -96,7 +103,7 @@ def _class_exists(severity: Severity, distribution: str | None) -> bool:
 def _where(distribution: str | None, ctx: LintContext) -> str:
     """Where the message says runc is the default: the set's evidence, else the distribution,
     else what the rule assumes."""
-    if (evidence := ctx.set_fact(_evidence)) is not None:
+    if (evidence := ctx.set_fact(_set_context)[0]) is not None:
         return f"where runc is the default runtime ({evidence[1]})"
     if distribution in RUNTIME_CLASS_DISTRIBUTIONS:
         return f"on {distribution}"
@@ -202,7 +209,7 @@ def _releases_without_class(ctx: LintContext) -> Iterator[Hit]:
             continue
         if flux.patches_resource_claims(release):
             continue
-        distribution = ctx.distribution or ("k3s" if k3s.declares(release) else None)
+        distribution = ctx.distribution or ("k3s" if k3s.declares(release) else None) or ctx.set_fact(_set_context)[1]
         severity = _severity(distribution, ctx)
         if severity is None:
             continue
@@ -217,4 +224,4 @@ def _releases_without_class(ctx: LintContext) -> Iterator[Hit]:
         )
 
 
-RULE = Rule("GS004", "pod", check, values=check_values, set_fact=_evidence)
+RULE = Rule("GS004", "pod", check, values=check_values, set_fact=_set_context)

@@ -10,7 +10,9 @@ key data covers is a limit of gpustack's knowledge, not the user's problem: the 
 it as a note, not a finding. Keys below a
 subtree the templates take whole (``toYaml``) are not judged; keys ``values.yaml`` declares
 but no template reads are GS042's. A key written null or empty asks for nothing (Helm drops
-a null key) and is not reported.
+a null key) and is not reported. A values file of hundreds of keys is a copy of a chart's whole
+values.yaml, often of another version: its unread keys are info (a copied default changes
+nothing; the message says which case to look for).
 """
 
 from __future__ import annotations
@@ -27,13 +29,21 @@ from gpustack.lint.releases.helmvalues import ValuesLayer
 from gpustack.lint.releases.release import HelmChartRelease
 
 
+# A values file that writes this many keys is a copy of a chart's whole values.yaml: nobody sets
+# hundreds of keys by hand (a chart's own values.yaml: kube-prometheus-stack's about 1,500, the
+# GPU Operator's about 400; users' files: tens).
+COPY_SIZE = 200
+
+
 def check(ctx: LintContext) -> Iterator[Hit]:
     for release in dispatch.releases(ctx):
         resolution = chartversions.resolve(release.chart, release.version, ctx.chart_values)
         for layer in release.layers:
-            for path in valuehints.written(layer):
+            paths = list(valuehints.written(layer))
+            copied = len(paths) if len(paths) >= COPY_SIZE else None
+            for path in paths:
                 if not valuehints.asks_nothing(layer, path):
-                    yield from _check_key(release, layer, path, resolution)
+                    yield from _check_key(release, layer, path, resolution, copied)
 
 
 def _check_key(
@@ -41,7 +51,11 @@ def _check_key(
     layer: ValuesLayer,
     path: tuple[str, ...],
     resolution: chartversions.Resolution,
+    copied: int | None,
 ) -> Iterator[Hit]:
+    """The finding on one key; info where the version is not certain and other versions read
+    it, or where the layer is a copy of a whole values.yaml (``copied``: its key count), whose
+    unread keys are most likely that version's defaults, which change nothing."""
     keys, version = resolution.keys, resolution.version or release.version
     rename = valuehints.rename(release.chart, path, version)
     elsewhere = None
@@ -66,12 +80,16 @@ def _check_key(
     else:
         what = " at any version gpustack knows"
     note = f" ({resolution.note})" if resolution.note and keys is not None else ""
+    if copied is not None:
+        note += (f"; the file writes {copied} keys, a copy of the chart's whole values.yaml (of another version, it"
+                 " seems): a default copied with it changes nothing, a value changed in the copy is lost")
+    certain = resolution.certain or (keys is not None and not elsewhere)
     yield Hit(
         layer.resource,
         where,
         f"{release.owner}: `{'.'.join(path)}` is read by no template of chart {release.chart} {version}{what}:"
         f" Helm ignores it{note}",
-        severity=None if resolution.certain or (keys is not None and not elsewhere) else Severity.INFO,
+        severity=None if certain and copied is None else Severity.INFO,
         fix=_sentence(hint) if hint else "Remove it, or check the chart's values.yaml for the key meant.",
     )
 

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import hostdriver, operands
+from gpustack.lint.facts.node_labels import set_label_keys
 from gpustack.lint.facts.pools import ClusterFacts, Pool
 from gpustack.lint.model import Hit, Severity
 from gpustack.lint.registry import Rule
@@ -52,8 +53,8 @@ def _host_driver(ctx: LintContext) -> tuple[str, bool] | None:
         which = f"pool {names} installs" if len(pools) == 1 else f"pools {names} install"
         return f"{which} the driver on the host ({ctx.cluster.spec_file})", False
     evidence = sorted(hostdriver.host_driver(ctx), key=lambda found: found.assumed)
-    if not evidence:
-        return None
+    if not evidence or SKIP_LABEL in set_label_keys(ctx):
+        return None  # nothing says, or the set labels the host-driver nodes for the operator to skip
     first = evidence[0]
     return (f"{first}" if first.assumed else f"{first}: the driver comes with the nodes' OS"), first.assumed
 
