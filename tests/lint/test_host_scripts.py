@@ -41,7 +41,7 @@ def test_other_scripts_are_no_document(text: str) -> None:
 
 
 def test_scripts_that_set_nothing_are_no_input_found_or_named(tmp_path: Path) -> None:
-    (tmp_path / "setup.sh").write_text("apt-get install -y nvidia-container-toolkit\n")
+    (tmp_path / "setup.sh").write_text("apt-get install -y curl jq  # before the nvidia steps\n")
     (tmp_path / "gpu.sh").write_text("nvidia-ctk runtime configure --set-as-default\n")
     (tmp_path / "README.md").write_text("# Setup\n\nRun `gpu.sh`.\n")
     found = [part[0] for part in read_inputs([str(tmp_path)]) if isinstance(part, tuple)]
