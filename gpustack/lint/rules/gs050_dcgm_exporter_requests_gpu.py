@@ -1,4 +1,4 @@
-"""GS050: a DCGM Exporter that requests a GPU for itself.
+"""GS050: a GPU node agent (DCGM Exporter, nvidia_gpu_exporter, a device plugin, …) that requests a GPU for itself.
 
 DCGM Exporter watches every GPU of its node through DCGM (NVML) and maps GPUs to pods through
 the kubelet's pod-resources socket; NVIDIA's DaemonSet (its chart, the GPU Operator's) requests
@@ -8,8 +8,11 @@ one fewer to schedule on (on a one-GPU node none), and the device plugin's envir
 that GPU for the runtime to expose. The exporter needs the nvidia runtime (``runtimeClassName``,
 GS004), not a GPU of its own.
 
-Checked in manifests (containers of the exporter's images) and in chart values (the
-dcgm-exporter chart's ``resources``, the GPU Operator's ``dcgmExporter.resources``).
+The same holds for every GPU node agent (``data/system-components.yaml``, known by image): a
+device plugin that requests ``nvidia.com/gpu`` never schedules at all, since the resource exists
+only once a plugin advertises it. Checked in manifests (containers of the agents' images) and in
+chart values (the dcgm-exporter and nvidia-gpu-exporter charts' ``resources``, the GPU Operator's
+``dcgmExporter.resources``).
 """
 
 from __future__ import annotations
@@ -31,10 +34,18 @@ WHY = (
     "and names only that GPU for the runtime to expose: the exporter watches every GPU of its node and needs none "
     "of its own"
 )
+AGENT_FIX = "Remove the GPU from the node agent's resources; it reaches its node's GPUs through the nvidia runtime."
+# Device plugins: the resource they request exists only once they run and advertise it.
+PLUGINS = frozenset({"device-plugin", "gke-device-plugin", "hami"})
+PLUGIN_WHY = (
+    "the resource exists only once a device plugin advertises it, so its pods stay Pending and no node ever "
+    "advertises GPUs"
+)
 # Where each chart keeps the exporter's container resources.
 CHART_RESOURCES: Mapping[str, tuple[str, ...]] = {
     "dcgm-exporter": ("resources",),
     "gpu-operator": ("dcgmExporter", "resources"),
+    "nvidia-gpu-exporter": ("resources",),
 }
 
 
@@ -43,17 +54,19 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
         return
     for container in pod.containers():
         component = component_for_container(container)
-        if component is None or component.name != EXPORTER:
+        if component is None or "validator" in container.image:  # the operator's CUDA validator takes a GPU to test it
             continue
         requests = gpu_requests(container)
         if not requests:
             continue
         asks = ", ".join(sorted(requests))
+        why = PLUGIN_WHY if component.name in PLUGINS else WHY.replace("the exporter watches", "the agent watches")
         yield Hit(
             pod.resource,
             (*container.path, "resources"),
-            f"{subject(pod, container)} runs DCGM Exporter and requests {asks}: {WHY}",
-            fix=FIX,
+            f"{subject(pod, container)} runs {'DCGM Exporter' if component.name == EXPORTER else component.name} "
+            f"and requests {asks}: {why}",
+            fix=FIX if component.name == EXPORTER else AGENT_FIX,
         )
 
 
@@ -73,7 +86,8 @@ def check_values(ctx: LintContext) -> Iterator[Hit]:
         yield Hit(
             resource,
             path,
-            f"{release} gives DCGM Exporter {', '.join(sorted(requests))} in `{'.'.join(keys)}`: {WHY}",
+            f"{release} gives {'its exporter' if release.chart == 'nvidia-gpu-exporter' else 'DCGM Exporter'} "
+            f"{', '.join(sorted(requests))} in `{'.'.join(keys)}`: {WHY}",
             fix=FIX,
         )
 
