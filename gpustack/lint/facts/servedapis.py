@@ -21,6 +21,7 @@ class OperatorKind:
     name: str
     versions: tuple[str, ...]  # empty: any version
     by: str
+    dropped: tuple[str, ...] = ()  # versions older releases of the operator served
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class Group:
     mistaken: Mapping[str, str]
     builtin: Mapping[str, BuiltinVersion]
     gpu_objects: bool = False  # a built-in group judged for GPU objects only, at the listed kinds and versions
+    partial: bool = False  # an operator group whose unlisted kinds are not judged (the group holds others)
 
 
 @cache
@@ -49,13 +51,14 @@ def groups() -> Mapping[str, Group]:
 
 def _group(name: str, item: Mapping[str, Any]) -> Group:
     kinds = {
-        kind: OperatorKind(kind, tuple(spec.get("versions", ())), spec["by"]) for kind, spec in item.get("kinds", {}).items()
+        kind: OperatorKind(kind, tuple(spec.get("versions", ())), spec["by"], tuple(spec.get("dropped", ())))
+        for kind, spec in item.get("kinds", {}).items()
     }
     builtin = {
         version: BuiltinVersion(version, spec["from"], spec.get("until"), frozenset(spec["kinds"]), spec.get("instead"))
         for version, spec in item.get("versions", {}).items()
     }
-    return Group(name, kinds, item.get("mistaken", {}), builtin, bool(item.get("gpu_objects")))
+    return Group(name, kinds, item.get("mistaken", {}), builtin, bool(item.get("gpu_objects")), bool(item.get("partial")))
 
 
 def set_crds(ctx: LintContext) -> CrdVersions:

@@ -68,6 +68,8 @@ def _operator(resource: Resource, group: Group, version: str) -> Iterator[Hit]:
                    f"Drop the object and use {instead}.")
         return
     known = group.kinds.get(kind)
+    if known is None and group.partial:
+        return
     if known is None:
         operators = " and ".join(dict.fromkeys(k.by for k in group.kinds.values()))
         yield _hit(resource, f"none of the kinds gpustack knows in {group.name} ({operators}) is {kind}, and the set "
@@ -76,7 +78,12 @@ def _operator(resource: Resource, group: Group, version: str) -> Iterator[Hit]:
                    severity=Severity.WARNING)
     elif known.versions and version not in known.versions:
         served = " and ".join(f"{group.name}/{v}" for v in known.versions)
-        yield _hit(resource, f"{kind} is served at {served} only ({known.by})", f"Write `apiVersion: {served}`.")
+        if version in known.dropped:
+            yield _hit(resource, f"{kind} is served at {served} only by current releases of {known.by} (assumed: the "
+                       f"cluster runs one; older releases served {group.name}/{version})",
+                       f"Write the object at {served}.", severity=Severity.WARNING)
+        else:
+            yield _hit(resource, f"{kind} is served at {served} only ({known.by})", f"Write `apiVersion: {served}`.")
 
 
 def _builtin(resource: Resource, ctx: LintContext, group: Group, version: str) -> Iterator[Hit]:
