@@ -71,6 +71,7 @@ from gpustack.lint.rules import gs063_claim_no_pool_can_satisfy
 from gpustack.lint.rules import gs064_dcgm_field_not_collected
 from gpustack.lint.rules import gs065_gpu_software_without_gpu_request
 from gpustack.lint.rules import gs066_values_file_not_passed
+from gpustack.lint.rules import gs067_gpu_pod_refused_by_pod_security
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -140,5 +141,6 @@ RULES: dict[str, Rule] = {
         gs064_dcgm_field_not_collected.RULE,
         gs065_gpu_software_without_gpu_request.RULE,
         gs066_values_file_not_passed.RULE,
+        gs067_gpu_pod_refused_by_pod_security.RULE,
     )
 }
