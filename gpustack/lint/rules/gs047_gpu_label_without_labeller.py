@@ -13,6 +13,9 @@ NFD's labels (``feature.node.kubernetes.io/pci-10de.present``, …) count as uns
 where nothing in the set deploys NFD (the device plugin chart bundles it only with
 ``nfd.enabled``): its own default affinity then strands it.
 
+A GPU pod's selector on a ``node-role.kubernetes.io/*`` label (other than the servers' roles)
+asks for a label kubelets may not give themselves: judged in every set that does not apply it.
+
 A selector on the bare ``nvidia.com/gpu`` (the device plugin's resource name) is a label no
 discovery component sets, whatever the set deploys: it is judged in every set.
 """
@@ -47,6 +50,10 @@ _NFD_FIX = (
 )
 # The device plugin's resource name, which people write as a node label: nothing sets it.
 RESOURCE_NAME_LABEL = "nvidia.com/gpu"
+# Node roles (https://kubernetes.io/docs/reference/labels-annotations-taints/#node-role-kubernetes-io-control-plane):
+# kubeadm, K3s and RKE2 label their servers; no component labels a GPU worker's role.
+NODE_ROLE_PREFIX = "node-role.kubernetes.io/"
+SERVER_ROLES = frozenset({f"{NODE_ROLE_PREFIX}{role}" for role in ("control-plane", "master", "etcd")})
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
@@ -59,10 +66,21 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     def is_unset(key: str) -> bool:
         return key not in applied and (key in unset or (nfd_unset and key.startswith(NFD_LABEL_PREFIX)))
 
+    def is_unset_for_gpu_pods(key: str) -> bool:
+        return is_unset(key) or (key not in applied and _node_role(key))
+
     for name, pod in _selecting_pods(ctx):
-        missing = _stranding_tests(pod, is_unset)
+        gpu_pod = pod.gpu_consumer or pod.system_component
+        missing = _stranding_tests(pod, is_unset_for_gpu_pods if gpu_pod else is_unset)
         if missing:
             yield _hit(name, pod, missing[0])
+
+
+def _node_role(key: str) -> bool:
+    """A node-role label kubelets may not give themselves (``--node-labels`` refuses the
+    kubernetes.io namespace outside its allowed prefixes), other than the roles kubeadm, K3s and
+    RKE2 put on their servers."""
+    return key.startswith(NODE_ROLE_PREFIX) and key not in SERVER_ROLES
 
 
 def _unset_discovery_labels(ctx: LintContext) -> tuple[set[str], bool]:
@@ -76,6 +94,17 @@ def _unset_discovery_labels(ctx: LintContext) -> tuple[set[str], bool]:
 
 
 def _hit(name: str, pod: PodSpec, first: LabelTest) -> Hit:
+    if _node_role(first.key):
+        return Hit(
+            pod.resource,
+            first.path,
+            f"{name} requires the node label {first.key}, which a kubelet may not give its own node (only "
+            "kubelet.kubernetes.io/ and node.kubernetes.io/ labels of kubernetes.io's namespace pass --node-labels) "
+            "and nothing in the set puts on nodes: it runs only on nodes labelled by hand, and a new GPU node "
+            "strands it",
+            fix="Select a label the set gives GPU nodes (a GPU discovery label, or one of the node config's labels), "
+            "or label the GPU nodes in the set (Node objects, the node config's labels outside kubernetes.io).",
+        )
     if first.key == RESOURCE_NAME_LABEL:
         return Hit(
             pod.resource,
