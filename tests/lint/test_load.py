@@ -164,6 +164,18 @@ def test_documents_that_are_not_mappings_are_errors_and_the_others_are_read() ->
     )
 
 
+def test_another_tools_list_is_not_an_error_a_list_of_objects_is() -> None:
+    """Ansible tasks (a list of mappings, none an object) are no input error; a list of
+    Kubernetes objects, which kubectl does not apply, is."""
+    tasks = "- name: install the driver\n  ansible.builtin.apt: {name: nvidia-driver-550}\n"
+    assert load_text("tasks/main.yml", tasks).errors == ()
+    assert load_text("tasks/main.yml", tasks).resources == ()
+    objects = "- apiVersion: v1\n  kind: Pod\n  metadata: {name: p}\n"
+    assert load_text("pods.yaml", objects).errors == (
+        InputError("pods.yaml", "document is a list, not a Kubernetes object", 1, 1),
+    )
+
+
 def test_a_json_patch_file_is_not_an_error() -> None:
     """kustomize ``patches: [{path: patch-channel.yaml}]`` files hold JSON 6902 operations."""
     patch = "- op: replace\n  path: /spec/channel\n  value: stable\n"

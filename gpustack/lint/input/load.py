@@ -9,7 +9,8 @@ document's objects made Resources (``kind: List`` items included).
 
 Nothing raises: an unreadable path, a binary or non-UTF-8 file, invalid YAML, an alias bomb,
 a document that is not a mapping all become ``InputError``s with file and line, and every
-other file and document is still read.
+other file and document is still read. A list of mappings none of which is an object
+(Ansible's tasks and playbooks) is another tool's data, not an error.
 """
 
 from __future__ import annotations
@@ -221,7 +222,7 @@ def _resources_of(source: Source, entry: tuple[Any, ...], resources: list[Resour
         {"source": source, "document": index, "data": data, "root": root, "containers": containers, "wheres": wheres},
     )
     errors.extend(InputError(source.name, message, line, column) for message, line, column in problems)
-    if data is None or _is_json_patch(data):  # empty, only comments, or a kustomize patch file
+    if data is None or _is_json_patch(data) or _is_data_list(data):  # empty, only comments, a patch, data
         return
     if not isinstance(data, dict):
         what = "a list" if isinstance(data, list) else "a scalar"
@@ -246,6 +247,16 @@ def _is_json_patch(data: Any) -> bool:
         isinstance(data, list)
         and bool(data)
         and all(isinstance(item, dict) and isinstance(item.get("op"), str) and "path" in item for item in data)
+    )
+
+
+def _is_data_list(data: Any) -> bool:
+    """A list of mappings none of which is a Kubernetes object (Ansible tasks and playbooks,
+    inventories): another tool's data, no manifest gone wrong."""
+    return (
+        isinstance(data, list)
+        and bool(data)
+        and all(isinstance(item, dict) and not ("apiVersion" in item and "kind" in item) for item in data)
     )
 
 
