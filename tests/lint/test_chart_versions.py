@@ -55,6 +55,18 @@ def test_outside_every_known_minor_checks_nothing_and_names_the_nearest(raw: str
     assert found.note is not None and "nearest known version: " in found.note
 
 
+def test_a_version_between_two_known_releases_uses_the_nearest_as_information() -> None:
+    """v26.3.3 falls between v25.10.1 and v26.7.0: keys neither reads are most likely read by
+    none in between either; the version used is not certain."""
+    found = resolve("gpu-operator", "v26.3.3")
+    assert (found.version, found.certain) == ("v26.7.0", False)
+    assert found.keys is not None
+    assert found.note == (
+        "no key data for gpu-operator v26.3.3: checked against v26.7.0, the nearest of the versions that bracket it"
+        " (v25.10.1 and v26.7.0)"
+    )
+
+
 def test_an_unknown_chart_has_no_data_and_nothing_to_say() -> None:
     assert resolve("not-a-chart", "1.0.0") == resolve("not-a-chart", None)
     assert resolve("not-a-chart", "1.0.0").note is None

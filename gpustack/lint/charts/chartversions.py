@@ -11,8 +11,10 @@ used is not the exact version's: gpustack never stops checking silently.
 - a range (Masterminds syntax as Flux and Argo CD read it; commas mean "and"): the newest
   known version inside it, with a note;
 - nothing, ``*``, ``latest`` or a Git revision: the newest known version, with a note;
-- a version or range outside every known minor: no data (nothing is checked) and a note
-  naming the nearest known version.
+- a version between two known releases whose minor gpustack has no data for: the nearest known
+  version's data, not certain, with a note naming both;
+- a version or range before or after every known release: no data (nothing is checked) and a
+  note naming the nearest known version.
 
 ``certain`` is False when the version that will really be installed is not known (ranges,
 no pin): rules then report what they find as information only.
@@ -64,7 +66,7 @@ def resolve(chart: str, raw: str | None, extra: tuple[ChartKeys, ...] = ()) -> R
                 _load(chart, known[used], extra), known[used],
                 f"no key data for {chart} {text}: checked against {known[used]}, the same minor release",
             )
-        return _outside(chart, text, wanted, known)
+        return _outside(chart, text, wanted, known, extra)
     return _range(chart, text, known, extra)
 
 
@@ -98,7 +100,7 @@ def _range(chart: str, text: str, known: dict[str, str], extra: tuple[ChartKeys,
     match = nodesemver.max_satisfying(list(known), expression, loose=True)
     if match is None:
         lowest = re.search(r"\d+(?:\.\d+){0,2}", text)
-        return _outside(chart, text, chartkeys.normalise_version(lowest.group()) if lowest else "0", known)
+        return _outside(chart, text, chartkeys.normalise_version(lowest.group()) if lowest else "0", known, extra)
     return Resolution(
         _load(chart, known[match], extra), known[match],
         f"version range `{text}`: checked against {chart} {known[match]}, the newest version in it that gpustack"
@@ -117,10 +119,22 @@ def _newest_known(chart: str, known: dict[str, str], extra: tuple[ChartKeys, ...
     )
 
 
-def _outside(chart: str, text: str, wanted: str, known: dict[str, str]) -> Resolution:
+def _outside(
+    chart: str, text: str, wanted: str, known: dict[str, str], extra: tuple[ChartKeys, ...] = ()
+) -> Resolution:
     target = chartkeys.version_key(wanted)
     nearest = min(known, key=lambda v: (_distance(chartkeys.version_key(v), target), [-p for p in chartkeys.version_key(v)]))
     listed = ", ".join(known[v] for v in sorted(known, key=chartkeys.version_key))
+    older = [v for v in known if chartkeys.version_key(v) < target]
+    newer = [v for v in known if chartkeys.version_key(v) > target]
+    if older and newer:  # between two known releases: the nearest one's keys, as information
+        below, above = known[_newest(older)], known[min(newer, key=chartkeys.version_key)]
+        return Resolution(
+            _load(chart, known[nearest], extra), known[nearest],
+            f"no key data for {chart} {text}: checked against {known[nearest]}, the nearest of the versions that "
+            f"bracket it ({below} and {above})",
+            certain=False,
+        )
     return Resolution(
         None, None,
         f"no key data for {chart} {text}, nor for its minor release: its values are not checked (nearest known"
