@@ -183,3 +183,12 @@ def test_fabric_manager_is_an_error_only_where_the_spec_says_the_hosts_lack_it(l
     assert first.startswith("# spec: ")
     from_spec = lint(spec, spec=SPECS / first.removeprefix("# spec: ").strip())
     assert {r.severity for r in from_spec if r.rule == "GS044"} == {"error"}
+
+
+@pytest.mark.parametrize(("distribution", "severity"), [("gke", "info"), ("kubeadm", "error"), (None, "error")])
+def test_gpu_request_without_limit_is_info_on_gke(
+    lint: Callable[..., list], distribution: str | None, severity: str
+) -> None:
+    """GKE Autopilot sets limits from requests before admission; elsewhere the API server refuses."""
+    pod = GPU_POD.replace("resources: {limits: {nvidia.com/gpu: 1}}", "resources: {requests: {nvidia.com/gpu: 1}}")
+    assert [r.severity for r in lint(pod, distribution=distribution) if r.rule == "GS006"] == [severity]
