@@ -26,8 +26,11 @@ script), or only the named ones, it reads:
                       repo, path, line and rule; one that is new needs a verdict
                       in later/verdicts.tsv (finding, verdict, reason), else it
                       counts as not right. A label stays caught when a finding
-                      that caught it remains. Printed as a table of its own:
-                      the first-contact table is never rescored.
+                      that caught it remains; later/caught.tsv (optional, as
+                      caught.tsv, over the later run's finding ids) maps the
+                      later run's findings to the labels anew, new catches
+                      included. Printed as a table of its own: the
+                      first-contact table is never rescored.
 
 and prints a Markdown table per batch:
 
@@ -106,11 +109,24 @@ def frac(num: int, den: int) -> str:
     return f"{num}/{den} = {100.0 * num / den:.1f}%"
 
 
+def read_caught(path: Path, label_ids: list[str], finding_ids: set[str]) -> dict[str, list[str]]:
+    """label -> the finding ids that report it (a ``caught.tsv``)."""
+    caught: dict[str, list[str]] = {}
+    for row in read_tsv(path, ["label", "findings"]):
+        if row["label"] not in label_ids:
+            raise InputError(f"{path}: unknown label {row['label']!r}")
+        ids = [x.strip() for x in re.split(r"[,\s]+", row["findings"]) if x.strip()]
+        for fid in ids:
+            if fid not in finding_ids:
+                raise InputError(f"{path}: label {row['label']} names unknown finding {fid!r}")
+        caught[row["label"]] = ids
+    return caught
+
+
 def score_batch(batch: Path) -> tuple[str, list[str], list[str]]:
     """Return (markdown, check failures, check notes) for one batch folder."""
     labels = read_tsv(batch / "labels.tsv", ["id", "class"])
     findings = read_tsv(batch / "findings.tsv", ["id", "level"])
-    caught_rows = read_tsv(batch / "caught.tsv", ["label", "findings"])
 
     label_ids = [r["id"] for r in labels]
     finding_ids = {r["id"] for r in findings}
@@ -119,15 +135,7 @@ def score_batch(batch: Path) -> tuple[str, list[str], list[str]]:
     if len(set(label_ids)) != len(label_ids):
         raise InputError(f"{batch}/labels.tsv: duplicate label ids")
 
-    caught: dict[str, list[str]] = {}
-    for row in caught_rows:
-        if row["label"] not in label_ids:
-            raise InputError(f"{batch}/caught.tsv: unknown label {row['label']!r}")
-        ids = [x.strip() for x in re.split(r"[,\s]+", row["findings"]) if x.strip()]
-        for fid in ids:
-            if fid not in finding_ids:
-                raise InputError(f"{batch}/caught.tsv: label {row['label']} names unknown finding {fid!r}")
-        caught[row["label"]] = ids
+    caught = read_caught(batch / "caught.tsv", label_ids, finding_ids)
     not_in_caught = [l for l in label_ids if l not in caught]
 
     # --- precision -------------------------------------------------------
@@ -254,8 +262,13 @@ def later_table(batch: Path, findings: list[dict[str, str]], final: dict[str, st
         open_ = sum(verdict[m] is None for m in members)
         lines.append(f"| strict precision, {title} | {value}{f' ({open_} not judged, counted not right)' if open_ else ''} |")
     still = sum(any(fid in kept for fid in caught.get(label, ())) for label in label_ids)
-    lines += [f"| recall, all labels (caught by a finding that remains) | {frac(still, len(label_ids))} |", ""]
-    return lines
+    lines.append(f"| recall, all labels (caught by a finding that remains) | {frac(still, len(label_ids))} |")
+    if (batch / "later" / "caught.tsv").is_file():
+        later_ids = {f["id"] for f in later}
+        mapped = read_caught(batch / "later" / "caught.tsv", label_ids, later_ids)
+        now = sum(bool(mapped.get(label)) for label in label_ids)
+        lines.append(f"| recall, all labels (later run's own mapping, `later/caught.tsv`) | {frac(now, len(label_ids))} |")
+    return [*lines, ""]
 
 
 def main(argv: list[str] | None = None) -> int:

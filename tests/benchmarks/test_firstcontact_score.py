@@ -48,8 +48,21 @@ def test_a_later_run_keeps_verdicts_by_place_and_counts_new_findings_unjudged(tm
     _write(batch, "later/findings.tsv", ["l-1\tr/x\ta.yaml\t3\tGS001\terror\tm", "l-2\tr/x\tc.yaml\t2\tGS031\twarning\tm"],
            FINDING_COLUMNS)
     out = _score(tmp_path)
-    first, later = out.split("later run")
+    first, later = out.split("later run (")
     assert "| strict precision, error+warning | 1/2 = 50.0% |" in first  # never rescored
     assert "| strict precision, error | 1/1 = 100.0% |" in later
     assert "| strict precision, warning | 0/1 = 0.0% (1 not judged, counted not right) |" in later
     assert "| recall, all labels (caught by a finding that remains) | 1/2 = 50.0% |" in later
+    assert "later run's own mapping" not in later
+
+
+def test_a_later_runs_own_mapping_counts_new_catches(tmp_path: Path) -> None:
+    batch = _batch(tmp_path)
+    _write(batch, "later/findings.tsv", ["l-1\tr/x\ta.yaml\t3\tGS001\terror\tm", "l-2\tr/x\tb.yaml\t1\tGS065\terror\tm"],
+           FINDING_COLUMNS)
+    _write(batch, "later/verdicts.tsv", ["l-2\tright\tr"], "finding\tverdict\treason\n")
+    _write(batch, "later/caught.tsv", ["b-1\tl-1\tn", "b-2\tl-2\tn"], "label\tfindings\tnote\n")
+    later = _score(tmp_path).split("later run (", 1)[1]
+    assert "| strict precision, error | 2/2 = 100.0% |" in later
+    assert "| recall, all labels (caught by a finding that remains) | 1/2 = 50.0% |" in later
+    assert "| recall, all labels (later run's own mapping, `later/caught.tsv`) | 2/2 = 100.0% |" in later
