@@ -79,9 +79,10 @@ def _operator(resource: Resource, group: Group, version: str) -> Iterator[Hit]:
     elif known.versions and version not in known.versions:
         served = " and ".join(f"{group.name}/{v}" for v in known.versions)
         if version in known.dropped:
+            either = " or ".join(f"{group.name}/{v}" for v in known.versions)
             yield _hit(resource, f"{kind} is served at {served} only by current releases of {known.by} (assumed: the "
                        f"cluster runs one; older releases served {group.name}/{version})",
-                       f"Write the object at {served}.", severity=Severity.WARNING)
+                       f"Write the object at {either}.", severity=Severity.WARNING)
         else:
             yield _hit(resource, f"{kind} is served at {served} only ({known.by})", f"Write `apiVersion: {served}`.")
 
