@@ -66,3 +66,23 @@ def test_a_later_runs_own_mapping_counts_new_catches(tmp_path: Path) -> None:
     assert "| strict precision, error | 2/2 = 100.0% |" in later
     assert "| recall, all labels (caught by a finding that remains) | 1/2 = 50.0% |" in later
     assert "| recall, all labels (later run's own mapping, `later/caught.tsv`) | 2/2 = 100.0% |" in later
+
+
+def test_the_readme_table_is_every_batchs_first_contact_score() -> None:
+    """The README's first-contact table holds each recorded batch's first-run scores, as
+    score.py computes them from the batch's files."""
+    import re
+
+    root = SCORE.parent
+    readme = (root.parents[1] / "README.md").read_text()
+    found = re.findall(r"^\| (\d+) \| \d+ \| (\d+/\d+) = \d+ % \| (\d+/\d+) = \d+ % \|$", readme, re.M)
+    rows = {number: (precision, recall) for number, precision, recall in found}
+    batches = sorted(int(p.name.split("-")[1]) for p in root.glob("batch-*") if p.is_dir())
+    assert sorted(int(b) for b in rows) == batches
+    out = subprocess.run([sys.executable, str(SCORE)], capture_output=True, text=True, check=True).stdout
+    for number in batches:
+        first = out.split(f"## batch-{number}\n", 1)[1].split("###", 1)[0].split("## batch-", 1)[0]
+        precision = re.search(r"strict precision, error\+warning \| (\d+/\d+)", first)
+        recall = re.search(r"recall, all labels \| (\d+/\d+)", first)
+        assert precision and recall
+        assert rows[str(number)] == (precision.group(1), recall.group(1)), number
