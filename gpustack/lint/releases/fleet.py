@@ -20,7 +20,7 @@ from typing import Any
 from gpustack.lint.model import Path, Resource, nonempty_text, posix_path
 from gpustack.lint.releases.helmchart import chart_folder_at
 from gpustack.lint.releases.helmvalues import ValuesLayer, mapping, text_layer
-from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release
+from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release, no_object_releases, settled
 
 # fleet.yaml has neither apiVersion nor kind: read from the whole set, no kind of its own.
 KINDS: frozenset[str | None] = frozenset()
@@ -37,12 +37,8 @@ def is_fleet_bundle(resource: Resource) -> bool:
     )
 
 
-def releases_of(resource: Resource) -> Iterator[HelmChartRelease]:
-    return iter(())
-
-
-def settle(release: HelmChartRelease, whole: WholeSet) -> HelmChartRelease:
-    return release
+releases_of = no_object_releases
+settle = settled
 
 
 def set_releases(whole: WholeSet) -> Iterator[HelmChartRelease]:

@@ -26,7 +26,7 @@ from typing import Any
 
 from gpustack.lint.model import Resource, get_value, nonempty_text, posix_path
 from gpustack.lint.releases.helmvalues import ValuesLayer, coalesce, mapping
-from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release
+from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release, no_object_releases, settled
 
 # Chart.yaml has an apiVersion (v1, v2) and no kind: read from the whole set, no kind of its own.
 KINDS: frozenset[str | None] = frozenset()
@@ -60,12 +60,8 @@ def chart_values_files(by_file: Mapping[str, Sequence[Resource]]) -> set[str]:
     }
 
 
-def releases_of(resource: Resource) -> Iterator[HelmChartRelease]:
-    return iter(())
-
-
-def settle(release: HelmChartRelease, whole: WholeSet) -> HelmChartRelease:
-    return release
+releases_of = no_object_releases
+settle = settled
 
 
 def set_releases(whole: WholeSet) -> Iterator[HelmChartRelease]:

@@ -20,7 +20,7 @@ from typing import Any
 from gpustack.lint.model import Resource, nonempty_text, posix_path
 from gpustack.lint.releases.helmchart import VALUES_FILE, chart_folder_at
 from gpustack.lint.releases.helmvalues import ValuesLayer, mapping
-from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release
+from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release, no_object_releases, settled
 
 # helmfile.yaml has neither apiVersion nor kind: read from the whole set, no kind of its own.
 KINDS: frozenset[str | None] = frozenset()
@@ -36,12 +36,8 @@ def is_helmfile(resource: Resource) -> bool:
     return resource.kind is None and named and isinstance(resource.data.get("releases"), list)
 
 
-def releases_of(resource: Resource) -> Iterator[HelmChartRelease]:
-    return iter(())
-
-
-def settle(release: HelmChartRelease, whole: WholeSet) -> HelmChartRelease:
-    return release
+releases_of = no_object_releases
+settle = settled
 
 
 def set_releases(whole: WholeSet) -> Iterator[HelmChartRelease]:

@@ -8,7 +8,7 @@ reads of the whole input set to complete its releases (``dispatch.releases``).
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -83,6 +83,17 @@ def chart_name(chart: Any) -> tuple[str, str | None]:
         name, _, version = name[: -len(".tgz")].rpartition("-")
         return name, version or None
     return name, None
+
+
+def no_object_releases(resource: Resource) -> Iterator[HelmChartRelease]:
+    """``releases_of`` of a format whose declarations have no kind (chart folders, Fleet bundles,
+    helmfiles): no object declares a release; ``set_releases`` finds them in the whole set."""
+    return iter(())
+
+
+def settled(release: HelmChartRelease, whole: WholeSet) -> HelmChartRelease:
+    """``settle`` of such a format: its releases are whole when found."""
+    return release
 
 
 def spec_of(resource: Resource, api_group: str) -> Mapping[str, Any] | None:
