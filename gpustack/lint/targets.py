@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gpustack.lint.model import PodSpec, Resource
-from gpustack.lint.registry import Rule
+from gpustack.lint.registry import Deferred, Rule
 
 
 class Targets:
@@ -32,6 +32,17 @@ class Targets:
             by_kind: Mapping[str | None, Sequence[Any]] = self.pods_by_kind if pods else self.resources_by_kind
             return by_kind.get(next(iter(rule.kinds)), ())
         return [target for target in everything if rule.applies_to(_kind_of(target))]
+
+    def wake(self, rule: Rule | Deferred) -> bool:
+        """Whether ``rule`` may find something here: an object or set rule with kinds (deferred
+        or not) finds nothing where no object of them is, unless it checks chart values too."""
+        if rule.scope == "pod" or not rule.kinds or rule.values is not None:
+            return True
+        return any(kind in self.resources_by_kind for kind in rule.kinds)
+
+    def woken(self, rules: Sequence[Rule | Deferred]) -> list[Rule]:
+        """The rules that may find something here (``wake``), a deferred one imported."""
+        return [rule.load() if isinstance(rule, Deferred) else rule for rule in rules if self.wake(rule)]
 
 
 def _kind_of(target: PodSpec | Resource) -> str | None:

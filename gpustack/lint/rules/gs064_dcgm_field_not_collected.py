@@ -48,4 +48,4 @@ def check(ctx: LintContext) -> Iterator[Hit]:
             )
 
 
-RULE = Rule("GS064", "set", check)
+RULE = Rule("GS064", "set", check, frozenset({promql.RULE_GROUP_KIND}))
