@@ -33,16 +33,16 @@ class Targets:
             return by_kind.get(next(iter(rule.kinds)), ())
         return [target for target in everything if rule.applies_to(_kind_of(target))]
 
-    def wake(self, rule: Rule | Deferred) -> bool:
-        """Whether ``rule`` may find something here: an object or set rule with kinds (deferred
-        or not) finds nothing where no object of them is, unless it checks chart values too."""
-        if rule.scope == "pod" or not rule.kinds or rule.values is not None:
-            return True
-        return any(kind in self.resources_by_kind for kind in rule.kinds)
-
     def woken(self, rules: Sequence[Rule | Deferred]) -> list[Rule]:
-        """The rules that may find something here (``wake``), a deferred one imported."""
-        return [rule.load() if isinstance(rule, Deferred) else rule for rule in rules if self.wake(rule)]
+        """The rules that may find something here: an object or set rule with kinds (deferred or
+        not) finds nothing where no object of them is, unless it checks chart values too; a
+        deferred one is imported where it may."""
+        kinds = self.resources_by_kind.keys()
+        return [
+            rule.load() if isinstance(rule, Deferred) else rule
+            for rule in rules
+            if not rule.kinds or rule.scope == "pod" or rule.values is not None or not kinds.isdisjoint(rule.kinds)
+        ]
 
 
 def _kind_of(target: PodSpec | Resource) -> str | None:
