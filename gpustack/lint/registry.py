@@ -1,5 +1,5 @@
 """The rule contract. Each module in ``gpustack.lint.rules`` defines ``RULE = Rule(...)``;
-``gpustack.lint.rules.RULES`` lists them explicitly, and a test proves it matches ``policies/``.
+``gpustack.lint.rules.MODULES`` lists them explicitly, and a test proves it matches ``policies/``.
 
 Scopes (the engine iterates, rules never search for their targets):
 - ``pod``: ``check(pod: PodSpec, ctx: LintContext) -> Iterable[Hit]``, once per pod spec found
