@@ -52,7 +52,7 @@ from gpustack.lint.model import (
 from gpustack.lint.policy import suppress
 from gpustack.lint.policy.config import FILENAME, Config
 from gpustack.lint import unread
-from gpustack.lint.registry import Rule
+from gpustack.lint.registry import Deferred, Rule
 from gpustack.lint.releases import deployed, dispatch, outside
 from gpustack.lint.report.model import Report
 from gpustack.lint.targets import Targets
@@ -69,7 +69,7 @@ def lint(
     *,
     partial: bool = False,
     today: date | None = None,
-    rules: Mapping[str, Rule] | None = None,
+    rules: Mapping[str, Rule | Deferred] | None = None,
     catalogue: Mapping[str, RuleInfo] | None = None,
     units: FileUnits | None = None,
     jobs: int | None = None,
@@ -152,8 +152,8 @@ def lint(
 def _root_results(
     ctx: LintContext,
     root: Root,
-    shared: Sequence[Rule],
-    local: Sequence[Rule],
+    shared: Sequence[Rule | Deferred],
+    local: Sequence[Rule | Deferred],
     config: Config,
     catalogue: Mapping[str, RuleInfo],
     errors: list[InputError],
@@ -167,7 +167,7 @@ def _root_results(
     hits = [
         (rule, hit)
         for rules, targets in ((shared, everything), (local, own))
-        for rule in rules
+        for rule in targets.woken(rules)
         for hit in _values_hits(rule, ctx, errors) + _check_hits(rule, ctx, errors, targets)
     ]
     return _findings(_assumed(hits, ctx, catalogue), catalogue, config, root.label)
@@ -221,15 +221,18 @@ class Run:
         config: Config = Config(),
         *,
         partial: bool = False,
-        rules: Mapping[str, Rule] | None = None,
+        rules: Mapping[str, Rule | Deferred] | None = None,
         catalogue: Mapping[str, RuleInfo] | None = None,
         cache: Cache | None = None,
         cluster: ClusterFacts | None = None,
     ) -> None:
-        """``cluster``: the facts to judge by (a live cluster's, with the spec's: ``live``);
+        """``rules``: by default the shipped ones, some deferred (``rules.listed``);
+        ``cluster``: the facts to judge by (a live cluster's, with the spec's: ``live``);
         without it, the config's spec's."""
         if rules is None:
-            from gpustack.lint.rules import RULES as rules
+            from gpustack.lint.rules import listed
+
+            rules = listed()
         if catalogue is None:
             from gpustack.lint.catalogue import load_catalogue
 
@@ -264,7 +267,7 @@ class Run:
         _, self.assumed_facts, key = self.set_facts(self.each, failed)
         self.assumed_key = None if failed else key
 
-    def set_facts(self, ctx: LintContext, errors: list[InputError]) -> tuple[list[Rule], dict[Any, Any], str]:
+    def set_facts(self, ctx: LintContext, errors: list[InputError]) -> tuple[list[Rule | Deferred], dict[Any, Any], str]:
         """The file-local rules that run file by file over ``ctx``'s set, the set facts they
         read (computed over the whole set) and their key. A rule whose fact cannot be computed
         loses the set."""
@@ -303,7 +306,7 @@ class Run:
         text: str,
         resources: Sequence[Resource],
         pods: tuple[PodSpec, ...],
-        rules: Sequence[Rule],
+        rules: Sequence[Rule | Deferred],
         facts: Mapping[Any, Any],
         errors: list[InputError],
     ) -> Results:
@@ -319,7 +322,7 @@ class Run:
             values_files={name: chart} if chart else {},
         )
         targets = Targets(pods, resources)
-        hits = [(rule, hit) for rule in rules for hit in _check_hits(rule, ctx, errors, targets)]
+        hits = [(rule, hit) for rule in targets.woken(rules) for hit in _check_hits(rule, ctx, errors, targets)]
         return tuple(_findings(_assumed(hits, ctx, self.catalogue), self.catalogue, self.config, None))
 
 

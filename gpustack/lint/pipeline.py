@@ -230,7 +230,7 @@ def _keys(options: Options, config: Config, cache: Cache | None, inputs: Inputs,
     if cache is None or options.fix or options.diff:
         return Keys()
     names = [item[0] for item in inputs if isinstance(item, tuple)]
-    from gpustack.lint.releases.outside import declaration_files
+    from gpustack.lint.input.declaration_files import declaration_files
 
     named_files = [path for path in (config.spec, config.baseline, *config.chart_values) if path is not None]
     named_files += [Path(path) for path in declaration_files(config.tree)]  # they may name a values file's chart

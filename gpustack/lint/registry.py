@@ -1,12 +1,14 @@
 """The rule contract. Each module in ``gpustack.lint.rules`` defines ``RULE = Rule(...)``;
-``gpustack.lint.rules.RULES`` lists them explicitly, and a test proves it matches ``policies/``.
+``gpustack.lint.rules.MODULES`` lists them explicitly, and a test proves it matches ``policies/``.
 
 Scopes (the engine iterates, rules never search for their targets):
 - ``pod``: ``check(pod: PodSpec, ctx: LintContext) -> Iterable[Hit]``, once per pod spec found
   in any object (Pods, workload templates, CRDs with pod templates).
 - ``object``: ``check(resource: Resource, ctx) -> Iterable[Hit]``, once per object whose kind
   is in ``kinds`` (every object when ``kinds`` is empty).
-- ``set``: ``check(ctx) -> Iterable[Hit]``, once per root (``roots.py``), over its whole set.
+- ``set``: ``check(ctx) -> Iterable[Hit]``, once per root (``roots.py``), over its whole set;
+  with ``kinds``, only for a set that holds an object of one of them (the rule finds nothing
+  in another).
 
 Pod and object rules are file-local unless they say ``reads_set``: the engine runs them over
 one file at a time, with a context that holds that file's objects only (``engine.py``), so
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from importlib import import_module
 from typing import Any, Literal
 
 from gpustack.lint.model import Hit
@@ -54,3 +57,32 @@ class Rule:
 
     def applies_to(self, kind: Any) -> bool:
         return not self.kinds or kind in self.kinds
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """A rule whose module is not imported yet: an object rule of ``kinds`` or a set rule with
+    ``kinds`` (``Rule``'s contract: it finds nothing where its targets hold no object of them)
+    that reads nothing else before it runs (no ``values``, ``reads_set`` or ``set_fact``). The
+    engine imports it only where the targets hold such an object (``load``), so that a run pays
+    for the rules its input can wake: most of a one-file lint is importing. ``rules/__init__.py``
+    lists which; a test compares each with its module's ``RULE``."""
+
+    id: str
+    scope: Scope
+    kinds: frozenset[str | None]
+    module: str  # dotted, ``gpustack.lint.rules.gs012_orphan_resource_claim``
+    values: None = None
+    set_fact: None = None
+
+    def file_local(self, ctx: Any) -> bool:
+        return self.scope != "set"
+
+    def load(self) -> Rule:
+        return rule_of(self.module)
+
+
+def rule_of(module: str) -> Rule:
+    """The ``RULE`` of a rule module (its dotted name), the module imported."""
+    rule: Rule = import_module(module).RULE
+    return rule

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gpustack.lint.model import PodSpec, Resource
-from gpustack.lint.registry import Rule
+from gpustack.lint.registry import Deferred, Rule
 
 
 class Targets:
@@ -32,6 +32,17 @@ class Targets:
             by_kind: Mapping[str | None, Sequence[Any]] = self.pods_by_kind if pods else self.resources_by_kind
             return by_kind.get(next(iter(rule.kinds)), ())
         return [target for target in everything if rule.applies_to(_kind_of(target))]
+
+    def woken(self, rules: Sequence[Rule | Deferred]) -> list[Rule]:
+        """The rules that may find something here: an object or set rule with kinds (deferred or
+        not) finds nothing where no object of them is, unless it checks chart values too; a
+        deferred one is imported where it may."""
+        kinds = self.resources_by_kind.keys()
+        return [
+            rule.load() if isinstance(rule, Deferred) else rule
+            for rule in rules
+            if not rule.kinds or rule.scope == "pod" or rule.values is not None or not kinds.isdisjoint(rule.kinds)
+        ]
 
 
 def _kind_of(target: PodSpec | Resource) -> str | None:

@@ -79,6 +79,8 @@ def _collect(resources: tuple[Resource, ...]) -> HostStack:
     toolkit: list[Evidence] = []
     releases: list[tuple[Evidence, tuple[int, int]]] = []
     for resource in resources:
+        if resource.kind is not None:  # Talos's configs, talhelper's and schematics have none
+            continue
         configs: list[tuple[Path, Mapping[str, Any]]] = []
         schematics: list[tuple[Path, Mapping[str, Any]]] = []
         if talos.is_talconfig(resource):

@@ -157,6 +157,8 @@ def _documents(ctx: LintContext) -> tuple[tuple[Evidence, ...], tuple[Misplaced,
 def _read_documents(ctx: LintContext) -> tuple[tuple[Evidence, ...], tuple[Misplaced, ...]]:
     reader = _DropIns(_talos_config_version(ctx))
     for resource in ctx.resources:
+        if resource.kind is not None and resource.kind != "ConfigMap":  # nodes' files have no kind
+            continue
         if (runtime := k3s_default_runtime(resource)) is not None:
             reader.evidence.append(
                 Evidence(runtime == "nvidia", resource, ("default-runtime",), f"K3s/RKE2 config sets default-runtime: {runtime}"))

@@ -27,7 +27,7 @@ from gpustack.lint.model import (
     plain_finding,
     resources_by_file,
 )
-from gpustack.lint.registry import Rule
+from gpustack.lint.registry import Deferred, Rule
 
 if TYPE_CHECKING:
     from gpustack.lint.engine import Run
@@ -159,10 +159,11 @@ class Files:
             self.units.put_unit(file.name, self._text(file.name), file.claims, stored)
 
     def with_facts(
-        self, files: list[File], rules: Sequence[Rule], facts: dict[Any, Any], facts_key: str, errors: list[InputError]
+        self, files: list[File], rules: Sequence[Rule | Deferred], facts: dict[Any, Any], facts_key: str, errors: list[InputError]
     ) -> list[Results]:
-        """What the file-local rules with a set fact find in each of ``files``, root not yet set."""
-        rules = [rule for rule in rules if rule.set_fact is not None]
+        """What the file-local rules with a set fact find in each of ``files``, root not yet set
+        (a deferred rule has none)."""
+        rules = [rule for rule in rules if isinstance(rule, Rule) and rule.set_fact is not None]
         found = []
         for file in files:
             if facts_key == self.run.assumed_key and file.assumed is not None:

@@ -23,19 +23,12 @@ import re
 import shlex
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 
-from gpustack.lint.input import hostscripts  # the same scripts and notes, read as nodes' files
+from gpustack.lint.input.declaration_files import TERRAFORM_SUFFIX, declaration_files
 from gpustack.lint.model import Note, Resource
 from gpustack.lint.policy.config import Config
 from gpustack.lint.releases.release import chart_name
 from gpustack.lint.unread import chart_of_values, objectless
-
-SCRIPT_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile"})
-TERRAFORM_SUFFIX = ".tf"
-MAX_BYTES = 1_000_000  # a declaration file larger than this is not read
-MAX_FILES = 2_000  # files read per tree, at most
-SKIPPED_FOLDERS = frozenset({".git", "node_modules", ".terraform", "vendor"})
 
 # helm flags that take a value (the next word, unless written --flag=value): the values files,
 # the version, and the rest so that their values are not taken for the release or the chart.
@@ -102,35 +95,6 @@ def values_charts(root: str | os.PathLike[str] | None, values_files: Iterable[st
             if file is not None:
                 found.setdefault(file, declared)
     return found
-
-
-def declaration_files(root: str | os.PathLike[str] | None) -> tuple[str, ...]:
-    """The scripts, Markdown files, Makefiles and Terraform files under ``root`` (a run's cache
-    keys its settings by their content too)."""
-    return _declaration_files(os.fspath(root)) if root is not None and os.path.isdir(root) else ()
-
-
-@cache
-def _declaration_files(root: str) -> tuple[str, ...]:
-    return tuple(_walk(root))
-
-
-def _walk(root: str) -> Iterator[str]:
-    count = 0
-    for folder, folders, files in os.walk(root):
-        folders[:] = sorted(f for f in folders if f not in SKIPPED_FOLDERS and not f.startswith("."))
-        for name in sorted(files):
-            if name.endswith((*hostscripts.SUFFIXES, TERRAFORM_SUFFIX)) or name in SCRIPT_NAMES:
-                path = os.path.join(folder, name)
-                try:
-                    if os.path.getsize(path) > MAX_BYTES:
-                        continue
-                except OSError:
-                    continue
-                yield path
-                count += 1
-                if count >= MAX_FILES:
-                    return
 
 
 def _declarations(path: str, root: str) -> Iterator[tuple[str, Declared]]:

@@ -1,146 +1,136 @@
-"""The rule registry: every rule module, listed explicitly (sorted by id).
+"""The rule registry: every rule's module, listed explicitly (sorted by id).
 
-A test proves this dict and ``policies/GS*.yaml`` describe the same rules.
+A test proves this listing and ``policies/GS*.yaml`` describe the same rules. A run imports
+the modules through ``listed``: most at once, those in ``DEFERRED`` only where its input holds
+an object of the kinds they read (``registry.Deferred``), since most of a one-file lint is
+importing.
 """
 
 from __future__ import annotations
 
-from gpustack.lint.registry import Rule
-from gpustack.lint.rules import gs001_pci_0300_selector
-from gpustack.lint.rules import gs002_privileged_gpu_pod
-from gpustack.lint.rules import gs003_gpu_hostpath_mount
-from gpustack.lint.rules import gs004_missing_runtime_class
-from gpustack.lint.rules import gs005_rolling_update_on_packed_gpu
-from gpustack.lint.rules import gs006_gpu_request_limit_mismatch
-from gpustack.lint.rules import gs007_visible_devices_env
-from gpustack.lint.rules import gs008_gpu_memory_utilization_virtual_vram
-from gpustack.lint.rules import gs009_duplicate_gpu_device_plugins
-from gpustack.lint.rules import gs010_hami_node_label
-from gpustack.lint.rules import gs011_dra_driver_root
-from gpustack.lint.rules import gs012_orphan_resource_claim
-from gpustack.lint.rules import gs013_dra_feature_gate
-from gpustack.lint.rules import gs014_prometheusrule_not_selected
-from gpustack.lint.rules import gs015_xid_alert_coverage
-from gpustack.lint.rules import gs016_gpu_util_as_saturation
-from gpustack.lint.rules import gs017_gpu_vector_match_without_node
-from gpustack.lint.rules import gs018_profiler_vs_dcgm
-from gpustack.lint.rules import gs019_instance_type_selector_on_k3s
-from gpustack.lint.rules import gs020_s3_streamer_metadata
-from gpustack.lint.rules import gs021_label_churn
-from gpustack.lint.rules import gs022_unpinned_gpu_component
-from gpustack.lint.rules import gs023_gpu_container_hardening
-from gpustack.lint.rules import gs024_mig_on_non_mig_gpu
-from gpustack.lint.rules import gs025_plaintext_credentials
-from gpustack.lint.rules import gs026_unschedulable_gpu_selector
-from gpustack.lint.rules import gs027_gpu_request_exceeds_node
-from gpustack.lint.rules import gs028_untolerated_gpu_taint
-from gpustack.lint.rules import gs029_yaml11_boolean_string
-from gpustack.lint.rules import gs030_invalid_dra_cel
-from gpustack.lint.rules import gs031_unknown_chart_value
-from gpustack.lint.rules import gs032_nfd_label_mismatch
-from gpustack.lint.rules import gs033_scheduler_version_skew
-from gpustack.lint.rules import gs034_feature_gate_lifecycle
-from gpustack.lint.rules import gs035_gpu_operator_driver_on_host_pools
-from gpustack.lint.rules import gs036_shared_gpu_requests_over_one
-from gpustack.lint.rules import gs037_multi_gpu_without_shm
-from gpustack.lint.rules import gs039_monitor_selects_nothing
-from gpustack.lint.rules import gs040_llm_server_without_readiness
-from gpustack.lint.rules import gs041_dcgm_gauge_rate
-from gpustack.lint.rules import gs042_dead_chart_value
-from gpustack.lint.rules import gs043_dcgm_scraped_labels
-from gpustack.lint.rules import gs044_nvswitch_without_fabric_manager
-from gpustack.lint.rules import gs045_whole_gpu_class_admits_mig
-from gpustack.lint.rules import gs046_hami_scheduler_bypassed
-from gpustack.lint.rules import gs047_gpu_label_without_labeller
-from gpustack.lint.rules import gs048_gpu_node_agent_untolerated_gpu_taint
-from gpustack.lint.rules import gs049_single_gpu_rollout_on_rwo_volume
-from gpustack.lint.rules import gs050_dcgm_exporter_requests_gpu
-from gpustack.lint.rules import gs051_chart_value_of_the_wrong_kind
-from gpustack.lint.rules import gs052_second_dcgm_exporter
-from gpustack.lint.rules import gs053_device_plugin_switched_off
-from gpustack.lint.rules import gs054_nvidia_runtime_without_gpu_request
-from gpustack.lint.rules import gs055_gpu_operator_toolkit_on_talos_toolkit
-from gpustack.lint.rules import gs056_plugin_strategy_toolkit_ignores
-from gpustack.lint.rules import gs057_network_policies_not_enforced
-from gpustack.lint.rules import gs058_gpu_service_on_node_ports
-from gpustack.lint.rules import gs059_flux_dependency_not_deployed
-from gpustack.lint.rules import gs060_unserved_gpu_api
-from gpustack.lint.rules import gs061_removed_scheduler_config
-from gpustack.lint.rules import gs062_runtimeclass_selects_no_gpu_pool
-from gpustack.lint.rules import gs063_claim_no_pool_can_satisfy
-from gpustack.lint.rules import gs064_dcgm_field_not_collected
-from gpustack.lint.rules import gs065_gpu_software_without_gpu_request
-from gpustack.lint.rules import gs066_values_file_not_passed
-from gpustack.lint.rules import gs067_gpu_pod_refused_by_pod_security
+from functools import cache
+from typing import Any
 
-RULES: dict[str, Rule] = {
-    rule.id: rule
-    for rule in (
-        gs001_pci_0300_selector.RULE,
-        gs002_privileged_gpu_pod.RULE,
-        gs003_gpu_hostpath_mount.RULE,
-        gs004_missing_runtime_class.RULE,
-        gs005_rolling_update_on_packed_gpu.RULE,
-        gs006_gpu_request_limit_mismatch.RULE,
-        gs007_visible_devices_env.RULE,
-        gs008_gpu_memory_utilization_virtual_vram.RULE,
-        gs009_duplicate_gpu_device_plugins.RULE,
-        gs010_hami_node_label.RULE,
-        gs011_dra_driver_root.RULE,
-        gs012_orphan_resource_claim.RULE,
-        gs013_dra_feature_gate.RULE,
-        gs014_prometheusrule_not_selected.RULE,
-        gs015_xid_alert_coverage.RULE,
-        gs016_gpu_util_as_saturation.RULE,
-        gs017_gpu_vector_match_without_node.RULE,
-        gs018_profiler_vs_dcgm.RULE,
-        gs019_instance_type_selector_on_k3s.RULE,
-        gs020_s3_streamer_metadata.RULE,
-        gs021_label_churn.RULE,
-        gs022_unpinned_gpu_component.RULE,
-        gs023_gpu_container_hardening.RULE,
-        gs024_mig_on_non_mig_gpu.RULE,
-        gs025_plaintext_credentials.RULE,
-        gs026_unschedulable_gpu_selector.RULE,
-        gs027_gpu_request_exceeds_node.RULE,
-        gs028_untolerated_gpu_taint.RULE,
-        gs029_yaml11_boolean_string.RULE,
-        gs030_invalid_dra_cel.RULE,
-        gs031_unknown_chart_value.RULE,
-        gs032_nfd_label_mismatch.RULE,
-        gs033_scheduler_version_skew.RULE,
-        gs034_feature_gate_lifecycle.RULE,
-        gs035_gpu_operator_driver_on_host_pools.RULE,
-        gs036_shared_gpu_requests_over_one.RULE,
-        gs037_multi_gpu_without_shm.RULE,
-        gs039_monitor_selects_nothing.RULE,
-        gs040_llm_server_without_readiness.RULE,
-        gs041_dcgm_gauge_rate.RULE,
-        gs042_dead_chart_value.RULE,
-        gs043_dcgm_scraped_labels.RULE,
-        gs044_nvswitch_without_fabric_manager.RULE,
-        gs045_whole_gpu_class_admits_mig.RULE,
-        gs046_hami_scheduler_bypassed.RULE,
-        gs047_gpu_label_without_labeller.RULE,
-        gs048_gpu_node_agent_untolerated_gpu_taint.RULE,
-        gs049_single_gpu_rollout_on_rwo_volume.RULE,
-        gs050_dcgm_exporter_requests_gpu.RULE,
-        gs051_chart_value_of_the_wrong_kind.RULE,
-        gs052_second_dcgm_exporter.RULE,
-        gs053_device_plugin_switched_off.RULE,
-        gs054_nvidia_runtime_without_gpu_request.RULE,
-        gs055_gpu_operator_toolkit_on_talos_toolkit.RULE,
-        gs056_plugin_strategy_toolkit_ignores.RULE,
-        gs057_network_policies_not_enforced.RULE,
-        gs058_gpu_service_on_node_ports.RULE,
-        gs059_flux_dependency_not_deployed.RULE,
-        gs060_unserved_gpu_api.RULE,
-        gs061_removed_scheduler_config.RULE,
-        gs062_runtimeclass_selects_no_gpu_pool.RULE,
-        gs063_claim_no_pool_can_satisfy.RULE,
-        gs064_dcgm_field_not_collected.RULE,
-        gs065_gpu_software_without_gpu_request.RULE,
-        gs066_values_file_not_passed.RULE,
-        gs067_gpu_pod_refused_by_pod_security.RULE,
-    )
+from gpustack.lint.registry import Deferred, Rule, Scope, rule_of
+
+MODULES: dict[str, str] = {
+    "GS001": "gs001_pci_0300_selector",
+    "GS002": "gs002_privileged_gpu_pod",
+    "GS003": "gs003_gpu_hostpath_mount",
+    "GS004": "gs004_missing_runtime_class",
+    "GS005": "gs005_rolling_update_on_packed_gpu",
+    "GS006": "gs006_gpu_request_limit_mismatch",
+    "GS007": "gs007_visible_devices_env",
+    "GS008": "gs008_gpu_memory_utilization_virtual_vram",
+    "GS009": "gs009_duplicate_gpu_device_plugins",
+    "GS010": "gs010_hami_node_label",
+    "GS011": "gs011_dra_driver_root",
+    "GS012": "gs012_orphan_resource_claim",
+    "GS013": "gs013_dra_feature_gate",
+    "GS014": "gs014_prometheusrule_not_selected",
+    "GS015": "gs015_xid_alert_coverage",
+    "GS016": "gs016_gpu_util_as_saturation",
+    "GS017": "gs017_gpu_vector_match_without_node",
+    "GS018": "gs018_profiler_vs_dcgm",
+    "GS019": "gs019_instance_type_selector_on_k3s",
+    "GS020": "gs020_s3_streamer_metadata",
+    "GS021": "gs021_label_churn",
+    "GS022": "gs022_unpinned_gpu_component",
+    "GS023": "gs023_gpu_container_hardening",
+    "GS024": "gs024_mig_on_non_mig_gpu",
+    "GS025": "gs025_plaintext_credentials",
+    "GS026": "gs026_unschedulable_gpu_selector",
+    "GS027": "gs027_gpu_request_exceeds_node",
+    "GS028": "gs028_untolerated_gpu_taint",
+    "GS029": "gs029_yaml11_boolean_string",
+    "GS030": "gs030_invalid_dra_cel",
+    "GS031": "gs031_unknown_chart_value",
+    "GS032": "gs032_nfd_label_mismatch",
+    "GS033": "gs033_scheduler_version_skew",
+    "GS034": "gs034_feature_gate_lifecycle",
+    "GS035": "gs035_gpu_operator_driver_on_host_pools",
+    "GS036": "gs036_shared_gpu_requests_over_one",
+    "GS037": "gs037_multi_gpu_without_shm",
+    "GS039": "gs039_monitor_selects_nothing",
+    "GS040": "gs040_llm_server_without_readiness",
+    "GS041": "gs041_dcgm_gauge_rate",
+    "GS042": "gs042_dead_chart_value",
+    "GS043": "gs043_dcgm_scraped_labels",
+    "GS044": "gs044_nvswitch_without_fabric_manager",
+    "GS045": "gs045_whole_gpu_class_admits_mig",
+    "GS046": "gs046_hami_scheduler_bypassed",
+    "GS047": "gs047_gpu_label_without_labeller",
+    "GS048": "gs048_gpu_node_agent_untolerated_gpu_taint",
+    "GS049": "gs049_single_gpu_rollout_on_rwo_volume",
+    "GS050": "gs050_dcgm_exporter_requests_gpu",
+    "GS051": "gs051_chart_value_of_the_wrong_kind",
+    "GS052": "gs052_second_dcgm_exporter",
+    "GS053": "gs053_device_plugin_switched_off",
+    "GS054": "gs054_nvidia_runtime_without_gpu_request",
+    "GS055": "gs055_gpu_operator_toolkit_on_talos_toolkit",
+    "GS056": "gs056_plugin_strategy_toolkit_ignores",
+    "GS057": "gs057_network_policies_not_enforced",
+    "GS058": "gs058_gpu_service_on_node_ports",
+    "GS059": "gs059_flux_dependency_not_deployed",
+    "GS060": "gs060_unserved_gpu_api",
+    "GS061": "gs061_removed_scheduler_config",
+    "GS062": "gs062_runtimeclass_selects_no_gpu_pool",
+    "GS063": "gs063_claim_no_pool_can_satisfy",
+    "GS064": "gs064_dcgm_field_not_collected",
+    "GS065": "gs065_gpu_software_without_gpu_request",
+    "GS066": "gs066_values_file_not_passed",
+    "GS067": "gs067_gpu_pod_refused_by_pod_security",
 }
+
+# The object rules of these kinds that read nothing else, and the set rules that find nothing
+# in a set without an object of these kinds: each the scope and kinds of its module's RULE (a
+# test compares them).
+# PromQL is read from PrometheusRules and from Prometheus rule files, which have no kind (None).
+_PROMETHEUS_RULES: frozenset[str | None] = frozenset({"PrometheusRule", None})
+_DRA_OBJECTS = frozenset({"DeviceClass", "ResourceClaim", "ResourceClaimTemplate"})
+DEFERRED: dict[str, tuple[Scope, frozenset[str | None]]] = {
+    "GS012": ("set", frozenset({"ResourceClaim"})),
+    "GS013": ("object", _DRA_OBJECTS),
+    "GS015": ("set", _PROMETHEUS_RULES),
+    "GS016": ("object", _PROMETHEUS_RULES | {"HorizontalPodAutoscaler", "ScaledObject"}),
+    "GS017": ("object", _PROMETHEUS_RULES),
+    "GS030": ("object", _DRA_OBJECTS),
+    "GS039": ("set", frozenset({"ServiceMonitor", "PodMonitor"})),
+    "GS041": ("object", _PROMETHEUS_RULES),
+    "GS043": ("set", _PROMETHEUS_RULES),
+    "GS045": ("object", frozenset({"DeviceClass"})),
+    "GS057": ("set", frozenset({"NetworkPolicy"})),
+    "GS059": ("set", frozenset({"Kustomization", "HelmRelease"})),
+    "GS063": ("set", frozenset({"ResourceClaim", "ResourceClaimTemplate"})),
+    "GS064": ("set", _PROMETHEUS_RULES),
+}
+
+
+def listed() -> dict[str, Rule | Deferred]:
+    """Every rule for a run, by id: imported, or deferred (``DEFERRED``)."""
+    return {
+        rule_id: Deferred(rule_id, *DEFERRED[rule_id], _dotted(rule_id)) if rule_id in DEFERRED else load(rule_id)
+        for rule_id in MODULES
+    }
+
+
+def load(rule_id: str) -> Rule:
+    """The rule, its module imported."""
+    return rule_of(_dotted(rule_id))
+
+
+def _dotted(rule_id: str) -> str:
+    return f"{__name__}.{MODULES[rule_id]}"
+
+
+@cache
+def _every_rule() -> dict[str, Rule]:
+    return {rule_id: load(rule_id) for rule_id in MODULES}
+
+
+def __getattr__(name: str) -> Any:
+    """``RULES``: every rule by id, imported (tests and tools read it). A module attribute
+    built on first use (PEP 562), so that importing this registry imports no rule."""
+    if name == "RULES":
+        return _every_rule()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

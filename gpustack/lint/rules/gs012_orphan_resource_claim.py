@@ -48,4 +48,4 @@ def check(ctx: LintContext) -> Iterator[Hit]:
         )
 
 
-RULE = Rule("GS012", "set", check)
+RULE = Rule("GS012", "set", check, frozenset({"ResourceClaim"}))

@@ -64,4 +64,4 @@ def check(ctx: LintContext) -> Iterator[Hit]:
         )
 
 
-RULE = Rule("GS015", "set", check)
+RULE = Rule("GS015", "set", check, promql.RULE_KINDS)

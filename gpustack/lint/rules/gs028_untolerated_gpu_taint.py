@@ -48,7 +48,6 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     if not is_gpu_workload(pod):
         return
     groups, cloud = ctx.set_fact(set_facts)
-    plugin = managed.extended_resource_toleration(pod, ctx, cloud)
     if cluster is None:
         tainted = [(what, taints_of((what, taints))) for what, taints in groups]
         message = ("tolerates the taints of none of the set's GPU node groups: {listed}; unless GPU nodes outside the "
@@ -59,11 +58,16 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
         message = "is kept off every GPU pool it may run on by taints it does not tolerate: {listed}; it stays Pending"
         severity = None
     allowed = tolerations(pod)
-    admitted = [*allowed, *managed.admitted_tolerations(pod)]
-    blocked = _blocked(tainted, admitted if plugin else allowed)
-    if not blocked:
+    blocked = _blocked(tainted, allowed)
+    if not blocked:  # the admission plugin's tolerations only add to the pod's own
         return
-    if plugin is None and not _blocked(tainted, admitted):
+    plugin = managed.extended_resource_toleration(pod, ctx, cloud)
+    admitted = [*allowed, *managed.admitted_tolerations(pod)]
+    if plugin:
+        blocked = _blocked(tainted, admitted)
+        if not blocked:
+            return
+    elif plugin is None and not _blocked(tainted, admitted):
         message += f" ({_assumed(pod, blocked)})"
     yield _hit(pod, blocked, message, severity)
 

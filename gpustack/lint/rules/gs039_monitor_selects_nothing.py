@@ -340,4 +340,4 @@ def _unnamed_ports(monitor: Resource, targets: list[_Target]) -> Iterator[Hit]:
         )
 
 
-RULE = Rule("GS039", "set", check)
+RULE = Rule("GS039", "set", check, frozenset(MONITORS))

@@ -116,4 +116,4 @@ def _workload_labels_on_dcgm(tree: Any) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-RULE = Rule("GS043", "set", check)
+RULE = Rule("GS043", "set", check, promql.RULE_KINDS)

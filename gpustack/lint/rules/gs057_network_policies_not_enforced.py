@@ -120,4 +120,4 @@ def check(ctx: LintContext) -> Iterator[Hit]:
         )
 
 
-RULE = Rule("GS057", "set", check)
+RULE = Rule("GS057", "set", check, frozenset({"NetworkPolicy"}))

@@ -80,4 +80,4 @@ def _folders_of(file: str) -> Iterator[str]:
         folder = posixpath.dirname(folder)
 
 
-RULE = Rule("GS059", "set", check)
+RULE = Rule("GS059", "set", check, frozenset(fluxgraph.GROUPS))

@@ -134,4 +134,4 @@ def _expressions(selectors: Any) -> tuple[str, ...]:
     return tuple(found)
 
 
-RULE = Rule("GS063", "set", check)
+RULE = Rule("GS063", "set", check, frozenset(_DEVICES))

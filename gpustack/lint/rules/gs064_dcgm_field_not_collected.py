@@ -48,4 +48,4 @@ def check(ctx: LintContext) -> Iterator[Hit]:
             )
 
 
-RULE = Rule("GS064", "set", check)
+RULE = Rule("GS064", "set", check, promql.RULE_KINDS)
