@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from gpustack.lint.facts import containerdconfig, talos
 from gpustack.lint.facts.hostscripts import is_host_script
-from gpustack.lint.facts.promql import is_rule_file
+from gpustack.lint.facts.rulefiles import is_rule_file
 from gpustack.lint.facts.clusterconfig import is_k3s_config, k3s_default_runtime
 from gpustack.lint.model import Note, Resource
 from gpustack.lint.policy.config import Config

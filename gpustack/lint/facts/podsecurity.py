@@ -31,8 +31,7 @@ Levels = tuple[tuple[str, str, str, int], ...]  # (namespace, level, file, line)
 
 
 def enforced_levels(ctx: LintContext) -> Levels:
-    """The Namespaces of the set that enforce baseline or restricted (plain data: a rule's
-    ``set_fact``)."""
+    """The Namespaces of the set that enforce baseline or restricted: name, level, and where."""
     found = []
     for namespace in ctx.of_kind("Namespace"):
         level = get_value(namespace.data, "metadata", "labels", ENFORCE)

@@ -139,7 +139,17 @@ class LabelTest:
         return self.operator in ("In", "Exists", "Gt", "Lt")
 
 
-def node_label_tests(pod: PodSpec) -> Iterator[LabelTest]:
+def node_label_tests(pod: PodSpec) -> tuple[LabelTest, ...]:
+    """The pod's node label conditions: nodeSelector entries, then required and preferred
+    affinity expressions (read once per pod spec: several rules ask)."""
+    return pod.derived(_node_label_tests)
+
+
+def _node_label_tests(pod: PodSpec) -> tuple[LabelTest, ...]:
+    return tuple(_label_tests(pod))
+
+
+def _label_tests(pod: PodSpec) -> Iterator[LabelTest]:
     selector = pod.spec.get("nodeSelector")
     if isinstance(selector, Mapping):
         for key, value in selector.items():

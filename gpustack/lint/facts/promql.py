@@ -18,14 +18,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from gpustack.lint.facts.rulefiles import RULE_GROUP_KIND, is_rule_file
 from gpustack.lint.model import Path, Resource
 
 if TYPE_CHECKING:
     from gpustack.lint.context import LintContext
 
-RULE_GROUP_KIND = "PrometheusRule"
-# What the object rules on PromQL read: PrometheusRules, and rule files (no kind).
-RULE_KINDS: frozenset[str | None] = frozenset({RULE_GROUP_KIND, None})
 
 # Functions and aggregations whose output samples are input samples, so a comparison after
 # them still compares the metric's own value (``max_over_time(X[5m]) == 79`` is about code 79).
@@ -62,18 +60,6 @@ class RuleExpr:
     def label(self) -> str:
         """How a message names the rule: ``alert GPUIdleButAllocated``."""
         return f"alert {self.alert}" if self.alert else f"record {self.record or '<unnamed>'}"
-
-
-def is_rule_file(resource: Resource) -> bool:
-    """A Prometheus rule file: no kind, ``groups`` its only key, each group with a ``rules`` list."""
-    groups = resource.data.get("groups")
-    return (
-        resource.kind is None
-        and resource.data.keys() == {"groups"}
-        and isinstance(groups, list)
-        and bool(groups)
-        and all(isinstance(group, dict) and isinstance(group.get("rules"), list) for group in groups)
-    )
 
 
 def rule_resources(ctx: LintContext) -> list[Resource]:

@@ -103,6 +103,8 @@ DEFERRED: dict[str, tuple[Scope, frozenset[str | None]]] = {
     "GS059": ("set", frozenset({"Kustomization", "HelmRelease"})),
     "GS063": ("set", frozenset({"ResourceClaim", "ResourceClaimTemplate"})),
     "GS064": ("set", _PROMETHEUS_RULES),
+    "GS066": ("set", frozenset({None})),
+    "GS067": ("set", frozenset({"Namespace"})),
 }
 
 

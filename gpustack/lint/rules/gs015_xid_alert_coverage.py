@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import promql
+from gpustack.lint.facts.rulefiles import RULE_KINDS
 from gpustack.lint.model import Hit, Resource
 from gpustack.lint.registry import Rule
 
@@ -64,4 +65,4 @@ def check(ctx: LintContext) -> Iterator[Hit]:
         )
 
 
-RULE = Rule("GS015", "set", check, promql.RULE_KINDS)
+RULE = Rule("GS015", "set", check, RULE_KINDS)

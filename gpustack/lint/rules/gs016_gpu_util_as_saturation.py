@@ -18,6 +18,7 @@ from typing import Any
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import promql
+from gpustack.lint.facts.rulefiles import RULE_KINDS
 from gpustack.lint.model import Hit, Path, Resource
 from gpustack.lint.registry import Rule
 
@@ -74,7 +75,7 @@ def _get(node: Any, *keys: str) -> Any:
 
 
 def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
-    if resource.kind in promql.RULE_KINDS:
+    if resource.kind in RULE_KINDS:
         for rule in promql.rule_expressions(resource):
             if rule.alert and _saturation_alert(rule.expr):
                 yield Hit(
@@ -95,4 +96,4 @@ def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
         )
 
 
-RULE = Rule("GS016", "object", check, promql.RULE_KINDS | {HPA, SCALED_OBJECT})
+RULE = Rule("GS016", "object", check, RULE_KINDS | {HPA, SCALED_OBJECT})

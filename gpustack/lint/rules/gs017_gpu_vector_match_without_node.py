@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import promql
+from gpustack.lint.facts.rulefiles import RULE_KINDS
 from gpustack.lint.model import Hit, Resource
 from gpustack.lint.registry import Rule
 
@@ -52,4 +53,4 @@ def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
         )
 
 
-RULE = Rule("GS017", "object", check, promql.RULE_KINDS)
+RULE = Rule("GS017", "object", check, RULE_KINDS)

@@ -17,6 +17,7 @@ from functools import cache
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import promql
+from gpustack.lint.facts.rulefiles import RULE_KINDS
 from gpustack.lint.model import Hit, Resource
 from gpustack.lint.registry import Rule
 from gpustack.shipped import lint_data
@@ -88,4 +89,4 @@ def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
                 )
 
 
-RULE = Rule("GS041", "object", check, promql.RULE_KINDS)
+RULE = Rule("GS041", "object", check, RULE_KINDS)

@@ -21,6 +21,7 @@ from typing import Any
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import promql
+from gpustack.lint.facts.rulefiles import RULE_KINDS
 from gpustack.lint.facts.operands import exporter_service_monitors
 from gpustack.lint.model import Hit, Resource, get_value
 from gpustack.lint.registry import Rule
@@ -116,4 +117,4 @@ def _workload_labels_on_dcgm(tree: Any) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-RULE = Rule("GS043", "set", check, promql.RULE_KINDS)
+RULE = Rule("GS043", "set", check, RULE_KINDS)

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import promql
+from gpustack.lint.facts.rulefiles import RULE_KINDS
 from gpustack.lint.facts.dcgm_collectors import collected
 from gpustack.lint.model import Hit, Severity
 from gpustack.lint.registry import Rule
@@ -48,4 +49,4 @@ def check(ctx: LintContext) -> Iterator[Hit]:
             )
 
 
-RULE = Rule("GS064", "set", check, promql.RULE_KINDS)
+RULE = Rule("GS064", "set", check, RULE_KINDS)
