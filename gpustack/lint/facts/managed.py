@@ -78,7 +78,11 @@ def pod_cloud(pod: PodSpec) -> str | None:
 
 def set_cloud(ctx: LintContext) -> str | None:
     """The one managed cloud the set's objects name, or None (none, several, or a control plane
-    the set configures itself)."""
+    the set configures itself); computed once per context (GS004, GS006 and GS028 ask)."""
+    return ctx.memo(("managed", "set cloud"), lambda: _set_cloud(ctx))
+
+
+def _set_cloud(ctx: LintContext) -> str | None:
     clouds: set[str] = set()
     for resource in ctx.resources:
         if _self_run_cluster(resource):

@@ -71,9 +71,29 @@ def check(ctx: LintContext) -> Iterator[Hit]:
 
     for name, pod in _selecting_pods(ctx):
         gpu_pod = pod.gpu_consumer or pod.system_component
-        missing = _stranding_tests(pod, is_unset_for_gpu_pods if gpu_pod else is_unset)
+        judged = is_unset_for_gpu_pods if gpu_pod else is_unset
+        if not any(judged(key) for key in _required_keys(pod)):
+            continue  # most pods: no label to judge, no tests to build
+        missing = _stranding_tests(pod, judged)
         if missing:
             yield _hit(name, pod, missing[0])
+
+
+def _required_keys(pod: PodSpec) -> Iterator[str]:
+    """The label keys the pod's nodeSelector and required affinity name, read from the spec as
+    it is (a set rule runs over every pod of the set, cached ones included, on every run)."""
+    selector = pod.spec.get("nodeSelector")
+    if isinstance(selector, dict):
+        yield from (str(key) for key in selector)
+    affinity = pod.spec.get("affinity")
+    node = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
+    required = node.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(node, dict) else None
+    terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
+    for term in terms if isinstance(terms, list) else ():
+        expressions = term.get("matchExpressions") if isinstance(term, dict) else None
+        for expression in expressions if isinstance(expressions, list) else ():
+            if isinstance(expression, dict) and isinstance(expression.get("key"), str):
+                yield expression["key"]
 
 
 def _node_role(key: str) -> bool:
