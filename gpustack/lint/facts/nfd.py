@@ -97,7 +97,8 @@ def deploys_nfd(ctx: LintContext) -> bool:
     images, an OLM Subscription to the NFD operator, or an object of NFD's kinds."""
     if any(True for _ in nfd_releases(ctx)) or ctx.of_kind(*_NFD_KINDS):
         return True
-    if any(component.name == NFD_COMPONENT for pod in ctx.pod_specs for component in pod_components(pod)):
+    nfd_pods = (pod for pod in ctx.pod_specs if pod.system_component)  # NFD's pods are GPU system components
+    if any(component.name == NFD_COMPONENT for pod in nfd_pods for component in pod_components(pod)):
         return True
     return any(get_value(sub.data, "spec", "name") == "nfd" for sub in ctx.of_kind("Subscription"))
 
