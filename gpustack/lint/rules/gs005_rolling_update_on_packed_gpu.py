@@ -73,7 +73,8 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
             return
     shares = _shares(pod)
     if not shares:
-        yield from _whole_without_capacity(pod, rollout)
+        if ctx.cluster is None:  # under a spec the pools say the capacity, where they can be compared
+            yield from _whole_without_capacity(pod, rollout)
         return
     share = ", ".join(f"{name} {value}" for name, value in sorted(shares.items()))
     yield Hit(
