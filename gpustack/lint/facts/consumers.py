@@ -142,12 +142,23 @@ def other_vendor_only(pod: PodSpec) -> bool:
     return any(name.startswith(OTHER_VENDOR_RESOURCES) for name in names) and not any(gpu_requests(c) for c in pod.containers())
 
 
+def command_line(container: Container) -> str:
+    """The container's ``command`` and ``args``, joined with spaces."""
+    command = container.data.get("command"), container.data.get("args")
+    return " ".join(str(part) for items in command if isinstance(items, list) for part in items)
+
+
+def enters_host(line: str) -> bool:
+    """Whether a command line runs its work inside the host (``chroot``, ``nsenter``): a node
+    agent's set-up step, not the container's own use of a GPU."""
+    return any(entry in line for entry in _ENTERS_HOST)
+
+
 def runs_nvidia_software(container: Container) -> bool:
     """An NVIDIA image (whose CUDA base sets ``NVIDIA_VISIBLE_DEVICES=all``) or an NVIDIA tool
     in the command, not run inside the host (``chroot``, ``nsenter``)."""
-    command = container.data.get("command"), container.data.get("args")
-    text = " ".join(str(part) for items in command if isinstance(items, list) for part in items)
-    if any(entry in text for entry in _ENTERS_HOST):
+    text = command_line(container)
+    if enters_host(text):
         return False
     return image_repository(container.image).startswith(_NVIDIA_IMAGES) or any(t in text for t in _NVIDIA_COMMANDS)
 

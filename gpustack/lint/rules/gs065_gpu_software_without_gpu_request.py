@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.commands import command_parts
+from gpustack.lint.facts.consumers import command_line, enters_host
 from gpustack.lint.facts.llmservers import image_paths, server_of
 from gpustack.lint.facts.podspec import subject
 from gpustack.lint.facts.quantities import is_gpu_resource
@@ -22,7 +22,6 @@ from gpustack.lint.registry import Rule
 
 # Commands that need a GPU in the container (not run inside the host, as node agents do).
 _GPU_COMMANDS = re.compile(r"(^|[\s/;&|(`])(nvidia-smi|trtllm-serve)(\s|$|;)")
-_ENTERS_HOST = re.compile(r"(^|[\s;&|(])(chroot|nsenter)\s")
 # Servers whose images are GPU builds (their CPU builds are other images): the server counts
 # when it runs from such an image, by the entrypoint or its own command.
 _GPU_BUILDS = {
@@ -32,14 +31,10 @@ _GPU_BUILDS = {
 FIX = "Request the GPU in the container that uses it (`resources.limits: {nvidia.com/gpu: 1}`) or a DRA claim."
 
 
-def _command_line(container: Container) -> str:
-    return " ".join(text for _, text in command_parts(container))
-
-
 def _gpu_only(container: Container) -> str | None:
     """What in the container needs a GPU: a command, or a server of a GPU build; None."""
-    line = _command_line(container)
-    if _ENTERS_HOST.search(line):
+    line = command_line(container)
+    if enters_host(line):
         return None
     if found := _GPU_COMMANDS.search(line):
         return f"runs {found.group(2)}"
