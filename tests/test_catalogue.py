@@ -12,8 +12,8 @@ import pytest
 
 from gpustack.lint.catalogue import Example, load_catalogue, policy_problems
 from gpustack.lint.engine import lint
-from gpustack.lint.input.load import LoadResult
-from gpustack.lint.input.load import load_text
+from gpustack.lint.input.discover import read_inputs
+from gpustack.lint.input.load import load_inputs, load_text
 from gpustack.lint.policy.config import Config
 from gpustack.lint.policy.selection import Choice, Selection
 from gpustack.lint.report.model import Report
@@ -51,12 +51,19 @@ def examples() -> list[object]:
     ]
 
 
-def _lint_example(rule_id: str, fires: bool, index: int, example: Example) -> Report:
+def _lint_example(rule_id: str, fires: bool, index: int, example: Example, folder: Path) -> Report:
+    """The example linted as a user would lint it: one manifest, or its files as a folder (so
+    scripts and notes are read by name, as ``gpustack lint FOLDER`` reads them)."""
     name = f"policies/{rule_id}.yaml#{'fires' if fires else 'clean'}[{index}]"
     spec = data_dir("policies").parent / example.spec if example.spec else None
     selection = Selection((Choice(on=frozenset({rule_id})),))  # an opt-in rule runs where selected
     config = Config(distribution=example.distribution, spec=spec, selection=selection)
-    return lint(LoadResult.merge(load_text(path, text) for path, text in example.texts(name).items()), config)
+    if not example.files:
+        return lint(load_text(name, example.manifest), config)
+    for path, text in example.files.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text(text, encoding="utf-8")
+    return lint(load_inputs(read_inputs([str(folder)])), config)
 
 
 def test_opt_in_rules_stay_off_in_a_default_run() -> None:
@@ -69,8 +76,8 @@ def test_opt_in_rules_stay_off_in_a_default_run() -> None:
 
 
 @pytest.mark.parametrize(("rule_id", "fires", "index", "example"), examples())
-def test_example_behaves_as_declared(rule_id: str, fires: bool, index: int, example: Example) -> None:
-    report = _lint_example(rule_id, fires, index, example)
+def test_example_behaves_as_declared(rule_id: str, fires: bool, index: int, example: Example, tmp_path: Path) -> None:
+    report = _lint_example(rule_id, fires, index, example, tmp_path)
     assert report.errors == ()
     rules = [finding.rule for finding in report.findings]
     assert (rule_id in rules) is fires, f"{example.description}: {rules}"

@@ -37,10 +37,6 @@ class Example:
     spec: str | None = None  # a spec file as context (``--spec``), from the repository root
     files: Mapping[str, str] = field(default_factory=dict)
 
-    def texts(self, name: str) -> dict[str, str]:
-        """The example's files by path; a one-file example's under ``name``."""
-        return dict(self.files) if self.files else {name: self.manifest}
-
 
 @dataclass(frozen=True)
 class RuleInfo:

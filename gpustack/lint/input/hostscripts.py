@@ -27,18 +27,25 @@ And which managed cloud runs the cluster (``facts/managed``): ``eksctl create cl
 ``aws_eks_*``, ``google_container_*`` and ``azurerm_kubernetes_cluster*`` resources or the
 ``terraform-aws-modules/eks/aws`` module.
 
+And a GPU size its cloud has retired, set as a value (``facts/retiredsizes``: ``--node-vm-size
+Standard_NC6``, ``vm_size = "Standard_NC6s_v3"``, ``--accelerator type=nvidia-tesla-k80``), in
+scripts, notes, Terraform, Bicep (``*.bicep``) and shell environment files (``*.rc``).
+
 Any other such file is no input. The document holds, per key of ``facts.hostscripts``, the first
-line that says it and its number; findings on it point at the file's first line.
+line that says it and its number, each key written on that line of the document (a JSON mapping
+spread over the file's lines), so that a finding on a key points at the line that says it.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
-from gpustack.lint.facts.hostscripts import CLOUD_KEY, DRIVER_KEY, KEY, TOOLKIT_KEY
+from gpustack.lint.facts import retiredsizes
+from gpustack.lint.facts.hostscripts import CLOUD_KEY, DRIVER_KEY, KEY, RETIRED_KEY, TOOLKIT_KEY
 
-SUFFIXES = (".sh", ".bash", ".md", ".tf")
+SUFFIXES = (".sh", ".bash", ".md", ".tf", ".bicep", ".rc")
 KEEP_NAMED = False  # a script named on the command line that sets nothing is no input either
 _INSTALL = r"\b(?:apt-get|apt|dnf|yum|zypper|microdnf)\b[^\n]*\binstall\b[^\n]*"
 _INSTALLS_DRIVER = re.compile(
@@ -61,7 +68,7 @@ _MANAGED_CLOUD = {
     "aks": re.compile(r"\baz\s+aks\s+(?:create|nodepool\s+add)\b|resource\s+\"azurerm_kubernetes_cluster(?:_node_pool)?\""),
 }
 _HINTS = (b"nvidia", b"cuda-drivers", b"ubuntu-drivers", b"eksctl", b"aws eks", b"aws_eks", b"terraform-aws-modules/eks",
-          b"gcloud", b"google_container", b"az aks", b"azurerm_kubernetes_cluster")
+          b"gcloud", b"google_container", b"az aks", b"azurerm_kubernetes_cluster", b"standard_n", b"tesla-k80")
 _SETS_NVIDIA_DEFAULT = re.compile(
     r"nvidia-ctk\s+runtime\s+configure\b[^\n]*--set-as-default"
     r"|default_runtime_name\s*=\s*\\?[\"']nvidia\\?[\"']"
@@ -84,7 +91,7 @@ def as_document(data: bytes) -> bytes | None:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         return None
-    found: dict[str, dict[str, object]] = {}
+    found: dict[str, dict[str, Any]] = {}
     for number, line in enumerate(text.splitlines(), 1):
         if line.lstrip().startswith(("#", "//")):
             continue
@@ -94,7 +101,19 @@ def as_document(data: bytes) -> bytes | None:
         for cloud, pattern in _MANAGED_CLOUD.items():
             if CLOUD_KEY not in found and pattern.search(line):
                 found[CLOUD_KEY] = {"line": number, "says": line.strip()[:200], "cloud": cloud}
-    return (json.dumps(found) + "\n").encode() if found else None
+        if RETIRED_KEY not in found and (size := retiredsizes.set_in(line)) is not None:
+            found[RETIRED_KEY] = {"line": number, "says": line.strip()[:200], "size": size.name}
+    return _placed(found).encode() if found else None
+
+
+def _placed(found: dict[str, dict[str, Any]]) -> str:
+    """``found`` as a JSON mapping whose keys stand on the lines they were found on."""
+    parts, at = [], 1
+    for key, value in sorted(found.items(), key=lambda item: item[1]["line"]):
+        line = value["line"]
+        parts.append("\n" * max(line - at, 0) + json.dumps(key) + ": " + json.dumps(value))
+        at = max(at, line)
+    return "{" + ", ".join(parts) + "}\n"
 
 
 _SAYS = {KEY: _SETS_NVIDIA_DEFAULT, DRIVER_KEY: _INSTALLS_DRIVER, TOOLKIT_KEY: _INSTALLS_TOOLKIT}

@@ -80,6 +80,7 @@ MODULES: dict[str, str] = {
     "GS065": "gs065_gpu_software_without_gpu_request",
     "GS066": "gs066_values_file_not_passed",
     "GS067": "gs067_gpu_pod_refused_by_pod_security",
+    "GS068": "gs068_retired_gpu_size",
 }
 
 # The object rules of these kinds that read nothing else, and the set rules that find nothing
