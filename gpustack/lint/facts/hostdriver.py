@@ -23,9 +23,14 @@ Karpenter's v1alpha5 API, a GPU ``Provisioner`` and the ``AWSNodeTemplate`` of i
 (or its inline ``provider``) with ``amiFamily: Bottlerocket``. ``bottlerocket_node_classes`` is that
 one fact: runtime evidence (GS004) reads it too, since the same variants make nvidia containerd's
 default runtime.
-Host scripts and setup notes that install the driver or the toolkit from packages
-(``input/hostscripts``) say it too, with less certainty: nothing in the set ties the script to
-the GPU nodes, so their evidence is ``assumed``.
+So does a GPU NodePool's EC2NodeClass on the EKS-optimized AMIs (``amiFamily: AL2`` or ``AL2023``,
+an alias ``al2@…`` or ``al2023@…``): for GPU instances Karpenter picks their accelerated
+variant, which carries the NVIDIA driver
+(https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-optimized-ami.html).
+Host scripts and setup notes that install the driver or the toolkit from packages, or create a
+managed cloud's GPU nodes whose image brings the driver (``input/hostscripts``), say it too,
+with less certainty: nothing in the set ties the script to the GPU nodes, so their evidence is
+``assumed``.
 Everything is a function of the documents given, computed once per context.
 """
 
@@ -114,7 +119,9 @@ def _collect(resources: tuple[Resource, ...]) -> HostStack:
                 driver.append(Evidence(resource, where, f"a Talos schematic installs the NVIDIA extensions {', '.join(nvidia)}"))
             toolkit += _toolkit(resource, where, names)
     driver += _bottlerocket(resources)
+    driver += _eks_accelerated(resources)
     driver += _scripts(resources, hostscripts.DRIVER_KEY, "installs the NVIDIA driver on the host")
+    driver += _scripts(resources, hostscripts.CLOUD_DRIVER_KEY, "creates GPU nodes whose image brings the NVIDIA driver")
     toolkit += _scripts(resources, hostscripts.TOOLKIT_KEY, "installs the NVIDIA Container Toolkit on the host")
     return HostStack(tuple(driver), tuple(toolkit), tuple(releases))
 
@@ -124,7 +131,7 @@ def _scripts(resources: tuple[Resource, ...], key: str, what: str) -> Iterator[E
     assumed to prepare the GPU nodes."""
     for resource in resources:
         if hostscripts.says(resource, key):
-            yield Evidence(resource, (key,), f"the host script {hostscripts.described(resource, key)} {what}", assumed=True)
+            yield Evidence(resource, (key,), f"`{resource.data[key].get('says')}` {what}", assumed=True)
 
 
 def bottlerocket_node_classes(ctx: LintContext) -> tuple[tuple[Resource, Path], ...]:
@@ -144,13 +151,36 @@ def _bottlerocket(resources: tuple[Resource, ...]) -> Iterator[Evidence]:
         yield Evidence(resource, path, f"{bottlerocket_subject(resource)} runs Bottlerocket, whose NVIDIA variants carry the driver")
 
 
-def _bottlerocket_classes(resources: tuple[Resource, ...]) -> Iterator[tuple[Resource, Path]]:
-    """EC2NodeClasses (AWSNodeTemplates) on Bottlerocket that a GPU NodePool (Provisioner) of the
-    set uses, and GPU Provisioners with an inline Bottlerocket ``provider``."""
-    used = {
+def _eks_accelerated(resources: tuple[Resource, ...]) -> Iterator[Evidence]:
+    used = _gpu_node_classes(resources)
+    for resource in resources:
+        if resource.kind != "EC2NodeClass" or resource.ref.name not in used:
+            continue
+        if str(get_value(resource.data, "spec", "amiFamily")).upper() in _EKS_OPTIMIZED:
+            yield Evidence(resource, ("spec", "amiFamily"), _EKS_ACCELERATED)
+        terms = get_value(resource.data, "spec", "amiSelectorTerms")
+        for index, term in enumerate(terms if isinstance(terms, list) else ()):
+            alias = str(term.get("alias", "")) if isinstance(term, Mapping) else ""
+            if alias.partition("@")[0].upper() in _EKS_OPTIMIZED:
+                yield Evidence(resource, ("spec", "amiSelectorTerms", index, "alias"), _EKS_ACCELERATED)
+
+
+_EKS_OPTIMIZED = frozenset({"AL2", "AL2023"})
+_EKS_ACCELERATED = "a GPU NodePool's EC2NodeClass runs the EKS-optimized AMI, whose accelerated variant carries the driver"
+
+
+def _gpu_node_classes(resources: tuple[Resource, ...]) -> set[str]:
+    """The names of the EC2NodeClasses the set's GPU NodePools use."""
+    return {
         str(get_value(r.data, "spec", "template", "spec", "nodeClassRef", "name"))
         for r in resources if r.kind == "NodePool" and karpenter_gpu(r.data)
     }
+
+
+def _bottlerocket_classes(resources: tuple[Resource, ...]) -> Iterator[tuple[Resource, Path]]:
+    """EC2NodeClasses (AWSNodeTemplates) on Bottlerocket that a GPU NodePool (Provisioner) of the
+    set uses, and GPU Provisioners with an inline Bottlerocket ``provider``."""
+    used = _gpu_node_classes(resources)
     templates = set()
     for resource in resources:
         if resource.kind != "Provisioner" or not karpenter_gpu(resource.data):

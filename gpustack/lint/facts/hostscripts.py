@@ -12,7 +12,8 @@ DRIVER_KEY = "hostScriptInstallsDriver"  # the NVIDIA driver is installed on the
 TOOLKIT_KEY = "hostScriptInstallsToolkit"  # the NVIDIA Container Toolkit is installed on the host
 CLOUD_KEY = "hostScriptManagedCloud"  # a managed cloud's cluster or node pool is created: {line, says, cloud}
 RETIRED_KEY = "hostScriptRetiredGpuSize"  # a GPU size its cloud retired is set: {line, says, size}
-KEYS = (KEY, DRIVER_KEY, TOOLKIT_KEY, CLOUD_KEY, RETIRED_KEY)
+CLOUD_DRIVER_KEY = "hostScriptCloudDriver"  # GPU nodes whose cloud image brings the driver: {line, says, cloud}
+KEYS = (KEY, DRIVER_KEY, TOOLKIT_KEY, CLOUD_KEY, RETIRED_KEY, CLOUD_DRIVER_KEY)
 
 
 def is_host_script(resource: Resource) -> bool:

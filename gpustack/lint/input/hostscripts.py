@@ -27,6 +27,14 @@ And which managed cloud runs the cluster (``facts/managed``): ``eksctl create cl
 ``aws_eks_*``, ``google_container_*`` and ``azurerm_kubernetes_cluster*`` resources or the
 ``terraform-aws-modules/eks/aws`` module.
 
+GPU nodes a managed cloud creates with the NVIDIA driver in their image (GS035: the GPU
+Operator's driver container would install a second one): an AKS GPU node pool whose file
+nowhere skips AKS's driver install (``az aks nodepool add --node-vm-size Standard_NC…``,
+Terraform's ``vm_size``), a GKE node pool with ``gpu-driver-version=default`` or ``latest``
+(Terraform's ``gpu_driver_version``), an EKS node group on an accelerated AMI type
+(``AL2023_x86_64_NVIDIA``). A command continued over lines with a trailing backslash is read as
+one line.
+
 And a GPU size its cloud has retired, set as a value (``facts/retiredsizes``: ``--node-vm-size
 Standard_NC6``, ``vm_size = "Standard_NC6s_v3"``, ``--accelerator type=nvidia-tesla-k80``), in
 scripts, notes, Terraform, Bicep (``*.bicep``) and shell environment files (``*.rc``).
@@ -40,10 +48,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from gpustack.lint.facts import retiredsizes
-from gpustack.lint.facts.hostscripts import CLOUD_KEY, DRIVER_KEY, KEY, RETIRED_KEY, TOOLKIT_KEY
+from gpustack.lint.facts.hostscripts import CLOUD_DRIVER_KEY, CLOUD_KEY, DRIVER_KEY, KEY, RETIRED_KEY, TOOLKIT_KEY
 
 SUFFIXES = (".sh", ".bash", ".md", ".tf", ".bicep", ".rc")
 KEEP_NAMED = False  # a script named on the command line that sets nothing is no input either
@@ -67,8 +76,31 @@ _MANAGED_CLOUD = {
     ),
     "aks": re.compile(r"\baz\s+aks\s+(?:create|nodepool\s+add)\b|resource\s+\"azurerm_kubernetes_cluster(?:_node_pool)?\""),
 }
+# GPU nodes a managed cloud creates with the NVIDIA driver in their image: AKS GPU node pools
+# unless the driver install is skipped (https://learn.microsoft.com/en-us/azure/aks/gpu-cluster),
+# GKE node pools that ask for the default or latest driver
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus#install-drivers), and EKS node
+# groups on the accelerated AMIs
+# (https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-optimized-ami.html).
+_CLOUD_DRIVER = {
+    "aks": re.compile(
+        r"\baz\s+aks\s+(?:create|nodepool\s+add)\b.*--node-vm-size[= ]\s*[\"']?Standard_N[CDV](?![\w-]*as_v4)"
+        r"|^\s*vm_size\s*=\s*\"Standard_N[CDV](?![\w-]*as_v4)",
+        re.IGNORECASE,
+    ),
+    "gke": re.compile(r"gpu-driver-version=(?:default|latest)\b|gpu_driver_version\s*=\s*\"(?:DEFAULT|LATEST)\"", re.IGNORECASE),
+    "eks": re.compile(r"\b(?:AL2_x86_64_GPU|AL2023_(?:x86_64|ARM_64)_NVIDIA|BOTTLEROCKET_(?:x86_64|ARM_64)_NVIDIA)\b"),
+}
+# A file that skips AKS's driver install anywhere (a flag, Terraform's ``gpu_driver = "None"``,
+# the older ``SkipGPUDriverInstall`` node pool tag, an ARM or Bicep ``gpuProfile.driver: None``).
+_SKIPS_CLOUD_DRIVER = re.compile(
+    r"--skip-gpu-driver-install|--gpu-driver[= ]\s*none\b|gpu_driver\s*=\s*\"None\"|SkipGPUDriverInstall"
+    r"|[\"']?driver[\"']?\s*:\s*[\"']None[\"']",
+    re.IGNORECASE,
+)
 _HINTS = (b"nvidia", b"cuda-drivers", b"ubuntu-drivers", b"eksctl", b"aws eks", b"aws_eks", b"terraform-aws-modules/eks",
-          b"gcloud", b"google_container", b"az aks", b"azurerm_kubernetes_cluster", b"standard_n", b"tesla-k80")
+          b"gcloud", b"google_container", b"az aks", b"azurerm_kubernetes_cluster", b"standard_n", b"tesla-k80", b"gpu_driver_version",
+          b"gpu-driver-version", b"_gpu", b"_nvidia")
 _SETS_NVIDIA_DEFAULT = re.compile(
     r"nvidia-ctk\s+runtime\s+configure\b[^\n]*--set-as-default"
     r"|default_runtime_name\s*=\s*\\?[\"']nvidia\\?[\"']"
@@ -92,9 +124,8 @@ def as_document(data: bytes) -> bytes | None:
     except UnicodeDecodeError:
         return None
     found: dict[str, dict[str, Any]] = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        if line.lstrip().startswith(("#", "//")):
-            continue
+    keeps_cloud_driver = not _SKIPS_CLOUD_DRIVER.search(text)
+    for number, line in _lines(text):
         for key, pattern in _SAYS.items():
             if key not in found and pattern.search(line):
                 found[key] = {"line": number, "says": line.strip()[:200]}
@@ -103,7 +134,26 @@ def as_document(data: bytes) -> bytes | None:
                 found[CLOUD_KEY] = {"line": number, "says": line.strip()[:200], "cloud": cloud}
         if RETIRED_KEY not in found and (size := retiredsizes.set_in(line)) is not None:
             found[RETIRED_KEY] = {"line": number, "says": line.strip()[:200], "size": size.name}
+        for cloud, pattern in _CLOUD_DRIVER.items():
+            if CLOUD_DRIVER_KEY not in found and keeps_cloud_driver and pattern.search(line):
+                found[CLOUD_DRIVER_KEY] = {"line": number, "says": line.strip()[:200], "cloud": cloud}
     return _placed(found).encode() if found else None
+
+
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """The lines that are not comments, each with its number; a command continued with a
+    trailing backslash is one line, numbered by its first."""
+    first, parts = 0, []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not parts and line.lstrip().startswith(("#", "//")):
+            continue
+        first = first or number
+        parts.append(line.rstrip().removesuffix("\\"))
+        if not line.rstrip().endswith("\\"):
+            yield first, " ".join(parts)
+            first, parts = 0, []
+    if parts:
+        yield first, " ".join(parts)
 
 
 def _placed(found: dict[str, dict[str, Any]]) -> str:

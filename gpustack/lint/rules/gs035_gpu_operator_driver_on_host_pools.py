@@ -8,8 +8,10 @@ an apt/DKMS driver starts a second driver that fights the host's for the kernel
 modules. The spec says where each pool's driver comes from; without one, Talos documents in the
 set that load the nvidia kernel modules or install the NVIDIA system extensions say the nodes
 bring their own (``facts.hostdriver``), and the operator's driver container cannot even run on
-Talos's read-only root; so does a GPU NodePool's EC2NodeClass on Bottlerocket, whose NVIDIA
-variants carry the driver.
+Talos's read-only root; so does a GPU NodePool's EC2NodeClass on Bottlerocket or the
+EKS-optimized AMIs, whose NVIDIA variants carry the driver. Host scripts, notes and Terraform
+that install the driver or create a managed cloud's GPU nodes with it say so too, as warnings
+(``facts/hostdriver``).
 """
 
 from __future__ import annotations
