@@ -48,7 +48,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: comfyui, namespace: home}
 spec:
-  containers: [{name: app, image: 'comfyui:1.0', securityContext: {privileged: true}, resources: {limits: {nvidia.com/gpu: 1}}}]
+  containers: [{name: app, image: 'comfyui:1.0', securityContext: {privileged: true}, resources: {limits: {nvidia.com/mig-1g.10gb: 1}}}]
 """
 
 

@@ -110,16 +110,16 @@ spec:
 @pytest.mark.parametrize(
     ("extra", "spec", "severity"),
     [
-        # No evidence of the nodes' GPU count: the message says it assumes more, a warning.
-        ("", None, "warning"),
+        # No evidence of the nodes' GPU count: the message says it assumes more, information.
+        ("", None, "info"),
         # A spec: pools of 8 and 4 GPUs per node an error; one GPU per node, taken, nothing.
         ("", "kubeadm-1.35.yaml", "error"),
         ("", "l4.yaml", None),
         # A node group of the set that the pod tolerates, with multi-GPU instance types.
         (KARPENTER % ("g5.xlarge, g5.12xlarge", "nvidia.com/gpu"), None, "error"),
         # Its instance types have one GPU each, or its taint keeps the pod off: no evidence.
-        (KARPENTER % ("g5.xlarge, g6.2xlarge", "nvidia.com/gpu"), None, "warning"),
-        (KARPENTER % ("p5.48xlarge", "dedicated"), None, "warning"),
+        (KARPENTER % ("g5.xlarge, g6.2xlarge", "nvidia.com/gpu"), None, "info"),
+        (KARPENTER % ("p5.48xlarge", "dedicated"), None, "info"),
     ],
 )
 def test_privileged_gpu_pod_by_the_evidence_of_the_nodes_gpu_count(
@@ -129,17 +129,17 @@ def test_privileged_gpu_pod_by_the_evidence_of_the_nodes_gpu_count(
     error only where nodes with more GPUs than it requests are shown."""
     found = [r for r in lint(PRIVILEGED_POD + extra, spec=SPECS / spec if spec else None) if r.rule == "GS002"]
     assert [r.severity for r in found] == ([severity] if severity else [])
-    if severity == "warning":
+    if severity == "info":
         assert "assuming nodes with more GPUs than that" in found[0].message
 
 
 def test_privileged_gpu_pod_fixtures_by_evidence(lint: Callable[..., list]) -> None:
-    """The fixtures' cases: multi-GPU evidence errors, sidecars that take GPUs without it warnings."""
+    """The fixtures' cases: multi-GPU evidence errors, sidecars that take GPUs without it information."""
     fixtures = Path(__file__).parent / "fixtures" / "GS002"
     evidence = (fixtures / "fires-multi-gpu-nodes-evidence.yaml").read_text("utf-8")
     assert [r.severity for r in lint(evidence) if r.rule == "GS002"] == ["error"] * 3
     sidecars = (fixtures / "fires-privileged-sidecars-that-take-gpus.yaml").read_text("utf-8")
-    assert [r.severity for r in lint(sidecars) if r.rule == "GS002"] == ["warning"] * 3
+    assert [r.severity for r in lint(sidecars) if r.rule == "GS002"] == ["info"] * 3
     shared = (fixtures / "fires-escalation-and-admin-capability.yaml").read_text("utf-8")  # a MIG slice
     assert [r.severity for r in lint(shared) if r.rule == "GS002"] == ["error"] * 2
 

@@ -10,11 +10,14 @@ image's ``dcgmproftester``) is a GPU workload, not the component.
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import PurePosixPath
 
 from gpustack.lint.facts.commands import command_parts
+from gpustack.lint.facts.consumers import gpus_reached
+from gpustack.lint.facts.quantities import gpu_requests
 from gpustack.lint.facts.hostpaths import normalise_host_path
 from gpustack.lint.facts.images import image_repository
 from gpustack.lint.model import Container, PodSpec
@@ -127,6 +130,29 @@ def _matches(repository: str, pattern: str) -> bool:
 
 
 def pod_components(pod: PodSpec) -> tuple[SystemComponent, ...]:
-    """The system components whose images run in a pod spec, in catalogue order."""
+    """The system components whose images run in a pod spec, in catalogue order; else, for a GPU
+    node agent of the set's own (``unlisted_gpu_agent``), the catalogue's ``gpu-node-monitor``."""
     found = {c for container in pod.containers() if (c := component_for_container(container))}
+    if not found and unlisted_gpu_agent(pod):
+        return tuple(c for c in system_components() if c.name == UNLISTED_AGENT)
     return tuple(c for c in system_components() if c in found)
+
+
+UNLISTED_AGENT = "gpu-node-monitor"
+
+
+def unlisted_gpu_agent(pod: PodSpec) -> bool:
+    """A DaemonSet's pods that run nvidia-smi and reach their node's GPUs (host paths,
+    ``NVIDIA_VISIBLE_DEVICES``) without requesting any: one pod a node, watching every GPU of
+    it, is a node agent (a VRAM monitor that feeds a scheduler), not a workload hiding GPUs from
+    the scheduler. A Deployment or Job that does the same stays a workload."""
+    if pod.resource.kind != "DaemonSet" or any(gpu_requests(c) for c in pod.containers()):
+        return False
+    if not any("nvidia-smi" in part for container in pod.containers() for _, part in command_parts(container)):
+        return False
+    volumes = pod.spec.get("volumes")
+    host_paths = [
+        str(volume["hostPath"].get("path", "")) for volume in (volumes if isinstance(volumes, list) else ())
+        if isinstance(volume, Mapping) and isinstance(volume.get("hostPath"), Mapping)
+    ]
+    return gpus_reached(pod, host_paths) is not None

@@ -19,8 +19,9 @@ import posixpath
 # GKE's driver folder /home/kubernetes/bin/nvidia is not among them either: GKE has no nvidia
 # runtime, and its documented GPUDirect sidecars mount the driver's libraries (no device nodes)
 # from there.
+GPU_DEVICE_NODES = "/dev/nvidia*"
 GPU_HOST_PATHS = (
-    "/dev/nvidia*",
+    GPU_DEVICE_NODES,
     "/usr/bin/nvidia-*",
     "/usr/lib/x86_64-linux-gnu/libnvidia*",
     "/usr/lib/x86_64-linux-gnu/libcuda*",

@@ -32,13 +32,18 @@ shown: the pod asks for a share (``nvidia.com/mig-*``, ``nvidia.com/gpumem``, ``
 a pool of the spec (or live cluster) the pod can land on has more GPUs per node or splits
 them, the pod's node selection names a larger GPU count or instance type, or a GPU node group
 of the set the pod tolerates has larger nodes (``facts.node_gpus``). Without any, the rule
-says that it assumes larger nodes and is a warning (on public repositories such pods mostly
-ran on one-GPU nodes, where privilege was for another device, a USB accelerator). Where the
+says that it assumes larger nodes and is information only: on public repositories read blind
+such pods ran on one-GPU nodes (a home server's single card, time-sliced replicas of one card),
+where privilege was for another device (a USB accelerator, a TV tuner) and reached no GPU beyond
+the pod's own. Where the
 spec shows that every pool the pod can land on has no more GPUs per node than it requests,
 unsplit, privilege reaches no GPU beyond its own: not reported, as GS007 does not report
 ``NVIDIA_VISIBLE_DEVICES=all`` there; what remains is generic host access, as with the
 sidecars above. A pod that reaches GPUs outside the scheduler stays an error whatever the
-node: the scheduler hands the same GPUs to other pods.
+node (the scheduler hands the same GPUs to other pods), unless it reaches every GPU of its
+node without its privilege: ``NVIDIA_VISIBLE_DEVICES=all`` (or a CDI annotation naming all),
+which GS007 reports, or the host's ``/dev``, which GS003 reports. Privilege adds no GPU there,
+and the fix those rules give (request GPUs) comes first.
 
 Nor is it reported, without evidence, where the pod asks for 8 GPUs or more: the largest GPU
 nodes in common use hold 8 (NVIDIA's HGX and DGX boards, https://www.nvidia.com/en-us/data-center/hgx/;
@@ -56,7 +61,14 @@ from collections.abc import Iterator, Mapping
 from fractions import Fraction
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.consumers import is_gpu_workload, outside_scheduler_note, runs_nvidia_software, uses_gpu
+from gpustack.lint.facts.consumers import (
+    cdi_gpu_devices,
+    is_gpu_workload,
+    outside_scheduler_note,
+    runs_nvidia_software,
+    uses_gpu,
+    visible_devices,
+)
 from gpustack.lint.facts.hostpaths import exposes_gpus, is_under, normalise_host_path
 from gpustack.lint.facts.images import image_repository
 from gpustack.lint.facts.node_gpus import selected_gpus, sized_groups
@@ -131,6 +143,8 @@ def _reach(pod: PodSpec, ctx: LintContext) -> tuple[Severity | None, str] | None
     by the evidence of the nodes' size (the module docstring's order); None where the spec
     shows it reaches no GPU beyond its own."""
     if pod.gpus_outside_scheduler:
+        if _every_gpu_without_privilege(pod):
+            return None
         return None, f": it reaches every GPU of its node{outside_scheduler_note(pod)}"
     requested, asks, shared = _requested(pod)
     if shared:
@@ -158,8 +172,20 @@ def _reach(pod: PodSpec, ctx: LintContext) -> tuple[Severity | None, str] | None
             return None, f": it reaches every GPU of its node, not only {asks} ({what}: up to {count} per node)"
     if requested >= LARGEST_COMMON_NODE:
         return None  # no larger node to assume: the pod has the whole board
-    return Severity.WARNING, (f": it reaches every GPU of its node, not only {asks}, assuming nodes with more GPUs "
-                              "than that (neither a spec nor the set says how many GPUs its nodes have)")
+    return Severity.INFO, (f": it reaches every GPU of its node, not only {asks}, assuming nodes with more GPUs "
+                           "than that (neither a spec nor the set says how many GPUs its nodes have)")
+
+
+def _every_gpu_without_privilege(pod: PodSpec) -> bool:
+    """Whether the pod reaches every GPU of its node whatever its privilege (the module
+    docstring): ``NVIDIA_VISIBLE_DEVICES=all``, a CDI annotation naming all, or the host's
+    ``/dev`` (or ``/``)."""
+    if any((var := visible_devices(c)) and var.value.strip().lower() == "all" for c in pod.containers()):
+        return True
+    cdi = cdi_gpu_devices(pod)
+    if cdi is not None and "all" in cdi.devices.split(","):
+        return True
+    return any(normalise_host_path(volume.host_path) in ("/", "/dev") for volume in host_path_volumes(pod))
 
 
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:

@@ -9,7 +9,12 @@ only, so a media server's ``/dev/dri`` beside its GPU request takes no GPU the s
 not allocate (``facts.hostpaths``).
 A pod that mounts such paths without requesting GPUs reaches GPUs outside the scheduler
 (``consumers.gpus_reached``). GPU system components legitimately mount some of these; they are held
-to the host paths their kind needs (``data/system-components.yaml``) instead.
+to the host paths their kind needs (``data/system-components.yaml``) instead, but for the GPUs'
+own device nodes (``/dev/nvidia0``, ``/dev/nvidiactl``, ``/dev/nvidia-uvm``, ``/dev/nvidia-caps``):
+a node agent sees every GPU of its node by design, NVML opens the nodes read-write whatever the
+mount says, and where the nvidia runtime does not inject them (no runtime class on a host without
+it) mounting them is how the agent reaches its GPUs. The host's whole ``/dev``, driver folders and
+binaries stay held to the catalogue.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from collections.abc import Iterator
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts.components import pod_components
 from gpustack.lint.facts.consumers import is_gpu_workload
-from gpustack.lint.facts.hostpaths import exposes_gpus, normalise_host_path
+from gpustack.lint.facts.hostpaths import GPU_DEVICE_NODES, exposes_gpus, is_under, normalise_host_path
 from gpustack.lint.facts.podspec import HostPathVolume, host_path_volumes, subject
 from gpustack.lint.model import Hit, PodSpec
 from gpustack.lint.registry import Rule
@@ -36,7 +41,7 @@ def _offending(pod: PodSpec) -> Iterator[tuple[HostPathVolume, str, str]]:
     for volume in host_path_volumes(pod):
         path = normalise_host_path(volume.host_path)
         if components:
-            if exposes_gpus(path) and not any(
+            if exposes_gpus(path) and not is_under(path, GPU_DEVICE_NODES) and not any(
                 c.allows_host_path(path, read_only=volume.read_only) for c in components
             ):
                 names = " / ".join(c.name for c in components)
