@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from gpustack.lint.facts import containerdconfig, talos
+from gpustack.lint.facts import containerdconfig, migparted, talos
 from gpustack.lint.facts.hostscripts import is_host_script
 from gpustack.lint.facts.rulefiles import is_rule_file
 from gpustack.lint.facts.clusterconfig import is_k3s_config, k3s_default_runtime
@@ -40,8 +40,12 @@ def is_read(resource: Resource) -> bool:
         known(resource)
         for known in (is_kustomization, is_chart_metadata, is_fleet_bundle, is_helmfile, is_k3s_config, _sets_default_runtime, talos.is_talconfig,
                       talos.is_machine_config, talos.is_schematic, talos.is_omni_patch, containerdconfig.is_config_file,
-                      is_host_script, is_rule_file)
+                      is_host_script, is_rule_file, _is_mig_parted_config)
     )
+
+
+def _is_mig_parted_config(resource: Resource) -> bool:
+    return migparted.is_config(resource.data)
 
 
 def objectless(resources: Sequence[Resource]) -> bool:

@@ -81,6 +81,7 @@ MODULES: dict[str, str] = {
     "GS066": "gs066_values_file_not_passed",
     "GS067": "gs067_gpu_pod_refused_by_pod_security",
     "GS068": "gs068_retired_gpu_size",
+    "GS069": "gs069_mig_parted_config_refused",
 }
 
 # The object rules of these kinds that read nothing else, and the set rules that find nothing
@@ -106,6 +107,7 @@ DEFERRED: dict[str, tuple[Scope, frozenset[str | None]]] = {
     "GS064": ("set", _PROMETHEUS_RULES),
     "GS066": ("set", frozenset({None})),
     "GS067": ("set", frozenset({"Namespace"})),
+    "GS069": ("object", frozenset({"ConfigMap", None})),
 }
 
 
