@@ -12,8 +12,11 @@ workloads of the set that can only run on those pools; an error with the numbers
 new pod does not fit, no finding when it does. The sums are the best case for the
 scheduler, so an error is a sure deadlock. MIG instances count per profile, from the pools'
 own MIG layouts. Without a spec: a warning for shared GPUs (HAMi memory/cores, time-sliced
-``*.shared``), info for whole GPUs (whether the cluster has a spare GPU is unknown). An
-OpenShift DeploymentConfig's ``Rolling`` strategy is judged as a RollingUpdate.
+``*.shared``), info for whole GPUs (whether the cluster has a spare GPU is unknown). A shared
+GPU is no finding where the set's own sharing config shows room on a single GPU: its
+time-slicing or MPS shares per GPU (``facts/sharingconfigs``) hold every share the set's
+long-running workloads and node agents ask for plus one new pod's. An OpenShift
+DeploymentConfig's ``Rolling`` strategy is judged as a RollingUpdate.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts.consumers import is_gpu_workload
 from gpustack.lint.facts.podspec import subject
+from gpustack.lint.facts.sharingconfigs import shares_per_gpu
 from gpustack.lint.facts.pools import ClusterFacts, Pool
 from gpustack.lint.facts.quantities import gpu_amounts, is_shared_gpu_resource, whole_gpu_asks
 from gpustack.lint.facts.rollout import ROLLED_OUT_KINDS, Rollout, replica_count, surge_first
@@ -51,15 +55,6 @@ FIX = "Set `strategy.type: Recreate` (and remove `rollingUpdate`): old pods free
 LONG_RUNNING = {"Deployment": TEMPLATE, "StatefulSet": TEMPLATE, "ReplicaSet": TEMPLATE, "Pod": ("spec",)}
 
 
-def _shares(pod: PodSpec) -> dict[str, str]:
-    shares: dict[str, str] = {}
-    for container in pod.containers(include_init=False):
-        for name, amount in gpu_amounts(container).items():
-            if is_shared_gpu_resource(name):
-                shares[name] = str(amount)
-    return shares
-
-
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     if pod.resource.kind not in ROLLED_OUT_KINDS or pod.path != TEMPLATE:
         return
@@ -71,12 +66,14 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
         if judged is not None:
             yield from judged
             return
-    shares = _shares(pod)
+    shares = _share_amounts(pod)
     if not shares:
         if ctx.cluster is None:  # under a spec the pools say the capacity, where they can be compared
             yield from _whole_without_capacity(pod, rollout)
         return
-    share = ", ".join(f"{name} {value}" for name, value in sorted(shares.items()))
+    if ctx.cluster is None and _room_on_one_gpu(pod, ctx):
+        return
+    share = ", ".join(f"{name} {number_text(value)}" for name, value in sorted(shares.items()))
     yield Hit(
         pod.resource,
         rollout.path,
@@ -86,6 +83,45 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
         fix=FIX,
         edits=rollout.recreate,
     )
+
+
+def _room_on_one_gpu(pod: PodSpec, ctx: LintContext) -> bool:
+    """Whether every share the pod asks for fits one GPU's shares (the set's sharing configs)
+    beside all the set's long-running asks for it: the rollout's new pod then finds a share."""
+    per_gpu = shares_per_gpu(ctx)
+    for name, amount in _share_amounts(pod).items():
+        held = _held_shares(name, ctx)
+        if name not in per_gpu or held is None or held + amount > per_gpu[name]:
+            return False
+    return True
+
+
+def _share_amounts(pod: PodSpec) -> dict[str, Fraction]:
+    """The shared GPU resources the pod's containers get, summed over its containers."""
+    amounts: dict[str, Fraction] = {}
+    for container in pod.containers(include_init=False):
+        for name, amount in gpu_amounts(container).items():
+            if is_shared_gpu_resource(name):
+                amounts[name] = amounts.get(name, Fraction(0)) + amount
+    return amounts
+
+
+def _held_shares(name: str, ctx: LintContext) -> Fraction | None:
+    """The shares of ``name`` the set's long-running pods hold at once (a DaemonSet's pod counts
+    once: one GPU's node), None where a replica count is not a plain number."""
+    held = Fraction(0)
+    for other in ctx.pod_specs:
+        kind = other.resource.kind
+        if kind != "DaemonSet" and LONG_RUNNING.get(str(kind)) != other.path:
+            continue
+        amount = _share_amounts(other).get(name)
+        if not amount:
+            continue
+        count = 1 if kind == "DaemonSet" else replica_count(other)
+        if count is None:
+            return None
+        held += amount * count
+    return held
 
 
 def _whole_without_capacity(pod: PodSpec, rollout: Rollout) -> Iterator[Hit]:

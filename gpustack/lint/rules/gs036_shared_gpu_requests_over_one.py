@@ -25,11 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts import registered
+from gpustack.lint.facts.sharingconfigs import chart_configs, is_plain_config
 from gpustack.lint.facts.quantities import gpu_requests
 from gpustack.lint.model import Hit, Path, Resource, SetValue, Severity, get_value
 from gpustack.lint.registry import Rule
@@ -37,17 +36,6 @@ from gpustack.lint.releases import dispatch, helmvalues
 
 FLAG = "failRequestsGreaterThanOne"
 FIX = f"Set `{FLAG}: true` in the sharing config: a request for more than one shared GPU then fails instead of getting slices of one card."
-
-
-@cache
-def chart_configs() -> Mapping[str, Path]:
-    """Where chart values hold named device plugin config files (name -> YAML string): the
-    device plugin chart's ``config.map``, the GPU Operator's under its device plugin's values."""
-    operator = registered.chart_of_role("gpu-operator")
-    return {
-        registered.chart_of_role("device-plugin"): ("config", "map"),
-        operator: (*registered.bundle_values(operator, "device-plugin"), "config", "data"),
-    }
 
 
 @dataclass(frozen=True)
@@ -116,13 +104,8 @@ def _message(where: str, lax: _Lax, evidence: str) -> str:
     )
 
 
-def _is_plain_config(resource: Resource) -> bool:
-    """A device plugin config file read as it is (no kind): ``version`` and ``sharing``."""
-    return resource.kind is None and "version" in resource.data and "sharing" in resource.data
-
-
 def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
-    if _is_plain_config(resource):
+    if is_plain_config(resource):
         lax = _lax_sharing(resource.data)
         if lax is not None:
             severity, evidence = _severity(ctx)
