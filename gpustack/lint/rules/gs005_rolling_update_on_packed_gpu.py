@@ -88,12 +88,23 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
 def _room_on_one_gpu(pod: PodSpec, ctx: LintContext) -> bool:
     """Whether every share the pod asks for fits one GPU's shares (the set's sharing configs)
     beside all the set's long-running asks for it: the rollout's new pod then finds a share."""
-    per_gpu = shares_per_gpu(ctx)
+    capacity = {name: (per_gpu, held) for name, per_gpu, held in ctx.set_fact(shared_capacity)}
     for name, amount in _share_amounts(pod).items():
-        held = _held_shares(name, ctx)
-        if name not in per_gpu or held is None or held + amount > per_gpu[name]:
+        per_gpu, held = capacity.get(name, (0, None))
+        if held is None or Fraction(held) + amount > per_gpu:
             return False
     return True
+
+
+def shared_capacity(ctx: LintContext) -> tuple[tuple[str, int, str | None], ...]:
+    """Each shared resource the set's sharing configs advertise: its shares per GPU, and the
+    shares the set's long-running pods hold (plain data for the lint cache's keys; None where
+    a replica count is not a plain number)."""
+    found = []
+    for name, per_gpu in sorted(shares_per_gpu(ctx).items()):
+        held = _held_shares(name, ctx)
+        found.append((name, per_gpu, None if held is None else str(held)))
+    return tuple(found)
 
 
 def _share_amounts(pod: PodSpec) -> dict[str, Fraction]:
@@ -314,4 +325,5 @@ def _listed(items: list[str], total: int) -> str:
 
 # With a spec, what other workloads pinned to the same pools hold (``_held_by_others``) is read
 # from the whole set.
-RULE = Rule("GS005", "pod", check, ROLLED_OUT_KINDS, reads_set=lambda ctx: ctx.cluster is not None)
+RULE = Rule("GS005", "pod", check, ROLLED_OUT_KINDS, reads_set=lambda ctx: ctx.cluster is not None,
+            set_fact=shared_capacity)
