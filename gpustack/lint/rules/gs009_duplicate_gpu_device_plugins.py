@@ -17,6 +17,12 @@ renders the cluster-scoped ClusterPolicy ``cluster-policy`` (unless ``clusterPol
 false``, https://github.com/NVIDIA/gpu-operator/blob/main/deployments/gpu-operator/templates/clusterpolicy.yaml),
 which Helm installs for the first release and refuses for the second (it belongs to another
 release). Their device plugins are then one finding, not a second.
+
+Bottlerocket's NVIDIA variants run NVIDIA's device plugin on the host themselves
+(https://github.com/bottlerocket-os/bottlerocket/blob/develop/QUICKSTART-EKS.md: the
+``aws-k8s-*-nvidia`` variants include the NVIDIA Kubernetes device plugin); a device plugin the
+set deploys beside a GPU NodePool on Bottlerocket (``facts/hostdriver``) is a second one on
+those nodes. A warning: the plugin may be kept off them by a selector the set does not show.
 """
 
 from __future__ import annotations
@@ -24,10 +30,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts import deviceplugins, placement
+from gpustack.lint.facts import deviceplugins, hostdriver, placement
 from gpustack.lint.facts.operatorreleases import operator_releases
 from gpustack.lint.facts.pools import ClusterFacts
-from gpustack.lint.model import Hit
+from gpustack.lint.model import Hit, Severity
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import deployed
 
@@ -39,6 +45,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     yield from _second_operators(ctx, left_out)
     plugins = deviceplugins.set_plugins(ctx)
     plugins = [plugin for plugin in plugins if plugin.resource.file not in left_out]
+    yield from _beside_bottlerocket(plugins, ctx)
     # Each pair once, on the plugin whose file sorts first (the message names both): the same
     # finding whichever order the paths were given in, so that baselines keep matching.
     plugins.sort(key=lambda plugin: (plugin.resource.file, plugin.resource.document, plugin.resource.document_path))
@@ -77,6 +84,28 @@ def _second_operators(ctx: LintContext, left_out: Mapping[str, str]) -> Iterator
                 " the other",
                 fix="Keep one GPU Operator release per cluster: remove the other, or merge its values into the one kept.",
             )
+
+
+def _beside_bottlerocket(plugins: list[deviceplugins.DevicePlugin], ctx: LintContext) -> Iterator[Hit]:
+    classes = hostdriver.bottlerocket_node_classes(ctx)
+    if not classes:
+        return
+    node_class, path = classes[0]
+    line, _ = node_class.locate(path)
+    for plugin in plugins:
+        if plugin.vendor != "nvidia":
+            continue
+        yield Hit(
+            plugin.resource,
+            plugin.path,
+            f"{plugin} advertises nvidia.com/gpu on GPU nodes that run Bottlerocket ({hostdriver.bottlerocket_subject(node_class)}, "
+            f"{node_class.file}:{line}), whose NVIDIA variants run NVIDIA's device plugin on the host: on a node running "
+            "both, the one that registered last owns the resource and the other's allocations break (assumed: the "
+            "plugin is not kept off those nodes)",
+            severity=Severity.WARNING,
+            fix="Do not deploy a device plugin for Bottlerocket's NVIDIA nodes (the variant brings its own); keep it "
+            "off them with a node selector where other GPU nodes need it.",
+        )
 
 
 def _fix(a: deviceplugins.DevicePlugin, b: deviceplugins.DevicePlugin) -> str:
