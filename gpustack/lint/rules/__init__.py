@@ -82,6 +82,7 @@ MODULES: dict[str, str] = {
     "GS067": "gs067_gpu_pod_refused_by_pod_security",
     "GS068": "gs068_retired_gpu_size",
     "GS069": "gs069_mig_parted_config_refused",
+    "GS070": "gs070_unknown_gpu_pod_field",
 }
 
 # The object rules of these kinds that read nothing else, and the set rules that find nothing
