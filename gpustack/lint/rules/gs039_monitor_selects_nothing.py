@@ -21,11 +21,17 @@ Where every Service a ServiceMonitor selects is known, ports and all (the set's 
 the data describes), an endpoint whose ``port`` none of them names scrapes nothing either
 (the Prometheus Operator keeps only endpoints of that Service port name): the GPU Operator's
 DCGM exporter Service names its port ``gpu-metrics``, the dcgm-exporter chart's ``metrics``.
+
+Only monitors of GPU metrics are judged: those whose name, namespace, selectors or endpoints
+name a GPU exporter or a GPU server (DCGM, NVIDIA, HAMi, vLLM, Triton, Ollama, an LLM, ...). A
+monitor for a cost exporter or an autoscaler is no GPU pitfall, whatever it selects.
 """
 
 from __future__ import annotations
 
+import json
 import posixpath
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -295,7 +301,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
         if target_kind is None or _group(resource) != "monitoring.coreos.com":
             continue
         selector = resource.get(("spec", "selector"))
-        if not isinstance(selector, Mapping) or _templated(selector):
+        if not isinstance(selector, Mapping) or _templated(selector) or not _about_gpus(resource):
             continue
         placement = placement or _Placement(ctx.resources)
         monitor = _Monitor(resource, target_kind, selector, _namespaces(resource, placement), placement)
@@ -320,6 +326,24 @@ def check(ctx: LintContext) -> Iterator[Hit]:
             "--show-labels`), or set `spec.namespaceSelector`; lint the set that deploys them with it, "
             "or pass `--partial`.",
         )
+
+
+_GPU_WORDS = re.compile(
+    r"dcgm|gpu|nvidia|cuda|hami|vllm|sglang|triton|text-generation|\btgi\b|ollama|\bnim\b|llm|lmdeploy|tensorrt"
+    r"|inference|kserve|llama|mistral|gemma|qwen",
+    re.IGNORECASE,
+)
+
+
+def _about_gpus(monitor: Resource) -> bool:
+    """Whether the monitor is for GPU metrics: its name, namespace, selectors or endpoints name a
+    GPU exporter or server."""
+    metadata = monitor.data.get("metadata")
+    spec = monitor.data.get("spec")
+    parts = (metadata.get("name"), metadata.get("namespace")) if isinstance(metadata, Mapping) else ()
+    if isinstance(spec, Mapping):
+        parts += tuple(spec.get(key) for key in ("selector", "namespaceSelector", "endpoints", "podMetricsEndpoints", "jobLabel"))
+    return bool(_GPU_WORDS.search(json.dumps(parts, default=str)))
 
 
 def _unnamed_ports(monitor: Resource, targets: list[_Target]) -> Iterator[Hit]:
