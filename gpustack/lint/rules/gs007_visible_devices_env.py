@@ -17,6 +17,11 @@ requested.
 A CDI annotation (``cdi.k8s.io/*: nvidia.com/gpu=all``) makes a CDI-enabled runtime inject the
 GPUs it names the same way, for the whole pod.
 
+A values file that no release of the set takes and no chart gpustack knows fits (its chart
+unknown, so nothing renders its pods) is still read for ``NVIDIA_VISIBLE_DEVICES: all`` in a
+container's env (a list entry or an env map): info, since whether the container requests GPUs
+is not known.
+
 ``CUDA_VISIBLE_DEVICES`` is read by CUDA inside the container, over the GPUs the container
 was given, numbered from 0. Ordinals beyond the request do not exist (CUDA stops at the first
 invalid one), UUIDs pin GPUs the allocation does not choose; a valid subset of the request
@@ -26,8 +31,9 @@ exempt.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from fractions import Fraction
+from typing import Any
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts.consumers import (
@@ -43,7 +49,7 @@ from gpustack.lint.facts.podspec import subject
 from gpustack.lint.facts.pools import ClusterFacts
 from gpustack.lint.facts.quantities import gpu_requests, is_template_placeholder
 from gpustack.lint.facts.scheduling import reachable_pools
-from gpustack.lint.model import Container, Hit, Path, PodSpec, Severity
+from gpustack.lint.model import Container, Hit, Path, PodSpec, Resource, Severity
 from gpustack.lint.registry import Rule
 
 CUDA_VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
@@ -183,4 +189,46 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
             yield hit
 
 
-RULE = Rule("GS007", "pod", check)
+def check_values(ctx: LintContext) -> Iterator[Hit]:
+    """``NVIDIA_VISIBLE_DEVICES: all`` in values files of charts nothing renders (the module docstring)."""
+    from gpustack.lint.releases import dispatch
+    from gpustack.lint.unread import untaken
+
+    by_file: dict[str, list[Resource]] = {}
+    for resource in ctx.resources:
+        by_file.setdefault(resource.file, []).append(resource)
+    _, files = untaken(by_file, dispatch.releases(ctx))
+    for file, resources in files:
+        for resource in resources:
+            for path in _visible_all(resource.data, ()):
+                yield Hit(
+                    resource,
+                    path,
+                    f"values file {file} sets {VISIBLE_DEVICES}=all in a container's env (its chart unknown to gpustack): "
+                    "under the nvidia runtime that container sees every GPU of its node whatever it requests, and "
+                    "requesting none it uses GPUs the scheduler counts free",
+                    severity=Severity.INFO,
+                    fix=FIX,
+                )
+
+
+def _visible_all(value: Any, path: Path) -> Iterator[Path]:
+    """Where a values tree sets NVIDIA_VISIBLE_DEVICES to all: ``{name: ..., value: all}`` or ``NVIDIA_VISIBLE_DEVICES: all``."""
+    if isinstance(value, Mapping):
+        if value.get("name") == VISIBLE_DEVICES and _all(value.get("value")):
+            yield (*path, "value")
+        for key, item in value.items():
+            if key == VISIBLE_DEVICES and _all(item):
+                yield (*path, key)
+            elif isinstance(item, (Mapping, list)):
+                yield from _visible_all(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _visible_all(item, (*path, index))
+
+
+def _all(value: Any) -> bool:
+    return isinstance(value, str) and value.strip().lower() == "all"
+
+
+RULE = Rule("GS007", "pod", check, values=check_values)
