@@ -65,6 +65,17 @@ def is_built() -> bool:
     return _target().is_file()
 
 
+def built_or_unavailable() -> Path:
+    """The program, built if need be; where it is not built and there is no Go to build it, the
+    calling test module is unavailable (skipped, or failed in CI: ``tests.cluster.support``)."""
+    from tests.cluster.support import unavailable
+
+    if not is_built() and find_go() is None:
+        unavailable("Go is not installed: the cluster tier builds nvidia-config with it "
+                    "(python3 -m tests.cluster.agents.nvidia_config)")
+    return binary()
+
+
 def binary() -> Path:
     """``nvidia-config``, built now unless this source's build is already cached.
 

@@ -13,8 +13,6 @@ from gpustack.lint.facts import migparted
 from gpustack.lint.input.load import load_text
 from tests.cluster.agents import nvidia_config
 from tests.cluster.agents.nvidia_config import ConfigError, mig_parted_config
-from tests.cluster.build import find_go
-from tests.cluster.support import unavailable
 
 pytestmark = pytest.mark.cluster
 
@@ -49,10 +47,7 @@ VARIANTS = {
 
 @pytest.fixture(scope="module", autouse=True)
 def built() -> Path:
-    if not nvidia_config.is_built() and find_go() is None:
-        unavailable("Go is not installed: the cluster tier builds nvidia-config with it "
-                    "(python3 -m tests.cluster.agents.nvidia_config)")
-    return nvidia_config.binary()
+    return nvidia_config.built_or_unavailable()
 
 
 def _fixture_configs() -> dict[str, str]:

@@ -16,8 +16,6 @@ import pytest
 from tests.cluster.agents import nvidia_config
 from tests.cluster.agents.nvidia_config import (ConfigError, config_manager_choice, device_plugin_config,
                                                 mig_parted_config)
-from tests.cluster.build import find_go
-from tests.cluster.support import unavailable
 
 pytestmark = pytest.mark.cluster
 
@@ -57,10 +55,7 @@ mig-configs:
 @pytest.fixture(scope="module", autouse=True)
 def built() -> Path:
     """Build once per module, so a missing Go skips (or, in CI, fails) the module, not each test."""
-    if not nvidia_config.is_built() and find_go() is None:
-        unavailable("Go is not installed: the cluster tier builds nvidia-config with it "
-                    "(python3 -m tests.cluster.agents.nvidia_config)")
-    return nvidia_config.binary()
+    return nvidia_config.built_or_unavailable()
 
 
 def shared(config: dict[str, Any]) -> list[dict[str, Any]]:
