@@ -195,8 +195,16 @@ def check_values(ctx: LintContext) -> Iterator[Hit]:
     from gpustack.lint.unread import untaken
 
     by_file: dict[str, list[Resource]] = {}
+    with_objects = set()
     for resource in ctx.resources:
-        by_file.setdefault(resource.file, []).append(resource)
+        if resource.kind is None:
+            by_file.setdefault(resource.file, []).append(resource)
+        else:
+            with_objects.add(resource.file)
+    for file in with_objects & by_file.keys():
+        del by_file[file]  # a file with objects is no values file
+    if not by_file:
+        return
     _, files = untaken(by_file, dispatch.releases(ctx))
     for file, resources in files:
         for resource in resources:
