@@ -192,3 +192,46 @@ def test_gpu_request_without_limit_is_info_on_gke(
     """GKE Autopilot sets limits from requests before admission; elsewhere the API server refuses."""
     pod = GPU_POD.replace("resources: {limits: {nvidia.com/gpu: 1}}", "resources: {requests: {nvidia.com/gpu: 1}}")
     assert [r.severity for r in lint(pod, distribution=distribution) if r.rule == "GS006"] == [severity]
+
+
+VLLM_DEPLOYMENT = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm, namespace: serving}
+spec:
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.10.1
+          args: ["--model", "Qwen/Qwen2.5-7B-Instruct"]
+          ports: [{containerPort: 8000}]
+          resources: {limits: {nvidia.com/gpu: 1}}
+"""
+SERVICE = """
+---
+apiVersion: v1
+kind: Service
+metadata: {name: vllm, namespace: serving%s}
+spec:
+  selector: {app: vllm}
+  ports: [{port: 8000}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "severity", "says"),
+    [
+        (SERVICE % "", "warning", "its Service sends requests"),
+        ("", "info", "no Service of the set selects it"),
+        (SERVICE % ", annotations: {cloud.google.com/neg: '{\"ingress\": true}'}", "info", "GKE NEG backend"),
+    ],
+)
+def test_llm_server_without_probe_by_the_evidence_of_its_service(
+    lint: Callable[..., list], extra: str, severity: str, says: str
+) -> None:
+    """GS040 is a warning where a Service of the set sends the pod traffic; info otherwise."""
+    [found] = [r for r in lint(VLLM_DEPLOYMENT + extra) if r.rule == "GS040"]
+    assert (found.severity, says in found.message) == (severity, True)

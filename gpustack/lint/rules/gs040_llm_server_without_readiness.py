@@ -8,6 +8,12 @@ command (``facts/llmservers``); pods built from app-template values carry the pr
 chart renders (``valuepods``: enabled ones, and common 2.x's defaults). The fix adds an HTTP
 readinessProbe on the server's health path, only where the port it listens on is plain: the
 container declares it as a containerPort.
+
+Evidence before severity: a warning where a Service of the set selects the pod. Where none does
+(the Service may live outside the files linted, or there is none), or where the Service that
+does is a GKE NEG backend (``cloud.google.com/neg``: GKE's pod readiness gate then holds the pod
+un-Ready until the load balancer's health check passes), info that says so. Pods built from
+chart values keep the warning: the chart renders their Service.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts.llmservers import listening_port, server_of
 from gpustack.lint.facts.podspec import subject
-from gpustack.lint.model import Container, Hit, PodSpec, SetValue
+from gpustack.lint.model import Container, Hit, PodSpec, SetValue, Severity
 from gpustack.lint.registry import Rule
 
 # Workloads whose pods take traffic through Services; a Job's or a bare Pod's rarely do.
@@ -44,6 +50,44 @@ def _leader_set_worker(pod: PodSpec) -> bool:
     )
 
 
+ServiceSelector = tuple[str | None, tuple[tuple[str, str], ...], bool]  # namespace, selector, a NEG backend
+NEG_ANNOTATION = "cloud.google.com/neg"
+
+
+def serving_services(ctx: LintContext) -> tuple[ServiceSelector, ...]:
+    """The set's Services with a selector, as plain data (the lint cache keys on it)."""
+    found = []
+    for service in ctx.of_kind("Service"):
+        selector = service.get(("spec", "selector"))
+        if not isinstance(selector, Mapping) or not selector:
+            continue
+        annotations = service.get(("metadata", "annotations"))
+        neg = isinstance(annotations, Mapping) and NEG_ANNOTATION in annotations
+        found.append((service.ref.namespace, tuple(sorted((str(k), str(v)) for k, v in selector.items())), neg))
+    return tuple(found)
+
+
+def _traffic(pod: PodSpec, ctx: LintContext) -> tuple[Severity | None, str]:
+    """The severity and what the message says of the pod's Service (the module docstring)."""
+    if pod.resource.origin is not None:
+        return None, "its Service sends requests before the server can answer"
+    labels = (pod.template_metadata or {}).get("labels")
+    labels = labels if isinstance(labels, Mapping) else {}
+    namespace = pod.resource.ref.namespace
+    selecting = [
+        neg for theirs, selector, neg in ctx.set_fact(serving_services)
+        if (theirs is None or namespace is None or theirs == namespace)
+        and all(str(labels.get(key)) == value for key, value in selector)
+    ]
+    if selecting and not all(selecting):
+        return None, "its Service sends requests before the server can answer"
+    if selecting:
+        return Severity.INFO, ("a rolling update retires ready pods for it while it loads (its Service is a GKE NEG "
+                               "backend, whose readiness gate waits for the load balancer's health check)")
+    return Severity.INFO, ("a rolling update retires ready pods for it while it loads (no Service of the set selects "
+                           "it; one that does sends requests before the server can answer)")
+
+
 def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     if _leader_set_worker(pod):
         return
@@ -64,15 +108,16 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
             )
         else:
             fix = f"Add `readinessProbe: {{httpGet: {{path: {server.health}, port: {port or '<port>'}}}}}` to the container."
+        severity, traffic = _traffic(pod, ctx)
         yield Hit(
             pod.resource,
             container.path,
             f"{subject(pod, container)} runs {server.name} without a readiness or startup probe: the pod is Ready "
-            "as soon as its container starts, so its Service sends requests before the server can answer "
-            "(it loads the model first)",
+            f"as soon as its container starts, so {traffic} (it loads the model first)",
+            severity=severity,
             fix=fix,
             edits=(SetValue((*container.path, "readinessProbe"), probe),) if declared is not None else (),
         )
 
 
-RULE = Rule("GS040", "pod", check, SERVING_KINDS)
+RULE = Rule("GS040", "pod", check, SERVING_KINDS, set_fact=serving_services)
