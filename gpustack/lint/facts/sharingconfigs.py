@@ -49,19 +49,19 @@ def shares_per_gpu(ctx: LintContext) -> Mapping[str, int]:
 def _configs(ctx: LintContext) -> Iterator[Mapping[str, Any]]:
     from gpustack.lint.releases import dispatch, helmvalues
 
-    for resource in ctx.resources:
+    for resource in ctx.of_kind(None):
         if is_plain_config(resource):
             yield resource.data
-        elif resource.kind == "ConfigMap":
-            data = resource.data.get("data")
-            for text in data.values() if isinstance(data, Mapping) else ():
-                if isinstance(text, str) and "sharing" in text:
-                    yield helmvalues.yaml_mapping(text)
+    for resource in ctx.of_kind("ConfigMap"):
+        data = resource.data.get("data")
+        for text in data.values() if isinstance(data, Mapping) else ():
+            if isinstance(text, str) and "replicas" in text and "sharing" in text:
+                yield helmvalues.yaml_mapping(text)
     for release in dispatch.releases(ctx):
         keys = chart_configs().get(release.chart)
         configs = get_value(release.values, *keys) if keys else None
         for text in configs.values() if isinstance(configs, Mapping) else ():
-            if isinstance(text, str) and "sharing" in text:
+            if isinstance(text, str) and "replicas" in text and "sharing" in text:
                 yield helmvalues.yaml_mapping(text)
 
 

@@ -19,6 +19,7 @@ chart values keep the warning: the chart renders their Service.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from typing import Any
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts.llmservers import listening_port, server_of
@@ -67,21 +68,38 @@ def serving_services(ctx: LintContext) -> tuple[ServiceSelector, ...]:
     return tuple(found)
 
 
+_INDEXED: list[Any] = [None, {}]  # the set fact last indexed (the engine hands every file the same one), its index
+
+
+def _by_label(services: tuple[ServiceSelector, ...]) -> dict[tuple[str, str], list[ServiceSelector]]:
+    """The Services by the first label of their selector: a pod can only match those whose first
+    label it carries (a set holds thousands of Services). Built once per set fact."""
+    if _INDEXED[0] is not services:
+        index: dict[tuple[str, str], list[ServiceSelector]] = {}
+        for service in services:
+            index.setdefault(service[1][0], []).append(service)
+        _INDEXED[:] = [services, index]
+    return _INDEXED[1]  # type: ignore[no-any-return]
+
+
 def _traffic(pod: PodSpec, ctx: LintContext) -> tuple[Severity | None, str]:
     """The severity and what the message says of the pod's Service (the module docstring)."""
     if pod.resource.origin is not None:
         return None, "its Service sends requests before the server can answer"
     labels = (pod.template_metadata or {}).get("labels")
-    labels = labels if isinstance(labels, Mapping) else {}
+    labels = {str(key): str(value) for key, value in labels.items()} if isinstance(labels, Mapping) else {}
     namespace = pod.resource.ref.namespace
-    selecting = [
-        neg for theirs, selector, neg in ctx.set_fact(serving_services)
-        if (theirs is None or namespace is None or theirs == namespace)
-        and all(str(labels.get(key)) == value for key, value in selector)
-    ]
-    if selecting and not all(selecting):
-        return None, "its Service sends requests before the server can answer"
-    if selecting:
+    index = _by_label(ctx.set_fact(serving_services))
+    behind_neg = False
+    for item in labels.items():
+        for theirs, selector, neg in index.get(item, ()):
+            if (theirs is None or namespace is None or theirs == namespace) and all(
+                labels.get(key) == value for key, value in selector
+            ):
+                if not neg:
+                    return None, "its Service sends requests before the server can answer"
+                behind_neg = True
+    if behind_neg:
         return Severity.INFO, ("a rolling update retires ready pods for it while it loads (its Service is a GKE NEG "
                                "backend, whose readiness gate waits for the load balancer's health check)")
     return Severity.INFO, ("a rolling update retires ready pods for it while it loads (no Service of the set selects "

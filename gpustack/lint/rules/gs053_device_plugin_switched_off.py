@@ -55,6 +55,8 @@ def _asks_plugin_resource(pod: PodSpec) -> bool:
 def check(ctx: LintContext) -> Iterator[Hit]:
     left_out = deployed.left_out(ctx)
     switched = [item for item in _switched_off(ctx) if item[1].file not in left_out]
+    if not switched and (not _whole_cluster(ctx) or _brings_its_own(ctx)):
+        return  # the cheap tests first: most sets are neither
     if any(plugin.resource.file not in left_out for plugin in deviceplugins.set_plugins(ctx)):
         return
     asking = [pod for pod in ctx.pod_specs if pod.resource.file not in left_out and _asks_plugin_resource(pod)]
@@ -77,8 +79,6 @@ def check(ctx: LintContext) -> Iterator[Hit]:
 
 def _no_plugin(ctx: LintContext, asking: list[PodSpec], names: str) -> Iterator[Hit]:
     """Information where a whole cluster's set deploys no device plugin (the module docstring)."""
-    if not _whole_cluster(ctx) or _brings_its_own(ctx):
-        return
     first = min(asking, key=lambda pod: (pod.resource.file, pod.resource.document))
     yield Hit(
         first.resource,
