@@ -19,7 +19,6 @@ chart values keep the warning: the chart renders their Service.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts.llmservers import listening_port, server_of
@@ -56,7 +55,7 @@ NEG_ANNOTATION = "cloud.google.com/neg"
 
 
 def serving_services(ctx: LintContext) -> tuple[ServiceSelector, ...]:
-    """The set's Services with a selector, as plain data (the lint cache keys on it)."""
+    """The set's Services with a selector."""
     found = []
     for service in ctx.of_kind("Service"):
         selector = service.get(("spec", "selector"))
@@ -68,18 +67,13 @@ def serving_services(ctx: LintContext) -> tuple[ServiceSelector, ...]:
     return tuple(found)
 
 
-_INDEXED: list[Any] = [None, {}]  # the set fact last indexed (the engine hands every file the same one), its index
-
-
 def _by_label(services: tuple[ServiceSelector, ...]) -> dict[tuple[str, str], list[ServiceSelector]]:
     """The Services by the first label of their selector: a pod can only match those whose first
-    label it carries (a set holds thousands of Services). Built once per set fact."""
-    if _INDEXED[0] is not services:
-        index: dict[tuple[str, str], list[ServiceSelector]] = {}
-        for service in services:
-            index.setdefault(service[1][0], []).append(service)
-        _INDEXED[:] = [services, index]
-    return _INDEXED[1]  # type: ignore[no-any-return]
+    label it carries (a set holds thousands of Services)."""
+    index: dict[tuple[str, str], list[ServiceSelector]] = {}
+    for service in services:
+        index.setdefault(service[1][0], []).append(service)
+    return index
 
 
 def _traffic(pod: PodSpec, ctx: LintContext) -> tuple[Severity | None, str]:
@@ -89,7 +83,7 @@ def _traffic(pod: PodSpec, ctx: LintContext) -> tuple[Severity | None, str]:
     labels = (pod.template_metadata or {}).get("labels")
     labels = {str(key): str(value) for key, value in labels.items()} if isinstance(labels, Mapping) else {}
     namespace = pod.resource.ref.namespace
-    index = _by_label(ctx.set_fact(serving_services))
+    index = ctx.memo(("GS040", "services by label"), lambda: _by_label(serving_services(ctx)))
     behind_neg = False
     for item in labels.items():
         for theirs, selector, neg in index.get(item, ()):
@@ -138,4 +132,6 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
         )
 
 
-RULE = Rule("GS040", "pod", check, SERVING_KINDS, set_fact=serving_services)
+# It reads the set's Services: run over the whole set, not file by file. A set fact would differ
+# from an empty set's in most sets and have every file's fact-reading rules run a second time.
+RULE = Rule("GS040", "pod", check, SERVING_KINDS, reads_set=True)
