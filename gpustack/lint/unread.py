@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from gpustack.lint.facts import containerdconfig, migparted, talos
+from gpustack.lint.facts import containerdconfig, talos
 from gpustack.lint.facts.hostscripts import is_host_script
 from gpustack.lint.facts.rulefiles import is_rule_file
 from gpustack.lint.facts.clusterconfig import is_k3s_config, k3s_default_runtime
@@ -45,6 +45,8 @@ def is_read(resource: Resource) -> bool:
 
 
 def _is_mig_parted_config(resource: Resource) -> bool:
+    from gpustack.lint.facts import migparted  # only where a kind-less document is asked about
+
     return migparted.is_config(resource.data)
 
 

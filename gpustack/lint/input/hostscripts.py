@@ -51,7 +51,6 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from gpustack.lint.facts import retiredsizes
 from gpustack.lint.facts.hostscripts import CLOUD_DRIVER_KEY, CLOUD_KEY, DRIVER_KEY, KEY, RETIRED_KEY, TOOLKIT_KEY
 
 SUFFIXES = (".sh", ".bash", ".md", ".tf", ".bicep", ".rc")
@@ -132,12 +131,19 @@ def as_document(data: bytes) -> bytes | None:
         for cloud, pattern in _MANAGED_CLOUD.items():
             if CLOUD_KEY not in found and pattern.search(line):
                 found[CLOUD_KEY] = {"line": number, "says": line.strip()[:200], "cloud": cloud}
-        if RETIRED_KEY not in found and (size := retiredsizes.set_in(line)) is not None:
+        if RETIRED_KEY not in found and (size := _retired_size(line)) is not None:
             found[RETIRED_KEY] = {"line": number, "says": line.strip()[:200], "size": size.name}
         for cloud, pattern in _CLOUD_DRIVER.items():
             if CLOUD_DRIVER_KEY not in found and keeps_cloud_driver and pattern.search(line):
                 found[CLOUD_DRIVER_KEY] = {"line": number, "says": line.strip()[:200], "cloud": cloud}
     return _placed(found).encode() if found else None
+
+
+def _retired_size(line: str) -> Any:
+    """The retired GPU size a line sets (``facts/retiredsizes``, imported where a script is read)."""
+    from gpustack.lint.facts import retiredsizes
+
+    return retiredsizes.set_in(line)
 
 
 def _lines(text: str) -> Iterator[tuple[int, str]]:
