@@ -36,7 +36,7 @@ Everything is a function of the documents given, computed once per context.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +56,9 @@ class Evidence:
     path: Path
     what: str  # for messages
     assumed: bool = False  # a host script's word, which the set does not tie to the GPU nodes
+    # The GPU Operator's driver manager finds this driver (``nvidia-smi`` on the host's PATH, as
+    # distribution packages and the AKS and EKS GPU images put it) and keeps its own driver off.
+    detected: bool = False
 
     def __str__(self) -> str:
         line, _ = self.resource.locate(self.path)
@@ -120,18 +123,26 @@ def _collect(resources: tuple[Resource, ...]) -> HostStack:
             toolkit += _toolkit(resource, where, names)
     driver += _bottlerocket(resources)
     driver += _eks_accelerated(resources)
-    driver += _scripts(resources, hostscripts.DRIVER_KEY, "installs the NVIDIA driver on the host")
-    driver += _scripts(resources, hostscripts.CLOUD_DRIVER_KEY, "creates GPU nodes whose image brings the NVIDIA driver")
+    driver += _scripts(resources, hostscripts.DRIVER_KEY, "installs the NVIDIA driver on the host", lambda _: True)
+    driver += _scripts(resources, hostscripts.CLOUD_DRIVER_KEY, "creates GPU nodes whose image brings the NVIDIA driver",
+                       lambda found: found.get("cloud") in DETECTED_CLOUDS)
     toolkit += _scripts(resources, hostscripts.TOOLKIT_KEY, "installs the NVIDIA Container Toolkit on the host")
     return HostStack(tuple(driver), tuple(toolkit), tuple(releases))
 
 
-def _scripts(resources: tuple[Resource, ...], key: str, what: str) -> Iterator[Evidence]:
+# Clouds whose GPU node images put nvidia-smi on the host's PATH (Ubuntu on AKS, Amazon Linux on
+# EKS); GKE's Container-Optimized OS keeps the driver under /home/kubernetes/bin/nvidia.
+DETECTED_CLOUDS = frozenset({"aks", "eks"})
+
+
+def _scripts(resources: tuple[Resource, ...], key: str, what: str,
+             detected: Callable[[Mapping[str, Any]], bool] = lambda _: False) -> Iterator[Evidence]:
     """Host scripts and setup notes that install the driver or toolkit (``input/hostscripts``):
     assumed to prepare the GPU nodes."""
     for resource in resources:
         if hostscripts.says(resource, key):
-            yield Evidence(resource, (key,), f"`{resource.data[key].get('says')}` {what}", assumed=True)
+            found = resource.data[key]
+            yield Evidence(resource, (key,), f"`{found.get('says')}` {what}", assumed=True, detected=detected(found))
 
 
 def bottlerocket_node_classes(ctx: LintContext) -> tuple[tuple[Resource, Path], ...]:
@@ -157,12 +168,12 @@ def _eks_accelerated(resources: tuple[Resource, ...]) -> Iterator[Evidence]:
         if resource.kind != "EC2NodeClass" or resource.ref.name not in used:
             continue
         if str(get_value(resource.data, "spec", "amiFamily")).upper() in _EKS_OPTIMIZED:
-            yield Evidence(resource, ("spec", "amiFamily"), _EKS_ACCELERATED)
+            yield Evidence(resource, ("spec", "amiFamily"), _EKS_ACCELERATED, detected=True)
         terms = get_value(resource.data, "spec", "amiSelectorTerms")
         for index, term in enumerate(terms if isinstance(terms, list) else ()):
             alias = str(term.get("alias", "")) if isinstance(term, Mapping) else ""
             if alias.partition("@")[0].upper() in _EKS_OPTIMIZED:
-                yield Evidence(resource, ("spec", "amiSelectorTerms", index, "alias"), _EKS_ACCELERATED)
+                yield Evidence(resource, ("spec", "amiSelectorTerms", index, "alias"), _EKS_ACCELERATED, detected=True)
 
 
 _EKS_OPTIMIZED = frozenset({"AL2", "AL2023"})
