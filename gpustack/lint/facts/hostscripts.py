@@ -13,7 +13,8 @@ TOOLKIT_KEY = "hostScriptInstallsToolkit"  # the NVIDIA Container Toolkit is ins
 CLOUD_KEY = "hostScriptManagedCloud"  # a managed cloud's cluster or node pool is created: {line, says, cloud}
 RETIRED_KEY = "hostScriptRetiredGpuSize"  # a GPU size its cloud retired is set: {line, says, size}
 CLOUD_DRIVER_KEY = "hostScriptCloudDriver"  # GPU nodes whose cloud image brings the driver: {line, says, cloud}
-KEYS = (KEY, DRIVER_KEY, TOOLKIT_KEY, CLOUD_KEY, RETIRED_KEY, CLOUD_DRIVER_KEY)
+PLUGIN_KEY = "hostScriptInstallsGpuPlugin"  # the GPU Operator, NVIDIA's device plugin or HAMi installed: {line, says}
+KEYS = (KEY, DRIVER_KEY, TOOLKIT_KEY, CLOUD_KEY, RETIRED_KEY, CLOUD_DRIVER_KEY, PLUGIN_KEY)
 
 
 def is_host_script(resource: Resource) -> bool:

@@ -35,6 +35,10 @@ Terraform's ``vm_size``), a GKE node pool with ``gpu-driver-version=default`` or
 (``AL2023_x86_64_NVIDIA``). A command continued over lines with a trailing backslash is read as
 one line.
 
+And the GPU Operator, NVIDIA's device plugin or HAMi installed by hand (``helm install|upgrade``
+of their charts, ``kubectl apply -f`` of NVIDIA's static device plugin manifest): GS053's
+evidence that the set's GPU requests are advertised.
+
 And a GPU size its cloud has retired, set as a value (``facts/retiredsizes``: ``--node-vm-size
 Standard_NC6``, ``vm_size = "Standard_NC6s_v3"``, ``--accelerator type=nvidia-tesla-k80``), in
 scripts, notes, Terraform, Bicep (``*.bicep``) and shell environment files (``*.rc``).
@@ -51,7 +55,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from gpustack.lint.facts.hostscripts import CLOUD_DRIVER_KEY, CLOUD_KEY, DRIVER_KEY, KEY, RETIRED_KEY, TOOLKIT_KEY
+from gpustack.lint.facts.hostscripts import CLOUD_DRIVER_KEY, CLOUD_KEY, DRIVER_KEY, KEY, PLUGIN_KEY, RETIRED_KEY, TOOLKIT_KEY
 
 SUFFIXES = (".sh", ".bash", ".md", ".tf", ".bicep", ".rc")
 KEEP_NAMED = False  # a script named on the command line that sets nothing is no input either
@@ -63,6 +67,12 @@ _INSTALLS_DRIVER = re.compile(
     r"|NVIDIA-Linux-[\w.-]+\.run\b"
 )
 _INSTALLS_TOOLKIT = re.compile(_INSTALL + r"(?<![\w-])nvidia-container-toolkit(?![\w-])")
+# The GPU Operator, NVIDIA's device plugin or HAMi installed by hand (helm, or NVIDIA's static manifest).
+_INSTALLS_PLUGIN = re.compile(
+    r"\bhelm\s+(?:upgrade\s+(?:--install|-i)\b|install\b)[^\n]*(?:gpu-operator|nvidia-device-plugin|\bhami\b)"
+    r"|\bkubectl\s+(?:apply|create)\b[^\n]*(?:k8s-device-plugin|nvidia-device-plugin)",
+    re.IGNORECASE,
+)
 # Commands and Terraform resources that create a managed cloud's cluster or GPU node pool.
 _MANAGED_CLOUD = {
     "eks": re.compile(
@@ -99,7 +109,7 @@ _SKIPS_CLOUD_DRIVER = re.compile(
 )
 _HINTS = (b"nvidia", b"cuda-drivers", b"ubuntu-drivers", b"eksctl", b"aws eks", b"aws_eks", b"terraform-aws-modules/eks",
           b"gcloud", b"google_container", b"az aks", b"azurerm_kubernetes_cluster", b"standard_n", b"tesla-k80", b"gpu_driver_version",
-          b"gpu-driver-version", b"_gpu", b"_nvidia")
+          b"gpu-driver-version", b"_gpu", b"_nvidia", b"gpu-operator", b"device-plugin", b"hami")
 _SETS_NVIDIA_DEFAULT = re.compile(
     r"nvidia-ctk\s+runtime\s+configure\b[^\n]*--set-as-default"
     r"|default_runtime_name\s*=\s*\\?[\"']nvidia\\?[\"']"
@@ -172,4 +182,4 @@ def _placed(found: dict[str, dict[str, Any]]) -> str:
     return "{" + ", ".join(parts) + "}\n"
 
 
-_SAYS = {KEY: _SETS_NVIDIA_DEFAULT, DRIVER_KEY: _INSTALLS_DRIVER, TOOLKIT_KEY: _INSTALLS_TOOLKIT}
+_SAYS = {KEY: _SETS_NVIDIA_DEFAULT, DRIVER_KEY: _INSTALLS_DRIVER, TOOLKIT_KEY: _INSTALLS_TOOLKIT, PLUGIN_KEY: _INSTALLS_PLUGIN}

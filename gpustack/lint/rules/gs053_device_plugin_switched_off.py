@@ -11,7 +11,9 @@ in the set, and for files a Kustomization leaves out.
 A set that deploys no device plugin at all gets the same finding as information, where it looks
 like a whole cluster's repository (it configures nodes, creates the cluster, or releases several
 charts) and names no platform that brings its own plugin (GKE, Bottlerocket's NVIDIA variants, the
-GPU Operator from OpenShift's OperatorHub): the plugin may be installed outside the files linted.
+GPU Operator from OpenShift's OperatorHub) or installs one by hand in a script or note (``helm
+install`` of the operator, the device plugin or HAMi, ``kubectl apply`` of NVIDIA's static
+manifest): the plugin may be installed outside the files linted.
 """
 
 from __future__ import annotations
@@ -106,8 +108,11 @@ WHOLE_CLUSTER_RELEASES = 3  # a GitOps repository of a cluster releases its infr
 
 
 def _brings_its_own(ctx: LintContext) -> bool:
-    """Whether the set names a platform or installer that brings NVIDIA's device plugin."""
+    """Whether the set names a platform or installer that brings NVIDIA's device plugin: GKE,
+    Bottlerocket, OperatorHub's GPU Operator, or a script or note that installs one by hand."""
     if set_cloud(ctx) == "gke" or hostdriver.bottlerocket_node_classes(ctx):
+        return True
+    if any(hostscripts.says(resource, hostscripts.PLUGIN_KEY) for resource in ctx.of_kind(None)):
         return True
     return any(
         resource.kind == "Subscription" and "gpu-operator" in str(resource.get(("spec", "name"), ""))
