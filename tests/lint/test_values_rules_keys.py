@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from gpustack.lint.charts import chartkeys
-from gpustack.lint.facts import nfd, node_agents
+from gpustack.lint.facts import nfd, node_agents, sharingconfigs
 from gpustack.lint.facts.deviceplugins import HAMI_SELECTOR_KEYS
 from gpustack.lint.facts.operands import exporter_charts
 from gpustack.lint.rules import (
@@ -15,7 +15,6 @@ from gpustack.lint.rules import (
     gs021_label_churn,
     gs025_plaintext_credentials,
     gs032_nfd_label_mismatch,
-    gs036_shared_gpu_requests_over_one,
 )
 
 
@@ -35,7 +34,7 @@ def _read_keys() -> list[tuple[str, str, tuple[tuple[str, ...], ...]]]:
     for chart, path in gs025_plaintext_credentials.grafana_ini().items():
         if chart in chartkeys.shipped_charts():  # the grafana chart itself has no key data
             keys.append(("GS025", chart, ((*path, gs025_plaintext_credentials.ANONYMOUS),)))
-    for chart, path in gs036_shared_gpu_requests_over_one.chart_configs().items():
+    for chart, path in sharingconfigs.chart_configs().items():
         keys.append(("GS036", chart, (path,)))
     for chart, (prefix, _, _) in nfd.nfd_charts().items():
         keys.append(("GS032", chart, ((*prefix, *gs032_nfd_label_mismatch.PCI),)))

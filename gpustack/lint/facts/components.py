@@ -10,7 +10,6 @@ image's ``dcgmproftester``) is a GPU workload, not the component.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import PurePosixPath
@@ -150,9 +149,6 @@ def unlisted_gpu_agent(pod: PodSpec) -> bool:
         return False
     if not any("nvidia-smi" in part for container in pod.containers() for _, part in command_parts(container)):
         return False
-    volumes = pod.spec.get("volumes")
-    host_paths = [
-        str(volume["hostPath"].get("path", "")) for volume in (volumes if isinstance(volumes, list) else ())
-        if isinstance(volume, Mapping) and isinstance(volume.get("hostPath"), Mapping)
-    ]
-    return gpus_reached(pod, host_paths) is not None
+    from gpustack.lint.facts.podspec import host_path_volumes  # podspec imports this module
+
+    return gpus_reached(pod, (volume.host_path for volume in host_path_volumes(pod))) is not None

@@ -26,10 +26,6 @@ class RetiredSize:
     source: str
     instead: str
 
-    def said(self) -> str:
-        """``Azure retired Standard_NC6 (NC-series, Tesla K80) on 2023-09-06``."""
-        return f"{self.cloud} retired {self.name} ({self.series}, {self.gpu}) on {self.date} ({self.source})"
-
 
 @cache
 def _table() -> dict[str, RetiredSize]:

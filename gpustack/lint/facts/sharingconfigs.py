@@ -20,6 +20,7 @@ from gpustack.lint.model import Path, Resource, get_value
 
 if TYPE_CHECKING:
     from gpustack.lint.context import LintContext
+    from gpustack.lint.releases.release import HelmChartRelease
 
 STRATEGIES = ("timeSlicing", "mps")
 
@@ -46,23 +47,44 @@ def shares_per_gpu(ctx: LintContext) -> Mapping[str, int]:
     return ctx.memo(("sharingconfigs", "shares"), lambda: _shares(_configs(ctx)))
 
 
+def configmap_configs(resource: Resource) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Each value of a ConfigMap that holds a sharing config, by its key, read as YAML."""
+    from gpustack.lint.releases import helmvalues
+
+    data = resource.data.get("data")
+    for key, text in data.items() if isinstance(data, Mapping) else ():
+        if _may_share(text):
+            yield str(key), helmvalues.yaml_mapping(text)
+
+
+def release_configs(release: HelmChartRelease) -> Iterator[tuple[Path, Mapping[str, Any]]]:
+    """Each named config of a device plugin or GPU Operator release's values that holds a
+    sharing config, by its path in the values, read as YAML."""
+    from gpustack.lint.releases import helmvalues
+
+    keys = chart_configs().get(release.chart)
+    configs = get_value(release.values, *keys) if keys else None
+    for name, text in configs.items() if isinstance(configs, Mapping) else ():
+        if _may_share(text):
+            yield (*keys, str(name)), helmvalues.yaml_mapping(text)
+
+
+def _may_share(text: Any) -> bool:
+    """Whether a string may hold a sharing section that shares a resource (a cheap test before
+    the YAML is read)."""
+    return isinstance(text, str) and "sharing" in text and "replicas" in text
+
+
 def _configs(ctx: LintContext) -> Iterator[Mapping[str, Any]]:
-    from gpustack.lint.releases import dispatch, helmvalues
+    from gpustack.lint.releases import dispatch
 
     for resource in ctx.of_kind(None):
         if is_plain_config(resource):
             yield resource.data
     for resource in ctx.of_kind("ConfigMap"):
-        data = resource.data.get("data")
-        for text in data.values() if isinstance(data, Mapping) else ():
-            if isinstance(text, str) and "replicas" in text and "sharing" in text:
-                yield helmvalues.yaml_mapping(text)
+        yield from (config for _, config in configmap_configs(resource))
     for release in dispatch.releases(ctx):
-        keys = chart_configs().get(release.chart)
-        configs = get_value(release.values, *keys) if keys else None
-        for text in configs.values() if isinstance(configs, Mapping) else ():
-            if isinstance(text, str) and "replicas" in text and "sharing" in text:
-                yield helmvalues.yaml_mapping(text)
+        yield from (config for _, config in release_configs(release))
 
 
 def _shares(configs: Iterator[Mapping[str, Any]]) -> dict[str, int]:

@@ -53,9 +53,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpustack.lint.facts.hostscripts import CLOUD_DRIVER_KEY, CLOUD_KEY, DRIVER_KEY, KEY, PLUGIN_KEY, RETIRED_KEY, TOOLKIT_KEY
+
+if TYPE_CHECKING:
+    from gpustack.lint.facts.retiredsizes import RetiredSize
 
 SUFFIXES = (".sh", ".bash", ".md", ".tf", ".bicep", ".rc")
 KEEP_NAMED = False  # a script named on the command line that sets nothing is no input either
@@ -149,7 +152,7 @@ def as_document(data: bytes) -> bytes | None:
     return _placed(found).encode() if found else None
 
 
-def _retired_size(line: str) -> Any:
+def _retired_size(line: str) -> RetiredSize | None:
     """The retired GPU size a line sets (``facts/retiredsizes``, imported where a script is read)."""
     from gpustack.lint.facts import retiredsizes
 

@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.sharingconfigs import chart_configs, is_plain_config
+from gpustack.lint.facts.sharingconfigs import configmap_configs, is_plain_config, release_configs
 from gpustack.lint.facts.quantities import gpu_requests
-from gpustack.lint.model import Hit, Path, Resource, SetValue, Severity, get_value
+from gpustack.lint.model import Hit, Path, Resource, SetValue, Severity
 from gpustack.lint.registry import Rule
-from gpustack.lint.releases import dispatch, helmvalues
+from gpustack.lint.releases import dispatch
 
 FLAG = "failRequestsGreaterThanOne"
 FIX = f"Set `{FLAG}: true` in the sharing config: a request for more than one shared GPU then fails instead of getting slices of one card."
@@ -115,31 +115,25 @@ def check(resource: Resource, ctx: LintContext) -> Iterator[Hit]:
         return
     if resource.kind != "ConfigMap":
         return
-    data = resource.data.get("data")
-    for key, text in (data.items() if isinstance(data, Mapping) else ()):
-        if isinstance(text, str) and "sharing" in text:
-            lax = _lax_sharing(helmvalues.yaml_mapping(text))
-            if lax is not None:
-                severity, evidence = _severity(ctx)
-                where = f"{resource.ref}, device plugin config {key}"
-                yield Hit(resource, ("data", key, *lax.path), _message(where, lax, evidence), severity=severity, fix=FIX)
+    for key, config in configmap_configs(resource):
+        lax = _lax_sharing(config)
+        if lax is not None:
+            severity, evidence = _severity(ctx)
+            where = f"{resource.ref}, device plugin config {key}"
+            yield Hit(resource, ("data", key, *lax.path), _message(where, lax, evidence), severity=severity, fix=FIX)
 
 
 def check_values(ctx: LintContext) -> Iterator[Hit]:
     """Named configs in the device plugin's and the GPU Operator's chart values."""
     for release in dispatch.releases(ctx):
-        keys = chart_configs().get(release.chart)
-        configs = get_value(release.values, *keys) if keys else None
-        for name, text in (configs.items() if isinstance(configs, Mapping) else ()):
-            if not isinstance(text, str) or "sharing" not in text:
-                continue
-            lax = _lax_sharing(helmvalues.yaml_mapping(text))
+        for keys, config in release_configs(release):
+            lax = _lax_sharing(config)
             if lax is not None:
-                owner, path = release.where(*keys, str(name))
+                owner, path = release.where(*keys)
                 if path != release.path:
                     path = (*path, *lax.path)
                 severity, evidence = _severity(ctx)
-                yield Hit(owner, path, _message(f"{release}, config {name}", lax, evidence), severity=severity, fix=FIX)
+                yield Hit(owner, path, _message(f"{release}, config {keys[-1]}", lax, evidence), severity=severity, fix=FIX)
 
 
 # It reads the set's pods (does a workload ask for more than one?): run over the whole set, not

@@ -97,9 +97,9 @@ def _no_plugin(ctx: LintContext, asking: list[PodSpec], names: str) -> Iterator[
 def _whole_cluster(ctx: LintContext) -> bool:
     """Whether the set looks like a cluster's own repository: it sets up nodes or the cluster, or
     releases several charts."""
-    for resource in ctx.resources:
-        if resource.kind is None and (hostscripts.is_host_script(resource) or talos.is_machine_config(resource)
-                                      or talos.is_talconfig(resource) or is_k3s_config(resource)):
+    for resource in ctx.of_kind(None):
+        if (hostscripts.is_host_script(resource) or talos.is_machine_config(resource)
+                or talos.is_talconfig(resource) or is_k3s_config(resource)):
             return True
     return len(dispatch.releases(ctx)) >= WHOLE_CLUSTER_RELEASES
 
@@ -114,10 +114,7 @@ def _brings_its_own(ctx: LintContext) -> bool:
         return True
     if any(hostscripts.says(resource, hostscripts.PLUGIN_KEY) for resource in ctx.of_kind(None)):
         return True
-    return any(
-        resource.kind == "Subscription" and "gpu-operator" in str(resource.get(("spec", "name"), ""))
-        for resource in ctx.of_kind("Subscription")
-    )
+    return any("gpu-operator" in str(resource.get(("spec", "name"), "")) for resource in ctx.of_kind("Subscription"))
 
 
 RULE = Rule("GS053", "set", check)
