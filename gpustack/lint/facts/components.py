@@ -10,6 +10,7 @@ image's ``dcgmproftester``) is a GPU workload, not the component.
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import PurePosixPath
@@ -149,6 +150,9 @@ def unlisted_gpu_agent(pod: PodSpec) -> bool:
         return False
     if not any("nvidia-smi" in part for container in pod.containers() for _, part in command_parts(container)):
         return False
-    from gpustack.lint.facts.podspec import host_path_volumes  # podspec imports this module
-
-    return gpus_reached(pod, (volume.host_path for volume in host_path_volumes(pod))) is not None
+    volumes = pod.spec.get("volumes")
+    host_paths = [  # podspec.host_path_volumes's paths would need an import of podspec, which imports this module
+        str(volume["hostPath"].get("path", "")) for volume in (volumes if isinstance(volumes, list) else ())
+        if isinstance(volume, Mapping) and isinstance(volume.get("hostPath"), Mapping)
+    ]
+    return gpus_reached(pod, host_paths) is not None
