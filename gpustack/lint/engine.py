@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from gpustack.errors import GpustackError
 from gpustack.lint.catalogue import RuleInfo
 from gpustack.lint.charts import chartversions
+from gpustack.lint.facts.hostscripts import is_host_script
 from gpustack.lint.context import LintContext
 from gpustack.lint.input.load import LoadResult
 from gpustack.lint.input.fluxsubst import substituted
@@ -417,7 +418,9 @@ def _file_of(target: PodSpec | Resource) -> str:
 def _finding(rule: Rule, hit: Hit, info: RuleInfo, config: Config, root: str | None) -> Finding:
     source, where = found_at(hit)  # an overlay's field: where it was written
     line, column = source.locate(where)
-    edits = _rebased(hit) if info.fixable and source.file == hit.resource.file else ()
+    # A script's or note's document is what the linter read of it, not its text: nothing to edit.
+    editable = source.file == hit.resource.file and not is_host_script(hit.resource)
+    edits = _rebased(hit) if info.fixable and editable else ()
     return Finding(
         file=source.file,
         line=line,

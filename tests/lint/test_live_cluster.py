@@ -26,7 +26,7 @@ import jsonschema
 import pytest
 import yaml
 
-from gpustack.lint.live.client import ClusterError, read_cluster
+from gpustack.lint.live.client import read_cluster
 from gpustack.lint.live.pools import live_facts
 from gpustack.lint.live.rbac import role_rules
 from gpustack.lint.live.reads import READS

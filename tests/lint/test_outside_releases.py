@@ -9,7 +9,8 @@ import pytest
 
 from gpustack.lint.engine import lint
 from gpustack.lint.policy.config import Config
-from gpustack.lint.releases.outside import _parse_helm, values_charts
+from gpustack.lint.input import helmcommand
+from gpustack.lint.releases.outside import values_charts
 
 from lint_support import load_paths, write_tree
 
@@ -55,26 +56,52 @@ def test_a_readme_command_counts_and_an_unreferenced_file_stays_unchecked(tmp_pa
         "other/values.yaml": OPERATOR_VALUES,
     })
     report = _lint(root, monkeypatch)
-    assert {f.file for f in report.findings} == {"gpu-operator/values.yaml"}
+    assert {f.file for f in report.findings if f.rule == "GS031"} == {"gpu-operator/values.yaml"}
     assert any(note.file == "other/values.yaml" and "not checked" in note.message for note in report.notes)
 
 
 @pytest.mark.parametrize(
     ("line", "expected"),
     [
-        ("helm install gpu-operator nvidia/gpu-operator -f a.yaml,b.yaml", ("gpu-operator", None, ["a.yaml", "b.yaml"])),
+        ("helm install gpu-operator nvidia/gpu-operator -f a.yaml,b.yaml",
+         ("nvidia/gpu-operator", "gpu-operator", None, ("a.yaml", "b.yaml"))),
         ("helm install nvidia/gpu-operator --generate-name --values=v.yaml --version=v25.3.4",
-         ("gpu-operator", "v25.3.4", ["v.yaml"])),
-        ("helm template oci://ghcr.io/org/charts/hami -f hami.yaml", ("hami", None, ["hami.yaml"])),
-        ("helm install gpu-operator ./gpu-operator-v25.3.4.tgz -f values.yaml", ("gpu-operator", "v25.3.4", ["values.yaml"])),
-        ("helm upgrade -i x ./charts/vllm -f $VALUES", None),  # only a variable: unknown
-        ("helm install x nvidia/gpu-operator --set driver.enabled=false", None),  # no values file
+         ("nvidia/gpu-operator", None, "v25.3.4", ("v.yaml",))),
+        ("helm template oci://ghcr.io/org/charts/hami -f hami.yaml", ("oci://ghcr.io/org/charts/hami", None, None, ("hami.yaml",))),
+        ("helm install gpu-operator ./gpu-operator-v25.3.4.tgz -f values.yaml",
+         ("./gpu-operator-v25.3.4.tgz", "gpu-operator", None, ("values.yaml",))),
+        ("helm upgrade -i x ./charts/vllm -f $VALUES", ("./charts/vllm", "x", None, ())),  # only a variable: unknown
+        ("helm install x nvidia/gpu-operator --set driver.enabled=false", ("nvidia/gpu-operator", "x", None, ())),
         ("helm repo add nvidia https://helm.ngc.nvidia.com/nvidia", None),
         ("helm install 'unclosed -f v.yaml", None),
+        ("helm install $NAME $CHART -f v.yaml", None),  # the chart is the shell's
     ],
 )
 def test_helm_command_lines(line: str, expected: object) -> None:
-    assert _parse_helm(line) == expected
+    command = helmcommand.parse(line)
+    found = command and (command.chart, command.release, command.version, command.values_files)
+    assert found == expected
+
+
+@pytest.mark.parametrize(
+    ("flags", "values", "unknown"),
+    [
+        ("--set driver.enabled=false,toolkit.enabled=true", {"driver": {"enabled": False}, "toolkit": {"enabled": True}}, False),
+        ("--set devicePlugin.config.name=ts --set-string mig.strategy=1", {"devicePlugin": {"config": {"name": "ts"}},
+                                                                          "mig": {"strategy": "1"}}, False),
+        ("--set replicas=3,tolerations[0].key=nvidia.com/gpu", {"replicas": 3, "tolerations": [{"key": "nvidia.com/gpu"}]}, False),
+        (r"--set 'nodeSelector.kubernetes\.io/os=linux'", {"nodeSelector": {"kubernetes.io/os": "linux"}}, False),
+        ("--set args={--a,--b}", {"args": ["--a", "--b"]}, False),
+        ("--set-json 'resources={\"limits\":{\"nvidia.com/gpu\":1}}'", {"resources": {"limits": {"nvidia.com/gpu": 1}}}, False),
+        ("--set driver.enabled=$DRIVER", {}, True),  # the shell decides
+        ("--set-file config=cfg.yaml", {}, True),
+    ],
+)
+def test_set_values_as_helm_builds_them(flags: str, values: dict, unknown: bool) -> None:
+    command = helmcommand.parse(f"helm upgrade --install op nvidia/gpu-operator -n gpu-operator {flags}")
+    assert command is not None and command.namespace == "gpu-operator"
+    assert helmcommand.nested(command.sets) == values
+    assert (command.unknown is not None) == unknown
 
 
 def test_terraform_it_cannot_read_and_expressions_are_passed_over(tmp_path: Path) -> None:

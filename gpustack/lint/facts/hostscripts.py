@@ -3,7 +3,8 @@ per thing it says, each with the first line that says it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from gpustack.lint.model import Resource
 
@@ -15,10 +16,24 @@ RETIRED_KEY = "hostScriptRetiredGpuSize"  # a GPU size its cloud retired is set:
 CLOUD_DRIVER_KEY = "hostScriptCloudDriver"  # GPU nodes whose cloud image brings the driver: {line, says, cloud}
 PLUGIN_KEY = "hostScriptInstallsGpuPlugin"  # the GPU Operator, NVIDIA's device plugin or HAMi installed: {line, says}
 KEYS = (KEY, DRIVER_KEY, TOOLKIT_KEY, CLOUD_KEY, RETIRED_KEY, CLOUD_DRIVER_KEY, PLUGIN_KEY)
+# A GPU chart installed by a helm command, one key per command line (``…@12``): {line, says,
+# chart, release, namespace, version, values (files), set (the --set values), unknown}.
+RELEASE_PREFIX = "hostScriptHelmRelease@"
 
 
 def is_host_script(resource: Resource) -> bool:
-    return resource.kind is None and any(isinstance(resource.data.get(key), Mapping) for key in KEYS)
+    return resource.kind is None and (
+        any(isinstance(resource.data.get(key), Mapping) for key in KEYS) or any(helm_releases(resource))
+    )
+
+
+def helm_releases(resource: Resource) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """The helm commands of GPU charts the script or note runs: (key, what the command says)."""
+    if resource.kind is not None:
+        return
+    for key, found in resource.data.items():
+        if isinstance(key, str) and key.startswith(RELEASE_PREFIX) and isinstance(found, Mapping):
+            yield key, found
 
 
 def says(resource: Resource, key: str) -> bool:

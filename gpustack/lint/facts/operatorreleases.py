@@ -1,7 +1,7 @@
 """The GPU Operator releases that GitOps objects of the set install, and where each installs.
 
-A release is declared by a Flux HelmRelease, an Argo CD Application, a K3s HelmChart or a Fleet
-bundle; the values files and chart folders that only carry a release's values are not counted
+A release is declared by a Flux HelmRelease, an Argo CD Application, a K3s HelmChart, a Fleet
+bundle or a helm command in a script or note; the values files and chart folders that only carry a release's values are not counted
 (they pair with the object that installs them). Each release installs under a Helm release name
 and into a namespace, on the cluster its object names (an Argo CD destination, a Flux
 ``kubeConfig``), or on the cluster the object itself is applied to.
@@ -16,6 +16,7 @@ from gpustack.lint.context import LintContext
 from gpustack.lint.facts.registered import names_of_roles
 from gpustack.lint.model import Resource, nonempty_text
 from gpustack.lint.releases import dispatch
+from gpustack.lint.releases.commands import command_of
 from gpustack.lint.releases.fleet import is_fleet_bundle
 from gpustack.lint.releases.release import HelmChartRelease
 
@@ -54,6 +55,9 @@ def operator_releases(ctx: LintContext) -> Iterator[OperatorRelease]:
 
 def _installed(release: HelmChartRelease) -> OperatorRelease | None:
     resource = release.resource
+    command = command_of(release)
+    if command is not None:  # a script's or note's helm command: the cluster it is run against
+        return OperatorRelease(release, release.release, nonempty_text(command.get("namespace")) or "default", None)
     if is_fleet_bundle(resource):
         namespace = nonempty_text(resource.data.get("namespace")) or nonempty_text(resource.data.get("defaultNamespace"))
         # Fleet names a release after its bundle (the bundle's folder) unless releaseName says.

@@ -55,12 +55,24 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from gpustack.lint.facts.hostscripts import CLOUD_DRIVER_KEY, CLOUD_KEY, DRIVER_KEY, KEY, PLUGIN_KEY, RETIRED_KEY, TOOLKIT_KEY
+from gpustack.lint.facts.hostscripts import (
+    CLOUD_DRIVER_KEY,
+    CLOUD_KEY,
+    DRIVER_KEY,
+    KEY,
+    PLUGIN_KEY,
+    RELEASE_PREFIX,
+    RETIRED_KEY,
+    TOOLKIT_KEY,
+)
+from gpustack.lint.input import helmcommand
 
 if TYPE_CHECKING:
     from gpustack.lint.facts.retiredsizes import RetiredSize
 
 SUFFIXES = (".sh", ".bash", ".md", ".tf", ".bicep", ".rc")
+# The charts whose helm installs are kept as releases: the GPU stack's own.
+GPU_CHART_ROLES = ("device-plugin", "feature-discovery", "gpu-operator", "gpu-sharing", "dra-driver", "metrics-exporter")
 KEEP_NAMED = False  # a script named on the command line that sets nothing is no input either
 _INSTALL = r"\b(?:apt-get|apt|dnf|yum|zypper|microdnf)\b[^\n]*\binstall\b[^\n]*"
 _INSTALLS_DRIVER = re.compile(
@@ -112,7 +124,8 @@ _SKIPS_CLOUD_DRIVER = re.compile(
 )
 _HINTS = (b"nvidia", b"cuda-drivers", b"ubuntu-drivers", b"eksctl", b"aws eks", b"aws_eks", b"terraform-aws-modules/eks",
           b"gcloud", b"google_container", b"az aks", b"azurerm_kubernetes_cluster", b"standard_n", b"tesla-k80", b"gpu_driver_version",
-          b"gpu-driver-version", b"_gpu", b"_nvidia", b"gpu-operator", b"device-plugin", b"hami")
+          b"gpu-driver-version", b"_gpu", b"_nvidia", b"gpu-operator", b"device-plugin", b"hami", b"dcgm-exporter",
+          b"node-feature-discovery", b"dra-driver")
 _SETS_NVIDIA_DEFAULT = re.compile(
     r"nvidia-ctk\s+runtime\s+configure\b[^\n]*--set-as-default"
     r"|default_runtime_name\s*=\s*\\?[\"']nvidia\\?[\"']"
@@ -149,7 +162,28 @@ def as_document(data: bytes) -> bytes | None:
         for cloud, pattern in _CLOUD_DRIVER.items():
             if CLOUD_DRIVER_KEY not in found and keeps_cloud_driver and pattern.search(line):
                 found[CLOUD_DRIVER_KEY] = {"line": number, "says": line.strip()[:200], "cloud": cloud}
+        if "helm" in line and (release := _gpu_chart_release(line)) is not None:
+            found[f"{RELEASE_PREFIX}{number}"] = {"line": number, "says": line.strip()[:200], **release}
     return _placed(found).encode() if found else None
+
+
+def _gpu_chart_release(line: str) -> dict[str, Any] | None:
+    """What a ``helm install|upgrade`` of a GPU chart (device plugin, NFD, GPU Operator, HAMi,
+    DRA drivers, DCGM Exporter) on ``line`` says, as ``facts.hostscripts.RELEASE_PREFIX`` keeps it."""
+    command = helmcommand.find(line)
+    if command is None or command.subcommand == "template":
+        return None
+    from gpustack.lint.facts.registered import names_of_roles
+    from gpustack.lint.releases.release import chart_name
+
+    chart, packaged = chart_name(command.chart)
+    if chart not in names_of_roles(*GPU_CHART_ROLES):
+        return None
+    return {
+        "chart": command.chart, "release": command.release, "namespace": command.namespace,
+        "version": command.version or packaged, "values": list(command.values_files),
+        "set": helmcommand.nested(command.sets), "unknown": command.unknown,
+    }
 
 
 def _retired_size(line: str) -> RetiredSize | None:

@@ -1,7 +1,7 @@
 """Every Helm chart release of the input set, whichever GitOps format declares it.
 
 Each delivery format is one module (``k3s``, ``argocd``, ``flux``, ``kustomize``, ``helmchart``, ``fleet``, ``zarf``,
-``helmfile``) with the same
+``helmfile``, and ``commands``: helm commands in scripts and notes) with the same
 four parts: ``KINDS`` (the kinds it reads: no two formats share one), ``releases_of`` (the
 releases one object declares; none for another API group), ``settle`` (a release completed with
 what the whole set holds) and ``set_releases`` (releases only the whole set declares). This
@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Protocol
 
 from gpustack.lint.model import Path, Resource
-from gpustack.lint.releases import argocd, fleet, flux, helmchart, helmfile, inferred, k3s, kustomize, zarf
+from gpustack.lint.releases import argocd, commands, fleet, flux, helmchart, helmfile, inferred, k3s, kustomize, zarf
 from gpustack.lint.releases.helmvalues import ValuesLayer
 from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release
 
@@ -35,7 +35,7 @@ class Format(Protocol):
     def set_releases(self, whole: WholeSet) -> Iterator[HelmChartRelease]: ...
 
 
-FORMATS: tuple[Format, ...] = (k3s, argocd, flux, kustomize, helmchart, fleet, zarf, helmfile)
+FORMATS: tuple[Format, ...] = (k3s, argocd, flux, kustomize, helmchart, fleet, zarf, helmfile, commands)
 # The kinds any format reads.
 _RELEASE_KINDS = frozenset().union(*(delivery.KINDS for delivery in FORMATS))
 
@@ -83,7 +83,11 @@ def _releases(ctx: LintContext) -> tuple[HelmChartRelease, ...]:
     installed = helmfile.installed_chart_files(whole)
     if installed:  # a chart folder a helmfile installs is that release, not one of its own
         found = [r for r in found if not (r.resource.file in installed and helmchart.is_chart_metadata(r.resource))]
+    # A values file a helm command of the set installs is judged as part of that release.
+    commanded = {layer.resource.file for r in found if commands.command_of(r) is not None for layer in r.layers}
     for file, chart in ctx.values_files.items():
+        if file in commanded:
+            continue
         name, _, version = chart.partition("@")
         for resource in whole.by_file.get(file, ()):
             layers = [ValuesLayer(resource, (), resource.data)]

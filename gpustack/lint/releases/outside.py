@@ -20,28 +20,16 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from gpustack.lint.input import helmcommand
 from gpustack.lint.input.declaration_files import TERRAFORM_SUFFIX, declaration_files
 from gpustack.lint.model import Note, Resource
 from gpustack.lint.policy.config import Config
 from gpustack.lint.releases.release import chart_name
 from gpustack.lint.unread import chart_of_values, objectless
 
-# helm flags that take a value (the next word, unless written --flag=value): the values files,
-# the version, and the rest so that their values are not taken for the release or the chart.
-_VALUE_FLAGS = frozenset({
-    "-f", "--values", "--version", "-n", "--namespace", "--set", "--set-string", "--set-file", "--set-json",
-    "--set-literal", "--repo", "--timeout", "--kube-context", "--kubeconfig", "-o", "--output", "--post-renderer",
-    "--post-renderer-args", "--description", "--username", "--password", "--ca-file", "--cert-file", "--key-file",
-    "--keyring", "--name-template", "--history-max", "--api-versions", "-a", "--kube-version", "--show-only", "-s",
-    "--output-dir", "--release-name", "--labels", "-l", "--wait-for", "--registry-config", "--repository-config",
-    "--repository-cache",
-})
-_SUBCOMMANDS = frozenset({"install", "upgrade", "template"})
-_HELM = re.compile(r"(?:^|[\s;&|(`$])helm\s")
 _TERRAFORM_RELEASE = re.compile(r'resource\s+"helm_release"\s+"([^"]+)"')
 _VALUES_FUNCTION = re.compile(r'\b(?:file|templatefile)\(\s*"([^"]+)"')
 
@@ -119,57 +107,15 @@ def _helm_commands(text: str, path: str, root: str, name: str) -> Iterator[tuple
             number += 1
             line = line[:-1] + " " + lines[number].strip()
         number += 1
-        match = _HELM.search(line)
-        if match is None:
+        command = helmcommand.find(line)
+        if command is None or not command.values_files:
             continue
-        # In Markdown, inline code ends at the next backtick.
-        command = _parse_helm(line[match.start():].lstrip(" ;&|(`$").split("`", 1)[0])
-        if command is None:
-            continue
-        chart, version, values = command
+        chart, packaged = chart_name(command.chart)
+        version, values = command.version or packaged, command.values_files
         declared = Declared(chart, version, f"{name}:{start + 1}")
         for file in values:
             for base in (os.path.dirname(path), root):
                 yield os.path.join(base, file), declared
-
-
-def _parse_helm(line: str) -> tuple[str, str | None, list[str]] | None:
-    """(chart, version, values files) of a ``helm install|upgrade|template`` command line."""
-    try:
-        words = shlex.split(line, comments=True)
-    except ValueError:
-        return None
-    if len(words) < 3 or words[0] != "helm" or words[1] not in _SUBCOMMANDS:
-        return None
-    positional: list[str] = []
-    values: list[str] = []
-    version: str | None = None
-    generate_name = False
-    index = 2
-    while index < len(words):
-        word = words[index]
-        if word in ("&&", "||", ";", "|"):
-            break
-        flag, equals, inline = word.partition("=")
-        if flag.startswith("-"):
-            value = inline if equals else None
-            if value is None and flag in _VALUE_FLAGS and index + 1 < len(words):
-                index += 1
-                value = words[index]
-            if flag in ("-f", "--values") and value:
-                values += [part for part in value.split(",") if part and "$" not in part and "://" not in part]
-            elif flag == "--version" and value and "$" not in value:
-                version = value
-            elif flag in ("-g", "--generate-name"):
-                generate_name = True
-        else:
-            positional.append(word)
-        index += 1
-    chart = positional[0 if generate_name or (words[1] == "template" and len(positional) == 1) else 1:][:1]
-    if not chart or not values or "$" in chart[0]:
-        return None
-    name, packaged = chart_name(chart[0])
-    return name, version or packaged, values
 
 
 def _terraform(text: str, path: str, name: str) -> Iterator[tuple[str, Declared]]:

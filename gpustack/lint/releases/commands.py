@@ -1,0 +1,77 @@
+"""Helm commands in scripts and notes: a GPU chart installed by ``helm install|upgrade`` is a release.
+
+Many clusters get their GPU stack from a README's or a script's ``helm upgrade --install
+gpu-operator nvidia/gpu-operator --set driver.enabled=false`` rather than from a GitOps object.
+``input/hostscripts`` keeps each such command of a GPU chart (``facts.hostscripts.helm_releases``);
+this format makes it a release whose values are, lowest precedence first, its ``-f`` files
+(relative to the script's folder, or to a folder above it: scripts are often run from the
+repository's root) and its ``--set`` values, as Helm merges them
+(https://helm.sh/docs/helm/helm_install/). A command whose values the set cannot tell (a values
+file it does not hold, a shell variable in a value, ``--set-file``) is no release: its chart's
+defaults would be judged where the user may have changed them.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from gpustack.lint.facts.hostscripts import RELEASE_PREFIX, helm_releases
+from gpustack.lint.model import Resource, posix_path
+from gpustack.lint.releases.helmvalues import ValuesLayer
+from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release, no_object_releases, settled
+
+# Scripts and notes have no kind: read from the whole set.
+KINDS: frozenset[str | None] = frozenset()
+
+releases_of = no_object_releases
+settle = settled
+
+
+def set_releases(whole: WholeSet) -> Iterator[HelmChartRelease]:
+    for resource in whole.resources:
+        for key, command in helm_releases(resource):
+            release = _release(resource, key, command, whole)
+            if release is not None:
+                yield release
+
+
+def command_of(release: HelmChartRelease) -> Mapping[str, Any] | None:
+    """What the script's or note's helm command that declares ``release`` says; None for a
+    release another format declares."""
+    if release.resource.kind is not None or len(release.path) != 1:
+        return None
+    found = release.resource.data.get(release.path[0])
+    return found if str(release.path[0]).startswith(RELEASE_PREFIX) and isinstance(found, Mapping) else None
+
+
+def _release(resource: Resource, key: str, command: Mapping[str, Any], whole: WholeSet) -> HelmChartRelease | None:
+    if command.get("unknown"):
+        return None
+    layers = []
+    for name in command.get("values") or ():
+        found = _values_file(resource.file, str(name), whole)
+        if found is None:
+            return None
+        layers += found
+    if isinstance(command.get("set"), Mapping) and command["set"]:
+        layers.append(ValuesLayer(resource, (key, "set"), command["set"]))
+    line = command.get("line")
+    return new_release(
+        resource, (key,), command.get("chart"), command.get("release"), layers, version=command.get("version"),
+        label=f"helm command at {resource.file}:{line}",
+    )
+
+
+def _values_file(script: str, name: str, whole: WholeSet) -> list[ValuesLayer] | None:
+    """The values layers of a ``-f`` file: beside the script, else in a folder above it."""
+    folder = posixpath.dirname(posix_path(script))
+    while True:
+        wanted = posixpath.normpath(posixpath.join(folder, name))
+        for file, resources in whole.by_file.items():
+            if posixpath.normpath(posix_path(file)) == wanted:
+                return [ValuesLayer(r, (), r.data) for r in resources if r.kind is None]
+        if not folder or folder == posixpath.dirname(folder):
+            return None
+        folder = posixpath.dirname(folder)
