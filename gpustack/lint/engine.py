@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 from gpustack.errors import GpustackError
 from gpustack.lint.catalogue import RuleInfo
 from gpustack.lint.charts import chartversions
-from gpustack.lint.facts.hostscripts import is_host_script
 from gpustack.lint.context import LintContext
+from gpustack.lint.facts.hostscripts import is_host_script
 from gpustack.lint.input.load import LoadResult
 from gpustack.lint.input.fluxsubst import substituted
 from gpustack.lint.input.overlaid import base_path, found_at, overlaid
@@ -314,14 +314,8 @@ class Run:
         """What ``rules`` find in one file's objects and pod specs, root not yet set: the
         context holds that file alone (its text, its chart values setting)."""
         chart = unread.chart_of_values(self.config, name, resources)
-        ctx = replace(
-            self.each,
-            resources=tuple(resources),
-            pod_specs=pods,
-            set_facts=facts,
-            texts={name: text},
-            values_files={name: chart} if chart else {},
-        )
+        ctx = replace(self.each, resources=tuple(resources), pod_specs=pods, set_facts=facts, texts={name: text},
+                      values_files={name: chart} if chart else {})
         targets = Targets(pods, resources)
         hits = [(rule, hit) for rule in targets.woken(rules) for hit in _check_hits(rule, ctx, errors, targets)]
         return tuple(_findings(_assumed(hits, ctx, self.catalogue), self.catalogue, self.config, None))
@@ -418,9 +412,7 @@ def _file_of(target: PodSpec | Resource) -> str:
 def _finding(rule: Rule, hit: Hit, info: RuleInfo, config: Config, root: str | None) -> Finding:
     source, where = found_at(hit)  # an overlay's field: where it was written
     line, column = source.locate(where)
-    # A script's or note's document is what the linter read of it, not its text: nothing to edit.
-    editable = source.file == hit.resource.file and not is_host_script(hit.resource)
-    edits = _rebased(hit) if info.fixable and editable else ()
+    edits = _rebased(hit) if info.fixable and source.file == hit.resource.file else ()
     return Finding(
         file=source.file,
         line=line,
@@ -442,7 +434,9 @@ def _finding(rule: Rule, hit: Hit, info: RuleInfo, config: Config, root: str | N
 def _rebased(hit: Hit) -> tuple[Edit, ...]:
     """The hit's edits with paths from the document root (a List's item starts at items[n]);
     for an object built from chart values, at the values keys; for an overlay's object, in its
-    base; none where one cannot go."""
+    base; none where one cannot go, nor in a script's document (what was read of it, not its text)."""
+    if is_host_script(hit.resource):
+        return ()
     prefix = hit.resource.document_path
     origin = hit.resource.origin or (partial(base_path, hit.resource) if hit.resource.written else None)
     if origin is None:

@@ -19,20 +19,33 @@ KEYS = (KEY, DRIVER_KEY, TOOLKIT_KEY, CLOUD_KEY, RETIRED_KEY, CLOUD_DRIVER_KEY, 
 # A GPU chart installed by a helm command, one key per command line (``…@12``): {line, says,
 # chart, release, namespace, version, values (files), set (the --set values), unknown}.
 RELEASE_PREFIX = "hostScriptHelmRelease@"
+# A GPU node pool a managed cloud creates, one key per command or Terraform block: {line, says,
+# what, taints: [[key, value, effect], …]} (``input/cloudpools``).
+POOL_PREFIX = "hostScriptGpuPool@"
 
 
 def is_host_script(resource: Resource) -> bool:
     return resource.kind is None and (
-        any(isinstance(resource.data.get(key), Mapping) for key in KEYS) or any(helm_releases(resource))
+        any(isinstance(resource.data.get(key), Mapping) for key in KEYS)
+        or any(_prefixed(resource, RELEASE_PREFIX)) or any(_prefixed(resource, POOL_PREFIX))
     )
 
 
 def helm_releases(resource: Resource) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """The helm commands of GPU charts the script or note runs: (key, what the command says)."""
+    return _prefixed(resource, RELEASE_PREFIX)
+
+
+def gpu_pools(resource: Resource) -> Iterator[Mapping[str, Any]]:
+    """The GPU node pools the script, note or Terraform file creates on a managed cloud."""
+    return (found for _, found in _prefixed(resource, POOL_PREFIX))
+
+
+def _prefixed(resource: Resource, prefix: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
     if resource.kind is not None:
         return
     for key, found in resource.data.items():
-        if isinstance(key, str) and key.startswith(RELEASE_PREFIX) and isinstance(found, Mapping):
+        if isinstance(key, str) and key.startswith(prefix) and isinstance(found, Mapping):
             yield key, found
 
 

@@ -39,7 +39,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from gpustack.lint.facts import talos
+from gpustack.lint.facts import hostscripts, talos
+from gpustack.lint.input.cloudpools import AKS_SPOT, AWS_GPU_INSTANCE, EFFECTS, GKE_GPU_MACHINES, azure_gpu
 from gpustack.lint.facts.pools import Taint
 from gpustack.lint.model import Resource, get_value
 
@@ -50,14 +51,7 @@ PlainTaint = tuple[str, str | None, str]  # key, value, effect
 NodeGroup = tuple[str, tuple[PlainTaint, ...]]  # (what, taints)
 _EFFECTS = frozenset({"NoSchedule", "PreferNoSchedule", "NoExecute"})
 _GPU_FAMILY = re.compile(r"^[gp]\d[a-z0-9-]*$")  # AWS GPU instance families: g4dn, g6e, p5
-_GPU_INSTANCE = re.compile(r"^[gp]\d[a-z0-9-]*\.")  # and their types: g4dn.xlarge, p5.48xlarge
-# Azure's NVIDIA GPU sizes (NC, ND, NV families), less AMD's (NVv4, ND MI300X):
-# https://learn.microsoft.com/en-us/azure/virtual-machines/sizes/overview#gpu-accelerated
-_AZURE_GPU = re.compile(r"^Standard_N[CDV]", re.IGNORECASE)
-_AZURE_AMD = re.compile(r"as_v4$|MI\d{3}", re.IGNORECASE)
-AKS_SPOT_TAINT = Taint("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule")
-_GKE_GPU_MACHINES = ("a2-", "a3-", "a4-", "g2-")  # machine types with NVIDIA GPUs attached
-_GKE_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
+AKS_SPOT_TAINT = Taint(*AKS_SPOT)
 _GPU_REQUIREMENTS = ("karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/instance-gpu-name",
                      "karpenter.k8s.aws/instance-gpu-manufacturer", "karpenter.k8s.aws/instance-gpu-memory")
 
@@ -83,12 +77,12 @@ def _groups(resource: Resource) -> Iterator[tuple[str, tuple[Taint, ...]]]:
         yield f"MachineSet {resource.ref.name}", _object_taints(get_value(data, "spec", "template", "spec", "taints"))
     elif resource.kind == "ClusterConfig" and str(resource.api_version or "").startswith("eksctl.io/"):
         yield from _eksctl(resource)
-    elif resource.kind == "ManagedClustersAgentPool" and _azure_gpu(get_value(data, "spec", "vmSize")):
+    elif resource.kind == "ManagedClustersAgentPool" and azure_gpu(get_value(data, "spec", "vmSize")):
         yield f"AKS node pool {resource.ref.name}", _aks_taints(data.get("spec"))
     elif resource.kind == "ContainerNodePool" and _gke_gpu(get_value(data, "spec", "nodeConfig")):
         taints = get_value(data, "spec", "nodeConfig", "taint")
         yield f"GKE node pool {resource.ref.name}", _object_taints(
-            [{**t, "effect": _GKE_EFFECTS.get(t.get("effect"), t.get("effect"))} for t in taints if isinstance(t, Mapping)]
+            [{**t, "effect": EFFECTS.get(t.get("effect"), t.get("effect"))} for t in taints if isinstance(t, Mapping)]
             if isinstance(taints, list) else None
         )
     elif resource.kind is None and "node-taint" in data:
@@ -97,6 +91,10 @@ def _groups(resource: Resource) -> Iterator[tuple[str, tuple[Taint, ...]]]:
         yield from _talconfig(resource)
     elif resource.kind is None and talos.is_machine_config(resource) and talos.loads_nvidia_modules(data):
         yield f"Talos machine config {resource.file}", _machine_taints(data)
+    else:
+        for pool in hostscripts.gpu_pools(resource):
+            taints = tuple(Taint(str(t[0]), t[1], str(t[2])) for t in pool.get("taints") or () if len(t) == 3)
+            yield f"{pool.get('what')} ({resource.file}:{pool.get('line')})", taints
 
 
 def _talconfig(resource: Resource) -> Iterator[tuple[str, tuple[Taint, ...]]]:
@@ -132,14 +130,10 @@ def _eksctl(resource: Resource) -> Iterator[tuple[str, tuple[Taint, ...]]]:
 def _eksctl_gpu(group: Mapping[str, Any]) -> bool:
     listed = group.get("instanceTypes") or get_value(group, "instancesDistribution", "instanceTypes")
     types = [group["instanceType"]] if isinstance(group.get("instanceType"), str) else listed
-    if isinstance(types, list) and types and all(isinstance(t, str) and _GPU_INSTANCE.match(t) for t in types):
+    if isinstance(types, list) and types and all(isinstance(t, str) and AWS_GPU_INSTANCE.match(t) for t in types):
         return True
     gpus = get_value(group, "instanceSelector", "gpus")
     return isinstance(gpus, int) and not isinstance(gpus, bool) and gpus > 0
-
-
-def _azure_gpu(size: Any) -> bool:
-    return isinstance(size, str) and bool(_AZURE_GPU.match(size)) and not _AZURE_AMD.search(size)
 
 
 def _aks_taints(spec: Any) -> tuple[Taint, ...]:
@@ -158,7 +152,7 @@ def _gke_gpu(config: Any) -> bool:
         isinstance(a, Mapping) and "nvidia" in str(a.get("type", "")).lower() for a in accelerators
     ):
         return True
-    return str(config.get("machineType", "")).startswith(_GKE_GPU_MACHINES)
+    return str(config.get("machineType", "")).startswith(GKE_GPU_MACHINES)
 
 
 def _k3s(resource: Resource) -> Iterator[tuple[str, tuple[Taint, ...]]]:
@@ -234,7 +228,7 @@ def karpenter_gpu(data: Mapping[str, Any]) -> bool:
             return True
         if key == "karpenter.k8s.aws/instance-category" and values and set(values) <= {"g", "p"}:
             return True
-        if key == "node.kubernetes.io/instance-type" and values and all(_GPU_INSTANCE.match(v) for v in values):
+        if key == "node.kubernetes.io/instance-type" and values and all(AWS_GPU_INSTANCE.match(v) for v in values):
             return True
         if key == "karpenter.k8s.aws/instance-family" and values and all(_GPU_FAMILY.match(v) for v in values):
             return True
@@ -243,4 +237,4 @@ def karpenter_gpu(data: Mapping[str, Any]) -> bool:
 
 def _machineset_gpu(data: Mapping[str, Any]) -> bool:
     instance = get_value(data, "spec", "template", "spec", "providerSpec", "value", "instanceType")
-    return isinstance(instance, str) and bool(_GPU_INSTANCE.match(instance))
+    return isinstance(instance, str) and bool(AWS_GPU_INSTANCE.match(instance))

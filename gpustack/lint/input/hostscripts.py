@@ -39,6 +39,10 @@ And the GPU Operator, NVIDIA's device plugin or HAMi installed by hand (``helm i
 of their charts, ``kubectl apply -f`` of NVIDIA's static device plugin manifest): GS053's
 evidence that the set's GPU requests are advertised.
 
+And the GPU node pools a managed cloud creates, with their taints (``input/cloudpools``: ``az aks
+nodepool add``, ``gcloud container node-pools create``, Terraform's node pool resources), and the
+helm installs of GPU charts with their values (``releases/commands``).
+
 And a GPU size its cloud has retired, set as a value (``facts/retiredsizes``: ``--node-vm-size
 Standard_NC6``, ``vm_size = "Standard_NC6s_v3"``, ``--accelerator type=nvidia-tesla-k80``), in
 scripts, notes, Terraform, Bicep (``*.bicep``) and shell environment files (``*.rc``).
@@ -61,11 +65,12 @@ from gpustack.lint.facts.hostscripts import (
     DRIVER_KEY,
     KEY,
     PLUGIN_KEY,
+    POOL_PREFIX,
     RELEASE_PREFIX,
     RETIRED_KEY,
     TOOLKIT_KEY,
 )
-from gpustack.lint.input import helmcommand
+from gpustack.lint.input import cloudpools, helmcommand
 
 if TYPE_CHECKING:
     from gpustack.lint.facts.retiredsizes import RetiredSize
@@ -164,6 +169,10 @@ def as_document(data: bytes) -> bytes | None:
                 found[CLOUD_DRIVER_KEY] = {"line": number, "says": line.strip()[:200], "cloud": cloud}
         if "helm" in line and (release := _gpu_chart_release(line)) is not None:
             found[f"{RELEASE_PREFIX}{number}"] = {"line": number, "says": line.strip()[:200], **release}
+        if (pool := cloudpools.command_pool(line)) is not None:
+            found[f"{POOL_PREFIX}{number}"] = {"line": number, "says": line.strip()[:200], **pool}
+    for number, pool in cloudpools.terraform_pools(text):
+        found.setdefault(f"{POOL_PREFIX}{number}", {"line": number, "says": pool["what"], **pool})
     return _placed(found).encode() if found else None
 
 

@@ -1,0 +1,193 @@
+"""GPU node pools that scripts, notes and Terraform create on a managed cloud, with their taints.
+
+A GPU pool is often tainted where it is created (``az aks nodepool add --node-taints
+sku=gpu:NoSchedule``), not in any manifest; the node agents and GPU pods of the set must
+tolerate those taints (GS028, GS048 through ``facts/node_groups``). Read:
+
+- ``az aks nodepool add`` / ``az aks create`` with an NVIDIA GPU size (``--node-vm-size
+  Standard_NC…``, ``ND…``, ``NV…``, less AMD's): ``--node-taints`` / ``--nodepool-taints``, and
+  for a Spot pool (``--priority Spot``) the taint AKS puts on every Spot node
+  (https://learn.microsoft.com/en-us/cli/azure/aks/nodepool#az-aks-nodepool-add,
+  https://learn.microsoft.com/en-us/azure/aks/spot-node-pool);
+- ``gcloud container node-pools create`` with an NVIDIA ``--accelerator`` or a GPU machine type:
+  ``--node-taints`` (https://cloud.google.com/sdk/gcloud/reference/container/node-pools/create);
+- Terraform: ``azurerm_kubernetes_cluster_node_pool`` (``vm_size``, ``node_taints``, ``priority``),
+  ``google_container_node_pool`` (``node_config``'s ``guest_accelerator`` or ``machine_type``, and
+  ``taint`` blocks), ``aws_eks_node_group`` (``instance_types`` or an NVIDIA ``ami_type``, and
+  ``taint`` blocks), and the ``eks_managed_node_groups`` of the ``terraform-aws-modules/eks/aws``
+  module (``taints``) (https://registry.terraform.io/providers/hashicorp/azurerm/latest/docs/resources/kubernetes_cluster_node_pool,
+  https://registry.terraform.io/providers/hashicorp/google/latest/docs/resources/container_node_pool,
+  https://registry.terraform.io/providers/hashicorp/aws/latest/docs/resources/eks_node_group).
+
+Each pool is ``{line, says, what, taints: [[key, value, effect], …]}``; Terraform's effects
+(``NO_SCHEDULE``) are written as Kubernetes writes them.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+# Taint effects, as Kubernetes writes them and as GKE's and EKS's APIs (and Terraform) do.
+EFFECTS = {"NoSchedule": "NoSchedule", "PreferNoSchedule": "PreferNoSchedule", "NoExecute": "NoExecute",
+           "NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
+# Azure's NVIDIA GPU sizes (NC, ND, NV families), less AMD's (NVv4, ND MI300X):
+# https://learn.microsoft.com/en-us/azure/virtual-machines/sizes/overview#gpu-accelerated
+_AZURE_GPU = re.compile(r"^Standard_N[CDV]", re.IGNORECASE)
+_AZURE_AMD = re.compile(r"as_v4$|MI\d{3}", re.IGNORECASE)
+GKE_GPU_MACHINES = ("a2-", "a3-", "a4-", "g2-")  # GKE machine types with NVIDIA GPUs attached
+AWS_GPU_INSTANCE = re.compile(r"^[gp]\d[a-z0-9-]*\.")  # AWS GPU instance types: g4dn.xlarge, p5.48xlarge
+AKS_SPOT = ("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule")  # on every AKS Spot node
+_AKS = re.compile(r"\baz\s+aks\s+(?:nodepool\s+add|create)\b")
+_GKE = re.compile(r"\bgcloud\s+(?:beta\s+)?container\s+node-pools\s+create\b")
+_TERRAFORM_POOL = re.compile(
+    r'resource\s+"(azurerm_kubernetes_cluster_node_pool|google_container_node_pool|aws_eks_node_group)"\s+"([^"]+)"'
+    r'|module\s+"([^"]+)"\s*\{'
+)
+
+Taint = list[str | None]
+
+
+def command_pool(line: str) -> dict[str, Any] | None:
+    """The GPU node pool an ``az aks`` or ``gcloud`` command on ``line`` creates, if any."""
+    match = _AKS.search(line) or _GKE.search(line)
+    if match is None:
+        return None
+    try:
+        words = shlex.split(line[match.start():].split("`", 1)[0], comments=True)
+    except ValueError:
+        return None
+    flags = _flags(words)
+    if words[0] == "az":
+        size = flags.get("--node-vm-size") or flags.get("-s") or ""
+        if not azure_gpu(size):
+            return None
+        taints = _flag_taints(flags.get("--node-taints") or flags.get("--nodepool-taints") or "")
+        if (flags.get("--priority") or "").lower() == "spot":
+            taints.append(list(AKS_SPOT))
+        name = flags.get("--name") or flags.get("-n") or flags.get("--nodepool-name") or "?"
+        return {"what": f"AKS node pool {name}", "taints": taints}
+    accelerator = flags.get("--accelerator") or ""
+    if "nvidia" not in accelerator.lower() and not (flags.get("--machine-type") or "").startswith(GKE_GPU_MACHINES):
+        return None
+    positional = [w for w in words[4:] if not w.startswith("-")]
+    name = positional[0] if positional else "?"
+    return {"what": f"GKE node pool {name}", "taints": _flag_taints(flags.get("--node-taints") or "")}
+
+
+def terraform_pools(text: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line, pool) of each GPU node pool a Terraform file declares."""
+    if not _TERRAFORM_POOL.search(text):
+        return
+    import hcl2  # lazily: only files that declare node pools pay for the parser
+
+    try:
+        parsed = hcl2.loads(text)
+    except Exception:  # noqa: BLE001 - python-hcl2 raises lark's many errors for HCL it cannot read
+        return
+    lines = {(m.group(1) or "module", m.group(2) or m.group(3)): text.count("\n", 0, m.start()) + 1
+             for m in _TERRAFORM_POOL.finditer(text)}
+    for block in parsed.get("resource", ()):
+        for kind, resources in _items(block):
+            for name, body in _items(resources):
+                pool = _terraform_pool(kind, body)
+                if pool is not None:
+                    yield lines.get((kind, name), 1), {"what": f"Terraform {kind} {name}", "taints": pool}
+    for block in parsed.get("module", ()):
+        for name, body in _items(block):
+            groups = body.get("eks_managed_node_groups") if isinstance(body, Mapping) else None
+            for group_name, group in _items(groups if isinstance(groups, Mapping) else {}):
+                taints = _eks_group(group)
+                if taints is not None:
+                    what = f"Terraform module {name} eks_managed_node_groups {group_name}"
+                    yield lines.get(("module", name), 1), {"what": what, "taints": taints}
+
+
+def _terraform_pool(kind: str, body: Mapping[str, Any]) -> list[Taint] | None:
+    if kind == "azurerm_kubernetes_cluster_node_pool":
+        if not azure_gpu(_text(body.get("vm_size"))):
+            return None
+        taints = [t for item in _list(body.get("node_taints")) for t in _flag_taints(_text(item))]
+        if _text(body.get("priority")).lower() == "spot":
+            taints.append(list(AKS_SPOT))
+        return taints
+    if kind == "google_container_node_pool":
+        config = next(iter(_list(body.get("node_config"))), {})
+        config = config if isinstance(config, Mapping) else {}
+        accelerators = [_text(a.get("type")) for a in _list(config.get("guest_accelerator")) if isinstance(a, Mapping)]
+        if not any("nvidia" in a.lower() for a in accelerators) and not _text(config.get("machine_type")).startswith(GKE_GPU_MACHINES):
+            return None
+        return _block_taints(config.get("taint"))
+    if kind == "aws_eks_node_group":
+        return _eks_group(body)
+    return None
+
+
+def _eks_group(group: Any) -> list[Taint] | None:
+    """An EKS node group of GPU instances (or an NVIDIA AMI type), with its taints (blocks, or the
+    module's map of ``{key, value, effect}``)."""
+    if not isinstance(group, Mapping):
+        return None
+    types = [_text(t) for t in _list(group.get("instance_types"))]
+    ami = _text(group.get("ami_type"))
+    if not ((types and all(AWS_GPU_INSTANCE.match(t) for t in types)) or "NVIDIA" in ami or "_GPU" in ami):
+        return None
+    taints = group.get("taints") if "taints" in group else group.get("taint")
+    if isinstance(taints, Mapping):
+        taints = [t for t in taints.values()]
+    return _block_taints(taints)
+
+
+def _block_taints(blocks: Any) -> list[Taint]:
+    found = []
+    for block in _list(blocks):
+        if isinstance(block, Mapping) and _text(block.get("key")) and _text(block.get("effect")) in EFFECTS:
+            value = _text(block.get("value")) or None
+            found.append([_text(block["key"]), value, EFFECTS[_text(block["effect"])]])
+    return found
+
+
+def _flag_taints(text: str) -> list[Taint]:
+    """``key=value:Effect,key:Effect``, as the az and gcloud flags and AKS's ``node_taints`` take them."""
+    found = []
+    for item in text.split(","):
+        head, _, effect = item.strip().rpartition(":")
+        key, _, value = head.partition("=")
+        if key and effect in EFFECTS and "$" not in item:
+            found.append([key, value or None, EFFECTS[effect]])
+    return found
+
+
+def _flags(words: list[str]) -> dict[str, str]:
+    flags: dict[str, str] = {}
+    for index, word in enumerate(words):
+        if word.startswith("-"):
+            flag, equals, value = word.partition("=")
+            if not equals and index + 1 < len(words) and not words[index + 1].startswith("-"):
+                value = words[index + 1]
+            flags.setdefault(flag, value)
+    return flags
+
+
+def azure_gpu(size: object) -> bool:
+    return isinstance(size, str) and bool(_AZURE_GPU.match(size)) and not _AZURE_AMD.search(size)
+
+
+def _text(value: Any) -> str:
+    """A Terraform string literal without the quotes python-hcl2 keeps; an expression is ''."""
+    if isinstance(value, str) and len(value) >= 2 and value[0] == value[-1] == '"':
+        return value[1:-1]
+    return ""
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value] if isinstance(value, Mapping) else []
+
+
+def _items(value: Any) -> Iterator[tuple[str, Any]]:
+    """A block's labelled entries with python-hcl2's quotes taken off their labels."""
+    for key, body in value.items() if isinstance(value, Mapping) else ():
+        if key != "__is_block__":
+            yield key.strip('"'), body
