@@ -106,11 +106,6 @@ spec: {groups: [{name: g, rules: [{alert: Hot, expr: DCGM_FI_DEV_GPU_TEMP > 85}]
 """
 
 
-def test_release_label_is_not_asked_for_on_openshift() -> None:
-    assert len(list(gs014_prometheusrule_not_selected.check(context(UNLABELLED_RULE)))) == 1
-    assert list(gs014_prometheusrule_not_selected.check(context(UNLABELLED_RULE, distribution="openshift"))) == []
-
-
 def test_a_prometheus_with_a_null_namespace_selector_sees_its_own_namespace_only() -> None:
     prometheus = """
 apiVersion: monitoring.coreos.com/v1

@@ -117,12 +117,31 @@ def gpus_reached(pod: PodSpec, host_paths: Iterable[str]) -> str | None:
     if cdi := cdi_gpu_devices(pod):
         return f"names nvidia.com/gpu={cdi.devices} in its CDI annotation {cdi.key}"
     paths = [normalise_host_path(path) for path in host_paths]
+    if host_task(pod, paths):
+        return None
     for path in paths:
         if gpu_specific(path):
             return f"mounts host path {path}"
     if "/dev" in paths and any(runs_nvidia_software(c) for c in pod.containers()):
         return "mounts host path /dev and runs NVIDIA software"
     return None
+
+
+# General-purpose OS images (Docker Hub's official images, Red Hat's UBI): they run no GPU code of
+# their own.
+_OS_IMAGES = frozenset({
+    "ubuntu", "debian", "alpine", "busybox", "centos", "rockylinux", "almalinux", "fedora", "amazonlinux",
+    "ubi", "ubi8", "ubi9", "ubi-minimal", "ubi8-minimal", "ubi9-minimal", "photon",
+})
+
+
+def host_task(pod: PodSpec, paths: list[str]) -> bool:
+    """A pod of general-purpose OS images that mounts the host's root: it works on the host's
+    files (copies the driver's files, writes a config, installs a package), not on its GPUs, so
+    the driver folders it mounts beside the root reach no GPU it computes on."""
+    return "/" in paths and all(
+        image_repository(container.image).rsplit("/", 1)[-1] in _OS_IMAGES for container in pod.containers()
+    )
 
 
 # Extended resources of other vendors' device plugins: Intel's GPU plugin, AMD's, Habana's, AWS

@@ -121,6 +121,11 @@ def _collect(resources: tuple[Resource, ...]) -> HostStack:
             if nvidia:
                 driver.append(Evidence(resource, where, f"a Talos schematic installs the NVIDIA extensions {', '.join(nvidia)}"))
             toolkit += _toolkit(resource, where, names)
+    for resource in resources:
+        if hostscripts.says(resource, hostscripts.TALOS_KEY):
+            found = talos.image_release(resource.data[hostscripts.TALOS_KEY].get("says"))
+            if found is not None:
+                releases.append((Evidence(resource, (hostscripts.TALOS_KEY,), "the Talos installer image a script writes"), found))
     driver += _bottlerocket(resources)
     driver += _eks_accelerated(resources)
     driver += _scripts(resources, hostscripts.DRIVER_KEY, "installs the NVIDIA driver on the host", lambda _: True)

@@ -30,9 +30,13 @@ GPU_HOST_PATHS = (
     "/usr/lib64/libnvidia*",
     "/usr/lib64/libcuda*",
     "/usr/local/nvidia",
-    "/run/nvidia",  # GPU Operator driver root, MPS, validations
+    "/run/nvidia",  # GPU Operator driver root, MPS
     "/proc/driver/nvidia",
 )
+# Under /run/nvidia, the GPU Operator's validator writes its status markers (``driver-ready``,
+# ``toolkit-ready``): files that say which operands are up, no device node nor driver file
+# (https://github.com/NVIDIA/gpu-operator/blob/main/validator/main.go, ``outputDirFlag``).
+GPU_STATUS_PATHS = ("/run/nvidia/validations",)
 DEVICE_PLUGINS = "/var/lib/kubelet/device-plugins"  # any device plugin needs it, not only GPU ones
 
 
@@ -41,7 +45,9 @@ def is_under(path: str, pattern: str) -> bool:
 
 
 def gpu_specific(path: str) -> bool:
-    """At or below a GPU device node or driver folder."""
+    """At or below a GPU device node or driver folder (not the operator's status markers)."""
+    if any(is_under(path, pattern) for pattern in GPU_STATUS_PATHS):
+        return False
     return any(is_under(path, pattern) for pattern in GPU_HOST_PATHS)
 
 

@@ -15,7 +15,8 @@ CLOUD_KEY = "hostScriptManagedCloud"  # a managed cloud's cluster or node pool i
 RETIRED_KEY = "hostScriptRetiredGpuSize"  # a GPU size its cloud retired is set: {line, says, size}
 CLOUD_DRIVER_KEY = "hostScriptCloudDriver"  # GPU nodes whose cloud image brings the driver: {line, says, cloud}
 PLUGIN_KEY = "hostScriptInstallsGpuPlugin"  # the GPU Operator, NVIDIA's device plugin or HAMi installed: {line, says}
-KEYS = (KEY, DRIVER_KEY, TOOLKIT_KEY, CLOUD_KEY, RETIRED_KEY, CLOUD_DRIVER_KEY, PLUGIN_KEY)
+TALOS_KEY = "hostScriptTalosInstaller"  # a Talos installer image of a release: {line, says}
+KEYS = (KEY, DRIVER_KEY, TOOLKIT_KEY, CLOUD_KEY, RETIRED_KEY, CLOUD_DRIVER_KEY, PLUGIN_KEY, TALOS_KEY)
 # A GPU chart installed by a helm command, one key per command line (``…@12``): {line, says,
 # chart, release, namespace, version, values (files), set (the --set values), unknown}.
 RELEASE_PREFIX = "hostScriptHelmRelease@"

@@ -53,6 +53,13 @@ def operator_releases(ctx: LintContext) -> Iterator[OperatorRelease]:
             yield installed
 
 
+def cluster_of(release: HelmChartRelease) -> str | None:
+    """The cluster the object that declares ``release`` installs it on (an Argo CD destination,
+    a Flux ``kubeConfig``, the cluster it is applied to); None where it does not say."""
+    installed = _installed(release)
+    return installed.cluster if installed is not None else None
+
+
 def _installed(release: HelmChartRelease) -> OperatorRelease | None:
     resource = release.resource
     command = command_of(release)

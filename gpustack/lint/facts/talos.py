@@ -80,7 +80,11 @@ def official_extensions(schematic: Mapping[str, Any]) -> list[str]:
 
 def installer_release(config: Mapping[str, Any]) -> tuple[int, int] | None:
     """(1, 13) for a machine config installing ``…/installer…:v1.13.0`` (``machine.install.image``)."""
-    image = get_value(config, "machine", "install", "image")
+    return image_release(get_value(config, "machine", "install", "image"))
+
+
+def image_release(image: Any) -> tuple[int, int] | None:
+    """(1, 7) for an installer image ``factory.talos.dev/installer/<schematic>:v1.7.5``."""
     found = _RELEASE_TAG.search(image) if isinstance(image, str) else None
     return (int(found.group(1)), int(found.group(2))) if found else None
 

@@ -43,6 +43,9 @@ And the GPU node pools a managed cloud creates, with their taints (``input/cloud
 nodepool add``, ``gcloud container node-pools create``, Terraform's node pool resources), and the
 helm installs of GPU charts with their values (``releases/commands``).
 
+And the Talos release a script installs (an installer image ``factory.talos.dev/installer/<id>:v1.7.5``):
+which CRI config table its containerd reads (GS004).
+
 And a GPU size its cloud has retired, set as a value (``facts/retiredsizes``: ``--node-vm-size
 Standard_NC6``, ``vm_size = "Standard_NC6s_v3"``, ``--accelerator type=nvidia-tesla-k80``), in
 scripts, notes, Terraform, Bicep (``*.bicep``) and shell environment files (``*.rc``).
@@ -68,6 +71,7 @@ from gpustack.lint.facts.hostscripts import (
     POOL_PREFIX,
     RELEASE_PREFIX,
     RETIRED_KEY,
+    TALOS_KEY,
     TOOLKIT_KEY,
 )
 from gpustack.lint.input import cloudpools, helmcommand
@@ -130,7 +134,7 @@ _SKIPS_CLOUD_DRIVER = re.compile(
 _HINTS = (b"nvidia", b"cuda-drivers", b"ubuntu-drivers", b"eksctl", b"aws eks", b"aws_eks", b"terraform-aws-modules/eks",
           b"gcloud", b"google_container", b"az aks", b"azurerm_kubernetes_cluster", b"standard_n", b"tesla-k80", b"gpu_driver_version",
           b"gpu-driver-version", b"_gpu", b"_nvidia", b"gpu-operator", b"device-plugin", b"hami", b"dcgm-exporter",
-          b"node-feature-discovery", b"dra-driver")
+          b"node-feature-discovery", b"dra-driver", b"/installer")
 _SETS_NVIDIA_DEFAULT = re.compile(
     r"nvidia-ctk\s+runtime\s+configure\b[^\n]*--set-as-default"
     r"|default_runtime_name\s*=\s*\\?[\"']nvidia\\?[\"']"
@@ -228,4 +232,8 @@ def _placed(found: dict[str, dict[str, Any]]) -> str:
     return "{" + ", ".join(parts) + "}\n"
 
 
-_SAYS = {KEY: _SETS_NVIDIA_DEFAULT, DRIVER_KEY: _INSTALLS_DRIVER, TOOLKIT_KEY: _INSTALLS_TOOLKIT, PLUGIN_KEY: _INSTALLS_PLUGIN}
+# A Talos installer image of a release (Image Factory's or Sidero Labs'), as a script writes a
+# machine config's ``machine.install.image`` or runs ``talosctl upgrade --image``.
+_TALOS_INSTALLER = re.compile(r"\b(?:factory\.talos\.dev|ghcr\.io/siderolabs)/installer[^\s:]*:v\d+\.\d+\.\d+")
+_SAYS = {KEY: _SETS_NVIDIA_DEFAULT, DRIVER_KEY: _INSTALLS_DRIVER, TOOLKIT_KEY: _INSTALLS_TOOLKIT, PLUGIN_KEY: _INSTALLS_PLUGIN,
+         TALOS_KEY: _TALOS_INSTALLER}

@@ -7,8 +7,13 @@ registered last owns the resource and the other's allocations break (HAMi FAQ, H
 HAMi#829: uninstall NVIDIA's plugin; the GPU Operator's prerequisites: no device
 plugin pre-installed). Two may live side by side only on separate nodes (HAMi#2076): the
 rule stays quiet when two placements cannot meet (``placement.py``: contradictory required
-node labels, or, with a spec, no pool both reach), and for one deployment written twice (the
-same release or object in two overlays or clusters of a repository).
+node labels, or, with a spec, no pool both reach), for one deployment written twice (the
+same release or object in two overlays or clusters of a repository), and for releases the set
+puts on two clusters (Argo CD destinations, Flux ``kubeConfig``s) or declares as dependencies of
+two umbrella charts that bundle the same other charts too (one per cloud, say: installed together
+they would install those twice, so they are alternatives). A DaemonSet named as the GPU Operator's own
+device plugin DaemonSet, in the operator's namespace, beside the operator is a copy or patch of the
+operator's, not a second plugin.
 
 Two releases of the GPU Operator (HelmRelease, Application, K3s HelmChart, Fleet bundle) under
 other names or namespaces, to one cluster, are reported whatever their device plugin setting:
@@ -31,13 +36,21 @@ from collections.abc import Iterator, Mapping
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import deviceplugins, hostdriver, placement
-from gpustack.lint.facts.operatorreleases import operator_releases
+from gpustack.lint.facts.operatorreleases import cluster_of, operator_releases
 from gpustack.lint.facts.pools import ClusterFacts
-from gpustack.lint.model import Hit, Severity
+from gpustack.lint.model import Hit, Resource, Severity
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import deployed
+from gpustack.lint.releases.helmchart import is_chart_metadata
 
 OPERATOR_LABEL = placement.OPERATOR_DEVICE_PLUGIN_LABEL
+# The DaemonSet the GPU Operator runs its device plugin as
+# (https://github.com/NVIDIA/gpu-operator/blob/main/assets/state-device-plugin/0500_daemonset.yaml):
+# one of that name in the operator's namespace (the install guide's, OpenShift's) beside the
+# operator is a copy or patch of the operator's own, not a second plugin. NVIDIA's static
+# manifest names its DaemonSet so too, in kube-system.
+OPERATOR_PLUGIN_DAEMONSET = "nvidia-device-plugin-daemonset"
+OPERATOR_NAMESPACES = frozenset({"gpu-operator", "nvidia-gpu-operator"})
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
@@ -51,7 +64,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     plugins.sort(key=lambda plugin: (plugin.resource.file, plugin.resource.document, plugin.resource.document_path))
     for index, plugin in enumerate(plugins):
         for other in plugins[index + 1 :]:
-            if other.deployment == plugin.deployment:
+            if other.deployment == plugin.deployment or _apart(plugin, other) or _operators_own(plugin, other):
                 continue
             shared = _shared(plugin, other, ctx.cluster)
             if shared is None:
@@ -106,6 +119,38 @@ def _beside_bottlerocket(plugins: list[deviceplugins.DevicePlugin], ctx: LintCon
             fix="Do not deploy a device plugin for Bottlerocket's NVIDIA nodes (the variant brings its own); keep it "
             "off them with a node selector where other GPU nodes need it.",
         )
+
+
+def _operators_own(a: deviceplugins.DevicePlugin, b: deviceplugins.DevicePlugin) -> bool:
+    """One is the GPU Operator's device plugin, the other a DaemonSet of the name and namespace the
+    operator gives its own."""
+    return any(
+        first.operator and second.resource.kind == "DaemonSet" and second.resource.ref.name == OPERATOR_PLUGIN_DAEMONSET
+        and second.resource.ref.namespace in OPERATOR_NAMESPACES
+        for first, second in ((a, b), (b, a))
+    )
+
+
+def _apart(a: deviceplugins.DevicePlugin, b: deviceplugins.DevicePlugin) -> bool:
+    """Whether the set puts the two on different clusters: releases whose objects name two
+    clusters (Argo CD destinations, Flux kubeConfigs), or dependencies of two umbrella charts that
+    bundle the same other charts too (one per cloud, say): installed together they would install
+    those twice, so they are alternatives."""
+    if a.release is None or b.release is None:
+        return False
+    first, second = cluster_of(a.release), cluster_of(b.release)
+    if first is not None and second is not None and first != second:
+        return True
+    umbrellas = (a.release.resource, b.release.resource)
+    if not all(is_chart_metadata(chart) for chart in umbrellas) or umbrellas[0].file == umbrellas[1].file:
+        return False
+    shared = _dependencies(umbrellas[0]) & _dependencies(umbrellas[1])
+    return bool(shared - {a.release.chart, b.release.chart})
+
+
+def _dependencies(chart: Resource) -> set[str]:
+    listed = chart.data.get("dependencies")
+    return {str(d.get("name")) for d in listed if isinstance(d, Mapping)} if isinstance(listed, list) else set()
 
 
 def _fix(a: deviceplugins.DevicePlugin, b: deviceplugins.DevicePlugin) -> str:

@@ -7,8 +7,9 @@ exports every GPU series twice, under two jobs: sums and counts over GPUs double
 twice, and both exporters hold DCGM's profiling counters, which only one reader gets at a time.
 
 Quiet when the operator's exporter is off (``dcgmExporter.enabled: false``), when the two
-cannot share a node (contradictory required node labels, ``placement``), and for files a
-Kustomization leaves out.
+cannot share a node (contradictory required node labels, ``placement``), for files a
+Kustomization leaves out, and for values files whose chart only their path and keys tell
+(nothing in the set installs them: a copy or an alternative is no second exporter).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def _placement(resource: Resource, path: Path, spec: Mapping[str, Any]) -> Place
 def _operator_exporters(ctx: LintContext) -> Iterator[Exporter]:
     operator = registered.chart_of_role("gpu-operator")
     for release, _ in component_releases(ctx, exporter_charts(), OPERAND):
-        if release.chart == operator:
+        if release.chart == operator and not release.inferred:
             yield Exporter(str(release), release.resource, release.path, _placement(release.resource, release.path, _OPERATOR_PLACEMENT))
     for policy in cluster_policies(ctx):
         if get_value(policy.data, "spec", OPERAND, "enabled") is not False:
@@ -61,7 +62,7 @@ def _operator_exporters(ctx: LintContext) -> Iterator[Exporter]:
 def _standalone_exporters(ctx: LintContext) -> Iterator[Exporter]:
     operator = registered.chart_of_role("gpu-operator")
     for release, _ in component_releases(ctx, exporter_charts(), OPERAND):
-        if release.chart != operator:
+        if release.chart != operator and not release.inferred:
             own = {key: release.values[key] for key in ("nodeSelector", "affinity") if key in release.values}
             yield Exporter(str(release), release.resource, release.path, _placement(release.resource, release.path, own))
     for pod in ctx.pod_specs:

@@ -5,6 +5,8 @@ and requests no GPU either gets none (runc as the default runtime: the tool fail
 default nvidia runtime, every GPU of its node through the CUDA image's
 ``NVIDIA_VISIBLE_DEVICES=all``, outside the scheduler. Pods with ``runtimeClassName: nvidia``
 are GS054's. A GPU in the pod-level ``resources`` is no request: they take cpu and memory only.
+A pod given another vendor's GPUs (``amd.com/gpu``), and the servers' ROCm builds, are not
+NVIDIA's.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import re
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.consumers import command_line, enters_host
+from gpustack.lint.facts.consumers import command_line, enters_host, other_vendor_only
 from gpustack.lint.facts.llmservers import image_paths, server_of
 from gpustack.lint.facts.podspec import subject
 from gpustack.lint.facts.quantities import is_gpu_resource
@@ -40,7 +42,8 @@ def _gpu_only(container: Container) -> str | None:
         return f"runs {found.group(2)}"
     server = server_of(container)
     build = _GPU_BUILDS.get(server.name) if server else None
-    if server and build and any(build.search(path) for path in image_paths(container.image)):
+    rocm = "rocm" in container.image.lower()  # AMD's builds: vllm-openai:…-rocm, sglang:…-rocm630
+    if server and build and not rocm and any(build.search(path) for path in image_paths(container.image)):
         return f"runs the {server.name} server of the GPU image {container.image}"
     return None
 
@@ -73,8 +76,8 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
             fix="Move the GPU request under the container that uses it (`containers[].resources.limits`).",
         )
         return
-    if pod.spec.get("runtimeClassName") == "nvidia":
-        return  # GS054's
+    if pod.spec.get("runtimeClassName") == "nvidia" or other_vendor_only(pod):
+        return  # GS054's; or a pod given another vendor's GPUs (ROCm builds of these servers)
     for container in pod.containers(include_init=False):
         if what := _gpu_only(container):
             yield Hit(
