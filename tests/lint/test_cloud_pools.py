@@ -18,16 +18,19 @@ from lint_support import load_paths, write_tree
     ("line", "expected"),
     [
         ("az aks nodepool add -g rg --cluster-name c --name gpu --node-vm-size Standard_NC6s_v3 "
-         "--node-taints sku=gpu:NoSchedule", {"what": "AKS node pool gpu", "taints": [["sku", "gpu", "NoSchedule"]]}),
-        ("az aks nodepool add -n spot --node-vm-size Standard_NC4as_T4_v3 --priority Spot",
-         {"what": "AKS node pool spot", "taints": [["kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule"]]}),
+         "--node-taints sku=gpu:NoSchedule", {"what": "AKS node pool gpu", "taints": [["sku", "gpu", "NoSchedule"]],
+                                               "autoscales": False}),
+        ("az aks nodepool add -n spot --node-vm-size Standard_NC4as_T4_v3 --priority Spot --enable-cluster-autoscaler",
+         {"what": "AKS node pool spot", "taints": [["kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule"]],
+          "autoscales": True}),
         ("az aks nodepool add -n cpu --node-vm-size Standard_D4s_v5 --node-taints a=b:NoSchedule", None),
         ("az aks nodepool add -n amd --node-vm-size Standard_NV32as_v4", None),  # AMD's GPUs
         ("gcloud container node-pools create l4 --cluster c --accelerator type=nvidia-l4,count=1 "
-         "--node-taints=gpu=true:NoSchedule", {"what": "GKE node pool l4", "taints": [["gpu", "true", "NoSchedule"]]}),
+         "--node-taints=gpu=true:NoSchedule --enable-autoscaling",
+         {"what": "GKE node pool l4", "taints": [["gpu", "true", "NoSchedule"]], "autoscales": True}),
         ("gcloud container node-pools create cpu --cluster c --machine-type e2-standard-4", None),
         ("`az aks nodepool add -n gpu --node-vm-size Standard_NC6s_v3 --node-taints $TAINTS`",
-         {"what": "AKS node pool gpu", "taints": []}),
+         {"what": "AKS node pool gpu", "taints": [], "autoscales": False}),
     ],
 )
 def test_cli_commands_that_create_gpu_pools(line: str, expected: object) -> None:
@@ -39,6 +42,7 @@ resource "azurerm_kubernetes_cluster_node_pool" "gpu" {
   name        = "gpu"
   vm_size     = "Standard_NC24ads_A100_v4"
   node_taints = ["sku=gpu:NoSchedule"]
+  auto_scaling_enabled = true
 }
 
 resource "google_container_node_pool" "t4" {
@@ -61,6 +65,8 @@ module "eks" {
     gpu = {
       ami_type       = "AL2023_x86_64_NVIDIA"
       instance_types = ["g5.xlarge"]
+      desired_size   = 1
+      max_size       = 1
       taints = {
         gpu = { key = "nvidia.com/gpu", value = "true", effect = "NO_SCHEDULE" }
       }
@@ -73,9 +79,12 @@ module "eks" {
 
 def test_terraform_gpu_pools_with_their_taints_and_lines() -> None:
     assert list(cloudpools.terraform_pools(TERRAFORM)) == [
-        (2, {"what": "Terraform azurerm_kubernetes_cluster_node_pool gpu", "taints": [["sku", "gpu", "NoSchedule"]]}),
-        (8, {"what": "Terraform google_container_node_pool t4", "taints": [["nvidia.com/gpu", "present", "NoSchedule"]]}),
-        (22, {"what": "Terraform module eks eks_managed_node_groups gpu", "taints": [["nvidia.com/gpu", "true", "NoSchedule"]]}),
+        (2, {"what": "Terraform azurerm_kubernetes_cluster_node_pool gpu", "taints": [["sku", "gpu", "NoSchedule"]],
+             "autoscales": True}),
+        (9, {"what": "Terraform google_container_node_pool t4", "taints": [["nvidia.com/gpu", "present", "NoSchedule"]],
+             "autoscales": False}),
+        (23, {"what": "Terraform module eks eks_managed_node_groups gpu", "taints": [["nvidia.com/gpu", "true", "NoSchedule"]],
+              "autoscales": False}),
     ]
 
 

@@ -65,6 +65,20 @@ def gpu_node_groups(ctx: LintContext) -> tuple[NodeGroup, ...]:
     )
 
 
+def autoscaled_gpu_nodes(ctx: LintContext) -> str | None:
+    """What in the set adds GPU nodes on demand, if anything: a Karpenter NodePool (or v1alpha5
+    Provisioner) of GPUs, or a cloud GPU pool with autoscaling (``input/cloudpools``). A pod that
+    finds no free GPU there gets a new node."""
+    for resource in ctx.resources:
+        if resource.kind in ("NodePool", "Provisioner") and "karpenter" in (resource.api_version or "") \
+                and karpenter_gpu(resource.data):
+            return f"Karpenter {resource.kind} {resource.ref.name}"
+        for pool in hostscripts.gpu_pools(resource):
+            if pool.get("autoscales") is True:
+                return f"{pool.get('what')} ({resource.file}:{pool.get('line')})"
+    return None
+
+
 def taints_of(group: NodeGroup) -> tuple[Taint, ...]:
     return tuple(Taint(*taint) for taint in group[1])
 

@@ -15,6 +15,7 @@ What a repository says about its nodes' labels, read from:
 - NFD ``NodeFeatureRule`` objects (``spec.rules[].labels``), which NFD's master applies
   (https://kubernetes-sigs.github.io/node-feature-discovery/stable/usage/custom-resources.html);
 - node templates of node provisioners: Karpenter ``NodePool`` (``spec.template.metadata.labels``)
+  and its v1alpha5 ``Provisioner`` (``spec.labels``, https://karpenter.sh/v0.32/concepts/provisioners/),
   and OpenShift ``MachineSet`` (``spec.template.spec.metadata.labels``).
 
 A rule asks whether anything labels nodes with a key at all (``set_label_keys``), or what the
@@ -36,6 +37,7 @@ _K3S_KEYS = ("node-label", "node-label+")
 _TEMPLATE_LABELS = {
     "NodePool": ("spec", "template", "metadata", "labels"),  # karpenter.sh
     "MachineSet": ("spec", "template", "spec", "metadata", "labels"),  # machine.openshift.io
+    "Provisioner": ("spec", "labels"),  # karpenter.sh/v1alpha5, NodePool's predecessor
 }
 
 

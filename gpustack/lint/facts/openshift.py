@@ -12,7 +12,9 @@ Without ``--distribution openshift``, the set may say so itself:
 - an OLM ``Subscription`` from a catalog in ``openshift-marketplace``, the namespace of
   OpenShift's OperatorHub catalogs (``certified-operators`` holds the GPU Operator,
   https://docs.nvidia.com/datacenter/cloud-native/openshift/latest/index.html);
-- a GPU Operator chart release with ``platform.openshift: true``.
+- a GPU Operator chart release with ``platform.openshift: true``;
+- an object the OpenShift web console wrote (``openshift.io/generated-by: OpenShiftWebConsole``,
+  an annotation only that console sets).
 
 Each is plain evidence (an object and the field that says it); GS004 reads it through
 ``runtimeevidence``.
@@ -39,6 +41,7 @@ API_GROUPS = frozenset({
     "template.openshift.io", "user.openshift.io",
 })
 MARKETPLACE = "openshift-marketplace"
+GENERATED_BY = "openshift.io/generated-by"  # the web console's annotation on what it creates
 
 
 def evidence(ctx: LintContext) -> Iterator[tuple[Resource, Path, str]]:
@@ -50,6 +53,8 @@ def evidence(ctx: LintContext) -> Iterator[tuple[Resource, Path, str]]:
         elif (resource.kind == "Subscription" and group == "operators.coreos.com"
               and resource.get(("spec", "sourceNamespace")) == MARKETPLACE):
             yield resource, ("spec", "sourceNamespace"), f"Subscription {resource.ref.name} installs from OpenShift's {MARKETPLACE}"
+        elif resource.kind and resource.get(("metadata", "annotations", GENERATED_BY)) == "OpenShiftWebConsole":
+            yield resource, ("metadata", "annotations", GENERATED_BY), f"{resource.ref} was created in OpenShift's web console"
     for release in dispatch.releases(ctx):
         if release.chart == registered.chart_of_role("gpu-operator") and get_value(release.values, "platform", "openshift") is True:
             resource, path = release.where("platform", "openshift")

@@ -19,8 +19,9 @@ tolerate those taints (GS028, GS048 through ``facts/node_groups``). Read:
   https://registry.terraform.io/providers/hashicorp/google/latest/docs/resources/container_node_pool,
   https://registry.terraform.io/providers/hashicorp/aws/latest/docs/resources/eks_node_group).
 
-Each pool is ``{line, says, what, taints: [[key, value, effect], …]}``; Terraform's effects
-(``NO_SCHEDULE``) are written as Kubernetes writes them.
+Each pool is ``{line, says, what, taints: [[key, value, effect], …], autoscales}``; Terraform's
+effects (``NO_SCHEDULE``) are written as Kubernetes writes them. ``autoscales``: the pool may grow
+(``--enable-cluster-autoscaler``, ``--enable-autoscaling``, Terraform's autoscaling settings).
 """
 
 from __future__ import annotations
@@ -68,13 +69,14 @@ def command_pool(line: str) -> dict[str, Any] | None:
         if (flags.get("--priority") or "").lower() == "spot":
             taints.append(list(AKS_SPOT))
         name = flags.get("--name") or flags.get("-n") or flags.get("--nodepool-name") or "?"
-        return {"what": f"AKS node pool {name}", "taints": taints}
+        return {"what": f"AKS node pool {name}", "taints": taints, "autoscales": "--enable-cluster-autoscaler" in flags}
     accelerator = flags.get("--accelerator") or ""
     if "nvidia" not in accelerator.lower() and not (flags.get("--machine-type") or "").startswith(GKE_GPU_MACHINES):
         return None
     positional = [w for w in words[4:] if not w.startswith("-")]
     name = positional[0] if positional else "?"
-    return {"what": f"GKE node pool {name}", "taints": _flag_taints(flags.get("--node-taints") or "")}
+    return {"what": f"GKE node pool {name}", "taints": _flag_taints(flags.get("--node-taints") or ""),
+            "autoscales": "--enable-autoscaling" in flags}
 
 
 def terraform_pools(text: str) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -94,7 +96,8 @@ def terraform_pools(text: str) -> Iterator[tuple[int, dict[str, Any]]]:
             for name, body in _items(resources):
                 pool = _terraform_pool(kind, body)
                 if pool is not None:
-                    yield lines.get((kind, name), 1), {"what": f"Terraform {kind} {name}", "taints": pool}
+                    what = f"Terraform {kind} {name}"
+                    yield lines.get((kind, name), 1), {"what": what, "taints": pool, "autoscales": _autoscales(body)}
     for block in parsed.get("module", ()):
         for name, body in _items(block):
             groups = body.get("eks_managed_node_groups") if isinstance(body, Mapping) else None
@@ -102,7 +105,7 @@ def terraform_pools(text: str) -> Iterator[tuple[int, dict[str, Any]]]:
                 taints = _eks_group(group)
                 if taints is not None:
                     what = f"Terraform module {name} eks_managed_node_groups {group_name}"
-                    yield lines.get(("module", name), 1), {"what": what, "taints": taints}
+                    yield lines.get(("module", name), 1), {"what": what, "taints": taints, "autoscales": _autoscales(group)}
 
 
 def _terraform_pool(kind: str, body: Mapping[str, Any]) -> list[Taint] | None:
@@ -138,6 +141,17 @@ def _eks_group(group: Any) -> list[Taint] | None:
     if isinstance(taints, Mapping):
         taints = [t for t in taints.values()]
     return _block_taints(taints)
+
+
+def _autoscales(body: Mapping[str, Any]) -> bool:
+    """Whether a Terraform node pool may grow: AKS's ``enable_auto_scaling``/``auto_scaling_enabled``,
+    a GKE ``autoscaling`` block, an EKS ``scaling_config`` (or the module's group) whose
+    ``max_size`` is above its ``desired_size``."""
+    if body.get("enable_auto_scaling") is True or body.get("auto_scaling_enabled") is True or body.get("autoscaling"):
+        return True
+    scaling = next(iter(_list(body.get("scaling_config"))), body)
+    sizes = [scaling.get(key) if isinstance(scaling, Mapping) else None for key in ("max_size", "desired_size")]
+    return all(isinstance(size, int) for size in sizes) and sizes[0] > sizes[1]
 
 
 def _block_taints(blocks: Any) -> list[Taint]:

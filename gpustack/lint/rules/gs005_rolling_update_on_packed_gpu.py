@@ -12,10 +12,14 @@ workloads of the set that can only run on those pools; an error with the numbers
 new pod does not fit, no finding when it does. The sums are the best case for the
 scheduler, so an error is a sure deadlock. MIG instances count per profile, from the pools'
 own MIG layouts. Without a spec: a warning for shared GPUs (HAMi memory/cores, time-sliced
-``*.shared``), info for whole GPUs (whether the cluster has a spare GPU is unknown). A shared
-GPU is no finding where the set's own sharing config shows room on a single GPU: its
-time-slicing or MPS shares per GPU (``facts/sharingconfigs``) hold every share the set's
-long-running workloads and node agents ask for plus one new pod's. An OpenShift
+``*.shared``), info for whole GPUs (whether the cluster has a spare GPU is unknown), none where
+``nvidia.com/gpu`` is time-sliced without a rename and one GPU's slices have room for the new
+pod (as below; per-node configs may leave other nodes whole, so no more is said), none where the
+set adds GPU nodes on demand (a Karpenter GPU NodePool, a cloud GPU pool with autoscaling:
+``facts/node_groups.autoscaled_gpu_nodes``). A shared GPU is no finding where the set's own
+sharing config shows room on a single GPU: its time-slicing or MPS shares per GPU
+(``facts/sharingconfigs``) hold every share the set's long-running workloads and node agents ask
+for plus one new pod's. An OpenShift
 DeploymentConfig's ``Rolling`` strategy is judged as a RollingUpdate.
 """
 
@@ -29,6 +33,7 @@ from typing import Any
 
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts.consumers import is_gpu_workload
+from gpustack.lint.facts.node_groups import autoscaled_gpu_nodes
 from gpustack.lint.facts.podspec import subject
 from gpustack.lint.facts.sharingconfigs import shares_per_gpu
 from gpustack.lint.facts.pools import ClusterFacts, Pool
@@ -66,12 +71,16 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
         if judged is not None:
             yield from judged
             return
+    capacity, autoscaled = ctx.set_fact(set_facts) if ctx.cluster is None else ((), None)
     shares = _share_amounts(pod)
     if not shares:
         if ctx.cluster is None:  # under a spec the pools say the capacity, where they can be compared
-            yield from _whole_without_capacity(pod, rollout)
+            # nvidia.com/gpu time-sliced without a rename: slices, where one GPU has room for the new pod's
+            sliced = _share_amounts(pod, frozenset(name for name, _, _ in capacity))
+            if autoscaled is None and not (sliced and _room_on_one_gpu(sliced, capacity)):
+                yield from _whole_without_capacity(pod, rollout)
         return
-    if ctx.cluster is None and _room_on_one_gpu(pod, ctx):
+    if ctx.cluster is None and _room_on_one_gpu(shares, capacity):
         return
     share = ", ".join(f"{name} {number_text(value)}" for name, value in sorted(shares.items()))
     yield Hit(
@@ -85,15 +94,21 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
     )
 
 
-def _room_on_one_gpu(pod: PodSpec, ctx: LintContext) -> bool:
+def _room_on_one_gpu(shares: dict[str, Fraction], capacity: tuple[tuple[str, int, str | None], ...]) -> bool:
     """Whether every share the pod asks for fits one GPU's shares (the set's sharing configs)
     beside all the set's long-running asks for it: the rollout's new pod then finds a share."""
-    capacity = {name: (per_gpu, held) for name, per_gpu, held in ctx.set_fact(shared_capacity)}
-    for name, amount in _share_amounts(pod).items():
-        per_gpu, held = capacity.get(name, (0, None))
+    per_name = {name: (per_gpu, held) for name, per_gpu, held in capacity}
+    for name, amount in shares.items():
+        per_gpu, held = per_name.get(name, (0, None))
         if held is None or Fraction(held) + amount > per_gpu:
             return False
     return True
+
+
+def set_facts(ctx: LintContext) -> tuple[tuple[tuple[str, int, str | None], ...], str | None]:
+    """What the check reads of the whole set without a spec: the shared capacity, and what adds
+    GPU nodes on demand (a new pod that finds no free GPU gets a node there)."""
+    return shared_capacity(ctx), autoscaled_gpu_nodes(ctx)
 
 
 def shared_capacity(ctx: LintContext) -> tuple[tuple[str, int, str | None], ...]:
@@ -101,23 +116,26 @@ def shared_capacity(ctx: LintContext) -> tuple[tuple[str, int, str | None], ...]
     shares the set's long-running pods hold (plain data for the lint cache's keys; None where
     a replica count is not a plain number)."""
     found = []
+    shared = frozenset(shares_per_gpu(ctx))
     for name, per_gpu in sorted(shares_per_gpu(ctx).items()):
-        held = _held_shares(name, ctx)
+        held = _held_shares(name, ctx, shared)
         found.append((name, per_gpu, None if held is None else str(held)))
     return tuple(found)
 
 
-def _share_amounts(pod: PodSpec) -> dict[str, Fraction]:
-    """The shared GPU resources the pod's containers get, summed over its containers."""
+def _share_amounts(pod: PodSpec, shared: frozenset[str] = frozenset()) -> dict[str, Fraction]:
+    """The shared GPU resources the pod's containers get, summed over its containers: shares by
+    name (HAMi's, ``*.shared``), and ``shared``, the resources the set's sharing configs time-slice
+    without renaming them (``nvidia.com/gpu`` itself)."""
     amounts: dict[str, Fraction] = {}
     for container in pod.containers(include_init=False):
         for name, amount in gpu_amounts(container).items():
-            if is_shared_gpu_resource(name):
+            if is_shared_gpu_resource(name) or name in shared:
                 amounts[name] = amounts.get(name, Fraction(0)) + amount
     return amounts
 
 
-def _held_shares(name: str, ctx: LintContext) -> Fraction | None:
+def _held_shares(name: str, ctx: LintContext, shared: frozenset[str]) -> Fraction | None:
     """The shares of ``name`` the set's long-running pods hold at once (a DaemonSet's pod counts
     once: one GPU's node), None where a replica count is not a plain number."""
     held = Fraction(0)
@@ -125,7 +143,7 @@ def _held_shares(name: str, ctx: LintContext) -> Fraction | None:
         kind = other.resource.kind
         if kind != "DaemonSet" and LONG_RUNNING.get(str(kind)) != other.path:
             continue
-        amount = _share_amounts(other).get(name)
+        amount = _share_amounts(other, shared).get(name)
         if not amount:
             continue
         count = 1 if kind == "DaemonSet" else replica_count(other)
@@ -326,4 +344,4 @@ def _listed(items: list[str], total: int) -> str:
 # With a spec, what other workloads pinned to the same pools hold (``_held_by_others``) is read
 # from the whole set.
 RULE = Rule("GS005", "pod", check, ROLLED_OUT_KINDS, reads_set=lambda ctx: ctx.cluster is not None,
-            set_fact=shared_capacity)
+            set_fact=set_facts)

@@ -6,7 +6,8 @@ default nvidia runtime, every GPU of its node through the CUDA image's
 ``NVIDIA_VISIBLE_DEVICES=all``, outside the scheduler. Pods with ``runtimeClassName: nvidia``
 are GS054's. A GPU in the pod-level ``resources`` is no request: they take cpu and memory only.
 A pod given another vendor's GPUs (``amd.com/gpu``), and the servers' ROCm builds, are not
-NVIDIA's.
+NVIDIA's; a host task (``consumers.host_task``: plain OS images mounting the host's root) works on
+the host's files.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ import re
 from collections.abc import Iterator
 
 from gpustack.lint.context import LintContext
-from gpustack.lint.facts.consumers import command_line, enters_host, other_vendor_only
+from gpustack.lint.facts.consumers import command_line, enters_host, host_task, other_vendor_only
+from gpustack.lint.facts.hostpaths import normalise_host_path
 from gpustack.lint.facts.llmservers import image_paths, server_of
-from gpustack.lint.facts.podspec import subject
+from gpustack.lint.facts.podspec import host_path_volumes, subject
 from gpustack.lint.facts.quantities import is_gpu_resource
 from gpustack.lint.model import Container, Hit, PodSpec, Severity
 from gpustack.lint.registry import Rule
@@ -78,6 +80,8 @@ def check(pod: PodSpec, ctx: LintContext) -> Iterator[Hit]:
         return
     if pod.spec.get("runtimeClassName") == "nvidia" or other_vendor_only(pod):
         return  # GS054's; or a pod given another vendor's GPUs (ROCm builds of these servers)
+    if host_task(pod, [normalise_host_path(volume.host_path) for volume in host_path_volumes(pod)]):
+        return  # it works on the host's files (copies nvidia-smi, say), not on a GPU
     for container in pod.containers(include_init=False):
         if what := _gpu_only(container):
             yield Hit(
