@@ -13,7 +13,8 @@ puts on two clusters (Argo CD destinations, Flux ``kubeConfig``s) or declares as
 two umbrella charts that bundle the same other charts too (one per cloud, say: installed together
 they would install those twice, so they are alternatives). A DaemonSet named as the GPU Operator's own
 device plugin DaemonSet, in the operator's namespace, beside the operator is a copy or patch of the
-operator's, not a second plugin.
+operator's, not a second plugin. Releases that helm commands in guides and scripts declare are not
+paired (a guide's commands are often alternatives); beside Bottlerocket's nodes they count.
 
 Two releases of the GPU Operator (HelmRelease, Application, K3s HelmChart, Fleet bundle) under
 other names or namespaces, to one cluster, are reported whatever their device plugin setting:
@@ -41,6 +42,7 @@ from gpustack.lint.facts.pools import ClusterFacts
 from gpustack.lint.model import Hit, Resource, Severity
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import deployed
+from gpustack.lint.releases.commands import command_of
 from gpustack.lint.releases.helmchart import is_chart_metadata
 
 OPERATOR_LABEL = placement.OPERATOR_DEVICE_PLUGIN_LABEL
@@ -59,6 +61,9 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     plugins = deviceplugins.set_plugins(ctx)
     plugins = [plugin for plugin in plugins if plugin.resource.file not in left_out]
     yield from _beside_bottlerocket(plugins, ctx)
+    # A guide's or script's helm commands are often alternatives (one per platform, a second
+    # way to install): they are not paired.
+    plugins = [plugin for plugin in plugins if plugin.release is None or command_of(plugin.release) is None]
     # Each pair once, on the plugin whose file sorts first (the message names both): the same
     # finding whichever order the paths were given in, so that baselines keep matching.
     plugins.sort(key=lambda plugin: (plugin.resource.file, plugin.resource.document, plugin.resource.document_path))
@@ -81,7 +86,8 @@ def check(ctx: LintContext) -> Iterator[Hit]:
 def _second_operators(ctx: LintContext, left_out: Mapping[str, str]) -> Iterator[Hit]:
     """Each pair of GPU Operator releases of one cluster, once, on the one whose file sorts first."""
     releases = sorted(
-        (operator for operator in operator_releases(ctx) if operator.release.resource.file not in left_out),
+        (operator for operator in operator_releases(ctx)
+         if operator.release.resource.file not in left_out and command_of(operator.release) is None),
         key=lambda operator: (operator.release.resource.file, operator.release.resource.document),
     )
     for index, first in enumerate(releases):

@@ -9,7 +9,8 @@ twice, and both exporters hold DCGM's profiling counters, which only one reader 
 Quiet when the operator's exporter is off (``dcgmExporter.enabled: false``), when the two
 cannot share a node (contradictory required node labels, ``placement``), for files a
 Kustomization leaves out, and for values files whose chart only their path and keys tell
-(nothing in the set installs them: a copy or an alternative is no second exporter).
+(nothing in the set installs them: a copy or an alternative is no second exporter), nor for
+helm commands in guides and scripts (often alternatives to each other).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from gpustack.lint.facts.placement import Placement
 from gpustack.lint.model import Hit, Path, PodSpec, Resource, get_value
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import deployed
+from gpustack.lint.releases.commands import command_of
 
 OPERAND = "dcgmExporter"
 # The GPU Operator runs its exporter on the nodes it labels so (its state-dcgm-exporter DaemonSet).
@@ -52,7 +54,7 @@ def _placement(resource: Resource, path: Path, spec: Mapping[str, Any]) -> Place
 def _operator_exporters(ctx: LintContext) -> Iterator[Exporter]:
     operator = registered.chart_of_role("gpu-operator")
     for release, _ in component_releases(ctx, exporter_charts(), OPERAND):
-        if release.chart == operator and not release.inferred:
+        if release.chart == operator and not release.inferred and command_of(release) is None:
             yield Exporter(str(release), release.resource, release.path, _placement(release.resource, release.path, _OPERATOR_PLACEMENT))
     for policy in cluster_policies(ctx):
         if get_value(policy.data, "spec", OPERAND, "enabled") is not False:
@@ -62,7 +64,7 @@ def _operator_exporters(ctx: LintContext) -> Iterator[Exporter]:
 def _standalone_exporters(ctx: LintContext) -> Iterator[Exporter]:
     operator = registered.chart_of_role("gpu-operator")
     for release, _ in component_releases(ctx, exporter_charts(), OPERAND):
-        if release.chart != operator and not release.inferred:
+        if release.chart != operator and not release.inferred and command_of(release) is None:
             own = {key: release.values[key] for key in ("nodeSelector", "affinity") if key in release.values}
             yield Exporter(str(release), release.resource, release.path, _placement(release.resource, release.path, own))
     for pod in ctx.pod_specs:
