@@ -111,3 +111,15 @@ def test_a_device_plugin_that_does_not_tolerate_the_pool_the_script_taints(
     report = lint(load_paths(["."]), Config(tree=root))
     (finding,) = [f for f in report.findings if f.rule == "GS048"]
     assert finding.file == "nvdp.yaml" and "AKS node pool gpu (setup.sh:1)" in finding.message
+
+
+def test_a_size_given_as_a_variable_reads_its_default() -> None:
+    text = (
+        'variable "gpu_vm" {\n  default = "standard_nv6ads_a10_v5"\n}\n'
+        'resource "azurerm_kubernetes_cluster_node_pool" "gpu" {\n  vm_size     = var.gpu_vm\n'
+        '  node_taints = ["sku=gpu:NoSchedule"]\n}\n'
+        'resource "azurerm_kubernetes_cluster_node_pool" "cpu" {\n  vm_size = var.unset\n}\n'
+    )
+    assert [(line, pool["what"]) for line, pool in cloudpools.terraform_pools(text)] == [
+        (4, "Terraform azurerm_kubernetes_cluster_node_pool gpu"),
+    ]

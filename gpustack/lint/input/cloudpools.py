@@ -15,7 +15,7 @@ tolerate those taints (GS028, GS048 through ``facts/node_groups``). Read:
   ``google_container_node_pool`` (``node_config``'s ``guest_accelerator`` or ``machine_type``, and
   ``taint`` blocks), ``aws_eks_node_group`` (``instance_types`` or an NVIDIA ``ami_type``, and
   ``taint`` blocks), and the ``eks_managed_node_groups`` of the ``terraform-aws-modules/eks/aws``
-  module (``taints``) (https://registry.terraform.io/providers/hashicorp/azurerm/latest/docs/resources/kubernetes_cluster_node_pool,
+  module (``taints``); a ``var.NAME`` the same file gives a default is read as that default (https://registry.terraform.io/providers/hashicorp/azurerm/latest/docs/resources/kubernetes_cluster_node_pool,
   https://registry.terraform.io/providers/hashicorp/google/latest/docs/resources/container_node_pool,
   https://registry.terraform.io/providers/hashicorp/aws/latest/docs/resources/eks_node_group).
 
@@ -49,6 +49,7 @@ _TERRAFORM_POOL = re.compile(
 )
 
 Taint = list[str | None]
+_VARIABLE = re.compile(r"\$\{var\.([A-Za-z0-9_-]+)\}")
 
 
 def command_pool(line: str) -> dict[str, Any] | None:
@@ -91,10 +92,12 @@ def terraform_pools(text: str) -> Iterator[tuple[int, dict[str, Any]]]:
         return
     lines = {(m.group(1) or "module", m.group(2) or m.group(3)): text.count("\n", 0, m.start()) + 1
              for m in _TERRAFORM_POOL.finditer(text)}
+    defaults = {name: body.get("default") for block in parsed.get("variable", ()) for name, body in _items(block)
+                if isinstance(body, Mapping)}
     for block in parsed.get("resource", ()):
         for kind, resources in _items(block):
             for name, body in _items(resources):
-                pool = _terraform_pool(kind, body)
+                pool = _terraform_pool(kind, _resolved(body, defaults))
                 if pool is not None:
                     what = f"Terraform {kind} {name}"
                     yield lines.get((kind, name), 1), {"what": what, "taints": pool, "autoscales": _autoscales(body)}
@@ -106,6 +109,17 @@ def terraform_pools(text: str) -> Iterator[tuple[int, dict[str, Any]]]:
                 if taints is not None:
                     what = f"Terraform module {name} eks_managed_node_groups {group_name}"
                     yield lines.get(("module", name), 1), {"what": what, "taints": taints, "autoscales": _autoscales(group)}
+
+
+def _resolved(body: Any, defaults: Mapping[str, Any]) -> Any:
+    """``body`` with each ``var.NAME`` reference replaced by the variable's default in the same
+    file, where it has one (a size or taint given as a variable)."""
+    if isinstance(body, Mapping):
+        return {key: _resolved(value, defaults) for key, value in body.items()}
+    if isinstance(body, list):
+        return [_resolved(value, defaults) for value in body]
+    found = _VARIABLE.fullmatch(body) if isinstance(body, str) else None
+    return defaults.get(found.group(1), body) if found else body
 
 
 def _terraform_pool(kind: str, body: Mapping[str, Any]) -> list[Taint] | None:
