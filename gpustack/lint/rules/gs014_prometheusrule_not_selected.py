@@ -11,7 +11,7 @@ nothing is said: what selects the object then lives outside the set (a kube-prom
 installed from another folder, often with its selectors opened up; OpenShift's monitoring,
 which selects by namespace label; VictoriaMetrics, whose operator converts these objects for
 its own agents; a Prometheus run outside the cluster), and on repositories nobody here had read
-a release-label note there was judged wrong 17 times in 18.
+a release-label note there was judged wrong 22 times in 23.
 """
 
 from __future__ import annotations
