@@ -111,6 +111,11 @@ def closest_read(keys: ChartKeys, path: KeyPath) -> KeyPath | None:
 
 
 def did_you_mean(keys: ChartKeys, path: KeyPath) -> str | None:
+    parts = tuple(path[-1].split("."))
+    if len(parts) > 1 and parts in keys.siblings(path[:-1]):
+        # `cdi.enabled: true` is one key with a dot in its name, not `cdi: {enabled: true}`.
+        nested = "".join(f"{part}: {{" for part in parts[:-1]) + f"{parts[-1]}: ..." + "}" * (len(parts) - 1)
+        return f"Values are nested maps, not dotted paths: write `{nested}`"
     found = closest_read(keys, path)
     if found is None:
         return None

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from gpustack.lint.fix.splice import Fix, splice
+from gpustack.lint.input.charttemplates import is_rendered
 from gpustack.lint.input.load import LoadResult, load_text
 from gpustack.lint.model import Finding, InputError, Note, ObjectRef, Path
 from gpustack.lint.report.model import Report
@@ -46,11 +47,15 @@ def fix(loaded: LoadResult, report: Report, relint: Relint) -> FixOutcome:
     """Fix what ``report`` (the lint of ``loaded``) marks fixable."""
     texts = dict(loaded.texts)
     applied: set[_Key] = set()
-    refused: dict[_Key, Note] = {}
+    refused: dict[_Key, Note] = {
+        _key(finding): _note(finding, "is not fixed: its file is a chart template read with its values; edit the template")
+        for finding in report.findings
+        if finding.edits and is_rendered(texts.get(finding.file, ""))
+    }
     failed: dict[str, str] = {}
     for _ in range(MAX_ROUNDS):
         changed = False
-        for file, findings in _fixable(report, exclude=failed).items():
+        for file, findings in _fixable(report, exclude=failed, texts=texts).items():
             spliced = splice(texts[file], [Fix(finding.document, finding.edits) for finding in findings])
             for index, why in spliced.refused.items():
                 refused[_key(findings[index])] = _note(findings[index], why)
@@ -92,10 +97,12 @@ def _per_file(keys: set[_Key]) -> dict[str, int]:
     return counts
 
 
-def _fixable(report: Report, *, exclude: Mapping[str, str]) -> dict[str, list[Finding]]:
+def _fixable(report: Report, *, exclude: Mapping[str, str], texts: Mapping[str, str]) -> dict[str, list[Finding]]:
+    """The findings with edits, by file; not in a chart template read with its values (its text
+    is what was rendered, not the template)."""
     by_file: dict[str, list[Finding]] = {}
     for finding in report.findings:
-        if finding.edits and finding.file not in exclude:
+        if finding.edits and finding.file not in exclude and not is_rendered(texts.get(finding.file, "")):
             by_file.setdefault(finding.file, []).append(finding)
     return by_file
 

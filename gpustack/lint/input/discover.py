@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import BinaryIO
 
-from gpustack.lint.input import containerdfiles, hostscripts
+from gpustack.lint.input import charttemplates, containerdfiles, hostscripts
 from gpustack.lint.input.load import LoadResult
 from gpustack.lint.model import InputError
 from gpustack.userinput import MAX_FILE_BYTES
@@ -55,6 +55,8 @@ def read_inputs(
                 if document is None and (file != path or not reader.KEEP_NAMED):
                     continue  # nothing a rule reads: not input
                 part = (file, document or part[1])
+            elif isinstance(part, tuple) and (rendered := charttemplates.render(file, part[1])) is not None:
+                part = (file, rendered)
             parts.append(part)
     return parts
 
