@@ -96,6 +96,13 @@ def test_anything_else_stays_a_template(tmp_path: Path, template: str) -> None:
     assert charttemplates.render(str(root / "apps/templates/t.yaml"), template.encode()) is None
 
 
+def test_windows_line_endings_keep_the_line_numbers(tmp_path: Path) -> None:
+    template = "a: 1\r\nserver: {{ .Values.spec.destination.server }}\r\nc: 3\r\n"
+    root = _chart(tmp_path, template)
+    rendered = charttemplates.render(str(root / "apps/templates/t.yaml"), template.encode())
+    assert rendered is not None and rendered.decode().split("\n")[1:] == ["server: https://kubernetes.default.svc", "c: 3", ""]
+
+
 def test_a_file_outside_a_charts_templates_is_not_rendered(tmp_path: Path) -> None:
     root = write_tree(tmp_path, {"templates/t.yaml": "a: {{ .Values.x }}\n"})  # no Chart.yaml beside
     assert charttemplates.render(str(root / "templates/t.yaml"), b"a: {{ .Values.x }}\n") is None

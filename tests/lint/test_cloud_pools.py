@@ -29,6 +29,8 @@ from lint_support import load_paths, write_tree
          "--node-taints=gpu=true:NoSchedule --enable-autoscaling",
          {"what": "GKE node pool l4", "taints": [["gpu", "true", "NoSchedule"]], "autoscales": True}),
         ("gcloud container node-pools create cpu --cluster c --machine-type e2-standard-4", None),
+        ("az aks create -g rg --name ai --node-vm-size Standard_NC24ads_A100_v4 --nodepool-taints sku=gpu:NoSchedule",
+         {"what": "AKS node pool nodepool1", "taints": [["sku", "gpu", "NoSchedule"]], "autoscales": False}),
         ("`az aks nodepool add -n gpu --node-vm-size Standard_NC6s_v3 --node-taints $TAINTS`",
          {"what": "AKS node pool gpu", "taints": [], "autoscales": False}),
     ],

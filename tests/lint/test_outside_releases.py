@@ -75,6 +75,8 @@ def test_a_readme_command_counts_and_an_unreferenced_file_stays_unchecked(tmp_pa
         ("helm repo add nvidia https://helm.ngc.nvidia.com/nvidia", None),
         ("helm install 'unclosed -f v.yaml", None),
         ("helm install $NAME $CHART -f v.yaml", None),  # the chart is the shell's
+        ("helm install --kube-token abc x nvidia/gpu-operator", ("nvidia/gpu-operator", "x", None, ())),
+        ("helm install x nvidia/gpu-operator -ngpu -fvalues.yaml", ("nvidia/gpu-operator", "x", None, ("values.yaml",))),
     ],
 )
 def test_helm_command_lines(line: str, expected: object) -> None:
@@ -95,6 +97,14 @@ def test_helm_command_lines(line: str, expected: object) -> None:
         ("--set-json 'resources={\"limits\":{\"nvidia.com/gpu\":1}}'", {"resources": {"limits": {"nvidia.com/gpu": 1}}}, False),
         ("--set driver.enabled=$DRIVER", {}, True),  # the shell decides
         ("--set-file config=cfg.yaml", {}, True),
+        ("--set driver.enabled=False,mig.strategy=NULL", {"driver": {"enabled": False}, "mig": {"strategy": None}}, False),
+        ("--set a[0][0]=1 --set a[0].b=2", {"a": [{"b": 2}]}, False),  # a list replaced by a map, as Helm does
+        ("--set a[99999999]=1", {}, True),  # above Helm's index limit
+        ("--set big=99999999999999999999", {"big": "99999999999999999999"}, False),  # not an int64: a string
+        ("--set-string ids={1,2}", {"ids": ["1", "2"]}, False),
+        ("--reuse-values --set toolkit.version=v1.17.0", {"toolkit": {"version": "v1.17.0"}}, True),
+        ("--set toolkit.enabled=false; echo done", {"toolkit": {"enabled": False}}, False),  # a shell operator ends it
+        ("--set driver.version=`cat v` --set driver.enabled=false", {"driver": {"enabled": False}}, True),
     ],
 )
 def test_set_values_as_helm_builds_them(flags: str, values: dict, unknown: bool) -> None:

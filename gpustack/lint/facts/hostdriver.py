@@ -123,7 +123,7 @@ def _collect(resources: tuple[Resource, ...]) -> HostStack:
             toolkit += _toolkit(resource, where, names)
     for resource in resources:
         if hostscripts.says(resource, hostscripts.TALOS_KEY):
-            found = talos.image_release(resource.data[hostscripts.TALOS_KEY].get("says"))
+            found = talos.image_release(resource.data[hostscripts.TALOS_KEY].get("found"))
             if found is not None:
                 releases.append((Evidence(resource, (hostscripts.TALOS_KEY,), "the Talos installer image a script writes"), found))
     driver += _bottlerocket(resources)

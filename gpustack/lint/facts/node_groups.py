@@ -40,7 +40,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from gpustack.lint.facts import hostscripts, talos
-from gpustack.lint.input.cloudpools import AKS_SPOT, AWS_GPU_INSTANCE, EFFECTS, GKE_GPU_MACHINES, azure_gpu
+from gpustack.lint.input.cloudpools import AKS_SPOT, AWS_GPU_INSTANCE, EFFECTS, GKE_GPU_MACHINES, azure_gpu, flag_taints
 from gpustack.lint.facts.pools import Taint
 from gpustack.lint.model import Resource, get_value
 
@@ -207,11 +207,8 @@ def _taint_map(taints: Any) -> Iterator[Taint]:
 
 def _flag_taints(text: str) -> Iterator[Taint]:
     """The kubelet's ``--register-with-taints``: ``key=value:Effect,key:Effect``."""
-    for item in text.split(","):
-        head, _, effect = item.strip().rpartition(":")
-        key, _, value = head.partition("=")
-        if key and effect in _EFFECTS:
-            yield Taint(key, value or None, effect)
+    for key, value, effect in flag_taints(text):
+        yield Taint(str(key), value, str(effect))
 
 
 def _object_taints(taints: Any) -> tuple[Taint, ...]:

@@ -14,7 +14,8 @@ they were input errors and no rule read them. Many use nothing but references to
   with Go's truth (false, 0, "", null, an empty list or map are false).
 
 Anything else (``include``, ``toYaml``, ``range``, ``with``, a value that is a map or list, a
-value the file does not set, another variable) leaves the template as it was: an input error
+value the file does not set printed, another variable) leaves the template as it was (a value not
+set is false in an ``if``): an input error
 that says so. Every line keeps its number (a directive's line is left empty), so findings point
 at the template's lines; the first line carries ``RENDERED_MARK`` so that ``--fix`` leaves the
 template alone.
@@ -56,7 +57,7 @@ def render(file: str, data: bytes) -> bytes | None:
     if root is None:
         return None
     try:
-        text = data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig").replace("\r\n", "\n")  # the mark must not fall after a \r
         with open(os.path.join(root, "values.yaml"), encoding="utf-8") as stream:
             values = yaml.safe_load(stream)
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
@@ -83,21 +84,17 @@ def is_rendered(text: str) -> bool:
 
 def _render(text: str, scope: dict[str, Any]) -> str | None:
     out: list[str] = []
-    stack: list[tuple[bool, bool]] = []  # (the branch taken, whether the enclosing one is shown)
+    stack: list[bool] = []  # whether each open if's branch at this line is taken
     for line in text.split("\n"):
-        shown = all(taken for taken, _ in stack)
+        shown = all(stack)
         directive = _DIRECTIVE_LINE.match(line)
         if directive and not _VALUE.match(directive.group(1)):
             action = directive.group(1)
             if (condition := _IF.match(action)) is not None:
-                found = _lookup(scope["Values"], condition.group(2))
-                if found is _MISSING and condition.group(1) is None:
-                    found = None  # a value the file does not set is false in an if
-                truth = _truthy(None if found is _MISSING else found) != bool(condition.group(1))
-                stack.append((truth, shown))
+                found = _lookup(scope["Values"], condition.group(2))  # a value not set is false
+                stack.append(_truthy(None if found is _MISSING else found) != bool(condition.group(1)))
             elif action == "else" and stack:
-                taken, outer = stack.pop()
-                stack.append((not taken, outer))
+                stack.append(not stack.pop())
             elif action == "end" and stack:
                 stack.pop()
             else:

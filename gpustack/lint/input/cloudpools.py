@@ -66,17 +66,20 @@ def command_pool(line: str) -> dict[str, Any] | None:
         size = flags.get("--node-vm-size") or flags.get("-s") or ""
         if not azure_gpu(size):
             return None
-        taints = _flag_taints(flags.get("--node-taints") or flags.get("--nodepool-taints") or "")
+        taints = flag_taints(flags.get("--node-taints") or flags.get("--nodepool-taints") or "")
         if (flags.get("--priority") or "").lower() == "spot":
             taints.append(list(AKS_SPOT))
-        name = flags.get("--name") or flags.get("-n") or flags.get("--nodepool-name") or "?"
+        if words[2] == "create":  # the cluster's first pool: --name is the cluster's
+            name = flags.get("--nodepool-name") or "nodepool1"
+        else:
+            name = flags.get("--name") or flags.get("-n") or "?"
         return {"what": f"AKS node pool {name}", "taints": taints, "autoscales": "--enable-cluster-autoscaler" in flags}
     accelerator = flags.get("--accelerator") or ""
     if "nvidia" not in accelerator.lower() and not (flags.get("--machine-type") or "").startswith(GKE_GPU_MACHINES):
         return None
-    positional = [w for w in words[4:] if not w.startswith("-")]
-    name = positional[0] if positional else "?"
-    return {"what": f"GKE node pool {name}", "taints": _flag_taints(flags.get("--node-taints") or ""),
+    after = words[words.index("create") + 1:] if "create" in words else []
+    name = after[0] if after and not after[0].startswith("-") else "?"
+    return {"what": f"GKE node pool {name}", "taints": flag_taints(flags.get("--node-taints") or ""),
             "autoscales": "--enable-autoscaling" in flags}
 
 
@@ -97,13 +100,14 @@ def terraform_pools(text: str) -> Iterator[tuple[int, dict[str, Any]]]:
     for block in parsed.get("resource", ()):
         for kind, resources in _items(block):
             for name, body in _items(resources):
-                pool = _terraform_pool(kind, _resolved(body, defaults))
+                body = _resolved(body, defaults)
+                pool = _terraform_pool(kind, body)
                 if pool is not None:
                     what = f"Terraform {kind} {name}"
                     yield lines.get((kind, name), 1), {"what": what, "taints": pool, "autoscales": _autoscales(body)}
     for block in parsed.get("module", ()):
         for name, body in _items(block):
-            groups = body.get("eks_managed_node_groups") if isinstance(body, Mapping) else None
+            groups = _resolved(body.get("eks_managed_node_groups"), defaults) if isinstance(body, Mapping) else None
             for group_name, group in _items(groups if isinstance(groups, Mapping) else {}):
                 taints = _eks_group(group)
                 if taints is not None:
@@ -126,7 +130,7 @@ def _terraform_pool(kind: str, body: Mapping[str, Any]) -> list[Taint] | None:
     if kind == "azurerm_kubernetes_cluster_node_pool":
         if not azure_gpu(_text(body.get("vm_size"))):
             return None
-        taints = [t for item in _list(body.get("node_taints")) for t in _flag_taints(_text(item))]
+        taints = [t for item in _list(body.get("node_taints")) for t in flag_taints(_text(item))]
         if _text(body.get("priority")).lower() == "spot":
             taints.append(list(AKS_SPOT))
         return taints
@@ -177,7 +181,7 @@ def _block_taints(blocks: Any) -> list[Taint]:
     return found
 
 
-def _flag_taints(text: str) -> list[Taint]:
+def flag_taints(text: str) -> list[Taint]:
     """``key=value:Effect,key:Effect``, as the az and gcloud flags and AKS's ``node_taints`` take them."""
     found = []
     for item in text.split(","):

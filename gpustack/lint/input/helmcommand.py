@@ -28,12 +28,19 @@ _VALUE_FLAGS = frozenset({
     "--post-renderer-args", "--description", "--username", "--password", "--ca-file", "--cert-file", "--key-file",
     "--keyring", "--name-template", "--history-max", "--api-versions", "-a", "--kube-version", "--show-only", "-s",
     "--output-dir", "--release-name", "--labels", "-l", "--wait-for", "--registry-config", "--repository-config",
-    "--repository-cache",
+    "--repository-cache", "--kube-token", "--kube-apiserver", "--kube-as-user", "--kube-as-group", "--kube-ca-file",
+    "--kube-tls-server-name", "--burst-limit", "--qps",
 })
+# Short flags whose value may be written attached (``-nfoo``, ``-fvalues.yaml``), as Helm's flag parser takes them.
+_ATTACHED = ("-f", "-n")
+# Flags that take the values from the release installed before: what the set holds is not all of them.
+_REUSED = frozenset({"--reuse-values", "--reset-then-reuse-values"})
+_MAX_INDEX = 65536  # Helm's strvals refuses a list index above this (``MaxIndex``)
 _SUBCOMMANDS = frozenset({"install", "upgrade", "template"})
 _HELM = re.compile(r"(?:^|[\s;&|(`$])helm\s")
 _SET_FLAGS = {"--set": "typed", "--set-string": "string", "--set-literal": "literal", "--set-json": "json"}
 _SHELL = re.compile(r"\$|`")
+_PUNCTUATION = frozenset("();<>|&")
 _INTEGER = re.compile(r"^[-+]?(?:0|[1-9]\d*)$")
 _INDEX = re.compile(r"^(.*?)\[(\d+)\]$")
 
@@ -62,13 +69,18 @@ def find(line: str) -> HelmCommand | None:
     match = _HELM.search(line)
     if match is None:
         return None
-    return parse(line[match.start():].lstrip(" ;&|(`$").split("`", 1)[0])
+    command = line[match.start():].lstrip(" ;&|(`$")
+    if line[: match.start() + 1].count("`") % 2:  # inside Markdown's inline code: it ends at the next backtick
+        command = command.split("`", 1)[0]
+    return parse(command)
 
 
 def parse(line: str) -> HelmCommand | None:
     """The helm command at the start of ``line``; None when it is none or its words do not parse."""
     try:
-        words = shlex.split(line, comments=True)
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
     except ValueError:
         return None
     if len(words) < 3 or words[0] != "helm" or words[1] not in _SUBCOMMANDS:
@@ -82,8 +94,12 @@ def parse(line: str) -> HelmCommand | None:
     index = 2
     while index < len(words):
         word = words[index]
-        if word in ("&&", "||", ";", "|", ">", "2>&1"):
-            break
+        if word and all(char in _PUNCTUATION for char in word):
+            break  # the command ends at a shell operator: ;, &&, |, a redirection
+        if "`" in word:
+            unknown = unknown or "a command substitution"
+        if word[:2] in _ATTACHED and len(word) > 2 and not word.startswith("--"):
+            word = f"{word[:2]}={word[2:]}"
         flag, equals, inline = word.partition("=")
         if not flag.startswith("-"):
             positional.append(word)
@@ -109,6 +125,8 @@ def parse(line: str) -> HelmCommand | None:
             generate_name = True
         elif flag == "--set-file":
             unknown = unknown or f"--set-file {value}"
+        elif flag in _REUSED:
+            unknown = unknown or f"{flag}: the values of the release before"
         elif flag in _SET_FLAGS and value is not None:
             try:
                 sets += parse_set(value, _SET_FLAGS[flag])
@@ -125,13 +143,16 @@ def parse(line: str) -> HelmCommand | None:
 def parse_set(text: str, kind: str = "typed") -> list[tuple[SetPath, Any]]:
     """``a.b=1,c[0]=x`` → ``[(("a", "b"), 1), (("c", 0), "x")]``; ValueError for what Helm
     would refuse or what the shell decides."""
+    if _SHELL.search(text):
+        raise ValueError("a shell expansion")
     if kind == "json":
         key, equals, raw = text.partition("=")
         if not equals:
             raise ValueError("no '='")
-        return [(_key_path(key), json.loads(raw))]
-    if _SHELL.search(text):
-        raise ValueError("a shell expansion")
+        try:
+            return [(_key_path(key), json.loads(raw))]
+        except RecursionError as exc:
+            raise ValueError("JSON nested too deep") from exc
     pairs = [text] if kind == "literal" else _split(text, ",")
     found = []
     for pair in pairs:
@@ -158,7 +179,7 @@ def _put(node: Any, path: SetPath, value: Any) -> None:
         if not rest:
             node[head] = value
             return
-        if not isinstance(node[head], dict | list):
+        if not isinstance(node[head], dict | list) or isinstance(node[head], list) != isinstance(rest[0], int):
             node[head] = [] if isinstance(rest[0], int) else {}
         _put(node[head], rest, value)
         return
@@ -177,6 +198,8 @@ def _key_path(key: str) -> SetPath:
         indices: list[int] = []
         while (match := _INDEX.match(part)) is not None:
             part, index = match.group(1), int(match.group(2))
+            if index > _MAX_INDEX:
+                raise ValueError(f"index {index} above Helm's {_MAX_INDEX}")
             indices.insert(0, index)
         if not part:
             raise ValueError(f"empty key in {key!r}")
@@ -185,16 +208,18 @@ def _key_path(key: str) -> SetPath:
 
 
 def _value(raw: str, kind: str) -> Any:
-    if kind == "typed" and raw.startswith("{") and raw.endswith("}"):
+    if kind == "literal":
+        return raw
+    if raw.startswith("{") and raw.endswith("}"):  # a list, for --set and --set-string alike
         return [_value(item, kind) for item in _split(raw[1:-1], ",")] if raw != "{}" else []
-    raw = raw.replace("\\,", ",")
+    raw = re.sub(r"\\(.)", r"\1", raw)  # Helm drops the backslash before any character
     if kind != "typed":
         return raw
-    if raw in ("true", "false"):
-        return raw == "true"
-    if raw == "null":
+    if raw.lower() in ("true", "false"):  # Helm compares with strings.EqualFold
+        return raw.lower() == "true"
+    if raw.lower() == "null":
         return None
-    if _INTEGER.match(raw):
+    if _INTEGER.match(raw) and -(2**63) <= int(raw) < 2**63:  # an int64, else Helm keeps the string
         return int(raw)
     return raw
 

@@ -161,8 +161,8 @@ def as_document(data: bytes) -> bytes | None:
     keeps_cloud_driver = not _SKIPS_CLOUD_DRIVER.search(text)
     for number, line in _lines(text):
         for key, pattern in _SAYS.items():
-            if key not in found and pattern.search(line):
-                found[key] = {"line": number, "says": line.strip()[:200]}
+            if key not in found and (said := pattern.search(line)):
+                found[key] = {"line": number, "says": line.strip()[:200], "found": said.group(0)[:300]}
         for cloud, pattern in _MANAGED_CLOUD.items():
             if CLOUD_KEY not in found and pattern.search(line):
                 found[CLOUD_KEY] = {"line": number, "says": line.strip()[:200], "cloud": cloud}
@@ -234,6 +234,6 @@ def _placed(found: dict[str, dict[str, Any]]) -> str:
 
 # A Talos installer image of a release (Image Factory's or Sidero Labs'), as a script writes a
 # machine config's ``machine.install.image`` or runs ``talosctl upgrade --image``.
-_TALOS_INSTALLER = re.compile(r"\b(?:factory\.talos\.dev|ghcr\.io/siderolabs)/installer[^\s:]*:v\d+\.\d+\.\d+")
+_TALOS_INSTALLER = re.compile(r"\b(?:factory\.talos\.dev|ghcr\.io/siderolabs)/(?:metal-)?installer[^\s:]*:v\d+\.\d+\.\d+")
 _SAYS = {KEY: _SETS_NVIDIA_DEFAULT, DRIVER_KEY: _INSTALLS_DRIVER, TOOLKIT_KEY: _INSTALLS_TOOLKIT, PLUGIN_KEY: _INSTALLS_PLUGIN,
          TALOS_KEY: _TALOS_INSTALLER}
