@@ -31,6 +31,8 @@ import shlex
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from gpustack.lint.input import terraform
+
 # Taint effects, as Kubernetes writes them and as GKE's and EKS's APIs (and Terraform) do.
 EFFECTS = {"NoSchedule": "NoSchedule", "PreferNoSchedule": "PreferNoSchedule", "NoExecute": "NoExecute",
            "NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
@@ -87,11 +89,8 @@ def terraform_pools(text: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line, pool) of each GPU node pool a Terraform file declares."""
     if not _TERRAFORM_POOL.search(text):
         return
-    import hcl2  # lazily: only files that declare node pools pay for the parser
-
-    try:
-        parsed = hcl2.loads(text)
-    except Exception:  # noqa: BLE001 - python-hcl2 raises lark's many errors for HCL it cannot read
+    parsed = terraform.parse(text)
+    if parsed is None:
         return
     lines = {(m.group(1) or "module", m.group(2) or m.group(3)): text.count("\n", 0, m.start()) + 1
              for m in _TERRAFORM_POOL.finditer(text)}
@@ -208,10 +207,8 @@ def azure_gpu(size: object) -> bool:
 
 
 def _text(value: Any) -> str:
-    """A Terraform string literal without the quotes python-hcl2 keeps; an expression is ''."""
-    if isinstance(value, str) and len(value) >= 2 and value[0] == value[-1] == '"':
-        return value[1:-1]
-    return ""
+    """A Terraform string literal's text; '' for an expression."""
+    return terraform.string(value) or ""
 
 
 def _list(value: Any) -> list[Any]:

@@ -71,7 +71,7 @@ def set_releases(whole: WholeSet) -> Iterator[HelmChartRelease]:
     files = {posix_path(file): resources for file, resources in whole.by_file.items()}
     for folder, chart in charts.items():
         values = _values(files, folder)
-        dependencies = _dependencies(chart)
+        dependencies = chart_dependencies(chart)
         # An unpacked subchart is installed only as its parent's dependency; a wrapper is not
         # the chart it wraps.
         if _parent_folder(folder) not in charts and not _wraps(chart, dependencies):
@@ -95,7 +95,7 @@ def _parent_folder(folder: str) -> str:
     return posixpath.dirname(charts_folder) if posixpath.basename(charts_folder) == "charts" else ""
 
 
-def _dependencies(chart: Resource) -> list[tuple[int, Mapping[str, Any]]]:
+def chart_dependencies(chart: Resource) -> list[tuple[int, Mapping[str, Any]]]:
     """The entries of ``dependencies`` that name a chart, with their index."""
     entries = chart.data.get("dependencies")
     return [

@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from gpustack.lint.input import helmcommand
+from gpustack.lint.input import helmcommand, terraform
 from gpustack.lint.input.declaration_files import TERRAFORM_SUFFIX, declaration_files
 from gpustack.lint.model import Note, Resource
 from gpustack.lint.policy.config import Config
@@ -121,35 +121,25 @@ def _helm_commands(text: str, path: str, root: str, name: str) -> Iterator[tuple
 def _terraform(text: str, path: str, name: str) -> Iterator[tuple[str, Declared]]:
     if "helm_release" not in text:
         return
-    import hcl2  # lazily: only trees with Terraform pay for the parser
-
-    try:
-        parsed = hcl2.loads(text)
-    except Exception:  # noqa: BLE001 - python-hcl2 raises lark's many errors for HCL it cannot read
+    parsed = terraform.parse(text)
+    if parsed is None:
         return
     lines = {match.group(1): text.count("\n", 0, match.start()) + 1 for match in _TERRAFORM_RELEASE.finditer(text)}
     folder = os.path.dirname(path)
     for block in parsed.get("resource", ()):
         for label, releases in block.items() if isinstance(block, Mapping) else ():
-            if _unquoted(label) != "helm_release" or not isinstance(releases, Mapping):
+            if terraform.string(label) != "helm_release" or not isinstance(releases, Mapping):
                 continue
             for release_name, body in releases.items():
                 if not isinstance(body, Mapping):
                     continue
-                chart, version = _unquoted(body.get("chart")), _unquoted(body.get("version"))
+                chart, version = terraform.string(body.get("chart")), terraform.string(body.get("version"))
                 if not chart or "${" in chart:
                     continue
-                where = f"{name}:{lines.get(_unquoted(release_name) or '', 1)}"
+                where = f"{name}:{lines.get(terraform.string(release_name) or '', 1)}"
                 declared = Declared(chart_name(chart)[0], version if version and "${" not in version else None, where)
                 for entry in body.get("values") or ():
                     for file in _VALUES_FUNCTION.findall(str(entry)):
                         resolved = file.replace("${path.module}", folder).replace("${path.root}", folder)
                         if "${" not in resolved:
                             yield os.path.join(folder, resolved), declared
-
-
-def _unquoted(value: object) -> str | None:
-    """python-hcl2 keeps a string literal's quotes (``'"gpu-operator"'``); expressions have none."""
-    if isinstance(value, str) and len(value) >= 2 and value[0] == value[-1] == '"':
-        return value[1:-1]
-    return None

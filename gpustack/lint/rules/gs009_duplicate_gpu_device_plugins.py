@@ -39,11 +39,11 @@ from gpustack.lint.context import LintContext
 from gpustack.lint.facts import deviceplugins, hostdriver, placement
 from gpustack.lint.facts.operatorreleases import cluster_of, operator_releases
 from gpustack.lint.facts.pools import ClusterFacts
-from gpustack.lint.model import Hit, Resource, Severity
+from gpustack.lint.model import Hit, Severity
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import deployed
 from gpustack.lint.releases.commands import command_of
-from gpustack.lint.releases.helmchart import is_chart_metadata
+from gpustack.lint.releases.helmchart import chart_dependencies, is_chart_metadata
 
 OPERATOR_LABEL = placement.OPERATOR_DEVICE_PLUGIN_LABEL
 # The DaemonSet the GPU Operator runs its device plugin as
@@ -150,13 +150,8 @@ def _apart(a: deviceplugins.DevicePlugin, b: deviceplugins.DevicePlugin) -> bool
     umbrellas = (a.release.resource, b.release.resource)
     if not all(is_chart_metadata(chart) for chart in umbrellas) or umbrellas[0].file == umbrellas[1].file:
         return False
-    shared = _dependencies(umbrellas[0]) & _dependencies(umbrellas[1])
-    return bool(shared - {a.release.chart, b.release.chart})
-
-
-def _dependencies(chart: Resource) -> set[str]:
-    listed = chart.data.get("dependencies")
-    return {str(d.get("name")) for d in listed if isinstance(d, Mapping)} if isinstance(listed, list) else set()
+    first_names, second_names = ({entry["name"] for _, entry in chart_dependencies(chart)} for chart in umbrellas)
+    return bool((first_names & second_names) - {a.release.chart, b.release.chart})
 
 
 def _fix(a: deviceplugins.DevicePlugin, b: deviceplugins.DevicePlugin) -> str:
