@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpustack.lint.model import PodSpec, Resource, computed_once
@@ -82,6 +82,15 @@ class LintContext:
         if compute in self.set_facts:
             return self.set_facts[compute]  # type: ignore[no-any-return]
         return self.memo(compute, lambda: compute(self))
+
+    def with_set_facts(self, facts: Mapping[Callable[[LintContext], Any], Any]) -> LintContext:
+        """This set with the set facts the engine computed over it, keeping what was computed
+        over the same set (memos and indexes: ``dataclasses.replace`` would start them again)."""
+        other = replace(self, set_facts=facts)
+        for kept in ("_memo", "_by_kind", "_pods_by_resource"):
+            if kept in self.__dict__:
+                other.__dict__[kept] = self.__dict__[kept]
+        return other
 
     @computed_once
     def _memo(self) -> dict[Hashable, Any]:

@@ -107,7 +107,7 @@ def lint(
         from_files = len(ctx.pod_specs)
         ctx = _with_value_pods(replace(ctx, pod_specs=ctx.pod_specs + built), errors)
         local, facts, facts_key = run.set_facts(ctx, errors)
-        ctx = dispatch.same_releases(ctx, replace(ctx, set_facts=facts))
+        ctx = dispatch.same_releases(ctx, ctx.with_set_facts(facts))
         judged_pods += ctx.pod_specs
         notes += _release_notes(ctx)
         notes += unread.notes(resources_by_file(root.resources), dispatch.releases(ctx)) + list(overlay.notes)

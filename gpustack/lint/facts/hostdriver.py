@@ -72,9 +72,14 @@ class HostStack:
     releases: tuple[tuple[Evidence, tuple[int, int]], ...] = field(default=())  # the Talos release
 
 
+# The kinds this module reads: Talos's, talhelper's and scripts' documents have none, then
+# Karpenter's node pools and their EC2 node classes.
+_KINDS = (None, "NodePool", "Provisioner", "EC2NodeClass", "AWSNodeTemplate")
+
+
 def host_stack(ctx: LintContext) -> HostStack:
     """What the set's Talos documents say, in document order."""
-    return ctx.memo(("hostdriver",), lambda: _collect(ctx.resources))
+    return ctx.memo(("hostdriver",), lambda: _collect(tuple(ctx.of_kind(*_KINDS))))
 
 
 def host_driver(ctx: LintContext) -> tuple[Evidence, ...]:
@@ -153,7 +158,7 @@ def _scripts(resources: tuple[Resource, ...], key: str, what: str,
 def bottlerocket_node_classes(ctx: LintContext) -> tuple[tuple[Resource, Path], ...]:
     """The set's Karpenter node classes on Bottlerocket that a GPU node pool uses, each with the
     field that says Bottlerocket."""
-    return ctx.memo(("hostdriver", "bottlerocket"), lambda: tuple(_bottlerocket_classes(ctx.resources)))
+    return ctx.memo(("hostdriver", "bottlerocket"), lambda: tuple(_bottlerocket_classes(tuple(ctx.of_kind(*_KINDS)))))
 
 
 def bottlerocket_subject(resource: Resource) -> str:

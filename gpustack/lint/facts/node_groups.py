@@ -56,11 +56,15 @@ _GPU_REQUIREMENTS = ("karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/
                      "karpenter.k8s.aws/instance-gpu-manufacturer", "karpenter.k8s.aws/instance-gpu-memory")
 
 
+# The kinds ``_groups`` reads (None: node files, scripts and Terraform, ``input/hostscripts``).
+_GROUP_KINDS = ("NodePool", "MachineSet", "ClusterConfig", "ManagedClustersAgentPool", "ContainerNodePool", None)
+
+
 def gpu_node_groups(ctx: LintContext) -> tuple[NodeGroup, ...]:
     """The set's GPU node groups, in input order."""
     return tuple(
         (what, tuple((t.key, t.value, t.effect) for t in taints))
-        for resource in ctx.resources
+        for resource in ctx.of_kind(*_GROUP_KINDS)
         for what, taints in _groups(resource)
     )
 
@@ -69,7 +73,7 @@ def autoscaled_gpu_nodes(ctx: LintContext) -> str | None:
     """What in the set adds GPU nodes on demand, if anything: a Karpenter NodePool (or v1alpha5
     Provisioner) of GPUs, or a cloud GPU pool with autoscaling (``input/cloudpools``). A pod that
     finds no free GPU there gets a new node."""
-    for resource in ctx.resources:
+    for resource in ctx.of_kind("NodePool", "Provisioner", None):
         if resource.kind in ("NodePool", "Provisioner") and "karpenter" in (resource.api_version or "") \
                 and karpenter_gpu(resource.data):
             return f"Karpenter {resource.kind} {resource.ref.name}"

@@ -31,9 +31,10 @@ _LOCAL = ("./", "../", "/")
 def is_helmfile(resource: Resource) -> bool:
     """A helmfile: that file name (or a file of a ``helmfile.d`` folder), no kind, a
     ``releases`` list."""
+    if resource.kind is not None or not isinstance(resource.data.get("releases"), list):
+        return False
     path = posix_path(resource.file)
-    named = posixpath.basename(path) in HELMFILE_NAMES or posixpath.basename(posixpath.dirname(path)) == "helmfile.d"
-    return resource.kind is None and named and isinstance(resource.data.get("releases"), list)
+    return posixpath.basename(path) in HELMFILE_NAMES or posixpath.basename(posixpath.dirname(path)) == "helmfile.d"
 
 
 releases_of = no_object_releases
