@@ -70,9 +70,10 @@ _KARPENTER_LABELS = (("karpenter.k8s.aws/", "eks"), ("karpenter.azure.com/", "ak
 def pod_cloud(pod: PodSpec) -> str | None:
     """The managed cloud whose node labels the pod requires, if any."""
     for test in node_label_tests(pod):
-        for prefix, cloud in MANAGED_LABEL_PREFIXES:
-            if test.required and test.selects and test.key.startswith(prefix):
-                return cloud
+        if test.required and test.selects:
+            for prefix, cloud in MANAGED_LABEL_PREFIXES:
+                if test.key.startswith(prefix):
+                    return cloud
     return None
 
 

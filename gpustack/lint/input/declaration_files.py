@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterator
 from functools import cache
 
-from gpustack.lint.input import hostscripts  # the same scripts and notes, read as nodes' files
+from gpustack.lint.input.filekinds import SCRIPT_SUFFIXES  # the same scripts and notes, read as nodes' files
 
 SCRIPT_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile"})
 TERRAFORM_SUFFIX = ".tf"
@@ -36,7 +36,7 @@ def _walk(root: str) -> Iterator[str]:
     for folder, folders, files in os.walk(root):
         folders[:] = sorted(f for f in folders if f not in SKIPPED_FOLDERS and not f.startswith("."))
         for name in sorted(files):
-            if name.endswith((*hostscripts.SUFFIXES, TERRAFORM_SUFFIX)) or name in SCRIPT_NAMES:
+            if name.endswith((*SCRIPT_SUFFIXES, TERRAFORM_SUFFIX)) or name in SCRIPT_NAMES:
                 path = os.path.join(folder, name)
                 try:
                     if os.path.getsize(path) > MAX_BYTES:

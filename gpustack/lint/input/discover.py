@@ -6,6 +6,7 @@ standard input) to each file's name and bytes, in order, with what could not be 
 
 from __future__ import annotations
 
+import importlib
 import os
 import stat
 import sys
@@ -13,17 +14,13 @@ from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import BinaryIO
 
-from gpustack.lint.input import charttemplates, containerdfiles, hostscripts
+from gpustack.lint.input.filekinds import MANIFEST_SUFFIXES, node_file_reader
 from gpustack.lint.input.load import LoadResult
 from gpustack.lint.model import InputError
 from gpustack.userinput import MAX_FILE_BYTES
 
 STDIN = "-"
 STDIN_NAME = "<stdin>"
-SUFFIXES = (".yaml", ".yml", ".json")
-# Files of the nodes read as one document each where they hold what a rule reads (their
-# modules say which): containerd's config, host scripts that set the default runtime.
-NODE_FILES = (containerdfiles, hostscripts)
 
 
 Input = tuple[str, bytes]  # a file's name and content
@@ -55,7 +52,7 @@ def read_inputs(
                 if document is None and (file != path or not reader.KEEP_NAMED):
                     continue  # nothing a rule reads: not input
                 part = (file, document or part[1])
-            elif isinstance(part, tuple) and (rendered := charttemplates.render(file, part[1])) is not None:
+            elif isinstance(part, tuple) and b"{{" in part[1] and (rendered := _chart_template(file, part[1])) is not None:
                 part = (file, rendered)
             parts.append(part)
     return parts
@@ -91,7 +88,7 @@ def _expand(path: str, excluded: Callable[[str], bool]) -> tuple[list[str], list
         ]
         for name in names:
             file = os.path.normpath(os.path.join(folder, name))  # "./a.yaml" -> "a.yaml"
-            if (name.endswith(SUFFIXES) or _node_file_reader(file)) and not name.startswith(".") and not excluded(file):
+            if (name.endswith(MANIFEST_SUFFIXES) or node_file_reader(file)) and not name.startswith(".") and not excluded(file):
                 if _special(file):  # reading a named pipe nobody writes to waits forever
                     errors.append(InputError(file, "not a regular file (a named pipe, socket or device): not read"))
                 else:
@@ -100,8 +97,17 @@ def _expand(path: str, excluded: Callable[[str], bool]) -> tuple[list[str], list
 
 
 def _node_file_reader(file: str) -> ModuleType | None:
-    """The module that reads ``file`` as a node's file, if any (``NODE_FILES``)."""
-    return next((reader for reader in NODE_FILES if reader.wanted(file)), None)
+    """The module that reads ``file`` as a node's file, if any (``filekinds``), imported only
+    for such a file."""
+    name = node_file_reader(file)
+    return importlib.import_module(f"gpustack.lint.input.{name}") if name else None
+
+
+def _chart_template(file: str, data: bytes) -> bytes | None:
+    """``charttemplates.render``, imported only for a file with a template action."""
+    from gpustack.lint.input import charttemplates
+
+    return charttemplates.render(file, data)
 
 
 def _special(file: str) -> bool:

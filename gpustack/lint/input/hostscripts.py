@@ -79,7 +79,6 @@ from gpustack.lint.input import cloudpools, helmcommand
 if TYPE_CHECKING:
     from gpustack.lint.facts.retiredsizes import RetiredSize
 
-SUFFIXES = (".sh", ".bash", ".md", ".tf", ".bicep", ".rc")
 # The charts whose helm installs are kept as releases: the GPU stack's own.
 GPU_CHART_ROLES = ("device-plugin", "feature-discovery", "gpu-operator", "gpu-sharing", "dra-driver", "metrics-exporter")
 KEEP_NAMED = False  # a script named on the command line that sets nothing is no input either
@@ -141,10 +140,6 @@ _SETS_NVIDIA_DEFAULT = re.compile(
     r"|[\"']default-runtime[\"']\s*:\s*[\"']nvidia[\"']"
     r"|^\s*default-runtime:\s*[\"']?nvidia\b",
 )
-
-
-def wanted(file: str) -> bool:
-    return file.endswith(SUFFIXES)
 
 
 def as_document(data: bytes) -> bytes | None:
