@@ -16,7 +16,10 @@ RETIRED_KEY = "hostScriptRetiredGpuSize"  # a GPU size its cloud retired is set:
 CLOUD_DRIVER_KEY = "hostScriptCloudDriver"  # GPU nodes whose cloud image brings the driver: {line, says, cloud}
 PLUGIN_KEY = "hostScriptInstallsGpuPlugin"  # the GPU Operator, NVIDIA's device plugin or HAMi installed: {line, says}
 TALOS_KEY = "hostScriptTalosInstaller"  # a Talos installer image of a release: {line, says}
-KEYS = (KEY, DRIVER_KEY, TOOLKIT_KEY, CLOUD_KEY, RETIRED_KEY, CLOUD_DRIVER_KEY, PLUGIN_KEY, TALOS_KEY)
+# A cluster whose nodes are containers on this machine (kind, k3d, minikube) is created: {line, says}.
+# What such a script installs is for that cluster alone, not for the nodes other files deploy to.
+LOCAL_CLUSTER_KEY = "hostScriptLocalCluster"
+KEYS = (KEY, DRIVER_KEY, TOOLKIT_KEY, CLOUD_KEY, RETIRED_KEY, CLOUD_DRIVER_KEY, PLUGIN_KEY, TALOS_KEY, LOCAL_CLUSTER_KEY)
 # A GPU chart installed by a helm command, one key per command line (``…@12``): {line, says,
 # chart, release, namespace, version, values (files), set (the --set values), unknown}.
 RELEASE_PREFIX = "hostScriptHelmRelease@"
@@ -63,3 +66,9 @@ def described(resource: Resource, key: str = KEY) -> str:
     """How a message names it: ``scripts/gpu-node.sh line 12 (`nvidia-ctk runtime configure ...`)``."""
     found = resource.data[key]
     return f"{resource.file} line {found.get('line')} (`{found.get('says')}`)"
+
+
+def creates_local_cluster(resource: Resource) -> bool:
+    """Whether the script or note creates a cluster of containers on its machine (kind, k3d,
+    minikube)."""
+    return says(resource, LOCAL_CLUSTER_KEY)

@@ -67,6 +67,7 @@ from gpustack.lint.facts.hostscripts import (
     CLOUD_KEY,
     DRIVER_KEY,
     KEY,
+    LOCAL_CLUSTER_KEY,
     PLUGIN_KEY,
     POOL_PREFIX,
     RELEASE_PREFIX,
@@ -172,7 +173,7 @@ def as_document(data: bytes) -> bytes | None:
             found[f"{POOL_PREFIX}{number}"] = {"line": number, "says": line.strip()[:200], **pool}
     for number, pool in cloudpools.terraform_pools(text):
         found.setdefault(f"{POOL_PREFIX}{number}", {"line": number, "says": pool["what"], **pool})
-    return _placed(found).encode() if found else None
+    return _placed(found).encode() if set(found) - {LOCAL_CLUSTER_KEY} else None
 
 
 def _gpu_chart_release(line: str) -> dict[str, Any] | None:
@@ -230,5 +231,7 @@ def _placed(found: dict[str, dict[str, Any]]) -> str:
 # A Talos installer image of a release (Image Factory's or Sidero Labs'), as a script writes a
 # machine config's ``machine.install.image`` or runs ``talosctl upgrade --image``.
 _TALOS_INSTALLER = re.compile(r"\b(?:factory\.talos\.dev|ghcr\.io/siderolabs)/(?:metal-)?installer[^\s:]*:v\d+\.\d+\.\d+")
-_SAYS = {KEY: _SETS_NVIDIA_DEFAULT, DRIVER_KEY: _INSTALLS_DRIVER, TOOLKIT_KEY: _INSTALLS_TOOLKIT, PLUGIN_KEY: _INSTALLS_PLUGIN,
+# kind (https://kind.sigs.k8s.io/docs/user/quick-start/), NVIDIA's nvkind, k3d, minikube.
+_CREATES_LOCAL_CLUSTER = re.compile(r"\b(?:kind|nvkind)\s+create\s+cluster\b|\bk3d\s+cluster\s+create\b|\bminikube\s+start\b")
+_SAYS = {LOCAL_CLUSTER_KEY: _CREATES_LOCAL_CLUSTER, KEY: _SETS_NVIDIA_DEFAULT, DRIVER_KEY: _INSTALLS_DRIVER, TOOLKIT_KEY: _INSTALLS_TOOLKIT, PLUGIN_KEY: _INSTALLS_PLUGIN,
          TALOS_KEY: _TALOS_INSTALLER}

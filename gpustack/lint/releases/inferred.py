@@ -11,7 +11,8 @@ linted as the values of a chart gpustack has key data for when
 - its top-level keys fit the chart: at least two thirds of them are keys of the chart at some
   version gpustack knows, and at least two of those are distinctive (keys of at most two of the
   charts gpustack knows: ``nodeSelector`` or ``image`` fit any chart, ``driver`` or
-  ``migStrategy`` few).
+  ``migStrategy`` few). ``global`` and blocks named after a chart gpustack knows
+  (``dcgm-exporter:``, a dependency's values in a fork or an umbrella chart) are not counted.
 
 Where a path names several charts, the one with the most distinctive keys is taken. The
 version is not known: the release has none, so rules check the newest key data and say so
@@ -28,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
+from gpustack import charts
 from gpustack.lint.charts import chartkeys
 from gpustack.lint.model import Resource, posix_path
 
@@ -89,7 +91,7 @@ def why_unchecked(file: str, resources: Sequence[Resource], declared: Mapping[st
             " does not take this file: a copy or an alternative; if that release does take it, map the file"
             " (`values:` in .gpustack.yaml) with the release's version"
         )
-    if fit.chart in fit.keys:
+    if fit.chart in resources[0].data:
         return (
             f"not checked: its path names chart {fit.chart}, but its values sit below `{fit.chart}`, as those of a"
             f" chart that depends on {fit.chart}: gpustack reads such values as the values.yaml of that chart's folder"
@@ -121,7 +123,8 @@ def _fits(file: str, resources: Sequence[Resource]) -> list[Fit]:
     named = _named_charts(file)
     if not named or not resources:
         return []
-    keys = tuple(key for key in resources[0].data if isinstance(key, str) and key not in _IGNORED)
+    subcharts = charts.registry()  # a block named after a chart is a dependency's values
+    keys = tuple(key for key in resources[0].data if isinstance(key, str) and key not in _IGNORED and key not in subcharts)
     fits = []
     for chart in named:
         top, distinctive = _top_keys(chart), _distinctive_keys(chart)

@@ -143,6 +143,8 @@ def _held_shares(name: str, ctx: LintContext, shared: frozenset[str]) -> Fractio
         kind = other.resource.kind
         if kind != "DaemonSet" and LONG_RUNNING.get(str(kind)) != other.path:
             continue
+        if kind == "Pod" and other.spec.get("restartPolicy", "Always") != "Always":
+            continue  # runs to completion: holds its share while it runs, not for good
         amount = _share_amounts(other, shared).get(name)
         if not amount:
             continue

@@ -12,13 +12,17 @@ subtree the templates take whole (``toYaml``) are not judged; keys ``values.yaml
 but no template reads are GS042's. A key written null or empty asks for nothing (Helm drops
 a null key) and is not reported. A values file of hundreds of keys is a copy of a chart's whole
 values.yaml, often of another version: its unread keys are info (a copied default changes
-nothing; the message says which case to look for).
+nothing; the message says which case to look for). In a values file whose chart only its path
+and keys tell, a top-level block named after a chart gpustack knows (``dcgm-exporter:``) is not
+judged: that is how a fork or an umbrella chart configures a dependency it adds, and Helm hands
+the block to that subchart (https://helm.sh/docs/chart_template_guide/subcharts_and_globals/).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpustack import charts
 from gpustack.lint.charts import chartversions, valuehints
 from gpustack.lint.charts.chartkeys import ABSENT
 from gpustack.lint.context import LintContext
@@ -56,6 +60,8 @@ def _check_key(
     """The finding on one key; info where the version is not certain and other versions read
     it, or where the layer is a copy of a whole values.yaml (``copied``: its key count), whose
     unread keys are most likely that version's defaults, which change nothing."""
+    if release.inferred and len(path) == 1 and path[0] in charts.registry():
+        return  # a fork's or an umbrella's dependency: Helm hands the block to that subchart
     keys, version = resolution.keys, resolution.version or release.version
     rename = valuehints.rename(release.chart, path, version)
     elsewhere = None
