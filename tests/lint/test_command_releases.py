@@ -61,3 +61,45 @@ def test_set_keys_no_template_reads_point_at_the_command(tmp_path: Path, monkeyp
     (finding,) = _findings(tmp_path, monkeypatch, files, "GS031")
     assert (finding.file, finding.line) == ("install.sh", 2)
     assert "driver.useOpenKmods" in finding.message
+
+
+TF_POOL = (
+    'resource "azurerm_kubernetes_cluster_node_pool" "gpu" {\n  name = "gpu"\n  kubernetes_cluster_id = "x"\n'
+    '  vm_size = "Standard_NC24ads_A100_v4"\n}\n'
+)
+
+
+def _operator_release(values: str = "", sets: str = "") -> str:
+    return (
+        'resource "helm_release" "gpu_operator" {\n  name = "gpu-operator"\n  repository = "https://helm.ngc.nvidia.com/nvidia"\n'
+        f'  chart = "gpu-operator"\n  version = "v25.3.0"\n{values}{sets}}}\n'
+    )
+
+
+def test_a_terraform_helm_release_on_aks_gpu_pools_keeps_its_driver(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (finding,) = _findings(tmp_path, monkeypatch, {"main.tf": TF_POOL + _operator_release()}, "GS035")
+    assert (finding.file, finding.line) == ("main.tf", 6)
+    assert "Terraform helm_release gpu_operator at main.tf:6" in finding.message and not finding.fixable
+
+
+@pytest.mark.parametrize(
+    "release",
+    [
+        _operator_release(sets='  set {\n    name = "driver.enabled"\n    value = "false"\n  }\n'),  # typed: the bool false
+        _operator_release(values='  values = [<<-EOT\n    driver:\n      enabled: false\n  EOT\n  ]\n'),  # a heredoc
+        _operator_release(values='  values = [file("${path.module}/operator.yaml")]\n'),  # a file of the set
+        _operator_release(values='  values = [templatefile("${path.module}/operator.tpl", {x = 1})]\n'),  # Terraform fills it
+        _operator_release(sets='  set {\n    name = "driver.enabled"\n    value = var.driver\n  }\n'),  # a variable
+    ],
+)
+def test_terraform_releases_whose_values_turn_the_driver_off_or_cannot_be_known_are_quiet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, release: str
+) -> None:
+    files = {"main.tf": TF_POOL + release, "operator.yaml": "driver:\n  enabled: false\n"}
+    assert _findings(tmp_path, monkeypatch, files, "GS035") == []
+
+
+def test_a_terraform_string_set_stays_a_string(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``type = "string"`` is ``--set-string``: "false" is a string, which Helm's templates take as true."""
+    release = _operator_release(sets='  set {\n    name = "driver.enabled"\n    value = "false"\n    type = "string"\n  }\n')
+    assert len(_findings(tmp_path, monkeypatch, {"main.tf": TF_POOL + release}, "GS035")) == 1

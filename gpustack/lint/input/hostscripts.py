@@ -41,7 +41,8 @@ evidence that the set's GPU requests are advertised.
 
 And the GPU node pools a managed cloud creates, with their taints (``input/cloudpools``: ``az aks
 nodepool add``, ``gcloud container node-pools create``, Terraform's node pool resources), and the
-helm installs of GPU charts with their values (``releases/commands``).
+helm installs of GPU charts with their values (``releases/commands``): ``helm install|upgrade``
+commands, and Terraform's ``helm_release`` resources (``input/terraform``).
 
 And the Talos release a script installs (an installer image ``factory.talos.dev/installer/<id>:v1.7.5``):
 which CRI config table its containerd reads (GS004).
@@ -75,7 +76,7 @@ from gpustack.lint.facts.hostscripts import (
     TALOS_KEY,
     TOOLKIT_KEY,
 )
-from gpustack.lint.input import cloudpools, helmcommand
+from gpustack.lint.input import cloudpools, helmcommand, terraform
 
 if TYPE_CHECKING:
     from gpustack.lint.facts.retiredsizes import RetiredSize
@@ -91,10 +92,13 @@ _INSTALLS_DRIVER = re.compile(
     r"|NVIDIA-Linux-[\w.-]+\.run\b"
 )
 _INSTALLS_TOOLKIT = re.compile(_INSTALL + r"(?<![\w-])nvidia-container-toolkit(?![\w-])")
-# The GPU Operator, NVIDIA's device plugin or HAMi installed by hand (helm, or NVIDIA's static manifest).
+# The GPU Operator, NVIDIA's device plugin or HAMi installed by hand (helm, NVIDIA's static
+# manifest) or by Terraform (the chart of a ``helm_release``: the resource's other lines do not
+# say which chart).
 _INSTALLS_PLUGIN = re.compile(
     r"\bhelm\s+(?:upgrade\s+(?:--install|-i)\b|install\b)[^\n]*(?:gpu-operator|nvidia-device-plugin|\bhami\b)"
-    r"|\bkubectl\s+(?:apply|create)\b[^\n]*(?:k8s-device-plugin|nvidia-device-plugin)",
+    r"|\bkubectl\s+(?:apply|create)\b[^\n]*(?:k8s-device-plugin|nvidia-device-plugin)"
+    r"|^\s*chart\s*=\s*\"(?:[^\"]*/)?(?:gpu-operator|nvidia-device-plugin|hami)\"",
     re.IGNORECASE,
 )
 # Commands and Terraform resources that create a managed cloud's cluster or GPU node pool.
@@ -173,6 +177,9 @@ def as_document(data: bytes) -> bytes | None:
             found[f"{POOL_PREFIX}{number}"] = {"line": number, "says": line.strip()[:200], **pool}
     for number, pool in cloudpools.terraform_pools(text):
         found.setdefault(f"{POOL_PREFIX}{number}", {"line": number, "says": pool["what"], **pool})
+    for release in terraform.helm_releases(text):
+        if (entry := _terraform_gpu_release(release)) is not None:
+            found.setdefault(f"{RELEASE_PREFIX}{release.line}", entry)
     return _placed(found).encode() if set(found) - {LOCAL_CLUSTER_KEY} else None
 
 
@@ -192,6 +199,42 @@ def _gpu_chart_release(line: str) -> dict[str, Any] | None:
         "chart": command.chart, "release": command.release, "namespace": command.namespace,
         "version": command.version or packaged, "values": list(command.values_files),
         "set": helmcommand.nested(command.sets), "unknown": command.unknown,
+    }
+
+
+def _terraform_gpu_release(release: terraform.HelmRelease) -> dict[str, Any] | None:
+    """A Terraform ``helm_release`` of a GPU chart as ``facts.hostscripts.RELEASE_PREFIX`` keeps
+    it: the provider merges ``values`` in order, then each ``set`` as ``helm --set`` (type
+    ``string``: ``--set-string``) does."""
+    from gpustack.lint.facts.registered import names_of_roles
+    from gpustack.lint.releases.release import chart_name
+
+    if release.chart is None:
+        return None
+    chart, packaged = chart_name(release.chart)
+    if chart not in names_of_roles(*GPU_CHART_ROLES):
+        return None
+    import yaml
+
+    unknown, sets, inline = release.unknown, [], []
+    for name, value, kind in release.sets:
+        try:
+            sets += helmcommand.parse_set(f"{name}={value}", "string" if kind == "string" else "typed")
+        except ValueError as exc:
+            unknown = unknown or f"a set value Helm would refuse ({exc})"
+    for text in release.inline:
+        try:
+            values = json.loads(json.dumps(yaml.safe_load(text)))
+        except (yaml.YAMLError, TypeError, ValueError):
+            values = None
+        if not isinstance(values, dict):
+            unknown = unknown or "inline values that are no YAML mapping"
+            continue
+        inline.append(values)
+    return {
+        "line": release.line, "says": f'resource "helm_release" "{release.resource}"', "what": f"Terraform helm_release {release.resource}",
+        "chart": release.chart, "release": release.name, "namespace": release.namespace, "version": release.version or packaged,
+        "values": list(release.files), "inline": inline, "set": helmcommand.nested(sets), "unknown": unknown,
     }
 
 

@@ -1,4 +1,4 @@
-"""Helm commands in scripts and notes: a GPU chart installed by ``helm install|upgrade`` is a release.
+"""Helm commands in scripts and notes, and Terraform's ``helm_release``: a GPU chart they install is a release.
 
 Many clusters get their GPU stack from a README's or a script's ``helm upgrade --install
 gpu-operator nvidia/gpu-operator --set driver.enabled=false`` rather than from a GitOps object.
@@ -8,7 +8,11 @@ this format makes it a release whose values are, lowest precedence first, its ``
 repository's root) and its ``--set`` values, as Helm merges them
 (https://helm.sh/docs/helm/helm_install/). A command whose values the set cannot tell (a values
 file it does not hold, a shell variable in a value, ``--set-file``) is no release: its chart's
-defaults would be judged where the user may have changed them.
+defaults would be judged where the user may have changed them. A Terraform ``helm_release``
+(``input/terraform``) is read the same way: its ``values`` files and YAML literals in order,
+then its ``set`` blocks, as the Helm provider merges them
+(https://registry.terraform.io/providers/hashicorp/helm/latest/docs/resources/release); one
+whose values Terraform computes (variables, ``templatefile``, ``yamlencode``) is no release.
 """
 
 from __future__ import annotations
@@ -55,12 +59,15 @@ def _release(resource: Resource, key: str, command: Mapping[str, Any], whole: Wh
         if found is None:
             return None
         layers += found
+    for index, values in enumerate(command.get("inline") or ()):  # Terraform's inline values
+        if isinstance(values, Mapping):
+            layers.append(ValuesLayer(resource, (key, "inline", index), values))
     if isinstance(command.get("set"), Mapping) and command["set"]:
         layers.append(ValuesLayer(resource, (key, "set"), command["set"]))
     line = command.get("line")
     return new_release(
         resource, (key,), command.get("chart"), command.get("release"), layers, version=command.get("version"),
-        label=f"helm command at {resource.file}:{line}",
+        label=f"{command.get('what') or 'helm command'} at {resource.file}:{line}",
     )
 
 

@@ -19,7 +19,6 @@ and Terraform ``set`` blocks are not read.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -30,8 +29,6 @@ from gpustack.lint.policy.config import Config
 from gpustack.lint.releases.release import chart_name
 from gpustack.lint.unread import chart_of_values, objectless
 
-_TERRAFORM_RELEASE = re.compile(r'resource\s+"helm_release"\s+"([^"]+)"')
-_VALUES_FUNCTION = re.compile(r'\b(?:file|templatefile)\(\s*"([^"]+)"')
 
 
 @dataclass(frozen=True)
@@ -119,27 +116,10 @@ def _helm_commands(text: str, path: str, root: str, name: str) -> Iterator[tuple
 
 
 def _terraform(text: str, path: str, name: str) -> Iterator[tuple[str, Declared]]:
-    if "helm_release" not in text:
-        return
-    parsed = terraform.parse(text)
-    if parsed is None:
-        return
-    lines = {match.group(1): text.count("\n", 0, match.start()) + 1 for match in _TERRAFORM_RELEASE.finditer(text)}
     folder = os.path.dirname(path)
-    for block in parsed.get("resource", ()):
-        for label, releases in block.items() if isinstance(block, Mapping) else ():
-            if terraform.string(label) != "helm_release" or not isinstance(releases, Mapping):
-                continue
-            for release_name, body in releases.items():
-                if not isinstance(body, Mapping):
-                    continue
-                chart, version = terraform.string(body.get("chart")), terraform.string(body.get("version"))
-                if not chart or "${" in chart:
-                    continue
-                where = f"{name}:{lines.get(terraform.string(release_name) or '', 1)}"
-                declared = Declared(chart_name(chart)[0], version if version and "${" not in version else None, where)
-                for entry in body.get("values") or ():
-                    for file in _VALUES_FUNCTION.findall(str(entry)):
-                        resolved = file.replace("${path.module}", folder).replace("${path.root}", folder)
-                        if "${" not in resolved:
-                            yield os.path.join(folder, resolved), declared
+    for release in terraform.helm_releases(text):
+        if release.chart is None:
+            continue
+        declared = Declared(chart_name(release.chart)[0], release.version, f"{name}:{release.line}")
+        for file in (*release.files, *release.templates):
+            yield os.path.join(folder, file), declared

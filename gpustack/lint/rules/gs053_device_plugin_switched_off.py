@@ -107,10 +107,18 @@ def _whole_cluster(ctx: LintContext) -> bool:
 WHOLE_CLUSTER_RELEASES = 3  # a GitOps repository of a cluster releases its infrastructure, not one app
 
 
+# KAITO's workspace chart deploys NVIDIA's device plugin with the controller that serves these
+# kinds (https://github.com/kaito-project/kaito/blob/main/charts/kaito/workspace/templates/nvidia-device-plugin-ds.yaml).
+KAITO_GROUP = "kaito.sh"
+
+
 def _brings_its_own(ctx: LintContext) -> bool:
     """Whether the set names a platform or installer that brings NVIDIA's device plugin: GKE,
-    Bottlerocket, OperatorHub's GPU Operator, or a script or note that installs one by hand."""
+    Bottlerocket, OperatorHub's GPU Operator, KAITO (its Workspace objects), or a script, note or
+    Terraform file that installs one."""
     if set_cloud(ctx) == "gke" or hostdriver.bottlerocket_node_classes(ctx):
+        return True
+    if any(resource.api_group == KAITO_GROUP for resource in ctx.of_kind("Workspace", "InferenceSet")):
         return True
     if any(hostscripts.says(resource, hostscripts.PLUGIN_KEY) for resource in ctx.of_kind(None)):
         return True
