@@ -19,7 +19,9 @@ TALOS_KEY = "hostScriptTalosInstaller"  # a Talos installer image of a release: 
 # A cluster whose nodes are containers on this machine (kind, k3d, minikube) is created: {line, says}.
 # What such a script installs is for that cluster alone, not for the nodes other files deploy to.
 LOCAL_CLUSTER_KEY = "hostScriptLocalCluster"
-KEYS = (KEY, DRIVER_KEY, TOOLKIT_KEY, CLOUD_KEY, RETIRED_KEY, CLOUD_DRIVER_KEY, PLUGIN_KEY, TALOS_KEY, LOCAL_CLUSTER_KEY)
+RUNTIME_CLASS_KEY = "hostScriptCreatesRuntimeClass"  # a RuntimeClass is created (kubectl, Terraform): {line, says}
+KEYS = (KEY, DRIVER_KEY, TOOLKIT_KEY, CLOUD_KEY, RETIRED_KEY, CLOUD_DRIVER_KEY, PLUGIN_KEY, TALOS_KEY, LOCAL_CLUSTER_KEY,
+        RUNTIME_CLASS_KEY)
 # A GPU chart installed by a helm command, one key per command line (``…@12``): {line, says,
 # chart, release, namespace, version, values (files), set (the --set values), unknown}.
 RELEASE_PREFIX = "hostScriptHelmRelease@"

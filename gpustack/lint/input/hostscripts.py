@@ -73,6 +73,7 @@ from gpustack.lint.facts.hostscripts import (
     POOL_PREFIX,
     RELEASE_PREFIX,
     RETIRED_KEY,
+    RUNTIME_CLASS_KEY,
     TALOS_KEY,
     TOOLKIT_KEY,
 )
@@ -180,7 +181,7 @@ def as_document(data: bytes) -> bytes | None:
     for release in terraform.helm_releases(text):
         if (entry := _terraform_gpu_release(release)) is not None:
             found.setdefault(f"{RELEASE_PREFIX}{release.line}", entry)
-    return _placed(found).encode() if set(found) - {LOCAL_CLUSTER_KEY} else None
+    return _placed(found).encode() if set(found) - {LOCAL_CLUSTER_KEY, RUNTIME_CLASS_KEY} else None
 
 
 def _gpu_chart_release(line: str) -> dict[str, Any] | None:
@@ -274,7 +275,13 @@ def _placed(found: dict[str, dict[str, Any]]) -> str:
 # A Talos installer image of a release (Image Factory's or Sidero Labs'), as a script writes a
 # machine config's ``machine.install.image`` or runs ``talosctl upgrade --image``.
 _TALOS_INSTALLER = re.compile(r"\b(?:factory\.talos\.dev|ghcr\.io/siderolabs)/(?:metal-)?installer[^\s:]*:v\d+\.\d+\.\d+")
+# A RuntimeClass created by hand: a manifest in a heredoc or guide, kubectl, Terraform's resource.
+_CREATES_RUNTIME_CLASS = re.compile(
+    r"^\s*kind:\s*[\"']?RuntimeClass\b|\bkubectl\s+(?:create|apply)\b[^\n]*runtime-?class"
+    r"|resource\s+\"kubernetes_runtime_class(?:_v1)?\"",
+    re.IGNORECASE,
+)
 # kind (https://kind.sigs.k8s.io/docs/user/quick-start/), NVIDIA's nvkind, k3d, minikube.
 _CREATES_LOCAL_CLUSTER = re.compile(r"\b(?:kind|nvkind)\s+create\s+cluster\b|\bk3d\s+cluster\s+create\b|\bminikube\s+start\b")
-_SAYS = {LOCAL_CLUSTER_KEY: _CREATES_LOCAL_CLUSTER, KEY: _SETS_NVIDIA_DEFAULT, DRIVER_KEY: _INSTALLS_DRIVER, TOOLKIT_KEY: _INSTALLS_TOOLKIT, PLUGIN_KEY: _INSTALLS_PLUGIN,
+_SAYS = {LOCAL_CLUSTER_KEY: _CREATES_LOCAL_CLUSTER, RUNTIME_CLASS_KEY: _CREATES_RUNTIME_CLASS, KEY: _SETS_NVIDIA_DEFAULT, DRIVER_KEY: _INSTALLS_DRIVER, TOOLKIT_KEY: _INSTALLS_TOOLKIT, PLUGIN_KEY: _INSTALLS_PLUGIN,
          TALOS_KEY: _TALOS_INSTALLER}

@@ -83,6 +83,7 @@ MODULES: dict[str, str] = {
     "GS068": "gs068_retired_gpu_size",
     "GS069": "gs069_mig_parted_config_refused",
     "GS070": "gs070_unknown_gpu_pod_field",
+    "GS071": "gs071_runtime_class_not_defined",
 }
 
 # The object rules of these kinds that read nothing else, and the set rules that find nothing
