@@ -132,7 +132,10 @@ def _document(release: HelmChartRelease, shape: Shape, source: Mapping[str, Any]
     kind_type = get_value(source, *shape.type)
     api_version, kind, pod_path = _KINDS.get(str(kind_type).lower() if kind_type else "deployment", _KINDS["deployment"])
     metadata: dict[str, Any] = {"name": name}
-    namespace = release.resource.get(("spec", "targetNamespace")) or release.resource.ref.namespace
+    # The namespace the release installs into: a K3s HelmChart's or Flux HelmRelease's
+    # targetNamespace, an Argo CD Application's destination, else the declaring object's own.
+    namespace = (release.resource.get(("spec", "targetNamespace")) or release.resource.get(("spec", "destination", "namespace"))
+                 or release.resource.ref.namespace)
     if isinstance(namespace, str):
         metadata["namespace"] = namespace
     data: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "metadata": metadata, "spec": {}}

@@ -58,8 +58,9 @@ def check(ctx: LintContext) -> Iterator[Hit]:
         yield Hit(
             pod.resource,
             (*pod.path, "runtimeClassName"),
-            f"{subject(pod)} names RuntimeClass `{name}`, which nothing in the set creates ({cluster}): the API "
-            f"server refuses its pods (pod rejected: RuntimeClass \"{name}\" not found), so none is created "
+            f"{subject(pod)} names RuntimeClass `{name}`, which nothing in the set creates ({cluster}): on a "
+            f"cluster built from these files the API server refuses its pods (pod rejected: RuntimeClass \"{name}\" "
+            "not found) and none is created; a class made by hand on a running cluster is lost with it "
             "(assumed: nothing outside these files creates it)",
             severity=severity,
             fix=f"Add a RuntimeClass `{name}` (`handler: nvidia` for NVIDIA's runtime) to the set, or name one the cluster has.",
