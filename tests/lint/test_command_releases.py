@@ -103,3 +103,22 @@ def test_a_terraform_string_set_stays_a_string(tmp_path: Path, monkeypatch: pyte
     """``type = "string"`` is ``--set-string``: "false" is a string, which Helm's templates take as true."""
     release = _operator_release(sets='  set {\n    name = "driver.enabled"\n    value = "false"\n    type = "string"\n  }\n')
     assert len(_findings(tmp_path, monkeypatch, {"main.tf": TF_POOL + release}, "GS035")) == 1
+
+
+@pytest.mark.parametrize("chart", ["gpu-operator", "./gpu-operator"])
+def test_a_command_installing_a_chart_folder_of_the_set_takes_its_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chart: str
+) -> None:
+    """Helm reads a chart given without ``repo/`` as a path: the folder's Chart.yaml says which
+    version the values are for (v24.9.2 still reads ``operator.defaultRuntime``)."""
+    command = f"helm install op {chart} -n gpu-operator --set operator.defaultRuntime=docker\n"
+    folder = {"install/gpu-operator/Chart.yaml": "apiVersion: v2\nname: gpu-operator\nversion: v24.9.2\n"}
+    assert _findings(tmp_path, monkeypatch, {"install/README.md": command, **folder}, "GS031") == []
+
+
+def test_a_command_naming_a_folder_the_set_does_not_hold_is_checked_against_the_newest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    command = "helm install op gpu-operator -n gpu-operator --set operator.defaultRuntime=docker\n"
+    (finding,) = _findings(tmp_path, monkeypatch, {"install/README.md": command}, "GS031")
+    assert "operator.defaultRuntime" in finding.message

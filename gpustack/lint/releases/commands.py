@@ -23,6 +23,7 @@ from typing import Any
 
 from gpustack.lint.facts.hostscripts import RELEASE_PREFIX, helm_releases
 from gpustack.lint.model import Resource, posix_path
+from gpustack.lint.releases.helmchart import chart_folder_at
 from gpustack.lint.releases.helmvalues import ValuesLayer
 from gpustack.lint.releases.release import HelmChartRelease, WholeSet, new_release, no_object_releases, settled
 
@@ -65,10 +66,27 @@ def _release(resource: Resource, key: str, command: Mapping[str, Any], whole: Wh
     if isinstance(command.get("set"), Mapping) and command["set"]:
         layers.append(ValuesLayer(resource, (key, "set"), command["set"]))
     line = command.get("line")
+    chart, version = command.get("chart"), command.get("version")
+    if isinstance(chart, str) and (local := _local_chart(resource.file, chart, whole)) is not None:
+        chart, version = local.data.get("name"), version or local.data.get("version")
     return new_release(
-        resource, (key,), command.get("chart"), command.get("release"), layers, version=command.get("version"),
+        resource, (key,), chart, command.get("release"), layers, version=None if version is None else str(version),
         label=f"{command.get('what') or 'helm command'} at {resource.file}:{line}",
     )
+
+
+def _local_chart(script: str, chart: str, whole: WholeSet) -> Resource | None:
+    """The ``Chart.yaml`` of the set's chart folder that ``chart`` names as a path (``./gpu-operator``,
+    or a bare name, which Helm reads as a path: a repository's chart is ``repo/chart``), beside the
+    script or in a folder above it; None for a repository chart or a folder the set does not hold."""
+    if chart.startswith(("oci://", "http://", "https://")) or ("/" in chart and not chart.startswith((".", "/"))):
+        return None
+    folder = posixpath.dirname(posix_path(script))
+    while True:
+        found = chart_folder_at(posixpath.normpath(posixpath.join(folder, chart)), whole)
+        if found is not None or not folder:
+            return found
+        folder = posixpath.dirname(folder)
 
 
 def _values_file(script: str, name: str, whole: WholeSet) -> list[ValuesLayer] | None:
