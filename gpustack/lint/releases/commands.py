@@ -84,7 +84,7 @@ def _local_chart(script: str, chart: str, whole: WholeSet) -> Resource | None:
     folder = posixpath.dirname(posix_path(script))
     while True:
         found = chart_folder_at(posixpath.normpath(posixpath.join(folder, chart)), whole)
-        if found is not None or not folder:
+        if found is not None or not folder or folder == posixpath.dirname(folder):
             return found
         folder = posixpath.dirname(folder)
 
