@@ -1,4 +1,5 @@
-"""The GPU Operator's ``ClusterPolicy``: which objects are one, and the set's."""
+"""The GPU Operator's ``ClusterPolicy``: which objects are one, and the set's; and the operator
+installed from OpenShift's OperatorHub."""
 
 from __future__ import annotations
 
@@ -18,3 +19,9 @@ def is_cluster_policy(resource: Resource) -> bool:
 def cluster_policies(ctx: LintContext) -> list[Resource]:
     """The set's GPU Operator ``ClusterPolicy`` objects, in input order."""
     return [resource for resource in ctx.of_kind("ClusterPolicy") if is_cluster_policy(resource)]
+
+
+def operatorhub_operator(ctx: LintContext) -> bool:
+    """Whether the set subscribes to the GPU Operator on OperatorHub (an OLM ``Subscription`` of
+    ``gpu-operator-certified``): the operator installed without a chart release."""
+    return any("gpu-operator" in str(resource.get(("spec", "name"), "")) for resource in ctx.of_kind("Subscription"))

@@ -36,7 +36,7 @@ def _walk(root: str) -> Iterator[str]:
     for folder, folders, files in os.walk(root):
         folders[:] = sorted(f for f in folders if f not in SKIPPED_FOLDERS and not f.startswith("."))
         for name in sorted(files):
-            if name.endswith((*SCRIPT_SUFFIXES, TERRAFORM_SUFFIX)) or name in SCRIPT_NAMES:
+            if name.endswith(SCRIPT_SUFFIXES) or name in SCRIPT_NAMES:  # .tf among them
                 path = os.path.join(folder, name)
                 try:
                     if os.path.getsize(path) > MAX_BYTES:

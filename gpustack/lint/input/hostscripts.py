@@ -188,17 +188,11 @@ def _gpu_chart_release(line: str) -> dict[str, Any] | None:
     """What a ``helm install|upgrade`` of a GPU chart (device plugin, NFD, GPU Operator, HAMi,
     DRA drivers, DCGM Exporter) on ``line`` says, as ``facts.hostscripts.RELEASE_PREFIX`` keeps it."""
     command = helmcommand.find(line)
-    if command is None or command.subcommand == "template":
-        return None
-    from gpustack.lint.facts.registered import names_of_roles
-    from gpustack.lint.releases.release import chart_name
-
-    chart, packaged = chart_name(command.chart)
-    if chart not in names_of_roles(*GPU_CHART_ROLES):
+    if command is None or command.subcommand == "template" or not _is_gpu_chart(command.chart):
         return None
     return {
         "chart": command.chart, "release": command.release, "namespace": command.namespace,
-        "version": command.version or packaged, "values": list(command.values_files),
+        "version": command.version or _packaged_version(command.chart), "values": list(command.values_files),
         "set": helmcommand.nested(command.sets), "unknown": command.unknown,
     }
 
@@ -207,13 +201,7 @@ def _terraform_gpu_release(release: terraform.HelmRelease) -> dict[str, Any] | N
     """A Terraform ``helm_release`` of a GPU chart as ``facts.hostscripts.RELEASE_PREFIX`` keeps
     it: the provider merges ``values`` in order, then each ``set`` as ``helm --set`` (type
     ``string``: ``--set-string``) does."""
-    from gpustack.lint.facts.registered import names_of_roles
-    from gpustack.lint.releases.release import chart_name
-
-    if release.chart is None:
-        return None
-    chart, packaged = chart_name(release.chart)
-    if chart not in names_of_roles(*GPU_CHART_ROLES):
+    if release.chart is None or not _is_gpu_chart(release.chart):
         return None
     import yaml
 
@@ -234,9 +222,25 @@ def _terraform_gpu_release(release: terraform.HelmRelease) -> dict[str, Any] | N
         inline.append(values)
     return {
         "line": release.line, "says": f'resource "helm_release" "{release.resource}"', "what": f"Terraform helm_release {release.resource}",
-        "chart": release.chart, "release": release.name, "namespace": release.namespace, "version": release.version or packaged,
+        "chart": release.chart, "release": release.name, "namespace": release.namespace, "version": release.version or _packaged_version(release.chart),
         "values": list(release.files), "inline": inline, "set": helmcommand.nested(sets), "unknown": unknown,
     }
+
+
+def _is_gpu_chart(spec: str) -> bool:
+    """Whether a chart reference (``nvidia/gpu-operator``, ``oci://…``, a packaged file) names a
+    chart of ``GPU_CHART_ROLES``."""
+    from gpustack.lint.facts.registered import names_of_roles
+    from gpustack.lint.releases.release import chart_name
+
+    return chart_name(spec)[0] in names_of_roles(*GPU_CHART_ROLES)
+
+
+def _packaged_version(spec: str) -> str | None:
+    """The version a packaged chart's file name carries (``hami-2.6.0.tgz``)."""
+    from gpustack.lint.releases.release import chart_name
+
+    return chart_name(spec)[1]
 
 
 def _retired_size(line: str) -> RetiredSize | None:

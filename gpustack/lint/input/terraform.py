@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 _RELEASE = re.compile(r'resource\s+"helm_release"\s+"([^"]+)"')
@@ -35,8 +36,11 @@ class HelmRelease:
     unknown: str | None  # why its values cannot be told from the file, if they cannot
 
 
+@lru_cache(maxsize=8)
 def parse(text: str) -> Mapping[str, Any] | None:
-    """The file's blocks, or None for HCL python-hcl2 cannot read."""
+    """The file's blocks, or None for HCL python-hcl2 cannot read. Kept for the last few texts:
+    a file's node pools and its ``helm_release`` resources are read from one parse (callers only
+    read it)."""
     import hcl2  # lazily: only files that declare what a reader wants pay for the parser
 
     try:

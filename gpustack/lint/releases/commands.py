@@ -18,7 +18,7 @@ whose values Terraform computes (variables, ``templatefile``, ``yamlencode``) is
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from gpustack.lint.facts.hostscripts import RELEASE_PREFIX, helm_releases
@@ -81,22 +81,26 @@ def _local_chart(script: str, chart: str, whole: WholeSet) -> Resource | None:
     script or in a folder above it; None for a repository chart or a folder the set does not hold."""
     if chart.startswith(("oci://", "http://", "https://")) or ("/" in chart and not chart.startswith((".", "/"))):
         return None
-    folder = posixpath.dirname(posix_path(script))
-    while True:
-        found = chart_folder_at(posixpath.normpath(posixpath.join(folder, chart)), whole)
-        if found is not None or not folder or folder == posixpath.dirname(folder):
-            return found
-        folder = posixpath.dirname(folder)
+    return next((found for path in _beside_or_above(script, chart) if (found := chart_folder_at(path, whole))), None)
 
 
 def _values_file(script: str, name: str, whole: WholeSet) -> list[ValuesLayer] | None:
     """The values layers of a ``-f`` file: beside the script, else in a folder above it."""
+    files: dict[str, Sequence[Resource]] = {}
+    for file, resources in whole.by_file.items():
+        files.setdefault(posixpath.normpath(posix_path(file)), resources)
+    for path in _beside_or_above(script, name):
+        if path in files:
+            return [ValuesLayer(r, (), r.data) for r in files[path] if r.kind is None]
+    return None
+
+
+def _beside_or_above(script: str, name: str) -> Iterator[str]:
+    """Where a path a script names may be, nearest first: beside the script, then in each folder
+    above it (scripts are often run from the repository's root)."""
     folder = posixpath.dirname(posix_path(script))
     while True:
-        wanted = posixpath.normpath(posixpath.join(folder, name))
-        for file, resources in whole.by_file.items():
-            if posixpath.normpath(posix_path(file)) == wanted:
-                return [ValuesLayer(r, (), r.data) for r in resources if r.kind is None]
+        yield posixpath.normpath(posixpath.join(folder, name))
         if not folder or folder == posixpath.dirname(folder):
-            return None
+            return
         folder = posixpath.dirname(folder)

@@ -24,7 +24,7 @@ from gpustack.lint.context import LintContext
 from gpustack.lint.facts import deviceplugins, hostdriver, hostscripts, talos
 from gpustack.lint.facts.clusterconfig import is_k3s_config
 from gpustack.lint.facts.managed import set_cloud
-from gpustack.lint.facts.clusterpolicy import cluster_policies
+from gpustack.lint.facts.clusterpolicy import cluster_policies, operatorhub_operator
 from gpustack.lint.facts.consumers import is_gpu_workload
 from gpustack.lint.facts.quantities import gpu_requests
 from gpustack.lint.facts.registered import plugin_vendors
@@ -122,7 +122,7 @@ def _brings_its_own(ctx: LintContext) -> bool:
         return True
     if any(hostscripts.says(resource, hostscripts.PLUGIN_KEY) for resource in ctx.of_kind(None)):
         return True
-    return any("gpu-operator" in str(resource.get(("spec", "name"), "")) for resource in ctx.of_kind("Subscription"))
+    return operatorhub_operator(ctx)
 
 
 RULE = Rule("GS053", "set", check)

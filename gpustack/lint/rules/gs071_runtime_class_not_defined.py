@@ -23,10 +23,10 @@ from collections.abc import Iterator
 from gpustack.lint.context import LintContext
 from gpustack.lint.facts import hostdriver, hostscripts, talos
 from gpustack.lint.facts.clusterconfig import is_k3s_config
-from gpustack.lint.facts.clusterpolicy import cluster_policies
+from gpustack.lint.facts.clusterpolicy import cluster_policies, operatorhub_operator
 from gpustack.lint.facts.managed import set_cloud
 from gpustack.lint.facts.podspec import subject
-from gpustack.lint.facts.registered import chart_of_role
+from gpustack.lint.facts.registered import names_of_roles
 from gpustack.lint.model import Hit, Severity, get_value
 from gpustack.lint.registry import Rule
 from gpustack.lint.releases import dispatch
@@ -41,10 +41,10 @@ K3S_LIKE = frozenset({"k3s", "rke2"})
 def check(ctx: LintContext) -> Iterator[Hit]:
     asked = [(pod, name) for pod in ctx.pod_specs if (pod.gpu_consumer or pod.system_component)
              and isinstance(name := pod.spec.get("runtimeClassName"), str) and name]
-    if not asked or hostscripts_create_classes(ctx):
+    if not asked or _scripts_create_classes(ctx):
         return
     defined = {str(resource.ref.name) for resource in ctx.of_kind("RuntimeClass")}
-    created = _created(ctx)
+    created, operator = _created(ctx)
     k3s_like = ctx.distribution in K3S_LIKE or any(is_k3s_config(r) for r in ctx.of_kind(None))
     found = _cluster(ctx, defined, k3s_like)
     if found is None:
@@ -53,7 +53,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     for pod, name in asked:
         if name in defined or name in created or (k3s_like and name in K3S_CLASSES):
             continue
-        if name.startswith("nvidia") and "gpu-operator" in created:
+        if name.startswith("nvidia") and operator:
             continue
         yield Hit(
             pod.resource,
@@ -67,29 +67,30 @@ def check(ctx: LintContext) -> Iterator[Hit]:
         )
 
 
-def hostscripts_create_classes(ctx: LintContext) -> bool:
+def _scripts_create_classes(ctx: LintContext) -> bool:
     """Whether a script, guide or Terraform file of the set creates RuntimeClasses (names not read)."""
     return any(hostscripts.says(resource, hostscripts.RUNTIME_CLASS_KEY) for resource in ctx.of_kind(None))
 
 
-def _created(ctx: LintContext) -> set[str]:
-    """What creates RuntimeClasses in the set: "gpu-operator" (its nvidia classes), and the names
-    HAMi's chart creates."""
-    found = set()
-    operator = chart_of_role("gpu-operator")
+def _created(ctx: LintContext) -> tuple[set[str], bool]:
+    """The RuntimeClass names the set's charts create (the GPU Operator's ``operator.runtimeClass``,
+    HAMi's with ``devicePlugin.createRuntimeClass``), and whether the set deploys the GPU Operator
+    at all (its ``nvidia`` classes): a release, a ClusterPolicy, an OperatorHub Subscription, a
+    script's install."""
+    names, operator = set(), False
+    operators, sharing = names_of_roles("gpu-operator"), names_of_roles("gpu-sharing")
     for release in dispatch.releases(ctx):
-        if release.chart == operator:
-            found.add("gpu-operator")
+        if release.chart in operators:
+            operator = True
             if isinstance(name := get_value(release.values, "operator", "runtimeClass"), str):
-                found.add(name)
-        elif release.chart == chart_of_role("gpu-sharing") and get_value(release.values, "devicePlugin", "createRuntimeClass") is True:
-            found.add(str(get_value(release.values, "devicePlugin", "runtimeClassName") or ""))
-    if cluster_policies(ctx) or any("gpu-operator" in str(r.get(("spec", "name"), "")) for r in ctx.of_kind("Subscription")):
-        found.add("gpu-operator")
-    for resource in ctx.of_kind(None):
-        if hostscripts.says(resource, hostscripts.PLUGIN_KEY) and "gpu-operator" in str(resource.data[hostscripts.PLUGIN_KEY]):
-            found.add("gpu-operator")
-    return found
+                names.add(name)
+        elif release.chart in sharing and get_value(release.values, "devicePlugin", "createRuntimeClass") is True:
+            names.add(str(get_value(release.values, "devicePlugin", "runtimeClassName") or ""))
+    operator = operator or bool(cluster_policies(ctx)) or operatorhub_operator(ctx) or any(
+        hostscripts.says(resource, hostscripts.PLUGIN_KEY) and "gpu-operator" in str(resource.data[hostscripts.PLUGIN_KEY])
+        for resource in ctx.of_kind(None)
+    )
+    return names, operator
 
 
 def _cluster(ctx: LintContext, defined: set[str], k3s_like: bool) -> tuple[str, Severity | None] | None:
